@@ -1,0 +1,10 @@
+#include "apps/command.hpp"
+
+namespace attn::app {
+
+std::vector<CommandInfo>& command_registry() {
+  static std::vector<CommandInfo> registry;
+  return registry;
+}
+
+}  // namespace attn::app

@@ -1,0 +1,34 @@
+// The `attnlab` command registry. Each command lives in its own file under apps/ and
+// registers itself with a static CommandRegistration:
+//
+//   static attn::app::CommandRegistration reg("tokenize", "Moses tokenizer (stdin -> stdout)",
+//       [](CLI::App& cmd) { /* add options */ return [&opts]() { return run(opts); }; });
+//
+// The setup function adds options to the subcommand and returns the action run when the
+// subcommand is chosen; the action returns the process exit code.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace attn::app {
+
+using CommandAction = std::function<int()>;
+using CommandSetup = std::function<CommandAction(CLI::App&)>;
+
+struct CommandInfo {
+  std::string name, description;
+  CommandSetup setup;
+};
+
+std::vector<CommandInfo>& command_registry();
+
+struct CommandRegistration {
+  CommandRegistration(std::string name, std::string description, CommandSetup setup) {
+    command_registry().push_back({std::move(name), std::move(description), std::move(setup)});
+  }
+};
+
+}  // namespace attn::app

@@ -1,0 +1,42 @@
+// Inline Philox-4x32-10 (included by core/rng.hpp; usable from host and device code).
+#pragma once
+
+namespace attn {
+
+ATTN_HD inline std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;  // round multipliers
+  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;  // Weyl key increments
+  uint32_t c0 = uint32_t(counter_lo), c1 = uint32_t(counter_lo >> 32);
+  uint32_t c2 = uint32_t(counter_hi), c3 = uint32_t(counter_hi >> 32);
+  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = uint64_t(kM0) * c0, p1 = uint64_t(kM1) * c2;
+    uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
+    c1 = uint32_t(p1);
+    c3 = uint32_t(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 += kW0;
+    k1 += kW1;
+  }
+  return {c0, c1, c2, c3};
+}
+
+// Element `index` of a stream: block (first + index) / 4, word (first + index) % 4.
+ATTN_HD inline uint32_t philox_word(uint64_t seed, uint64_t first, uint64_t index) {
+  uint64_t c = first + index;
+  return philox4x32(seed, 0, c >> 2)[c & 3];
+}
+
+ATTN_HD inline float philox_uniform_float(uint64_t seed, uint64_t first, uint64_t index) {
+  return float(philox_word(seed, first, index) >> 8) * (1.0f / 16777216.0f);  // 24 bits
+}
+
+ATTN_HD inline double philox_uniform_double(uint64_t seed, uint64_t first, uint64_t index) {
+  // Two consecutive words of the stream: counters 2*index and 2*index+1.
+  uint64_t hi = philox_word(seed, first, 2 * index) >> 5;      // 27 bits
+  uint64_t lo = philox_word(seed, first, 2 * index + 1) >> 6;  // 26 bits
+  return double((hi << 26) | lo) * (1.0 / 9007199254740992.0);  // 53 bits / 2^53
+}
+
+}  // namespace attn
