@@ -1,0 +1,82 @@
+#include "data/text_io.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace attn::data {
+
+size_t find_invalid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c < 0x80) { ++i; continue; }
+    int len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return i;
+    if (i + len > n) return i;
+    for (int k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+void check_utf8(std::string_view s, const std::string& file, size_t line) {
+  size_t bad = find_invalid_utf8(s);
+  if (bad != std::string_view::npos)
+    throw DataError(fmt::format("{}:{}: invalid UTF-8 at byte {}", file, line, bad + 1));
+}
+
+std::vector<std::string> read_lines(const std::string& path, bool check_encoding) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (check_encoding) check_utf8(line, path, lines.size() + 1);
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw DataError(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t w = ::write(fd, content.data() + done, content.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw DataError(fmt::format("{}: write failed: {}", tmp, std::strerror(err)));
+    }
+    done += size_t(w);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw DataError(fmt::format("{}: fsync/close failed: {}", tmp, std::strerror(errno)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw DataError(fmt::format("{}: rename failed: {}", path, std::strerror(errno)));
+  }
+}
+
+}  // namespace attn::data

@@ -1,0 +1,25 @@
+// Reading text files line by line with errors that name the file and line: a missing file,
+// invalid UTF-8 (with the byte offset), parallel files whose line counts differ.
+#pragma once
+#include <string>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+namespace attn::data {
+
+// Throws attn::data::DataError.
+struct DataError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Position of the first invalid UTF-8 byte in s, or std::string_view::npos when valid.
+size_t find_invalid_utf8(std::string_view s);
+// Throws DataError "FILE:LINE: invalid UTF-8 at byte N" when s is not valid UTF-8.
+void check_utf8(std::string_view s, const std::string& file, size_t line);
+// All lines of a file (without '\n'; a trailing '\r' is kept), each checked for UTF-8.
+std::vector<std::string> read_lines(const std::string& path, bool check_encoding = true);
+// Writes `content` to path atomically: a temp file in the same folder, fsync, rename.
+void write_file_atomic(const std::string& path, std::string_view content);
+
+}  // namespace attn::data
