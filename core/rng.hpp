@@ -9,6 +9,8 @@
 #include <array>
 #include <cstdint>
 
+#include "core/dtype.hpp"
+
 #ifdef __CUDACC__
 #define ATTN_HD __host__ __device__
 #else
@@ -39,6 +41,10 @@ class Generator {
  private:
   GeneratorState state_;
 };
+
+// Counters a random op over `numel` elements of `dtype` reserves: one per element (two for
+// float64), rounded up to an even count since normal() draws Box-Muller pairs.
+uint64_t random_counters(int64_t numel, DType dtype);
 
 // The process-wide default generator (seeded by attn::manual_seed).
 Generator& default_generator();

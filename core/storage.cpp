@@ -1,0 +1,11 @@
+// Storage: one allocator block shared by a tensor and its views (DESIGN.md §2).
+#include "core/storage.hpp"
+
+namespace attn {
+
+Storage::Storage(size_t nbytes, Device device)
+    : data_(allocator_for(device).allocate(nbytes)), nbytes_(nbytes), device_(device) {}
+
+Storage::~Storage() { allocator_for(device_).deallocate(data_, nbytes_); }
+
+}  // namespace attn
