@@ -1,0 +1,295 @@
+#include "data/moses_tokenizer.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "data/perl_unicode.hpp"
+
+namespace attn::data {
+namespace {
+
+using Text = std::u32string;
+using perl::is_alnum;
+using perl::is_alpha;
+using perl::is_number;
+using perl::is_space;
+
+// Perl s/PATTERN/REPLACEMENT/g for a pattern of fixed width: scanning left to right, where
+// `matches(t, i)` accepts the text at i (it may also look ahead), `emit(out, t, i)` appends the
+// replacement and the scan resumes after the `width` consumed code points.
+template <class Matches, class Emit>
+Text substitute(const Text& t, size_t width, Matches matches, Emit emit) {
+  Text out;
+  out.reserve(t.size() + t.size() / 4);
+  for (size_t i = 0; i < t.size();) {
+    if (matches(t, i)) {
+      emit(out, t, i);
+      i += width;
+    } else {
+      out.push_back(t[i++]);
+    }
+  }
+  return out;
+}
+
+// Perl s/\Qfrom/to/g.
+void replace_all(Text& t, std::u32string_view from, std::u32string_view to) {
+  size_t at = t.find(from);
+  if (at == Text::npos) return;
+  Text out;
+  size_t start = 0;
+  for (; at != Text::npos; at = t.find(from, start)) {
+    out.append(t, start, at - start).append(to);
+    start = at + from.size();
+  }
+  out.append(t, start);
+  t = std::move(out);
+}
+
+bool contains(const Text& t, std::u32string_view s) { return t.find(s) != Text::npos; }
+
+// Step 2, s/\s+/ /g.
+Text collapse_whitespace(const Text& t) {
+  Text out;
+  out.reserve(t.size());
+  for (size_t i = 0; i < t.size();) {
+    if (!is_space(t[i])) {
+      out.push_back(t[i++]);
+      continue;
+    }
+    out.push_back(U' ');
+    while (i < t.size() && is_space(t[i])) ++i;
+  }
+  return out;
+}
+
+// Step 3, s/[\000-\037]//g.
+void delete_control_characters(Text& t) {
+  std::erase_if(t, [](char32_t c) { return c < 0x20; });
+}
+
+// Steps 5 and 12, s/ +/ /g; s/^ //g; s/ $//g.
+void squeeze_spaces(Text& t) {
+  t.erase(std::unique(t.begin(), t.end(), [](char32_t a, char32_t b) { return a == U' ' && b == U' '; }),
+          t.end());
+  if (!t.empty() && t.front() == U' ') t.erase(t.begin());
+  if (!t.empty() && t.back() == U' ') t.pop_back();
+}
+
+// Step 6, s/([^\p{IsAlnum}\s\.\'\`\,\-])/ $1 /g.
+Text pad_special_characters(const Text& t) {
+  auto is_special = [](char32_t c) {
+    return !is_alnum(c) && !is_space(c) && c != U'.' && c != U'\'' && c != U'`' && c != U',' && c != U'-';
+  };
+  return substitute(
+      t, 1, [&](const Text& s, size_t i) { return is_special(s[i]); },
+      [](Text& out, const Text& s, size_t i) { out.append(U" ").append(1, s[i]).append(U" "); });
+}
+
+// Step 7 (-a), s/([\p{IsAlnum}])\-(?=[\p{IsAlnum}])/$1 \@-\@ /g.
+Text split_aggressive_hyphens(const Text& t) {
+  return substitute(
+      t, 2,
+      [](const Text& s, size_t i) {
+        return i + 2 < s.size() && s[i + 1] == U'-' && is_alnum(s[i]) && is_alnum(s[i + 2]);
+      },
+      [](Text& out, const Text& s, size_t i) { out.append(1, s[i]).append(U" @-@ "); });
+}
+
+constexpr std::u32string_view kDotMulti = U"DOTMULTI";
+constexpr std::u32string_view kDotMultiDot = U"DOTMULTI.";
+constexpr std::u32string_view kDotDotMulti = U"DOTDOTMULTI";
+
+// Step 8: s/\.([\.]+)/ DOTMULTI$1/g, then while (/DOTMULTI\./) { s/DOTMULTI\.([^\.])/DOTDOTMULTI $1/g;
+// s/DOTMULTI\./DOTDOTMULTI/g }. Run literally: input text containing "DOTMULTI" takes part.
+Text mark_multi_dots(const Text& t) {
+  Text out;
+  out.reserve(t.size() + 16);
+  for (size_t i = 0; i < t.size();) {
+    if (t[i] == U'.' && i + 1 < t.size() && t[i + 1] == U'.') {
+      out.append(U" ").append(kDotMulti);
+      for (++i; i < t.size() && t[i] == U'.'; ++i) out.push_back(U'.');
+    } else {
+      out.push_back(t[i++]);
+    }
+  }
+  while (contains(out, kDotMultiDot)) {
+    out = substitute(
+        out, kDotMultiDot.size() + 1,
+        [](const Text& s, size_t i) {
+          return i + kDotMultiDot.size() < s.size() && s[i + kDotMultiDot.size()] != U'.' &&
+                 std::u32string_view(s).substr(i).starts_with(kDotMultiDot);
+        },
+        [](Text& o, const Text& s, size_t i) {
+          o.append(kDotDotMulti).append(U" ").append(1, s[i + kDotMultiDot.size()]);
+        });
+    replace_all(out, kDotMultiDot, kDotDotMulti);
+  }
+  return out;
+}
+
+// Step 15: while (/DOTDOTMULTI/) { s/DOTDOTMULTI/DOTMULTI./g } s/DOTMULTI/./g.
+void restore_multi_dots(Text& t) {
+  while (contains(t, kDotDotMulti)) replace_all(t, kDotDotMulti, kDotMultiDot);
+  replace_all(t, kDotMulti, U".");
+}
+
+// Step 9: s/([^\p{IsN}])[,]/$1 , /g; s/[,]([^\p{IsN}])/ , $1/g; s/([\p{IsN}])[,]$/$1 ,/g.
+Text separate_commas(const Text& t) {
+  Text out = substitute(
+      t, 2, [](const Text& s, size_t i) { return i + 1 < s.size() && s[i + 1] == U',' && !is_number(s[i]); },
+      [](Text& o, const Text& s, size_t i) { o.append(1, s[i]).append(U" , "); });
+  out = substitute(
+      out, 2, [](const Text& s, size_t i) { return s[i] == U',' && i + 1 < s.size() && !is_number(s[i + 1]); },
+      [](Text& o, const Text& s, size_t i) { o.append(U" , ").append(1, s[i + 1]); });
+  size_t n = out.size();
+  if (n >= 2 && out[n - 1] == U',' && is_number(out[n - 2])) out.insert(n - 1, 1, U' ');
+  return out;
+}
+
+// One English apostrophe rule s/(L)[']([R])/$1<middle>$2/g, where `applies(left, right)`
+// tests the classes of the characters around the apostrophe.
+template <class Applies>
+Text split_apostrophe(const Text& t, Applies applies, std::u32string_view middle) {
+  return substitute(
+      t, 3, [&](const Text& s, size_t i) { return i + 2 < s.size() && s[i + 1] == U'\'' && applies(s[i], s[i + 2]); },
+      [&](Text& o, const Text& s, size_t i) { o.append(1, s[i]).append(middle).append(1, s[i + 2]); });
+}
+
+// Step 10 for en: contractions split to the right ("don't" -> "don 't").
+Text split_english_apostrophes(Text t) {
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return !is_alpha(l) && !is_alpha(r); }, U" ' ");
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return !is_alpha(l) && !is_number(l) && is_alpha(r); }, U" ' ");
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return is_alpha(l) && !is_alpha(r); }, U" ' ");
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return is_alpha(l) && is_alpha(r); }, U" '");
+  return split_apostrophe(t, [](char32_t l, char32_t r) { return is_number(l) && r == U's'; }, U" '");
+}
+
+// Step 10 for every other language, s/\'/ \' /g.
+Text split_all_apostrophes(const Text& t) {
+  return substitute(
+      t, 1, [](const Text& s, size_t i) { return s[i] == U'\''; },
+      [](Text& o, const Text&, size_t) { o.append(U" ' "); });
+}
+
+// split(/\s/, $text) on text whose only whitespace is ' ': empty fields kept, trailing ones dropped.
+std::vector<std::u32string_view> split_words(const Text& t) {
+  std::vector<std::u32string_view> words;
+  std::u32string_view rest(t);
+  for (size_t space; (space = rest.find(U' ')) != std::u32string_view::npos; rest.remove_prefix(space + 1))
+    words.push_back(rest.substr(0, space));
+  words.push_back(rest);
+  while (!words.empty() && words.back().empty()) words.pop_back();
+  return words;
+}
+
+// Step 13, s/\.\' ?$/ . ' / (the trailing space stays in the output).
+void split_final_period_quote(Text& t) {
+  if (t.ends_with(U".'")) t.replace(t.size() - 2, 2, U" . ' ");
+}
+
+// Step 16 and the UTF-8 output: & | < > ' " [ ] become entities unless escaping is off.
+std::string encode_output(const Text& t, bool escape) {
+  std::string out;
+  out.reserve(t.size() + t.size() / 4);
+  for (char32_t c : t) {
+    std::string_view entity;
+    if (escape) {
+      switch (c) {
+        case U'&': entity = "&amp;"; break;
+        case U'|': entity = "&#124;"; break;
+        case U'<': entity = "&lt;"; break;
+        case U'>': entity = "&gt;"; break;
+        case U'\'': entity = "&apos;"; break;
+        case U'"': entity = "&quot;"; break;
+        case U'[': entity = "&#91;"; break;
+        case U']': entity = "&#93;"; break;
+        default: break;
+      }
+    }
+    if (entity.empty())
+      perl::append_utf8(out, c);
+    else
+      out.append(entity);
+  }
+  return out;
+}
+
+bool starts_with_ascii_digit(std::u32string_view word) {
+  return !word.empty() && word.front() >= U'0' && word.front() <= U'9';
+}
+
+}  // namespace
+
+MosesLanguage parse_moses_language(std::string_view code) {
+  if (code == "en") return MosesLanguage::English;
+  if (code == "de") return MosesLanguage::German;
+  return MosesLanguage::Other;
+}
+
+MosesTokenizer::MosesTokenizer(MosesTokenizerOptions options)
+    : options_(options),
+      prefixes_(NonbreakingPrefixes::builtin(options.language == MosesLanguage::German ? "de" : "en")) {}
+
+std::string MosesTokenizer::tokenize(std::string_view line) const {
+  if (line.ends_with('\n')) line.remove_suffix(1);  // chomp
+  Text text = perl::decode_utf8(line, "Moses tokenizer input");
+  if (perl::is_blank(text)) return std::string(line);
+  return encode_output(tokenize_text(std::move(text)), options_.escape);
+}
+
+std::string MosesTokenizer::tokenize_record(std::string_view record) const {
+  std::string_view line = record.ends_with('\n') ? record.substr(0, record.size() - 1) : record;
+  Text text = perl::decode_utf8(line, "Moses tokenizer input");
+  if (perl::is_blank(text)) return std::string(record);
+  return encode_output(tokenize_text(std::move(text)), options_.escape) + "\n";
+}
+
+// Step 11: a word "pre." keeps its period when it does not end a sentence.
+bool MosesTokenizer::keeps_final_period(const std::vector<std::u32string_view>& words, size_t i) const {
+  std::u32string_view pre = words[i].substr(0, words[i].size() - 1);
+  bool is_last = i + 1 == words.size();
+  if (is_last && !options_.legacy2018) return false;
+  std::u32string_view next = is_last ? std::u32string_view{} : words[i + 1];
+  bool is_abbreviation = pre.find(U'.') != std::u32string_view::npos && std::any_of(pre.begin(), pre.end(), is_alpha);
+  PrefixKind kind = prefixes_.kind(perl::encode_utf8(pre));
+  if (is_abbreviation || kind == PrefixKind::Always || (!next.empty() && perl::is_lower(next.front())))
+    return true;
+  return kind == PrefixKind::NumericOnly && starts_with_ascii_digit(next);
+}
+
+MosesTokenizer::Text MosesTokenizer::split_final_periods(const Text& t) const {
+  std::vector<std::u32string_view> words = split_words(t);
+  Text out;
+  out.reserve(t.size() + 8);
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::u32string_view word = words[i];
+    bool ends_in_period = word.size() >= 2 && word.back() == U'.';
+    if (ends_in_period && !keeps_final_period(words, i))
+      out.append(word.substr(0, word.size() - 1)).append(U" .");
+    else
+      out.append(word);
+    out.push_back(U' ');
+  }
+  return out;
+}
+
+MosesTokenizer::Text MosesTokenizer::tokenize_text(Text text) const {
+  text = U" " + text + U" ";                                                   // step 1
+  text = collapse_whitespace(text);                                            // step 2
+  delete_control_characters(text);                                             // step 3
+  squeeze_spaces(text);                                                        // step 5
+  text = pad_special_characters(text);                                         // step 6
+  if (options_.aggressive_hyphen_splitting) text = split_aggressive_hyphens(text);  // step 7
+  text = mark_multi_dots(text);                                                // step 8
+  text = separate_commas(text);                                                // step 9
+  text = options_.language == MosesLanguage::English ? split_english_apostrophes(std::move(text))
+                                                     : split_all_apostrophes(text);  // step 10
+  text = split_final_periods(text);                                            // step 11
+  squeeze_spaces(text);                                                        // step 12
+  split_final_period_quote(text);                                              // step 13
+  restore_multi_dots(text);                                                    // step 15
+  return text;
+}
+
+}  // namespace attn::data

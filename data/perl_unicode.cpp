@@ -1,0 +1,103 @@
+#include "data/perl_unicode.hpp"
+
+#include <array>
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <unicode/uchar.h>
+
+#include "data/text_io.hpp"
+
+namespace attn::data::perl {
+namespace {
+
+enum ClassBit : uint8_t {
+  kAlpha = 1, kDecimal = 2, kNumber = 4, kLower = 8, kCurrency = 16, kSpace = 32,
+};
+
+uint8_t classes_from_icu(char32_t c) {
+  auto cp = static_cast<UChar32>(c);
+  int32_t category_mask = U_MASK(u_charType(cp));
+  uint8_t bits = 0;
+  if (u_hasBinaryProperty(cp, UCHAR_ALPHABETIC)) bits |= kAlpha;
+  if (category_mask & U_GC_ND_MASK) bits |= kDecimal;
+  if (category_mask & U_GC_N_MASK) bits |= kNumber;
+  if (u_hasBinaryProperty(cp, UCHAR_LOWERCASE)) bits |= kLower;
+  if (category_mask & U_GC_SC_MASK) bits |= kCurrency;
+  if (u_hasBinaryProperty(cp, UCHAR_WHITE_SPACE)) bits |= kSpace;
+  return bits;
+}
+
+// The Basic Multilingual Plane is tabulated once; rarer code points ask ICU directly.
+constexpr char32_t kTableSize = 0x10000;
+
+const std::array<uint8_t, kTableSize>& bmp_table() {
+  static const auto table = [] {
+    std::array<uint8_t, kTableSize> t{};
+    for (char32_t c = 0; c < kTableSize; ++c) t[c] = classes_from_icu(c);
+    return t;
+  }();
+  return table;
+}
+
+uint8_t classes(char32_t c) { return c < kTableSize ? bmp_table()[c] : classes_from_icu(c); }
+
+}  // namespace
+
+std::u32string decode_utf8(std::string_view s, std::string_view what) {
+  size_t bad = find_invalid_utf8(s);
+  if (bad != std::string_view::npos)
+    throw DataError(fmt::format("{}: invalid UTF-8 at byte {}", what, bad + 1));
+  std::u32string out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0, n = s.size(); i < n;) {
+    unsigned char lead = p[i];
+    int length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    char32_t c = length == 1 ? lead : length == 2 ? lead & 0x1F : length == 3 ? lead & 0x0F : lead & 0x07;
+    for (int k = 1; k < length; ++k) c = (c << 6) | (p[i + k] & 0x3F);
+    out.push_back(c);
+    i += length;
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, char32_t c) {
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+std::string encode_utf8(std::u32string_view s) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 4);
+  for (char32_t c : s) append_utf8(out, c);
+  return out;
+}
+
+bool is_alpha(char32_t c) { return classes(c) & kAlpha; }
+bool is_alnum(char32_t c) { return classes(c) & (kAlpha | kDecimal); }
+bool is_number(char32_t c) { return classes(c) & kNumber; }
+bool is_lower(char32_t c) { return classes(c) & kLower; }
+bool is_currency(char32_t c) { return classes(c) & kCurrency; }
+bool is_space(char32_t c) { return classes(c) & kSpace; }
+
+bool is_blank(std::u32string_view s) {
+  for (char32_t c : s)
+    if (!is_space(c)) return false;
+  return true;
+}
+
+}  // namespace attn::data::perl

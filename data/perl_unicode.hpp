@@ -1,0 +1,28 @@
+// Code points as Perl's tokenizer scripts see them (SPEC-MT-TOOLS.md §0 "Perl Unicode
+// properties"): UTF-8 <-> code points, and the character classes tokenizer.perl and
+// detokenizer.perl use, answered by ICU:
+//   \p{IsAlpha} = Alphabetic            \p{IsAlnum} = Alphabetic ∪ Nd
+//   \p{IsN}     = gc N (Nd|Nl|No)       \p{IsLower} = Lowercase
+//   \p{IsSc}    = gc Sc                 \s          = White_Space ("PerlUWS")
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace attn::data::perl {
+
+// Decodes UTF-8; throws DataError naming `what` and the byte offset when s is not valid UTF-8.
+std::u32string decode_utf8(std::string_view s, std::string_view what);
+void append_utf8(std::string& out, char32_t c);
+std::string encode_utf8(std::u32string_view s);
+
+bool is_alpha(char32_t c);
+bool is_alnum(char32_t c);
+bool is_number(char32_t c);
+bool is_lower(char32_t c);
+bool is_currency(char32_t c);
+bool is_space(char32_t c);
+
+// True when every code point of s is \s (the empty string included): Perl's /^\s*$/.
+bool is_blank(std::u32string_view s);
+
+}  // namespace attn::data::perl

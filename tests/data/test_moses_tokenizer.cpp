@@ -1,0 +1,93 @@
+// Byte-exact checks of the Moses tokenizer port against tokenizer.perl's outputs
+// (SPEC-MT-TOOLS.md §2.1-§2.3; vectors/own/moses/ and vectors/upstream/wmt17-en-de/).
+#include <catch.hpp>
+
+#include "data/moses_tokenizer.hpp"
+#include "data/text_io.hpp"
+#include "moses_vectors.hpp"
+
+using attn::data::MosesLanguage;
+using attn::data::MosesTokenizer;
+using attn::data::MosesTokenizerOptions;
+using attn::test::check_records;
+
+namespace {
+
+void check_tokenizer(const std::string& input, const std::string& expected, MosesTokenizerOptions options) {
+  MosesTokenizer tokenizer(options);
+  check_records(input, expected, [&](std::string_view record) { return tokenizer.tokenize_record(record); });
+}
+
+MosesTokenizerOptions options_for(MosesLanguage language, bool aggressive, bool escape = true, bool legacy = false) {
+  MosesTokenizerOptions options;
+  options.language = language;
+  options.aggressive_hyphen_splitting = aggressive;
+  options.escape = escape;
+  options.legacy2018 = legacy;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("Moses tokenizer matches tokenizer.perl on the own edge and corpus files", "[moses]") {
+  for (auto [code, language] : {std::pair{"en", MosesLanguage::English}, std::pair{"de", MosesLanguage::German}}) {
+    for (std::string file : {"edge", "corpus"}) {
+      std::string input = "own/moses/" + file + "." + code;
+      SECTION(input) {
+        check_tokenizer(input, input + ".tok", options_for(language, false));
+        check_tokenizer(input, input + ".tok-a", options_for(language, true));
+        check_tokenizer(input, input + ".tok-a-legacy2018", options_for(language, true, true, true));
+        if (file == "edge") check_tokenizer(input, input + ".tok-a-noescape", options_for(language, true, false));
+      }
+    }
+  }
+}
+
+TEST_CASE("Moses tokenizer matches tokenizer.perl -a -l de on the 17 WMT17 files", "[moses]") {
+  const char* systems[] = {
+      "C-3MA.4959.en-de",     "FBK.4870.en-de",          "KIT.4950.en-de",
+      "LIUM-NMT.4900.en-de",  "LMU-nmt-reranked.4934.en-de", "LMU-nmt-single.4893.en-de",
+      "PROMT-Rule-based.4735.en-de", "RWTH-nmt-ensemble.4921.en-de", "SYSTRAN.4847.en-de",
+      "TALP-UPC.4834.en-de",  "online-A.0.en-de",        "online-B.0.en-de",
+      "online-F.0.en-de",     "online-G.0.en-de",        "ref.de",
+      "uedin-nmt.4722.en-de", "xmu.4910.en-de"};
+  for (const char* system : systems) {
+    std::string name = std::string("newstest2017.") + system;
+    SECTION(name) {
+      check_tokenizer("upstream/wmt17-en-de/raw/" + name, "upstream/wmt17-en-de/tok-a/" + name,
+                      options_for(MosesLanguage::German, true));
+    }
+  }
+  SECTION("legacy2018 reference") {
+    check_tokenizer("upstream/wmt17-en-de/raw/newstest2017.ref.de",
+                    "upstream/wmt17-en-de/newstest2017.ref.de.tok-a-legacy2018",
+                    options_for(MosesLanguage::German, true, true, true));
+  }
+}
+
+TEST_CASE("Moses tokenizer: line loop and single rules", "[moses]") {
+  MosesTokenizer english(options_for(MosesLanguage::English, true));
+  MosesTokenizer legacy(options_for(MosesLanguage::English, true, true, true));
+  SECTION("a blank record is printed unchanged, others always end in a newline") {
+    CHECK(english.tokenize_record(" \t\xC2\xA0\n") == " \t\xC2\xA0\n");
+    CHECK(english.tokenize_record("   ") == "   ");
+    CHECK(english.tokenize_record("end.") == "end .\n");
+    CHECK(english.tokenize("So am I.\n") == "So am I .");
+  }
+  SECTION("the final period of the last word") {
+    CHECK(english.tokenize("He lives in the U.S.") == "He lives in the U.S .");
+    CHECK(legacy.tokenize("He lives in the U.S.") == "He lives in the U.S.");
+    CHECK(legacy.tokenize("So am I.") == "So am I.");  // "I" is a non-breaking prefix
+    CHECK(legacy.tokenize("We are done.") == "We are done .");
+  }
+  SECTION("text containing the multi-dot placeholder is corrupted as in Perl") {
+    CHECK(english.tokenize("Literal DOTMULTI and DOTDOTMULTI") == "Literal . and ..");
+    CHECK(english.tokenize("a....b") == "a .... b");
+  }
+}
+
+TEST_CASE("Moses tokenizer rejects invalid UTF-8", "[moses]") {
+  MosesTokenizer tokenizer;
+  CHECK_THROWS_AS(tokenizer.tokenize("bad \xC3\x28 byte"), attn::data::DataError);
+  CHECK_THROWS_WITH(tokenizer.tokenize("bad \xC3\x28 byte"), Catch::Contains("invalid UTF-8 at byte 5"));
+}
