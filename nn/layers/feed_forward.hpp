@@ -1,0 +1,20 @@
+// Position-wise feed-forward block fc2(ActDrop(ReLU(fc1 x))) (SPEC-MODELS.md §1.4).
+// The sub-modules are named fc1/fc2 as in fairseq's layers; the owner registers them
+// directly on the layer so state-dict names are `...layers.N.fc1.weight`.
+#pragma once
+#include <memory>
+
+#include "nn/layers/linear.hpp"
+
+namespace attn::nn {
+
+struct FeedForward {
+  std::shared_ptr<Linear> fc1;  // [F, D]
+  std::shared_ptr<Linear> fc2;  // [D, F]
+  double activation_dropout = 0.0;
+
+  FeedForward(int64_t dim, int64_t ffn_dim, double activation_dropout, LinearInit init);
+  Tensor forward(const Tensor& x, bool training) const;
+};
+
+}  // namespace attn::nn
