@@ -13,6 +13,8 @@ using perl::is_alnum;
 using perl::is_alpha;
 using perl::is_number;
 using perl::is_space;
+using perl::replace_all;
+using perl::squeeze_spaces;
 
 // Perl s/PATTERN/REPLACEMENT/g for a pattern of fixed width: scanning left to right, where
 // `matches(t, i)` accepts the text at i (it may also look ahead), `emit(out, t, i)` appends the
@@ -30,20 +32,6 @@ Text substitute(const Text& t, size_t width, Matches matches, Emit emit) {
     }
   }
   return out;
-}
-
-// Perl s/\Qfrom/to/g.
-void replace_all(Text& t, std::u32string_view from, std::u32string_view to) {
-  size_t at = t.find(from);
-  if (at == Text::npos) return;
-  Text out;
-  size_t start = 0;
-  for (; at != Text::npos; at = t.find(from, start)) {
-    out.append(t, start, at - start).append(to);
-    start = at + from.size();
-  }
-  out.append(t, start);
-  t = std::move(out);
 }
 
 bool contains(const Text& t, std::u32string_view s) { return t.find(s) != Text::npos; }
@@ -66,14 +54,6 @@ Text collapse_whitespace(const Text& t) {
 // Step 3, s/[\000-\037]//g.
 void delete_control_characters(Text& t) {
   std::erase_if(t, [](char32_t c) { return c < 0x20; });
-}
-
-// Steps 5 and 12, s/ +/ /g; s/^ //g; s/ $//g.
-void squeeze_spaces(Text& t) {
-  t.erase(std::unique(t.begin(), t.end(), [](char32_t a, char32_t b) { return a == U' ' && b == U' '; }),
-          t.end());
-  if (!t.empty() && t.front() == U' ') t.erase(t.begin());
-  if (!t.empty() && t.back() == U' ') t.pop_back();
 }
 
 // Step 6, s/([^\p{IsAlnum}\s\.\'\`\,\-])/ $1 /g.
@@ -278,7 +258,7 @@ MosesTokenizer::Text MosesTokenizer::tokenize_text(Text text) const {
   text = U" " + text + U" ";                                                   // step 1
   text = collapse_whitespace(text);                                            // step 2
   delete_control_characters(text);                                             // step 3
-  squeeze_spaces(text);                                                        // step 5
+  squeeze_spaces(text);                                                        // step 5  
   text = pad_special_characters(text);                                         // step 6
   if (options_.aggressive_hyphen_splitting) text = split_aggressive_hyphens(text);  // step 7
   text = mark_multi_dots(text);                                                // step 8

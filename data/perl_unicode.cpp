@@ -1,5 +1,6 @@
 #include "data/perl_unicode.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -85,6 +86,26 @@ std::string encode_utf8(std::u32string_view s) {
   out.reserve(s.size() + s.size() / 4);
   for (char32_t c : s) append_utf8(out, c);
   return out;
+}
+
+void replace_all(std::u32string& text, std::u32string_view from, std::u32string_view to) {
+  size_t at = text.find(from);
+  if (at == std::u32string::npos) return;
+  std::u32string out;
+  size_t start = 0;
+  for (; at != std::u32string::npos; at = text.find(from, start)) {
+    out.append(text, start, at - start).append(to);
+    start = at + from.size();
+  }
+  out.append(text, start);
+  text = std::move(out);
+}
+
+void squeeze_spaces(std::u32string& text) {
+  auto both_spaces = [](char32_t a, char32_t b) { return a == U' ' && b == U' '; };
+  text.erase(std::unique(text.begin(), text.end(), both_spaces), text.end());
+  if (!text.empty() && text.front() == U' ') text.erase(text.begin());
+  if (!text.empty() && text.back() == U' ') text.pop_back();
 }
 
 bool is_alpha(char32_t c) { return classes(c) & kAlpha; }

@@ -1,6 +1,6 @@
-// Code points as Perl's tokenizer scripts see them (SPEC-MT-TOOLS.md §0 "Perl Unicode
-// properties"): UTF-8 <-> code points, and the character classes tokenizer.perl and
-// detokenizer.perl use, answered by ICU:
+// Text as the Moses Perl scripts see it (SPEC-MT-TOOLS.md §0 "Perl Unicode properties"):
+// UTF-8 <-> code points, the two string operations both scripts repeat, and the character
+// classes tokenizer.perl and detokenizer.perl use, answered by ICU:
 //   \p{IsAlpha} = Alphabetic            \p{IsAlnum} = Alphabetic ∪ Nd
 //   \p{IsN}     = gc N (Nd|Nl|No)       \p{IsLower} = Lowercase
 //   \p{IsSc}    = gc Sc                 \s          = White_Space ("PerlUWS")
@@ -14,6 +14,11 @@ namespace attn::data::perl {
 std::u32string decode_utf8(std::string_view s, std::string_view what);
 void append_utf8(std::string& out, char32_t c);
 std::string encode_utf8(std::u32string_view s);
+
+// Perl s/\Qfrom\E/to/g: every non-overlapping occurrence, left to right.
+void replace_all(std::u32string& text, std::u32string_view from, std::u32string_view to);
+// Perl s/ +/ /g; s/^ //g; s/ $//g.
+void squeeze_spaces(std::u32string& text);
 
 bool is_alpha(char32_t c);
 bool is_alnum(char32_t c);
