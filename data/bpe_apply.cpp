@@ -1,0 +1,337 @@
+// subword-nmt-compatible BPE application (SPEC-MT-TOOLS.md §1.2–§1.4).
+#include "data/bpe_apply.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "data/text_io.hpp"
+
+namespace attn::data {
+
+namespace {
+
+constexpr std::string_view kEndOfWord = "</w>";
+
+bool is_strip_char(char c) { return c == '\r' || c == '\n' || c == ' '; }
+
+std::optional<int64_t> parse_integer(std::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// "#version: 0.2" -> minor version 2 (upstream: last whitespace field, trailing ".0" groups
+// removed, split on '.'); only 0.1 and 0.2 exist.
+int parse_version_header(std::string_view header, const std::string& name) {
+  std::string_view field = header;
+  while (!field.empty() && std::isspace(static_cast<unsigned char>(field.back()))) field.remove_suffix(1);
+  field = field.substr(field.find_last_of(" \t") + 1);
+  std::string_view trimmed = field;
+  while (trimmed.size() >= 2) {
+    size_t dot = trimmed.rfind('.');
+    if (dot == std::string_view::npos || dot + 1 == trimmed.size() ||
+        trimmed.find_first_not_of('0', dot + 1) != std::string_view::npos)
+      break;
+    trimmed = trimmed.substr(0, dot);
+  }
+  if (trimmed == "0.1") return 1;
+  if (trimmed == "0.2") return 2;
+  throw DataError(fmt::format("{}:1: unsupported BPE codes header '{}' (expected '#version: 0.2'{})", name,
+                              header.substr(0, header.find('\n')),
+                              field == "byte" ? "; byte-level codes are not supported" : ""));
+}
+
+// Drops the last n code points (Python s[:-n]).
+std::string drop_last_code_points(const std::string& s, size_t n) {
+  size_t end = s.size();
+  while (n-- > 0 && end > 0) {
+    --end;
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  }
+  return s.substr(0, end);
+}
+
+}  // namespace
+
+BpeCodes BpeCodes::parse(std::string_view text, const std::string& name, int64_t merges) {
+  BpeCodes codes;
+  size_t first_line_number = 1;
+  if (text.starts_with("#version:")) {
+    size_t end = text.find('\n');
+    codes.version_minor_ = parse_version_header(text.substr(0, end), name);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    first_line_number = 2;
+  } else {
+    codes.version_minor_ = 1;
+  }
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);  // read().rstrip('\n')
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (size_t start = 0, n = 0; !text.empty() && start <= text.size(); ++n) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    if (merges >= 0 && static_cast<int64_t>(n) >= merges) break;
+    std::string_view line = strip_line(text.substr(start, end - start));
+    size_t space = line.find(' ');
+    if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos)
+      throw DataError(fmt::format("{}:{}: invalid line in BPE codes file: '{}' (expected two subword units "
+                                  "separated by one space)", name, n + first_line_number, line));
+    lines.emplace_back(line.substr(0, space), line.substr(space + 1));
+    start = end + 1;
+  }
+  // Duplicates: the rank is that of the first occurrence; the reverse map prefers, among
+  // pairs with the same concatenation, the one whose last occurrence comes first (upstream's
+  // dict-building order).
+  StringMap<size_t> last_occurrence;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string key = lines[i].first + ' ' + lines[i].second;
+    codes.ranks_.try_emplace(key, static_cast<int64_t>(i));
+    last_occurrence[key] = i;
+  }
+  StringMap<size_t> reverse_rank;
+  for (const auto& [key, last] : last_occurrence) {
+    const auto& pair = lines[last];
+    std::string merged = pair.first + pair.second;
+    auto [it, inserted] = reverse_rank.try_emplace(merged, last);
+    if (!inserted && last > it->second) continue;
+    it->second = last;
+    codes.reverse_[merged] = pair;
+  }
+  return codes;
+}
+
+BpeCodes BpeCodes::read(const std::string& path, int64_t merges) { return parse(read_utf8_file(path), path, merges); }
+
+int64_t BpeCodes::rank(std::string_view left, std::string_view right) const {
+  thread_local std::string key;
+  key.assign(left);
+  key += ' ';
+  key += right;
+  auto found = ranks_.find(key);
+  return found == ranks_.end() ? -1 : found->second;
+}
+
+const std::pair<std::string, std::string>* BpeCodes::split(std::string_view merged) const {
+  auto found = reverse_.find(merged);
+  return found == reverse_.end() ? nullptr : &found->second;
+}
+
+StringSet parse_bpe_vocabulary(std::string_view text, const std::string& name, std::optional<int64_t> threshold) {
+  StringSet vocabulary;
+  TextLines lines = split_lines(std::string(text), LineMode::SplitLines);
+  for (size_t i = 0; i < lines.lines.size(); ++i) {
+    std::string_view line = strip_line(lines.lines[i]);
+    size_t space = line.find(' ');
+    std::optional<int64_t> count;
+    if (space != std::string_view::npos) count = parse_integer(line.substr(space + 1));
+    if (!count) throw DataError(fmt::format("{}:{}: expected 'word count' (one space), got '{}'", name, i + 1, line));
+    if (!threshold || *count >= *threshold) vocabulary.emplace(line.substr(0, space));
+  }
+  return vocabulary;
+}
+
+StringSet read_bpe_vocabulary(const std::string& path, std::optional<int64_t> threshold) {
+  return parse_bpe_vocabulary(read_utf8_file(path), path, threshold);
+}
+
+GlossaryPattern::GlossaryPattern(const std::string& glossary) try
+    : whole("^" + glossary + "$"), anywhere(glossary), captured("(" + glossary + ")") {
+} catch (const std::regex_error& e) {
+  throw DataError(fmt::format("invalid glossary regex '{}': {}", glossary, e.what()));
+}
+
+std::vector<std::string> isolate_glossary(const std::string& word, const GlossaryPattern& glossary) {
+  if (std::regex_search(word, glossary.whole, std::regex_constants::match_continuous) ||
+      !std::regex_search(word, glossary.anywhere))
+    return {word};
+  // re.split('(' + glossary + ')', word): the text between matches and the captured groups.
+  std::vector<std::string> pieces;
+  size_t copied = 0;
+  for (std::sregex_iterator it(word.begin(), word.end(), glossary.captured), end; it != end; ++it) {
+    const std::smatch& match = *it;
+    pieces.push_back(word.substr(copied, static_cast<size_t>(match.position(0)) - copied));
+    for (size_t g = 1; g < match.size(); ++g)
+      if (match[g].matched) pieces.push_back(match[g].str());
+    copied = static_cast<size_t>(match.position(0) + match.length(0));
+  }
+  std::string ending = word.substr(copied);
+  std::vector<std::string> segments;
+  for (auto& piece : pieces)
+    if (!piece.empty()) segments.push_back(std::move(piece));
+  if (!ending.empty()) segments.push_back(std::string(strip_line(ending)));
+  return segments;
+}
+
+class BpeEncoder::WordCache {
+ public:
+  StringMap<std::vector<std::string>> entries;
+};
+
+BpeEncoder::BpeEncoder(BpeCodes codes, BpeApplyOptions options) : codes_(std::move(codes)), options_(std::move(options)) {
+  if (options_.glossaries.empty()) return;
+  std::string alternatives;
+  for (const auto& glossary : options_.glossaries) {
+    if (!alternatives.empty()) alternatives += '|';
+    alternatives += glossary;
+    glossary_patterns_.emplace_back(glossary);
+  }
+  try {
+    any_glossary_.emplace("^(" + alternatives + ")$");
+  } catch (const std::regex_error& e) {
+    throw DataError(fmt::format("invalid glossary regex in '{}': {}", alternatives, e.what()));
+  }
+}
+
+std::vector<std::string> BpeEncoder::isolate_glossaries(std::string_view word) const {
+  std::vector<std::string> segments{std::string(word)};
+  for (const auto& glossary : glossary_patterns_) {
+    std::vector<std::string> next;
+    for (const auto& segment : segments)
+      for (auto& piece : isolate_glossary(segment, glossary)) next.push_back(std::move(piece));
+    segments = std::move(next);
+  }
+  return segments;
+}
+
+// encode(): merges by lowest rank, all occurrences of the chosen pair at once.
+std::vector<std::string> BpeEncoder::encode(std::string_view segment) const {
+  if (any_glossary_ && std::regex_search(segment.begin(), segment.end(), *any_glossary_,
+                                         std::regex_constants::match_continuous))
+    return {std::string(segment)};
+  std::vector<std::string_view> chars = split_code_points(segment);
+  if (chars.size() <= 1) return {std::string(segment)};
+  std::vector<std::string> word(chars.begin(), chars.end());
+  if (codes_.glues_end_of_word())
+    word.back() += kEndOfWord;
+  else
+    word.emplace_back(kEndOfWord);
+  while (word.size() > 1) {
+    int64_t best_rank = std::numeric_limits<int64_t>::max();
+    size_t best_position = 0;
+    for (size_t i = 0; i + 1 < word.size(); ++i) {
+      int64_t r = codes_.rank(word[i], word[i + 1]);
+      if (r >= 0 && r < best_rank) best_rank = r, best_position = i;
+    }
+    if (best_rank == std::numeric_limits<int64_t>::max()) break;
+    const std::string left = word[best_position], right = word[best_position + 1];
+    std::vector<std::string> merged;
+    merged.reserve(word.size());
+    for (size_t i = 0; i < word.size(); ++i) {
+      if (i >= best_position && i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
+        merged.push_back(left + right);
+        ++i;
+      } else {
+        merged.push_back(std::move(word[i]));
+      }
+    }
+    word = std::move(merged);
+  }
+  if (word.back() == kEndOfWord)
+    word.pop_back();
+  else if (word.back().ends_with(kEndOfWord))
+    word.back().resize(word.back().size() - kEndOfWord.size());
+  return options_.vocabulary.empty() ? word : check_vocabulary(word);
+}
+
+bool BpeEncoder::in_vocabulary(const std::string& subword, bool final) const {
+  return options_.vocabulary.contains(final ? subword : subword + options_.separator);
+}
+
+// recursive_split: undo merges until every unit is in the vocabulary or cannot be split.
+void BpeEncoder::recursive_split(const std::string& segment, bool final, std::vector<std::string>& out) const {
+  const auto* pair = codes_.split(final ? segment + std::string(kEndOfWord) : segment);
+  if (pair == nullptr) {
+    out.push_back(segment);
+    return;
+  }
+  const std::string& left = pair->first;
+  const std::string right = final ? drop_last_code_points(pair->second, kEndOfWord.size()) : pair->second;
+  if (in_vocabulary(left, false))
+    out.push_back(left);
+  else
+    recursive_split(left, false, out);
+  if (in_vocabulary(right, final))
+    out.push_back(right);
+  else
+    recursive_split(right, final, out);
+}
+
+std::vector<std::string> BpeEncoder::check_vocabulary(const std::vector<std::string>& segments) const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    bool final = i + 1 == segments.size();
+    if (in_vocabulary(segments[i], final))
+      out.push_back(segments[i]);
+    else
+      recursive_split(segments[i], final, out);
+  }
+  return out;
+}
+
+const std::vector<std::string>& BpeEncoder::encode_cached(std::string_view segment, WordCache& cache) const {
+  auto found = cache.entries.find(segment);
+  if (found != cache.entries.end()) return found->second;
+  return cache.entries.emplace(std::string(segment), encode(segment)).first->second;
+}
+
+std::vector<std::string> BpeEncoder::segment_word(std::string_view word) const {
+  std::vector<std::string> out;
+  for (const auto& segment : isolate_glossaries(word))
+    for (const auto& subword : encode(segment)) out.push_back(subword);
+  return out;
+}
+
+std::string BpeEncoder::process_line(std::string_view line, WordCache& cache) const {
+  size_t leading = 0, trailing = 0;
+  while (leading < line.size() && is_strip_char(line[leading])) ++leading;
+  while (trailing < line.size() && is_strip_char(line[line.size() - 1 - trailing])) ++trailing;
+  std::string out(line.substr(0, leading));
+  bool first_word = true;
+  for (std::string_view word : split_words(line)) {
+    if (!first_word) out += ' ';
+    first_word = false;
+    auto append_segment = [&](const std::vector<std::string>& subwords, bool last_segment) {
+      for (size_t i = 0; i < subwords.size(); ++i) {
+        out += subwords[i];
+        if (!(last_segment && i + 1 == subwords.size())) out += options_.separator + ' ';
+      }
+    };
+    if (options_.glossaries.empty()) {
+      append_segment(encode_cached(word, cache), true);
+      continue;
+    }
+    std::vector<std::string> segments = isolate_glossaries(word);
+    for (size_t s = 0; s < segments.size(); ++s) append_segment(encode_cached(segments[s], cache), s + 1 == segments.size());
+  }
+  if (trailing != 0 && trailing != line.size()) out += line.substr(line.size() - trailing);
+  return out;
+}
+
+std::string BpeEncoder::process_line(std::string_view line) const {
+  WordCache cache;
+  return process_line(line, cache);
+}
+
+std::string BpeEncoder::apply(const TextLines& text) const {
+  const auto& lines = text.lines;
+  std::vector<std::string> outputs(lines.size());
+#pragma omp parallel
+  {
+    WordCache cache;
+#pragma omp for schedule(dynamic, 512)
+    for (size_t i = 0; i < lines.size(); ++i) outputs[i] = process_line(lines[i], cache);
+  }
+  size_t total = 0;
+  for (const auto& out : outputs) total += out.size();
+  std::string result;
+  result.reserve(total);
+  for (const auto& out : outputs) result += out;
+  return result;
+}
+
+}  // namespace attn::data

@@ -1,0 +1,85 @@
+// Applying BPE codes, byte-exact with subword-nmt 0.3.9 `apply_bpe` (SPEC-MT-TOOLS.md §1.2
+// codes format, §1.3 algorithm, §1.4 line handling).
+//
+// Each word starts as its characters (the last one glued to "</w>" in v0.2 codes); the
+// adjacent pair with the lowest merge rank is merged everywhere in the word (left to right,
+// non-overlapping) until no pair has a rank. Optional: glossaries (regexes whose matches are
+// never split), and a vocabulary that undoes merges producing rare subwords.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "data/bpe_text.hpp"
+
+namespace attn::data {
+
+class BpeCodes {
+ public:
+  // Parses a codes file's content. `name` labels errors ("name:line: ..."). With `merges`
+  // >= 0 only the first `merges` code lines are used (--merges).
+  static BpeCodes parse(std::string_view text, const std::string& name, int64_t merges = -1);
+  static BpeCodes read(const std::string& path, int64_t merges = -1);
+
+  // Rank of the pair (0 = first line after the header), or -1. Duplicates keep their first rank.
+  int64_t rank(std::string_view left, std::string_view right) const;
+  // bpe_codes_reverse: the pair whose concatenation is `merged`, if any.
+  const std::pair<std::string, std::string>* split(std::string_view merged) const;
+  bool glues_end_of_word() const { return version_minor_ >= 2; }  // v0.2 vs v0.1
+
+ private:
+  int version_minor_ = 2;
+  StringMap<int64_t> ranks_;  // key "left right" (symbols never contain ' ')
+  StringMap<std::pair<std::string, std::string>> reverse_;
+};
+
+// read_vocabulary: "word count" lines; words with count >= threshold (all without one).
+StringSet read_bpe_vocabulary(const std::string& path, std::optional<int64_t> threshold);
+StringSet parse_bpe_vocabulary(std::string_view text, const std::string& name, std::optional<int64_t> threshold);
+
+struct BpeApplyOptions {
+  std::string separator = "@@";
+  std::vector<std::string> glossaries;  // regexes (std::regex ECMAScript standing in for Python re)
+  StringSet vocabulary;                 // empty: no vocabulary filter (as upstream's `if vocab:`)
+};
+
+// One --glossaries regex, compiled the three ways isolate_glossary uses it.
+struct GlossaryPattern {
+  explicit GlossaryPattern(const std::string& glossary);  // DataError if the regex is invalid
+  std::regex whole, anywhere, captured;  // ^g$, g, (g)
+};
+// isolate_glossary(word, glossary): splits `word` around the matches of one glossary regex.
+std::vector<std::string> isolate_glossary(const std::string& word, const GlossaryPattern& glossary);
+
+class BpeEncoder {
+ public:
+  BpeEncoder(BpeCodes codes, BpeApplyOptions options);
+
+  // Segments of one word (without separators), after glossaries, merges and vocabulary.
+  std::vector<std::string> segment_word(std::string_view word) const;
+  // process_line: leading/trailing '\r\n ' kept, words joined by ' ', "@@" on non-final parts.
+  std::string process_line(std::string_view line) const;
+  // All lines, in order, processed in parallel (OpenMP), each thread with its own word cache.
+  std::string apply(const TextLines& text) const;
+
+ private:
+  class WordCache;
+  std::string process_line(std::string_view line, WordCache& cache) const;
+  const std::vector<std::string>& encode_cached(std::string_view segment, WordCache& cache) const;
+  std::vector<std::string> encode(std::string_view segment) const;
+  std::vector<std::string> isolate_glossaries(std::string_view word) const;
+  std::vector<std::string> check_vocabulary(const std::vector<std::string>& segments) const;
+  void recursive_split(const std::string& segment, bool final, std::vector<std::string>& out) const;
+  bool in_vocabulary(const std::string& subword, bool final) const;
+
+  BpeCodes codes_;
+  BpeApplyOptions options_;
+  std::vector<GlossaryPattern> glossary_patterns_;
+  std::optional<std::regex> any_glossary_;  // ^(g1|g2|...)$
+};
+
+}  // namespace attn::data
