@@ -7,20 +7,9 @@ namespace {
 [[noreturn]] void not_implemented(const char* kernel) { throw Error(fmt::format("{}: not implemented", kernel)); }
 }  // namespace
 
-void CpuBackend::unary(UnaryOp, const Tensor&, const Tensor&, UnaryParams) { not_implemented("unary"); }
-void CpuBackend::binary(BinaryOp, const Tensor&, const Tensor&, const Tensor&) { not_implemented("binary"); }
-void CpuBackend::where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) { not_implemented("where"); }
-void CpuBackend::unary_backward(UnaryOp, const Tensor&, const Tensor&, const Tensor&, const Tensor&, UnaryParams) {
-  not_implemented("unary_backward");
-}
 void CpuBackend::reduce(ReduceOp, const Tensor&, const Tensor&) { not_implemented("reduce"); }
 void CpuBackend::arg_reduce(bool, const Tensor&, int, const Tensor&, const Tensor&) { not_implemented("arg_reduce"); }
 void CpuBackend::cumsum(const Tensor&, int, bool, const Tensor&) { not_implemented("cumsum"); }
-void CpuBackend::uniform(const Tensor&, double, double, uint64_t, uint64_t) { not_implemented("uniform"); }
-void CpuBackend::normal(const Tensor&, double, double, uint64_t, uint64_t) { not_implemented("normal"); }
-void CpuBackend::dropout(const Tensor&, double, uint64_t, uint64_t, const Tensor&, const Tensor&) {
-  not_implemented("dropout");
-}
 void CpuBackend::index_select_rows(const Tensor&, const Tensor&, const Tensor&) { not_implemented("index_select_rows"); }
 void CpuBackend::index_add_rows(const Tensor&, const Tensor&, const Tensor&) { not_implemented("index_add_rows"); }
 void CpuBackend::topk(const Tensor&, int64_t, bool, const Tensor&, const Tensor&) { not_implemented("topk"); }
