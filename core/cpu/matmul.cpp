@@ -1,0 +1,91 @@
+// CPU GEMM: out[b] = alpha * a[b] @ b[b] + beta * out[b] (core/backend.hpp, batched_gemm).
+//
+// float32 -> cblas_sgemm, float64 -> cblas_dgemm (OpenBLAS, OpenMP flavour). Each operand
+// is handed to BLAS as it lies in memory: a row-major view is passed with its row stride as
+// the leading dimension, a column-major view (e.g. a transpose) with CblasTrans. Only a view
+// that is neither (e.g. a broadcast row) is copied. Batch stride 0 means a broadcast operand.
+//
+// Why not Eigen's product: bench/bench_matmul.cpp measures both on the Transformer shapes;
+// on this machine OpenBLAS is 25-40% faster on every one (figures in bench/README.md).
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "core/cpu/cpu_backend.hpp"
+
+namespace attn::cpu {
+namespace {
+
+// How one [rows, cols] matrix of a 3-D view is passed to BLAS.
+struct BlasMatrix {
+  bool usable = false;  // false: the view is neither row- nor column-major
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 1;
+};
+
+BlasMatrix describe_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  const int64_t min_row_ld = std::max<int64_t>(cols, 1), min_col_ld = std::max<int64_t>(rows, 1);
+  // A single row (column) may have any stride along the other axis: BLAS never steps it.
+  if ((col_stride == 1 || cols == 1) && (rows == 1 || row_stride >= min_row_ld))
+    return {true, CblasNoTrans, rows == 1 ? min_row_ld : row_stride};
+  if ((row_stride == 1 || rows == 1) && (cols == 1 || col_stride >= min_col_ld))
+    return {true, CblasTrans, cols == 1 ? min_col_ld : col_stride};
+  return {};
+}
+
+BlasMatrix describe_matrix(const Tensor& t) {
+  return describe_matrix(t.size(1), t.size(2), t.stride(1), t.stride(2));
+}
+
+// The operand itself when BLAS can read it, else a contiguous copy (once, for all batches).
+Tensor blas_readable(const Tensor& t) { return describe_matrix(t).usable ? t : t.contiguous(); }
+
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, const BlasMatrix& da,
+          const BlasMatrix& db, int64_t ldc, double alpha, double beta) {
+  cblas_sgemm(CblasRowMajor, da.trans, db.trans, m, n, k, float(alpha), a, da.ld, b, db.ld, float(beta), c, ldc);
+}
+
+void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, const BlasMatrix& da,
+          const BlasMatrix& db, int64_t ldc, double alpha, double beta) {
+  cblas_dgemm(CblasRowMajor, da.trans, db.trans, m, n, k, alpha, a, da.ld, b, db.ld, beta, c, ldc);
+}
+
+// Below this many multiply-adds per matrix, BLAS's own threading does not pay off and the
+// batch is spread over the OpenMP threads instead (attention's per-head products).
+constexpr int64_t kSmallGemmMacs = int64_t(1) << 21;
+
+template <typename T>
+void batched_gemm_typed(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const BlasMatrix da = describe_matrix(a), db = describe_matrix(b);
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* pc = out.data<T>();
+  const int64_t sa = a.size(0) == 1 ? 0 : a.stride(0), sb = b.size(0) == 1 ? 0 : b.stride(0);
+  const int64_t sc = out.stride(0), ldc = std::max<int64_t>(out.stride(1), std::max<int64_t>(n, 1));
+  auto one = [&](int64_t i) { gemm(pa + i * sa, pb + i * sb, pc + i * sc, m, n, k, da, db, ldc, alpha, beta); };
+  if (batch > 1 && m * n * k < kSmallGemmMacs) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < batch; ++i) one(i);
+  } else {
+    for (int64_t i = 0; i < batch; ++i) one(i);
+  }
+}
+
+}  // namespace
+
+void CpuBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
+  if (out.numel() == 0) return;
+  if (a.size(2) == 0) {  // empty inner dimension: the product is zero
+    if (beta == 0.0) fill(out, 0.0);
+    else if (beta != 1.0) unary(UnaryOp::MulScalar, out, out, {beta});
+    return;
+  }
+  const Tensor ra = blas_readable(a), rb = blas_readable(b);
+  dispatch_floating(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    batched_gemm_typed<T>(ra, rb, out, alpha, beta);
+  });
+}
+
+}  // namespace attn::cpu

@@ -1,0 +1,31 @@
+// The loop of the CPU kernels that work row by row over the last dim of a contiguous
+// [rows, cols] tensor (softmax, layer norm, cross entropy): rows are independent, so they are
+// spread over the OpenMP threads, and each row is handled through Eigen array maps, whose
+// exp/log/sum are vectorized (AVX-512 with -march=native).
+#pragma once
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <cstdint>
+
+// GCC 12 reports the deliberately undefined lanes of _mm512_undefined_*() inside Eigen's
+// AVX-512 packet math as "may be used uninitialized": a known false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace attn::cpu {
+
+template <typename T> using RowIn = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <typename T> using RowOut = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// Below this many elements in all, forking threads costs more than it saves.
+inline constexpr int64_t kRowParallelGrain = 16384;
+
+// Calls fn(r) for every row r in [0, rows), in parallel when the work is large enough.
+template <typename Fn>
+void for_each_row(int64_t rows, int64_t cols, Fn&& fn) {
+  const bool parallel = rows > 1 && rows * cols >= kRowParallelGrain && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t r = 0; r < rows; ++r) fn(r);
+}
+
+}  // namespace attn::cpu

@@ -1,0 +1,166 @@
+// Softmax family, layer norm and the fused label-smoothed cross entropy at the tensor level
+// (core/ops.hpp): validation and output allocation, then the backend's last-dim kernels.
+// A softmax over another dim moves that dim last (permute + one contiguous copy) and the
+// result is permuted back (a view). Cross entropy: SPEC-MODELS.md §1.6, legacy eps/V form.
+#include "core/ops.hpp"
+
+namespace attn::ops {
+namespace {
+
+void check_floating(const char* op, const Tensor& x, const char* name) {
+  ATTN_CHECK(x.defined(), "{}: {} is undefined", op, name);
+  ATTN_CHECK(is_floating(x.dtype()), "{}: {} must be float32 or float64, got {}", op, name, dtype_name(x.dtype()));
+}
+
+// t must be defined with the given shape, dtype and device; `what` names what fixes them.
+void check_tensor(const char* op, const Tensor& t, const char* name, const Shape& shape, DType dtype, Device device,
+                  const char* what) {
+  ATTN_CHECK(t.defined(), "{}: {} is undefined", op, name);
+  ATTN_CHECK(t.shape() == shape, "{}: {} has shape {} but {} needs {}", op, name, t.shape().str(), what, shape.str());
+  ATTN_CHECK(t.dtype() == dtype, "{}: {} is {} but {} is {}", op, name, dtype_name(t.dtype()), what, dtype_name(dtype));
+  ATTN_CHECK(t.device() == device, "{}: {} is on {} but {} on {}", op, name, t.device().str(), what, device.str());
+}
+
+// `other` must match `ref` in shape, dtype and device.
+void check_like(const char* op, const Tensor& ref, const char* ref_name, const Tensor& other, const char* other_name) {
+  check_tensor(op, other, other_name, ref.shape(), ref.dtype(), ref.device(), ref_name);
+}
+
+// 0-d tensors are treated as 1-element vectors by the last-dim kernels.
+Tensor at_least_1d(const Tensor& x) { return x.dim() == 0 ? x.reshape({1}) : x; }
+
+// The permutation of `ndim` dims that moves `dim` last, and its inverse.
+std::vector<int> moving_dim_last(int dim, int ndim) {
+  std::vector<int> perm;
+  for (int d = 0; d < ndim; ++d)
+    if (d != dim) perm.push_back(d);
+  perm.push_back(dim);
+  return perm;
+}
+
+std::vector<int> inverse_permutation(const std::vector<int>& perm) {
+  std::vector<int> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = int(i);
+  return inverse;
+}
+
+Tensor softmax_along(const Tensor& input, int64_t dim, bool log) {
+  check_floating(log ? "log_softmax" : "softmax", input, "input");
+  const Tensor x = at_least_1d(input);
+  const std::vector<int> perm = moving_dim_last(wrap_dim(dim, input.dim()), x.dim());
+  const Tensor x_last = x.permute(perm).contiguous();
+  Tensor out(x_last.shape(), x.dtype(), x.device());
+  backend_for(x.device()).softmax(x_last, out, log);
+  return out.permute(inverse_permutation(perm)).reshape(input.shape());
+}
+
+Shape leading_dims(const Shape& s) {
+  Shape out;
+  for (int i = 0; i + 1 < s.size(); ++i) out.push_back(s[i]);
+  return out;
+}
+
+// gamma/beta of layer norm: undefined, or [D] with x's dtype and device.
+void check_affine(const Tensor& x, const Tensor& param, const char* name) {
+  if (param.defined()) check_tensor("layer_norm", param, name, Shape{x.size(-1)}, x.dtype(), x.device(), "input");
+}
+
+Tensor contiguous_or_undefined(const Tensor& t) { return t.defined() ? t.contiguous() : t; }
+
+// logits [..., V] viewed as [N, V] and targets [...] as int64 [N], after checking both.
+struct CrossEntropyInputs {
+  Tensor logits, targets;
+};
+
+CrossEntropyInputs cross_entropy_inputs(const char* op, const Tensor& logits, const Tensor& targets, double epsilon) {
+  check_floating(op, logits, "logits");
+  ATTN_CHECK(logits.dim() >= 1 && logits.size(-1) > 0, "{}: logits need a non-empty class dim, got shape {}", op,
+             logits.shape().str());
+  ATTN_CHECK(targets.defined() && targets.shape() == leading_dims(logits.shape()),
+             "{}: targets of shape {} do not match logits of shape {} (expected {})", op,
+             targets.defined() ? targets.shape().str() : "undefined", logits.shape().str(),
+             leading_dims(logits.shape()).str());
+  ATTN_CHECK(targets.dtype() == DType::Int64 || targets.dtype() == DType::Int32, "{}: targets must be int64, got {}",
+             op, dtype_name(targets.dtype()));
+  ATTN_CHECK(targets.device() == logits.device(), "{}: targets are on {} but logits on {}", op,
+             targets.device().str(), logits.device().str());
+  ATTN_CHECK(epsilon >= 0.0 && epsilon <= 1.0, "{}: epsilon must be in [0, 1], got {}", op, epsilon);
+  const int64_t classes = logits.size(-1);
+  return {logits.contiguous().reshape({-1, classes}), targets.to(DType::Int64).contiguous().reshape({-1})};
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, false); }
+
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_along(x, dim, true); }
+
+Tensor softmax_backward(const Tensor& y, const Tensor& dy, int64_t dim, bool log) {
+  const char* op = log ? "log_softmax_backward" : "softmax_backward";
+  check_floating(op, y, "output");
+  check_like(op, y, "output", dy, "grad");
+  const Tensor y1 = at_least_1d(y), dy1 = at_least_1d(dy);
+  const std::vector<int> perm = moving_dim_last(wrap_dim(dim, y.dim()), y1.dim());
+  const Tensor y_last = y1.permute(perm).contiguous(), dy_last = dy1.permute(perm).contiguous();
+  Tensor dx(y_last.shape(), y.dtype(), y.device());
+  backend_for(y.device()).softmax_backward(y_last, dy_last, dx, log);
+  return dx.permute(inverse_permutation(perm)).reshape(y.shape());
+}
+
+LayerNormResult layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {
+  check_floating("layer_norm", x, "input");
+  ATTN_CHECK(x.dim() >= 1, "layer_norm: input must have at least 1 dim, got shape {}", x.shape().str());
+  ATTN_CHECK(eps >= 0.0, "layer_norm: eps must be non-negative, got {}", eps);
+  check_affine(x, gamma, "gamma");
+  check_affine(x, beta, "beta");
+  LayerNormResult r{Tensor(x.shape(), x.dtype(), x.device()), Tensor(leading_dims(x.shape()), x.dtype(), x.device()),
+                    Tensor(leading_dims(x.shape()), x.dtype(), x.device())};
+  backend_for(x.device()).layer_norm(x.contiguous(), contiguous_or_undefined(gamma), contiguous_or_undefined(beta), eps,
+                                     r.out, r.mean, r.rstd);
+  return r;
+}
+
+LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                   const Tensor& rstd, bool need_affine_grads) {
+  check_floating("layer_norm_backward", x, "input");
+  check_like("layer_norm_backward", x, "input", dy, "grad");
+  check_affine(x, gamma, "gamma");
+  const Shape rows = leading_dims(x.shape());
+  check_tensor("layer_norm_backward", mean, "mean", rows, x.dtype(), x.device(), "input");
+  check_tensor("layer_norm_backward", rstd, "rstd", rows, x.dtype(), x.device(), "input");
+  LayerNormGrads g{Tensor(x.shape(), x.dtype(), x.device()), {}, {}};
+  if (need_affine_grads) {
+    g.dgamma = Tensor(Shape{x.size(-1)}, x.dtype(), x.device());
+    g.dbeta = Tensor(Shape{x.size(-1)}, x.dtype(), x.device());
+  }
+  backend_for(x.device()).layer_norm_backward(dy.contiguous(), x.contiguous(), contiguous_or_undefined(gamma),
+                                              mean.contiguous(), rstd.contiguous(), g.dx, g.dgamma, g.dbeta);
+  return g;
+}
+
+CrossEntropyResult label_smoothed_cross_entropy(const Tensor& logits, const Tensor& targets, double epsilon,
+                                                int64_t ignore_index) {
+  const CrossEntropyInputs in = cross_entropy_inputs("label_smoothed_cross_entropy", logits, targets, epsilon);
+  const Device device = logits.device();
+  CrossEntropyResult r;
+  r.loss = Tensor(Shape{}, DType::Float64, device);
+  r.nll = Tensor(Shape{}, DType::Float64, device);
+  r.lse = Tensor(Shape{in.logits.size(0)}, logits.dtype(), device);
+  const Tensor count(Shape{}, DType::Float64, device);
+  backend_for(device).label_smoothed_ce(in.logits, in.targets, epsilon, ignore_index, r.lse, r.loss, r.nll, count);
+  r.count = int64_t(count.item());
+  return r;
+}
+
+Tensor label_smoothed_cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                                             double epsilon, int64_t ignore_index, double grad_scale) {
+  const char* op = "label_smoothed_cross_entropy_backward";
+  const CrossEntropyInputs in = cross_entropy_inputs(op, logits, targets, epsilon);
+  check_tensor(op, lse, "lse", Shape{in.logits.size(0)}, logits.dtype(), logits.device(), "logits");
+  Tensor grad(in.logits.shape(), logits.dtype(), logits.device());
+  backend_for(logits.device())
+      .label_smoothed_ce_backward(in.logits, in.targets, lse.contiguous(), epsilon, ignore_index, grad_scale, grad);
+  return grad.view(logits.shape());
+}
+
+}  // namespace attn::ops
