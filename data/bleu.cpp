@@ -1,0 +1,359 @@
+// BLEU statistics and the sacreBLEU / multi-bleu.perl / fairseq-score arithmetic and output
+// lines; see bleu.hpp and SPEC-MT-TOOLS.md §3.
+#include "data/bleu.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "data/text_io.hpp"
+
+namespace attn::data {
+namespace {
+
+using Tokens = std::vector<std::string_view>;
+using NgramCounts = std::unordered_map<std::string, int64_t>;
+
+// An n-gram as a hash key: each token preceded by its length, so no token content (spaces,
+// separators) can make two different n-grams collide.
+std::string ngram_key(const Tokens& tokens, size_t start, size_t order) {
+  std::string key;
+  for (size_t k = start; k < start + order; ++k) {
+    uint32_t length = uint32_t(tokens[k].size());
+    key.append(reinterpret_cast<const char*>(&length), sizeof length);
+    key.append(tokens[k]);
+  }
+  return key;
+}
+
+// Counts of all n-grams of order 1..max_order (orders are told apart by the key length
+// prefixes: an n-gram key holds exactly n length fields).
+std::vector<NgramCounts> count_ngrams(const Tokens& tokens, int max_order) {
+  std::vector<NgramCounts> counts{size_t(max_order)};
+  for (size_t order = 1; order <= size_t(max_order); ++order)
+    for (size_t start = 0; start + order <= tokens.size(); ++start) ++counts[order - 1][ngram_key(tokens, start, order)];
+  return counts;
+}
+
+// The reference length closest to the hypothesis length; ties go to the shorter reference
+// (sacreBLEU _get_closest_ref_len, multi-bleu.perl).
+int64_t closest_reference_length(int64_t hyp_len, const std::vector<std::vector<std::string_view>>& references) {
+  int64_t best_len = 0, best_diff = -1;
+  for (const Tokens& reference : references) {
+    int64_t len = int64_t(reference.size()), diff = std::llabs(hyp_len - len);
+    if (best_diff < 0 || diff < best_diff || (diff == best_diff && len < best_len)) {
+      best_diff = diff;
+      best_len = len;
+    }
+  }
+  return best_len;
+}
+
+// Python's my_log / Perl's my_log in sacreBLEU and multi-bleu.perl: log(0) is −9999999999.
+double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
+
+// printf("%.*f") — glibc rounds the exact binary value as Python's format and Perl's printf do.
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+void check_streams(size_t num_hypotheses, const std::vector<std::vector<std::string>>& reference_streams) {
+  if (reference_streams.empty()) throw DataError("BLEU: no reference stream given");
+  for (size_t r = 0; r < reference_streams.size(); ++r)
+    if (reference_streams[r].size() != num_hypotheses)
+      throw DataError(fmt::format("BLEU: reference stream {} has {} lines but there are {} hypotheses", r + 1,
+                                  reference_streams[r].size(), num_hypotheses));
+}
+
+double default_smooth_value(BleuSmoothing smoothing) { return smoothing == BleuSmoothing::kAddK ? 1.0 : 0.1; }
+
+bool smoothing_has_value(BleuSmoothing smoothing) {
+  return smoothing == BleuSmoothing::kFloor || smoothing == BleuSmoothing::kAddK;
+}
+
+// Precisions correct/total of every order as fractions (0 where total is 0), and the
+// percentage copies every tool prints.
+std::vector<double> fractions(const BleuStats& stats) {
+  std::vector<double> p(stats.total.size(), 0.0);
+  for (size_t n = 0; n < p.size(); ++n)
+    if (stats.total[n] > 0) p[n] = double(stats.correct[n]) / double(stats.total[n]);
+  return p;
+}
+
+BleuScore score_skeleton(const BleuStats& stats) {
+  BleuScore score;
+  score.sys_len = stats.sys_len;
+  score.ref_len = stats.ref_len;
+  score.counts.assign(stats.correct.begin(), stats.correct.end());
+  score.totals.assign(stats.total.begin(), stats.total.end());
+  score.ratio = stats.ref_len > 0 ? double(stats.sys_len) / double(stats.ref_len) : 0.0;
+  return score;
+}
+
+// fairseq Dictionary.encode_line + libbleu bleu_trim on one line: PyWS tokens plus `</s>`;
+// leading `<pad>` removed, trailing `</s>`/`<pad>` removed but never the first token (so an
+// empty line is the one token `</s>`). A reference `<unk>` becomes a token no hypothesis
+// token can equal (libbleu maps it to id −999).
+Tokens fairseq_tokens(std::string_view line, bool is_reference) {
+  static constexpr std::string_view kEos = "</s>", kPad = "<pad>", kUnk = "<unk>", kNeverMatches = "\n<unk>";
+  Tokens tokens = split_python_whitespace(line);
+  tokens.push_back(kEos);
+  size_t leading_pads = 0;
+  while (tokens[leading_pads] == kPad) ++leading_pads;
+  tokens.erase(tokens.begin(), tokens.begin() + std::ptrdiff_t(leading_pads));
+  while (tokens.size() > 1 && (tokens.back() == kEos || tokens.back() == kPad)) tokens.pop_back();
+  if (is_reference)
+    for (std::string_view& token : tokens)
+      if (token == kUnk) token = kNeverMatches;
+  return tokens;
+}
+
+}  // namespace
+
+BleuStats& BleuStats::operator+=(const BleuStats& other) {
+  if (other.correct.size() != correct.size())
+    throw DataError(fmt::format("BLEU: cannot add statistics of max order {} to max order {}", other.correct.size(),
+                                correct.size()));
+  sys_len += other.sys_len;
+  ref_len += other.ref_len;
+  for (size_t n = 0; n < correct.size(); ++n) {
+    correct[n] += other.correct[n];
+    total[n] += other.total[n];
+  }
+  return *this;
+}
+
+BleuStats segment_stats(const Tokens& hypothesis, const std::vector<Tokens>& references, int max_order) {
+  if (max_order < 1) throw DataError(fmt::format("BLEU: max n-gram order must be at least 1, got {}", max_order));
+  BleuStats stats(max_order);
+  stats.sys_len = int64_t(hypothesis.size());
+  stats.ref_len = closest_reference_length(stats.sys_len, references);
+  std::vector<NgramCounts> reference_max{size_t(max_order)};
+  for (const Tokens& reference : references) {
+    std::vector<NgramCounts> counts = count_ngrams(reference, max_order);
+    for (size_t n = 0; n < counts.size(); ++n)
+      for (const auto& [ngram, count] : counts[n]) {
+        int64_t& best = reference_max[n][ngram];
+        best = std::max(best, count);
+      }
+  }
+  std::vector<NgramCounts> hypothesis_counts = count_ngrams(hypothesis, max_order);
+  for (size_t n = 0; n < hypothesis_counts.size(); ++n)
+    for (const auto& [ngram, count] : hypothesis_counts[n]) {
+      stats.total[n] += count;
+      auto match = reference_max[n].find(ngram);
+      if (match != reference_max[n].end()) stats.correct[n] += std::min(count, match->second);
+    }
+  return stats;
+}
+
+// ---------------------------------------------------------------------------- sacreBLEU
+
+BleuSmoothing parse_bleu_smoothing(std::string_view name) {
+  if (name == "none") return BleuSmoothing::kNone;
+  if (name == "floor") return BleuSmoothing::kFloor;
+  if (name == "add-k") return BleuSmoothing::kAddK;
+  if (name == "exp") return BleuSmoothing::kExp;
+  throw DataError(fmt::format("unknown BLEU smoothing '{}' (choose exp, floor, add-k or none)", name));
+}
+
+std::string_view bleu_smoothing_name(BleuSmoothing smoothing) {
+  switch (smoothing) {
+    case BleuSmoothing::kNone: return "none";
+    case BleuSmoothing::kFloor: return "floor";
+    case BleuSmoothing::kAddK: return "add-k";
+    case BleuSmoothing::kExp: return "exp";
+  }
+  return "none";
+}
+
+std::string sacrebleu_preprocess(std::string_view segment, const SacreBleuOptions& options) {
+  if (!options.lowercase) return apply_bleu_tokenizer(options.tokenizer, rstrip_python_whitespace(segment));
+  return apply_bleu_tokenizer(options.tokenizer, rstrip_python_whitespace(python_lower(segment)));
+}
+
+// sacreBLEU BLEU.compute_bleu, operation for operation.
+BleuScore sacrebleu_compute(const BleuStats& stats, const SacreBleuOptions& options) {
+  const size_t max_order = size_t(options.max_order);
+  if (stats.correct.size() != max_order)
+    throw DataError(fmt::format("BLEU: statistics of max order {} scored with max order {}", stats.correct.size(),
+                                max_order));
+  const double smooth_value = options.smooth_value.value_or(default_smooth_value(options.smoothing));
+  BleuScore score = score_skeleton(stats);
+  score.bp = 1.0;
+  if (stats.sys_len < stats.ref_len)
+    score.bp = stats.sys_len > 0 ? std::exp(1.0 - double(stats.ref_len) / double(stats.sys_len)) : 0.0;
+  score.precisions.assign(max_order, 0.0);
+  bool any_match = false;
+  for (int64_t c : stats.correct) any_match = any_match || c != 0;
+  if (!any_match) return score;
+
+  double smooth_mteval = 1.0;
+  size_t effective_order = max_order;
+  for (size_t n = 1; n <= max_order; ++n) {
+    double& correct = score.counts[n - 1];
+    double& total = score.totals[n - 1];
+    if (options.smoothing == BleuSmoothing::kAddK && n > 1) {
+      correct += smooth_value;
+      total += smooth_value;
+    }
+    if (total == 0) break;
+    if (options.effective_order) effective_order = n;
+    double& precision = score.precisions[n - 1];
+    if (correct != 0) {
+      precision = 100.0 * correct / total;
+    } else if (options.smoothing == BleuSmoothing::kExp) {
+      smooth_mteval *= 2;
+      precision = 100.0 / (smooth_mteval * total);
+    } else if (options.smoothing == BleuSmoothing::kFloor) {
+      precision = 100.0 * smooth_value / total;
+    }
+  }
+  double log_sum = 0.0;
+  for (size_t n = 0; n < effective_order; ++n) log_sum += log_or_floor(score.precisions[n]);
+  score.score = score.bp * std::exp(log_sum / double(effective_order));
+  return score;
+}
+
+BleuStats sacrebleu_segment_stats(std::string_view hypothesis, const std::vector<std::string>& references,
+                                  const SacreBleuOptions& options) {
+  std::vector<std::string> prepared_references;
+  std::vector<Tokens> reference_tokens;
+  prepared_references.reserve(references.size());
+  for (const std::string& reference : references) prepared_references.push_back(sacrebleu_preprocess(reference, options));
+  for (const std::string& reference : prepared_references) reference_tokens.push_back(split_python_whitespace(reference));
+  std::string prepared_hypothesis = sacrebleu_preprocess(hypothesis, options);
+  return segment_stats(split_python_whitespace(prepared_hypothesis), reference_tokens, options.max_order);
+}
+
+BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,
+                                 const std::vector<std::vector<std::string>>& reference_streams,
+                                 const SacreBleuOptions& options) {
+  check_streams(hypotheses.size(), reference_streams);
+  BleuStats corpus(options.max_order);
+  std::vector<std::string> references(reference_streams.size());
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    for (size_t r = 0; r < reference_streams.size(); ++r) references[r] = reference_streams[r][i];
+    corpus += sacrebleu_segment_stats(hypotheses[i], references, options);
+  }
+  return sacrebleu_compute(corpus, options);
+}
+
+BleuScore sacrebleu_sentence_score(std::string_view hypothesis, const std::vector<std::string>& references,
+                                   const SacreBleuOptions& options) {
+  return sacrebleu_compute(sacrebleu_segment_stats(hypothesis, references, options), options);
+}
+
+std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form) {
+  std::string smoothing(bleu_smoothing_name(options.smoothing));
+  if (smoothing_has_value(options.smoothing))
+    smoothing += "[" + fixed(options.smooth_value.value_or(default_smooth_value(options.smoothing)), 2) + "]";
+  return fmt::format(fmt::runtime(short_form ? "#:{}|c:{}|e:{}|tok:{}|s:{}|v:{}"
+                                             : "nrefs:{}|case:{}|eff:{}|tok:{}|smooth:{}|version:{}"),
+                     num_references, options.lowercase ? "lc" : "mixed", options.effective_order ? "yes" : "no",
+                     bleu_tokenizer_name(options.tokenizer), smoothing, kSacreBleuVersion);
+}
+
+std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width) {
+  std::string precisions;
+  for (double p : score.precisions) precisions += (precisions.empty() ? "" : "/") + fixed(p, 1);
+  return fmt::format("BLEU{}{} = {} {} (BP = {} ratio = {} hyp_len = {} ref_len = {})", signature.empty() ? "" : "|",
+                     signature, fixed(score.score, width), precisions, fixed(score.bp, 3), fixed(score.ratio, 3),
+                     score.sys_len, score.ref_len);
+}
+
+// ---------------------------------------------------------------------- multi-bleu.perl
+
+BleuStats multibleu_stats(const std::vector<std::string>& hypotheses,
+                          const std::vector<std::vector<std::string>>& reference_streams, bool lowercase) {
+  check_streams(hypotheses.size(), reference_streams);
+  auto prepare = [lowercase](const std::string& line) { return lowercase ? ascii_lower(line) : line; };
+  BleuStats corpus;
+  std::vector<std::string> references(reference_streams.size());
+  std::vector<Tokens> reference_tokens(reference_streams.size());
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    for (size_t r = 0; r < reference_streams.size(); ++r) {
+      references[r] = prepare(reference_streams[r][i]);
+      reference_tokens[r] = split_perl_byte_whitespace(references[r]);
+    }
+    std::string hypothesis = prepare(hypotheses[i]);
+    corpus += segment_stats(split_perl_byte_whitespace(hypothesis), reference_tokens);
+  }
+  return corpus;
+}
+
+// multi-bleu.perl: fractions p_n, BP = exp(1 − ref/hyp), BLEU = BP·exp((Σ my_log p_n)/4),
+// printed ×100.
+BleuScore multibleu_compute(const BleuStats& stats) {
+  if (stats.correct.size() != 4) throw DataError("multi-bleu: statistics must be of max order 4");
+  if (stats.ref_len == 0)
+    throw DataError("multi-bleu: the total reference length is 0 (multi-bleu.perl prints "
+                    "'BLEU = 0, 0/0/0/0 (BP=0, ratio=0, hyp_len=0, ref_len=0)' and fails)");
+  if (stats.sys_len == 0)
+    throw DataError(fmt::format("multi-bleu: the hypotheses are empty but the references have {} tokens "
+                                "(multi-bleu.perl dies dividing by zero)",
+                                stats.ref_len));
+  BleuScore score = score_skeleton(stats);
+  std::vector<double> p = fractions(stats);
+  score.bp = 1.0;
+  if (stats.sys_len < stats.ref_len) score.bp = std::exp(1.0 - double(stats.ref_len) / double(stats.sys_len));
+  double log_sum = log_or_floor(p[0]) + log_or_floor(p[1]) + log_or_floor(p[2]) + log_or_floor(p[3]);
+  score.score = 100.0 * (score.bp * std::exp(log_sum / 4.0));
+  for (double fraction : p) score.precisions.push_back(100.0 * fraction);
+  return score;
+}
+
+std::string format_multibleu_score(const BleuScore& score) {
+  return fmt::format("BLEU = {}, {}/{}/{}/{} (BP={}, ratio={}, hyp_len={}, ref_len={})", fixed(score.score, 2),
+                     fixed(score.precisions[0], 1), fixed(score.precisions[1], 1), fixed(score.precisions[2], 1),
+                     fixed(score.precisions[3], 1), fixed(score.bp, 3), fixed(score.ratio, 3), score.sys_len,
+                     score.ref_len);
+}
+
+// ------------------------------------------------------------------------ fairseq-score
+
+BleuStats fairseq_stats(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
+                        bool ignore_case) {
+  if (references.size() != hypotheses.size())
+    throw DataError(fmt::format("fairseq-score: {} reference lines but {} hypotheses", references.size(),
+                                hypotheses.size()));
+  auto prepare = [ignore_case](const std::string& line) { return ignore_case ? python_lower(line) : line; };
+  BleuStats corpus;
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    std::string hypothesis = prepare(hypotheses[i]), reference = prepare(references[i]);
+    corpus += segment_stats(fairseq_tokens(hypothesis, false), {fairseq_tokens(reference, true)});
+  }
+  return corpus;
+}
+
+// fairseq scoring/bleu.py: BP = min(1, exp(1 − reflen/predlen)), BLEU = BP·exp(Σ log p_n / 4)·100
+// with log 0 = −inf.
+BleuScore fairseq_compute(const BleuStats& stats) {
+  if (stats.correct.size() != 4) throw DataError("fairseq-score: statistics must be of max order 4");
+  if (stats.sys_len == 0 || stats.ref_len == 0)
+    throw DataError(fmt::format("fairseq-score: nothing to score (syslen={}, reflen={})", stats.sys_len,
+                                stats.ref_len));
+  BleuScore score = score_skeleton(stats);
+  std::vector<double> p = fractions(stats);
+  score.bp = std::min(1.0, std::exp(1.0 - double(stats.ref_len) / double(stats.sys_len)));
+  double log_sum = 0.0;
+  for (double fraction : p) log_sum += fraction > 0 ? std::log(fraction) : -HUGE_VAL;
+  score.score = score.bp * std::exp(log_sum / 4.0) * 100.0;
+  for (double fraction : p) score.precisions.push_back(fraction * 100.0);
+  return score;
+}
+
+std::string format_fairseq_score(const BleuScore& score) {
+  return fmt::format("BLEU4 = {}, {}/{}/{}/{} (BP={}, ratio={}, syslen={}, reflen={})", fixed(score.score, 2),
+                     fixed(score.precisions[0], 1), fixed(score.precisions[1], 1), fixed(score.precisions[2], 1),
+                     fixed(score.precisions[3], 1), fixed(score.bp, 3), fixed(score.ratio, 3), score.sys_len,
+                     score.ref_len);
+}
+
+}  // namespace attn::data

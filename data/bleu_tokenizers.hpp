@@ -1,0 +1,58 @@
+// How BLEU scorers cut a line into tokens (SPEC-MT-TOOLS.md §0 whitespace sets, §3.1, §3.2,
+// §3.4, §3.5). Each scorer has its own rules and the differences change scores:
+//
+//   sacreBLEU   rstrip() → lower() (full Unicode) → tokenizer 13a | intl | char | none →
+//               str.split() on Python whitespace (PyWS, code points);
+//   multi-bleu  Perl `lc` (ASCII A–Z only) → split on the ASCII whitespace bytes (PerlBWS);
+//   fairseq     Python lower() → split on PyWS.
+//
+// Also the WMT14 EN-DE compound splitting ("##AT##-##AT##", §3.5) applied before scoring.
+// All functions take and return UTF-8; byte-level rules (13a, ATAT, PerlBWS) are exactly
+// equivalent on UTF-8 to the code-point rules of the originals (§6).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::data {
+
+// sacreBLEU's tokenizers (`--tokenize`); char is sacreBLEU's character-level tokenizer.
+enum class BleuTokenizer { k13a, kIntl, kChar, kNone };
+
+// "13a" | "intl" | "char" | "none"; anything else throws DataError listing the choices.
+BleuTokenizer parse_bleu_tokenizer(std::string_view name);
+// The name as it appears in sacreBLEU's signature (`tok:13a`).
+std::string_view bleu_tokenizer_name(BleuTokenizer tokenizer);
+
+// Tokenizer13a (mteval-v13a): drops `<skipped>`, joins `-\n`, decodes &quot; &amp; &lt; &gt;,
+// pads ASCII punctuation and symbols, splits period/comma except inside numbers, dash after
+// a digit; single spaces, no leading/trailing space.
+std::string tokenize_13a(std::string_view line);
+// TokenizerV14International: splits Unicode punctuation (\p{P}) not between digits, and
+// symbols (\p{S}) everywhere; single spaces.
+std::string tokenize_intl(std::string_view line);
+// TokenizerChar: every code point joined by one space (spaces included, as sacreBLEU does).
+std::string tokenize_char(std::string_view line);
+// Applies the chosen tokenizer (kNone returns the line unchanged).
+std::string apply_bleu_tokenizer(BleuTokenizer tokenizer, std::string_view line);
+
+// Python str.isspace() for one code point (the PyWS set).
+bool is_python_whitespace(char32_t c);
+// Python str.split(): tokens separated by runs of PyWS, none empty.
+std::vector<std::string_view> split_python_whitespace(std::string_view line);
+// Python str.rstrip(): line without trailing PyWS.
+std::string_view rstrip_python_whitespace(std::string_view line);
+// Python str.lower(): full Unicode lower-casing (ICU root locale, incl. final sigma).
+std::string python_lower(std::string_view line);
+
+// Perl `split` on an undecoded byte string: tokens separated by runs of the bytes
+// \t \n \v \f \r and space; UTF-8 NBSP is part of a token.
+std::vector<std::string_view> split_perl_byte_whitespace(std::string_view line);
+// Perl `lc` on bytes: A–Z only; `Ä` stays.
+std::string ascii_lower(std::string_view line);
+
+// WMT14 EN-DE compound splitting, `perl -ple 's{(\S)-(\S)}{$1 ##AT##-##AT## $2}g'` on bytes:
+// global and non-overlapping, so `a-b-c` → `a ##AT##-##AT## b-c`.
+std::string compound_split(std::string_view line);
+
+}  // namespace attn::data
