@@ -17,7 +17,7 @@
 namespace attn {
 
 // Marks a leaf tensor as a parameter/input whose gradient is wanted. Returns t.
-Tensor& set_requires_grad(Tensor& t, bool requires = true);
+Tensor& set_requires_grad(Tensor& t, bool on = true);
 bool requires_grad(const Tensor& t);
 bool is_leaf(const Tensor& t);
 // The accumulated gradient of a leaf (undefined until a backward reaches it).
@@ -42,27 +42,58 @@ class NoGradGuard {
 };
 bool grad_mode_enabled();
 
-// A recorded operation. Ops subclass it (or use FunctionNode) and implement apply():
-// given the gradient of the output, return the gradients of the inputs (undefined for
-// inputs that need none).
+struct AutogradMeta;
+
+// Where a gradient flows: the input's autograd metadata (its .grad, or the Node that made it)
+// and its shape and dtype. An edge does not hold the input's data, so recording an op keeps
+// alive only what its backward saved, not every input.
+struct Edge {
+  std::shared_ptr<AutogradMeta> meta;  // null when the input needs no gradient
+  Shape shape;
+  DType dtype = DType::Float32;
+};
+
+// A recorded operation. Ops subclass it (or use record(), which builds a FunctionNode) and
+// implement apply(): given the gradient of the output, return the gradients of the inputs
+// (undefined for inputs that need none). A returned gradient may have a broadcast shape:
+// the engine sums it down to the input's shape (ops::sum_to).
 struct Node {
   virtual ~Node() = default;
   virtual std::vector<Tensor> apply(const Tensor& grad_output) = 0;
+  // Nodes with several outputs override this; grad_outputs[i] is undefined when no
+  // gradient reached output i (at least one is defined).
+  virtual std::vector<Tensor> apply_outputs(const std::vector<Tensor>& grad_outputs) { return apply(grad_outputs.at(0)); }
   virtual std::string name() const = 0;
-  std::vector<Tensor> inputs;  // the tensors the gradients flow to (same order as apply's result)
+  // Frees what backward needed (saved tensors, edges); called once backward has run.
+  virtual void release() { edges.clear(); released = true; }
+  std::vector<Edge> edges;  // where the gradients flow (same order as apply's result)
+  int num_outputs = 1;
+  bool released = false;
 };
 
 struct AutogradMeta {
   bool requires_grad = false;
   Tensor grad;                      // leaves only
   std::shared_ptr<Node> grad_fn;    // null for leaves
+  int output_index = 0;             // which output of grad_fn this tensor is
 };
 
 // Records `out` as produced by a node whose backward is `fn` over `inputs`, if grad mode
 // is on and any input requires grad. Returns out (possibly with autograd metadata added).
 // This is how ops (and custom fused layers in nn/) become differentiable:
 //   return record("mul", {a, b}, out, [a, b](const Tensor& g) { return std::vector{g * b, g * a}; });
+// The backward may capture inputs and out: record() stores only edges, and the closure is
+// freed after backward, so saved tensors live exactly as long as the graph.
 using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad_output)>;
 Tensor record(const char* name, const std::vector<Tensor>& inputs, Tensor out, BackwardFn fn);
+
+// The same for an op with several outputs (split, chunk): fn receives one gradient per
+// output, undefined for outputs no gradient reached.
+using MultiBackwardFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& grad_outputs)>;
+std::vector<Tensor> record_multi(const char* name, const std::vector<Tensor>& inputs, std::vector<Tensor> outputs,
+                                 MultiBackwardFn fn);
+
+// True when grad mode is on and some input requires grad: an op's backward will be recorded.
+bool any_requires_grad(const std::vector<Tensor>& inputs);
 
 }  // namespace attn

@@ -23,7 +23,15 @@ struct GradcheckOptions {
 // f maps the inputs (float64, requiring grad) to an output of any shape; the check
 // compares the gradient of sum(output * R) for a fixed random R against central finite
 // differences, for every element of every input that requires grad.
-GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f, std::vector<Tensor> inputs,
-                          GradcheckOptions options = {});
+using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
+GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, GradcheckOptions options = {});
+
+// The building blocks, also used to compare float32 against float64 gradients:
+// the fixed random weights R for an output of this shape (uniform in [-1, 1), seeded),
+Tensor gradcheck_weights(const Shape& shape, DType dtype);
+// and the analytic gradients of sum(f(inputs) * weights) by backward(), one per input
+// (undefined for inputs that do not require grad, zeros where no gradient reached).
+// Clears the inputs' .grad first.
+std::vector<Tensor> weighted_gradients(const GradcheckFn& f, const std::vector<Tensor>& inputs, const Tensor& weights);
 
 }  // namespace attn
