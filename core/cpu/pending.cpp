@@ -7,9 +7,6 @@ namespace {
 [[noreturn]] void not_implemented(const char* kernel) { throw Error(fmt::format("{}: not implemented", kernel)); }
 }  // namespace
 
-void CpuBackend::reduce(ReduceOp, const Tensor&, const Tensor&) { not_implemented("reduce"); }
-void CpuBackend::arg_reduce(bool, const Tensor&, int, const Tensor&, const Tensor&) { not_implemented("arg_reduce"); }
-void CpuBackend::cumsum(const Tensor&, int, bool, const Tensor&) { not_implemented("cumsum"); }
 void CpuBackend::index_select_rows(const Tensor&, const Tensor&, const Tensor&) { not_implemented("index_select_rows"); }
 void CpuBackend::index_add_rows(const Tensor&, const Tensor&, const Tensor&) { not_implemented("index_add_rows"); }
 void CpuBackend::topk(const Tensor&, int64_t, bool, const Tensor&, const Tensor&) { not_implemented("topk"); }
