@@ -24,7 +24,7 @@ void softmax_rows(const Tensor& x, const Tensor& out, bool log) {
     RowOut<T> yr(py + r * cols, cols);
     const T max = xr.maxCoeff();
     if (log) {
-      yr = xr - (max + std::log((xr - max).exp().sum()));
+      yr = (xr - max) - std::log((xr - max).exp().sum());  // shifted first: exact for large logits
     } else {
       yr = (xr - max).exp();
       yr *= T(1) / yr.sum();
