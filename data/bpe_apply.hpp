@@ -59,6 +59,8 @@ class BpeEncoder {
  public:
   BpeEncoder(BpeCodes codes, BpeApplyOptions options);
 
+  // _isolate_glossaries: the word split around the matches of every glossary, in order.
+  std::vector<std::string> isolate_glossaries(std::string_view word) const;
   // Segments of one word (without separators), after glossaries, merges and vocabulary.
   std::vector<std::string> segment_word(std::string_view word) const;
   // process_line: leading/trailing '\r\n ' kept, words joined by ' ', "@@" on non-final parts.
@@ -71,7 +73,6 @@ class BpeEncoder {
   std::string process_line(std::string_view line, WordCache& cache) const;
   const std::vector<std::string>& encode_cached(std::string_view segment, WordCache& cache) const;
   std::vector<std::string> encode(std::string_view segment) const;
-  std::vector<std::string> isolate_glossaries(std::string_view word) const;
   std::vector<std::string> check_vocabulary(const std::vector<std::string>& segments) const;
   void recursive_split(const std::string& segment, bool final, std::vector<std::string>& out) const;
   bool in_vocabulary(const std::string& subword, bool final) const;

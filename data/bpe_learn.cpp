@@ -76,6 +76,7 @@ struct Word {
 };
 
 struct PairState {
+  PairState(SymbolId left_symbol, SymbolId right_symbol) : left(left_symbol), right(right_symbol) {}
   SymbolId left, right;
   int64_t count = 0;     // stats[pair], meaningful while `live`
   int64_t big = 0;       // big_stats[pair]
@@ -158,7 +159,7 @@ bool BpeLearner::ranks_below(int64_t count_a, PairId a, int64_t count_b, PairId 
 PairId BpeLearner::pair_id(SymbolId left, SymbolId right) {
   uint64_t key = (uint64_t(left) << 32) | right;
   auto [it, inserted] = pair_ids_.try_emplace(key, static_cast<PairId>(pairs_.size()));
-  if (inserted) pairs_.push_back(PairState{left, right});
+  if (inserted) pairs_.emplace_back(left, right);
   return it->second;
 }
 
@@ -359,7 +360,7 @@ void BpeLearner::update_pair_statistics(const PairState& pair, SymbolId merged, 
 }
 
 void BpeLearner::merge(PairId p) {
-  const PairState pair{pairs_[p].left, pairs_[p].right};
+  const PairState pair(pairs_[p].left, pairs_[p].right);
   const SymbolId merged = symbols_.intern(symbols_.text(pair.left) + symbols_.text(pair.right));
   // replace_pair: every word with indices[pair][word] >= 1, changed or not.
   std::vector<WordId> candidates = pairs_[p].words;

@@ -13,6 +13,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "data/text_io.hpp"  // DataError
+
 namespace attn::data {
 
 // Hash maps and sets keyed by std::string that can be looked up with a std::string_view.

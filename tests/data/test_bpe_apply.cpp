@@ -1,0 +1,128 @@
+// BPE application against subword-nmt's own output (SPEC-MT-TOOLS.md §1.2–§1.4):
+// vectors/own/bpe/, vectors/upstream/subword-nmt-tests/ and vectors/upstream/wmt17-en-de/bpe/.
+#include <catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "data/bpe_apply.hpp"
+
+using namespace attn::data;
+
+namespace {
+
+const std::string kShared = ATTNLAB_SHARED_DIR;
+const std::string kOwn = kShared + "/vectors/own/bpe/";
+const std::string kUpstream = kShared + "/vectors/upstream/";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string apply_file(const std::string& codes, const std::string& input, BpeApplyOptions options = {},
+                       LineMode mode = LineMode::Universal, int64_t merges = -1) {
+  BpeEncoder encoder(BpeCodes::read(codes, merges), std::move(options));
+  return encoder.apply(split_lines(read_utf8_file(input), mode));
+}
+
+BpeApplyOptions with_vocabulary(const std::string& path, int64_t threshold) {
+  BpeApplyOptions options;
+  options.vocabulary = read_bpe_vocabulary(path, threshold);
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("apply_bpe: the 401-line corpus with codes.200") {
+  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.en") == slurp(kOwn + "corpus.bpe200.en"));
+  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.de") == slurp(kOwn + "corpus.bpe200.de"));
+}
+
+TEST_CASE("apply_bpe: held-out words, --merges 50, glossaries, vocabulary threshold") {
+  const std::string codes = kOwn + "codes.200", heldout = kOwn + "heldout.tok";
+  CHECK(apply_file(codes, heldout) == slurp(kOwn + "heldout.bpe200"));
+  CHECK(apply_file(codes, heldout, {}, LineMode::Universal, 50) == slurp(kOwn + "heldout.bpe200.merges50"));
+  BpeApplyOptions glossaries;
+  glossaries.glossaries = {"New", "York", "[0-9]+", "Wort"};
+  CHECK(apply_file(codes, heldout, glossaries) == slurp(kOwn + "heldout.bpe200.glossaries"));
+  CHECK(apply_file(codes, heldout, with_vocabulary(kOwn + "joint.vocab.en", 3)) ==
+        slurp(kOwn + "heldout.bpe200.vocab-en-thr3"));
+}
+
+TEST_CASE("apply_bpe: vocabulary filter on the corpus (joint vocabularies, threshold 3)") {
+  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.en", with_vocabulary(kOwn + "joint.vocab.en", 3)) ==
+        slurp(kOwn + "corpus.bpe200.vocab-en-thr3.en"));
+  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.de", with_vocabulary(kOwn + "joint.vocab.de", 3)) ==
+        slurp(kOwn + "corpus.bpe200.vocab-de-thr3.de"));
+}
+
+TEST_CASE("apply_bpe: synthetic codes (overlaps, end of word, duplicates, whitespace kept)") {
+  CHECK(apply_file(kOwn + "synthetic.codes", kOwn + "synthetic.in") == slurp(kOwn + "synthetic.out"));
+  CHECK(apply_file(kOwn + "synthetic.codes", kOwn + "synthetic.in", with_vocabulary(kOwn + "synthetic.vocab", 2)) ==
+        slurp(kOwn + "synthetic.vocab-thr2.out"));
+}
+
+TEST_CASE("apply_bpe: line splitting differs between standard input and -i FILE") {
+  const std::string codes = kOwn + "codes.200", input = kOwn + "whitespace-edge.in";
+  CHECK(apply_file(codes, input, {}, LineMode::Universal) == slurp(kOwn + "whitespace-edge.bpe200.stdin-mode"));
+  CHECK(apply_file(codes, input, {}, LineMode::SplitLines) == slurp(kOwn + "whitespace-edge.bpe200.file-mode"));
+}
+
+TEST_CASE("apply_bpe: subword-nmt's own test corpus") {
+  const std::string dir = kUpstream + "subword-nmt-tests/";
+  CHECK(apply_file(dir + "bpe.ref", dir + "corpus.en", {}, LineMode::SplitLines) == slurp(dir + "corpus.bpe.ref.en"));
+}
+
+TEST_CASE("apply_bpe: subword-nmt's unit cases (glossaries, whitespace)") {
+  const std::string dir = kUpstream + "subword-nmt-tests/";
+  auto cases = nlohmann::json::parse(slurp(dir + "unit_cases.json"));
+  for (const auto& c : cases["isolate_glossary(word, 'like')"])
+    CHECK(isolate_glossary(c["word"].get<std::string>(), GlossaryPattern("like")) ==
+          c["expected"].get<std::vector<std::string>>());
+  BpeCodes codes = BpeCodes::read(dir + "bpe.ref");
+  for (const auto& c : cases["BPE(glossaries=[...])._isolate_glossaries(word)"]) {
+    BpeApplyOptions options;
+    options.glossaries = c["glossaries"].get<std::vector<std::string>>();
+    CHECK(BpeEncoder(codes, options).isolate_glossaries(c["word"].get<std::string>()) ==
+          c["expected"].get<std::vector<std::string>>());
+  }
+  BpeEncoder plain(codes, {});
+  for (const auto& c : cases["BPE(codes=tests/data/bpe.ref).process_line(line)"])
+    CHECK(plain.process_line(c["line"].get<std::string>()) == c["expected"].get<std::string>());
+  for (const auto& c : cases["README glossary example (codes=tests/data/bpe.ref)"]) {
+    BpeApplyOptions options;
+    options.glossaries = c["glossaries"].get<std::vector<std::string>>();
+    CHECK(BpeEncoder(codes, options).process_line(c["line"].get<std::string>()) == c["expected"].get<std::string>());
+  }
+}
+
+TEST_CASE("apply_bpe: WMT17 newstest2017 reference with 3000 and 39,620 merges") {
+  const std::string input = kUpstream + "wmt17-en-de/tok-a/newstest2017.ref.de";
+  const std::string dir = kUpstream + "wmt17-en-de/bpe/";
+  CHECK(apply_file(dir + "codes.3000", input) == slurp(dir + "newstest2017.ref.de.tok-a.bpe3000"));
+  CHECK(apply_file(dir + "codes.40000-minfreq2-stopped", input) == slurp(dir + "newstest2017.ref.de.tok-a.bpe40000"));
+}
+
+TEST_CASE("BpeCodes: v0.1 codes (no header) keep </w> as a separate symbol") {
+  BpeEncoder encoder(BpeCodes::parse("a b\nab </w>\n", "v01"), {});
+  CHECK(encoder.process_line("ab abc\n") == "ab ab@@ c\n");  // upstream apply_bpe.py output
+}
+
+TEST_CASE("BpeCodes: malformed codes files name file and line") {
+  CHECK_THROWS_WITH(BpeCodes::parse("#version: 0.2\ne r\nbad\n", "codes.txt"), Catch::Contains("codes.txt:3:"));
+  CHECK_THROWS_WITH(BpeCodes::parse("#version: 0.2\ne r\na b c\n", "codes.txt"), Catch::Contains("codes.txt:3:"));
+  CHECK_THROWS_WITH(BpeCodes::parse("e r\n\nx y\n", "codes.txt"), Catch::Contains("codes.txt:2:"));
+  CHECK_THROWS_WITH(BpeCodes::parse("#version: 0.3\ne r\n", "codes.txt"), Catch::Contains("codes.txt:1:"));
+  CHECK_THROWS_WITH(BpeCodes::parse("#version: 0.2 byte\ne r\n", "codes.txt"), Catch::Contains("byte-level"));
+  CHECK_THROWS_AS(BpeCodes::read("/nonexistent/codes"), DataError);
+  // --merges: lines after the limit are not read, so their errors do not count.
+  CHECK_NOTHROW(BpeCodes::parse("#version: 0.2\ne r\nbad\n", "codes.txt", 1));
+  CHECK_THROWS_WITH(parse_bpe_vocabulary("a 1\nb\n", "vocab.txt", 1), Catch::Contains("vocab.txt:2:"));
+  CHECK_THROWS_AS(GlossaryPattern("(unclosed"), DataError);
+}
