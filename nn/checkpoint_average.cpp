@@ -1,0 +1,123 @@
+// Checkpoint averaging (SPEC-MODELS.md §1.11). See checkpoint_average.hpp.
+#include "nn/checkpoint_average.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <filesystem>
+#include <optional>
+
+#include "core/error.hpp"
+
+namespace attn::nn {
+namespace {
+
+// Floating tensors are summed in float64, integer and BOOL ones in int64.
+DType sum_dtype(DType dtype) { return is_floating(dtype) ? DType::Float64 : DType::Int64; }
+
+template <typename T>
+void add_into(Tensor& sum, const Tensor& value) {
+  const Tensor v = value.to(sum.dtype()).contiguous();
+  T* s = sum.data<T>();
+  const T* x = v.data<T>();
+  for (int64_t i = 0; i < sum.numel(); ++i) s[i] += x[i];
+}
+
+void add_into(Tensor& sum, const Tensor& value) {
+  if (sum.dtype() == DType::Float64)
+    add_into<double>(sum, value);
+  else
+    add_into<int64_t>(sum, value);
+}
+
+// Σ/N, with integer sums floor-divided (toward −∞, as Python's //).
+Tensor mean_of_sum(Tensor sum, int64_t n, DType dtype) {
+  if (sum.dtype() == DType::Float64) {
+    double* s = sum.data<double>();
+    for (int64_t i = 0; i < sum.numel(); ++i) s[i] /= double(n);
+  } else {
+    int64_t* s = sum.data<int64_t>();
+    for (int64_t i = 0; i < sum.numel(); ++i) s[i] = s[i] / n - ((s[i] % n != 0 && s[i] < 0) ? 1 : 0);
+  }
+  return sum.to(dtype);
+}
+
+void check_same_names(const SafetensorsFile& first, const SafetensorsFile& other) {
+  for (const auto& [name, t] : first.tensors)
+    ATTN_CHECK(other.contains(name), "average: {} has no tensor '{}' (present in {})", other.path, name, first.path);
+  for (const auto& [name, t] : other.tensors)
+    ATTN_CHECK(first.contains(name), "average: {} has a tensor '{}' that {} lacks", other.path, name, first.path);
+}
+
+// The number a checkpoint file name carries, or none when the name does not match.
+std::optional<int64_t> checkpoint_number(const std::string& file, CheckpointNumbering numbering,
+                                         const std::string& extension) {
+  const std::string prefix = "checkpoint";
+  if (file.size() <= prefix.size() + extension.size() || !file.starts_with(prefix) || !file.ends_with(extension))
+    return std::nullopt;
+  const std::string middle = file.substr(prefix.size(), file.size() - prefix.size() - extension.size());
+  auto all_digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  };
+  if (numbering == CheckpointNumbering::Epoch)
+    return all_digits(middle) ? std::optional(std::stoll(middle)) : std::nullopt;
+  // "_<epoch>_<update>"
+  const size_t second = middle.find('_', 1);
+  if (middle.empty() || middle[0] != '_' || second == std::string::npos) return std::nullopt;
+  const std::string epoch = middle.substr(1, second - 1), update = middle.substr(second + 1);
+  return all_digits(epoch) && all_digits(update) ? std::optional(std::stoll(update)) : std::nullopt;
+}
+
+}  // namespace
+
+SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs) {
+  ATTN_CHECK(!inputs.empty(), "average: no checkpoints given");
+  const SafetensorsFile first = load_safetensors(inputs.front());
+  SafetensorsFile result{.path = "", .tensors = {}, .metadata = first.metadata};
+  NamedTensors sums;
+  for (const auto& [name, t] : first.tensors) sums.emplace_back(name, t.to(sum_dtype(t.dtype())).clone());
+
+  for (size_t f = 1; f < inputs.size(); ++f) {
+    const SafetensorsFile other = load_safetensors(inputs[f]);
+    check_same_names(first, other);
+    for (size_t i = 0; i < sums.size(); ++i) {
+      const auto& [name, reference] = first.tensors[i];
+      const Tensor& t = other.at(name);
+      ATTN_CHECK(t.dtype() == reference.dtype() && t.shape() == reference.shape(),
+                 "average: tensor '{}' is {} {} in {} but {} {} in {}", name, dtype_name(t.dtype()), t.shape().str(),
+                 other.path, dtype_name(reference.dtype()), reference.shape().str(), first.path);
+      add_into(sums[i].second, t);
+    }
+  }
+  for (size_t i = 0; i < sums.size(); ++i)
+    result.tensors.emplace_back(sums[i].first,
+                                mean_of_sum(sums[i].second, int64_t(inputs.size()), first.tensors[i].second.dtype()));
+  return result;
+}
+
+void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output) {
+  const SafetensorsFile averaged = average_checkpoints(inputs);
+  save_safetensors(output, averaged.tensors, averaged.metadata);
+}
+
+std::vector<std::string> last_checkpoints(const std::string& dir, int n, CheckpointNumbering numbering,
+                                          const std::string& extension) {
+  ATTN_CHECK(n > 0, "average: the number of checkpoints must be > 0, got {}", n);
+  std::error_code error;
+  std::filesystem::directory_iterator it(dir, error);
+  ATTN_CHECK(!error, "average: cannot list {}: {}", dir, error.message());
+  std::vector<std::pair<int64_t, std::string>> found;
+  for (const auto& entry : it) {
+    const std::string file = entry.path().filename().string();
+    if (auto number = checkpoint_number(file, numbering, extension)) found.emplace_back(*number, entry.path().string());
+  }
+  const char* pattern = numbering == CheckpointNumbering::Epoch ? "checkpoint<epoch>" : "checkpoint_<epoch>_<update>";
+  ATTN_CHECK(int64_t(found.size()) >= n, "average: found {} files named {}{} in {} but need {}", found.size(), pattern,
+             extension, dir, n);
+  std::sort(found.begin(), found.end(), std::greater<>());
+  std::vector<std::string> newest;
+  for (int i = 0; i < n; ++i) newest.push_back(found[size_t(i)].second);
+  return newest;
+}
+
+}  // namespace attn::nn

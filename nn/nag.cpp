@@ -1,0 +1,56 @@
+// NAG with fairseq's semantics (SPEC-MODELS.md §1.7). See nag.hpp.
+#include "nn/nag.hpp"
+
+namespace attn::nn {
+namespace {
+constexpr const char* kLrOldKey = "lr_old";
+}
+
+NAG::NAG(NamedTensors params, const NAGOptions& options)
+    : Optimizer(std::move(params), {"momentum_buffer"}), options_(options) {
+  ATTN_CHECK(options.momentum >= 0 && options.momentum < 1, "nag: momentum must lie in [0, 1), got {}",
+             options.momentum);
+  ATTN_CHECK(options.weight_decay >= 0, "nag: weight decay must be >= 0, got {}", options.weight_decay);
+}
+
+void NAG::begin_step() {
+  const double lr_old = lr_old_.value_or(lr());
+  lr_correction_ = lr_old > 0 ? lr() / lr_old : lr();
+}
+
+void NAG::update(const ParamData& p) {
+  const double mu = options_.momentum;
+  const double lr = this->lr();
+  const float shrink = float(1.0 - lr * options_.weight_decay);
+  const float buffer_to_param = float(mu * mu * lr_correction_);
+  const float grad_to_param = float(-(1.0 + mu) * lr);
+  const float buffer_decay = float(mu * lr_correction_);
+  const float grad_to_buffer = float(-lr);
+  const bool decays = options_.weight_decay != 0.0;
+
+  float* __restrict theta = p.param;
+  const float* __restrict g = p.grad;
+  float* __restrict b = p.slots[0];
+  for_each_element(p.numel, [=](int64_t i) {
+    if (decays) theta[i] *= shrink;
+    theta[i] += buffer_to_param * b[i];
+    theta[i] += grad_to_param * g[i];
+    b[i] = buffer_decay * b[i] + grad_to_buffer * g[i];
+  });
+}
+
+void NAG::end_step() { lr_old_ = lr(); }
+
+NamedTensors NAG::extra_state() const {
+  if (!lr_old_) return {};
+  return {{kLrOldKey, from_vector<double>({*lr_old_}, Shape{})}};
+}
+
+void NAG::load_extra_state(const std::map<std::string, Tensor>& state) {
+  if (state.count(kLrOldKey))
+    lr_old_ = *find_state(state, kLrOldKey, DType::Float64, Shape{}).data<double>();
+  else
+    lr_old_.reset();
+}
+
+}  // namespace attn::nn
