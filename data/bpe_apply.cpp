@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -90,7 +89,9 @@ BpeCodes BpeCodes::parse(std::string_view text, const std::string& name, int64_t
   StringMap<size_t> last_occurrence;
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string key = lines[i].first + ' ' + lines[i].second;
-    codes.ranks_.try_emplace(key, static_cast<int64_t>(i));
+    uint32_t left = codes.intern(lines[i].first), right = codes.intern(lines[i].second);
+    codes.merges_.try_emplace((uint64_t(left) << 32) | right,
+                              Merge{static_cast<int64_t>(i), codes.intern(lines[i].first + lines[i].second)});
     last_occurrence[key] = i;
   }
   StringMap<size_t> reverse_rank;
@@ -107,13 +108,19 @@ BpeCodes BpeCodes::parse(std::string_view text, const std::string& name, int64_t
 
 BpeCodes BpeCodes::read(const std::string& path, int64_t merges) { return parse(read_utf8_file(path), path, merges); }
 
-int64_t BpeCodes::rank(std::string_view left, std::string_view right) const {
-  thread_local std::string key;
-  key.assign(left);
-  key += ' ';
-  key += right;
-  auto found = ranks_.find(key);
-  return found == ranks_.end() ? -1 : found->second;
+uint32_t BpeCodes::intern(const std::string& symbol) {
+  return symbol_ids_.try_emplace(symbol, static_cast<uint32_t>(symbol_ids_.size())).first->second;
+}
+
+uint32_t BpeCodes::symbol_id(std::string_view symbol) const {
+  auto found = symbol_ids_.find(symbol);
+  return found == symbol_ids_.end() ? kNoSymbol : found->second;
+}
+
+const BpeCodes::Merge* BpeCodes::find_merge(uint32_t left, uint32_t right) const {
+  if (left == kNoSymbol || right == kNoSymbol) return nullptr;
+  auto found = merges_.find((uint64_t(left) << 32) | right);
+  return found == merges_.end() ? nullptr : &found->second;
 }
 
 const std::pair<std::string, std::string>* BpeCodes::split(std::string_view merged) const {
@@ -198,44 +205,54 @@ std::vector<std::string> BpeEncoder::isolate_glossaries(std::string_view word) c
   return segments;
 }
 
-// encode(): merges by lowest rank, all occurrences of the chosen pair at once.
+// encode(): merges by lowest rank, all occurrences of the chosen pair at once. A symbol is
+// a byte range of the segment plus its code-symbol id; the end-of-word marker belongs to the
+// last symbol (v0.2) or is a symbol of its own with an empty range (v0.1), and dropping it
+// at the end (upstream's '</w>' stripping) just means printing the ranges.
 std::vector<std::string> BpeEncoder::encode(std::string_view segment) const {
   if (any_glossary_ && std::regex_search(segment.begin(), segment.end(), *any_glossary_,
                                          std::regex_constants::match_continuous))
     return {std::string(segment)};
   std::vector<std::string_view> chars = split_code_points(segment);
   if (chars.size() <= 1) return {std::string(segment)};
-  std::vector<std::string> word(chars.begin(), chars.end());
-  if (codes_.glues_end_of_word())
-    word.back() += kEndOfWord;
-  else
-    word.emplace_back(kEndOfWord);
+  struct Symbol {
+    uint32_t id, begin, end;
+  };
+  std::vector<Symbol> word;
+  uint32_t offset = 0;
+  for (size_t k = 0; k < chars.size(); ++k) {
+    bool glue_end = k + 1 == chars.size() && codes_.glues_end_of_word();
+    uint32_t id = codes_.symbol_id(glue_end ? std::string(chars[k]) + std::string(kEndOfWord) : chars[k]);
+    word.push_back({id, offset, offset + static_cast<uint32_t>(chars[k].size())});
+    offset += static_cast<uint32_t>(chars[k].size());
+  }
+  if (!codes_.glues_end_of_word()) word.push_back({codes_.symbol_id(kEndOfWord), offset, offset});
+  std::vector<Symbol> merged;
   while (word.size() > 1) {
-    int64_t best_rank = std::numeric_limits<int64_t>::max();
+    const BpeCodes::Merge* best = nullptr;
     size_t best_position = 0;
     for (size_t i = 0; i + 1 < word.size(); ++i) {
-      int64_t r = codes_.rank(word[i], word[i + 1]);
-      if (r >= 0 && r < best_rank) best_rank = r, best_position = i;
+      const BpeCodes::Merge* m = codes_.find_merge(word[i].id, word[i + 1].id);
+      if (m != nullptr && (best == nullptr || m->rank < best->rank)) best = m, best_position = i;
     }
-    if (best_rank == std::numeric_limits<int64_t>::max()) break;
-    const std::string left = word[best_position], right = word[best_position + 1];
-    std::vector<std::string> merged;
-    merged.reserve(word.size());
-    for (size_t i = 0; i < word.size(); ++i) {
-      if (i >= best_position && i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
-        merged.push_back(left + right);
+    if (best == nullptr) break;
+    const uint32_t left = word[best_position].id, right = word[best_position + 1].id;
+    merged.assign(word.begin(), word.begin() + static_cast<ptrdiff_t>(best_position));
+    for (size_t i = best_position; i < word.size(); ++i) {
+      if (i + 1 < word.size() && word[i].id == left && word[i + 1].id == right) {
+        merged.push_back({best->merged, word[i].begin, word[i + 1].end});
         ++i;
       } else {
-        merged.push_back(std::move(word[i]));
+        merged.push_back(word[i]);
       }
     }
-    word = std::move(merged);
+    std::swap(word, merged);
   }
-  if (word.back() == kEndOfWord)
-    word.pop_back();
-  else if (word.back().ends_with(kEndOfWord))
-    word.back().resize(word.back().size() - kEndOfWord.size());
-  return options_.vocabulary.empty() ? word : check_vocabulary(word);
+  if (word.back().begin == word.back().end) word.pop_back();  // a lone v0.1 end-of-word marker
+  std::vector<std::string> subwords;
+  subwords.reserve(word.size());
+  for (const Symbol& symbol : word) subwords.emplace_back(segment.substr(symbol.begin, symbol.end - symbol.begin));
+  return options_.vocabulary.empty() ? subwords : check_vocabulary(subwords);
 }
 
 bool BpeEncoder::in_vocabulary(const std::string& subword, bool final) const {

@@ -11,6 +11,7 @@
 #include <regex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,15 +26,25 @@ class BpeCodes {
   static BpeCodes parse(std::string_view text, const std::string& name, int64_t merges = -1);
   static BpeCodes read(const std::string& path, int64_t merges = -1);
 
-  // Rank of the pair (0 = first line after the header), or -1. Duplicates keep their first rank.
-  int64_t rank(std::string_view left, std::string_view right) const;
+  // Every symbol of the codes has an id; other strings have none (they never merge).
+  static constexpr uint32_t kNoSymbol = UINT32_MAX;
+  uint32_t symbol_id(std::string_view symbol) const;
+  // The merge of two adjacent symbols: its rank (0 = first line after the header; duplicates
+  // keep their first rank) and the id of the merged symbol; nullptr when the pair is no code.
+  struct Merge {
+    int64_t rank;
+    uint32_t merged;
+  };
+  const Merge* find_merge(uint32_t left, uint32_t right) const;
   // bpe_codes_reverse: the pair whose concatenation is `merged`, if any.
   const std::pair<std::string, std::string>* split(std::string_view merged) const;
   bool glues_end_of_word() const { return version_minor_ >= 2; }  // v0.2 vs v0.1
 
  private:
   int version_minor_ = 2;
-  StringMap<int64_t> ranks_;  // key "left right" (symbols never contain ' ')
+  uint32_t intern(const std::string& symbol);
+  StringMap<uint32_t> symbol_ids_;
+  std::unordered_map<uint64_t, Merge> merges_;  // key (left id << 32) | right id
   StringMap<std::pair<std::string, std::string>> reverse_;
 };
 

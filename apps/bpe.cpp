@@ -1,0 +1,148 @@
+// `attnlab bpe learn | apply | learn-joint`: subword-nmt's learn-bpe, apply-bpe and
+// learn-joint-bpe-and-vocab (SPEC-MT-TOOLS.md §1). Standard input is split into lines like a
+// Python text stream, `-i FILE` like subword-nmt's codecs reader (§1.4).
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "apps/command.hpp"
+#include "data/bpe_apply.hpp"
+#include "data/bpe_learn.hpp"
+
+namespace attn::app {
+namespace {
+
+using namespace attn::data;
+
+std::string read_standard_input() {
+  std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+  check_utf8_text(text, "<stdin>");
+  return text;
+}
+
+// The text of `path` split as subword-nmt would, or of standard input when path is empty.
+TextLines read_input(const std::string& path) {
+  if (path.empty()) return split_lines(read_standard_input(), LineMode::Universal);
+  return split_lines(read_utf8_file(path), LineMode::SplitLines);
+}
+
+void write_output(const std::string& path, const std::string& content) {
+  if (path.empty()) {
+    std::cout << content << std::flush;
+    return;
+  }
+  write_file_atomic(path, content);
+}
+
+void report(const BpeLearnResult& result, const BpeLearnOptions& options, bool verbose) {
+  if (verbose)
+    for (size_t i = 0; i < result.merges.size(); ++i) std::cerr << format_merge_trace(i, result.merges[i]);
+  if (result.stopped_by_min_frequency)
+    std::cerr << fmt::format("no pair has frequency >= {}. Stopping\n", options.min_frequency);
+}
+
+struct LearnArgs {
+  BpeLearnOptions options;
+  std::vector<std::string> inputs;
+  std::string output;
+  bool dict_input = false, verbose = false;
+};
+
+int learn(const LearnArgs& args) {
+  WordCounts words;
+  std::vector<std::string> inputs = args.inputs.empty() ? std::vector<std::string>{""} : args.inputs;
+  for (const auto& input : inputs) {
+    TextLines text = read_input(input);
+    if (args.dict_input)
+      read_dictionary(text, input.empty() ? "<stdin>" : input, words);
+    else
+      count_words(text, words);
+  }
+  BpeLearnResult result = learn_bpe(words, args.options);
+  report(result, args.options, args.verbose);
+  write_output(args.output, format_bpe_codes(result.merges));
+  return 0;
+}
+
+struct ApplyArgs {
+  std::string codes, input, output, vocabulary;
+  int64_t merges = -1;
+  std::optional<int64_t> vocabulary_threshold;
+  BpeApplyOptions options;
+};
+
+int apply(ApplyArgs& args) {
+  if (!args.vocabulary.empty()) args.options.vocabulary = read_bpe_vocabulary(args.vocabulary, args.vocabulary_threshold);
+  BpeEncoder encoder(BpeCodes::read(args.codes, args.merges), args.options);
+  write_output(args.output, encoder.apply(read_input(args.input)));
+  return 0;
+}
+
+struct JointArgs {
+  BpeLearnOptions options;
+  std::vector<std::string> inputs, vocabularies;
+  std::string output;
+  bool verbose = false;
+};
+
+int learn_joint(const JointArgs& args) {
+  if (args.inputs.size() != args.vocabularies.size())
+    throw DataError(fmt::format("bpe learn-joint: {} input files but {} --write-vocabulary files", args.inputs.size(),
+                                args.vocabularies.size()));
+  JointBpeResult result = learn_joint_bpe(args.inputs, args.options);
+  report(result.codes, args.options, args.verbose);
+  write_output(args.output, format_bpe_codes(result.codes.merges));
+  for (size_t i = 0; i < args.vocabularies.size(); ++i) write_file_atomic(args.vocabularies[i], result.vocabularies[i]);
+  return 0;
+}
+
+CommandAction setup(CLI::App& cmd) {
+  cmd.require_subcommand(1);
+  auto learn_args = std::make_shared<LearnArgs>();
+  CLI::App* learn_cmd = cmd.add_subcommand("learn", "learn BPE merges (subword-nmt learn-bpe)");
+  learn_cmd->add_option("-s,--symbols", learn_args->options.num_symbols, "number of merges")->capture_default_str();
+  learn_cmd->add_option("--min-frequency", learn_args->options.min_frequency, "stop below this pair frequency")
+      ->capture_default_str();
+  learn_cmd->add_flag("--dict-input", learn_args->dict_input, "input lines are 'word count'");
+  learn_cmd->add_option("-i,--input", learn_args->inputs, "input files (default: standard input)");
+  learn_cmd->add_option("-o,--output", learn_args->output, "codes file (default: standard output)");
+  learn_cmd->add_flag("-v,--verbose", learn_args->verbose, "print every merge and its frequency to stderr");
+
+  auto apply_args = std::make_shared<ApplyArgs>();
+  CLI::App* apply_cmd = cmd.add_subcommand("apply", "segment text with BPE codes (subword-nmt apply-bpe)");
+  apply_cmd->add_option("-c,--codes", apply_args->codes, "codes file")->required();
+  apply_cmd->add_option("-m,--merges", apply_args->merges, "use only the first N merges (default: all)");
+  apply_cmd->add_option("--glossaries", apply_args->options.glossaries, "regexes of words never split");
+  apply_cmd->add_option("--vocabulary", apply_args->vocabulary, "vocabulary file ('word count' lines)");
+  apply_cmd->add_option("--vocabulary-threshold", apply_args->vocabulary_threshold, "minimum count in the vocabulary");
+  apply_cmd->add_option("-s,--separator", apply_args->options.separator, "separator after non-final subwords")
+      ->capture_default_str();
+  apply_cmd->add_option("-i,--input", apply_args->input, "input file (default: standard input)");
+  apply_cmd->add_option("-o,--output", apply_args->output, "output file (default: standard output)");
+
+  auto joint_args = std::make_shared<JointArgs>();
+  CLI::App* joint_cmd =
+      cmd.add_subcommand("learn-joint", "learn BPE on several files and write their vocabularies "
+                                        "(subword-nmt learn-joint-bpe-and-vocab)");
+  joint_cmd->add_option("--input", joint_args->inputs, "training files")->required();
+  joint_cmd->add_option("-s,--symbols", joint_args->options.num_symbols, "number of merges")->capture_default_str();
+  joint_cmd->add_option("-o,--output", joint_args->output, "codes file")->required();
+  joint_cmd->add_option("--write-vocabulary", joint_args->vocabularies, "one vocabulary file per input")->required();
+  joint_cmd->add_option("--min-frequency", joint_args->options.min_frequency, "stop below this pair frequency")
+      ->capture_default_str();
+  joint_cmd->add_flag("-v,--verbose", joint_args->verbose, "print every merge and its frequency to stderr");
+
+  return [=]() {
+    if (learn_cmd->parsed()) return learn(*learn_args);
+    if (apply_cmd->parsed()) return apply(*apply_args);
+    return learn_joint(*joint_args);
+  };
+}
+
+const CommandRegistration registration("bpe", "byte-pair encoding: learn, apply, learn-joint (subword-nmt)", setup);
+
+}  // namespace
+}  // namespace attn::app
