@@ -1,9 +1,13 @@
 // CPU element-wise kernels: fill, dtype-converting copy, unary ops and their backward,
 // broadcast binary ops and where (core/backend.hpp). All run on the strided loop of
 // core/cpu/strided_loop.hpp: contiguous operands take a vectorizable unit-stride path,
-// broadcast operands arrive as stride-0 views.
+// broadcast operands arrive as stride-0 views. Transcendental unary ops run contiguous
+// rows through Eigen's vectorized exp/log/tanh/erf/... (measured several times faster than
+// the scalar libm loop on this machine); strided rows use the scalar form.
+#include <Eigen/Core>
 #include <cmath>
 #include <type_traits>
+#include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/cpu/cpu_backend.hpp"
 #include "core/cpu/strided_loop.hpp"
@@ -72,6 +76,24 @@ void dispatch_arithmetic(DType t, F&& f) {
   }
 }
 
+// out = f(x) with an Eigen array form for contiguous rows and a scalar form for the rest.
+template <typename T, typename ScalarFn, typename ArrayFn>
+void map_unary(const Tensor& x, const Tensor& out, ScalarFn scalar, ArrayFn array) {
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  for_each_row<2>(out.shape(), {static_cast<char*>(out.raw_data()), static_cast<char*>(x.raw_data())},
+                  {byte_strides(out), byte_strides(x)},
+                  [&](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+                    T* o = reinterpret_cast<T*>(p[0]);
+                    const T* a = reinterpret_cast<const T*>(p[1]);
+                    if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(T))) {
+                      Eigen::Map<Array>(o, n) = array(Eigen::Map<const Array>(a, n));
+                    } else {
+                      const int64_t so = s[0] / int64_t(sizeof(T)), sa = s[1] / int64_t(sizeof(T));
+                      for (int64_t i = 0; i < n; ++i) o[i * so] = scalar(a[i * sa]);
+                    }
+                  });
+}
+
 template <typename T>
 void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) {
   const T a = static_cast<T>(p.a), b = static_cast<T>(p.b);
@@ -88,17 +110,22 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) 
     default: break;
   }
   if constexpr (std::is_floating_point_v<T>) {
+    auto vec = [&](auto scalar, auto array) { map_unary<T>(x, out, scalar, array); };
     switch (op) {
-      case UnaryOp::Exp: return map([](T v) { return std::exp(v); });
-      case UnaryOp::Log: return map([](T v) { return std::log(v); });
-      case UnaryOp::Sqrt: return map([](T v) { return std::sqrt(v); });
-      case UnaryOp::Rsqrt: return map([](T v) { return T(1) / std::sqrt(v); });
-      case UnaryOp::Elu: return map([a](T v) { return v > T(0) ? v : a * std::expm1(v); });
-      case UnaryOp::Gelu: return map([](T v) { return v * normal_cdf(v); });
-      case UnaryOp::Sigmoid: return map([](T v) { return sigmoid_of(v); });
-      case UnaryOp::Tanh: return map([](T v) { return std::tanh(v); });
-      case UnaryOp::Sin: return map([](T v) { return std::sin(v); });
-      case UnaryOp::Cos: return map([](T v) { return std::cos(v); });
+      case UnaryOp::Exp: return vec([](T v) { return std::exp(v); }, [](const auto& v) { return v.exp(); });
+      case UnaryOp::Log: return vec([](T v) { return std::log(v); }, [](const auto& v) { return v.log(); });
+      case UnaryOp::Sqrt: return vec([](T v) { return std::sqrt(v); }, [](const auto& v) { return v.sqrt(); });
+      case UnaryOp::Rsqrt: return vec([](T v) { return T(1) / std::sqrt(v); }, [](const auto& v) { return v.rsqrt(); });
+      case UnaryOp::Elu:
+        return vec([a](T v) { return v > T(0) ? v : a * std::expm1(v); },
+                   [a](const auto& v) { return (v > T(0)).select(v, a * v.expm1()); });
+      case UnaryOp::Gelu:
+        return vec([](T v) { return v * normal_cdf(v); },
+                   [](const auto& v) { return T(0.5) * v * (T(1) + (v * T(M_SQRT1_2)).erf()); });
+      case UnaryOp::Sigmoid: return vec([](T v) { return sigmoid_of(v); }, [](const auto& v) { return v.logistic(); });
+      case UnaryOp::Tanh: return vec([](T v) { return std::tanh(v); }, [](const auto& v) { return v.tanh(); });
+      case UnaryOp::Sin: return vec([](T v) { return std::sin(v); }, [](const auto& v) { return v.sin(); });
+      case UnaryOp::Cos: return vec([](T v) { return std::cos(v); }, [](const auto& v) { return v.cos(); });
       case UnaryOp::Pow:
         if (p.a == 2.0) return map([](T v) { return v * v; });
         return map([a](T v) { return std::pow(v, a); });

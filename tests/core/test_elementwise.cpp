@@ -94,6 +94,19 @@ TEST_CASE("unary ops match float64 references on strided inputs") {
       }
 }
 
+TEST_CASE("vectorized unary ops keep libm's results at extreme inputs") {
+  const std::vector<double> inputs = {-1000, -100, -30, -1e-8, 0, 1e-8, 30, 100, 1000, INFINITY, -INFINITY};
+  for (DType dtype : {DType::Float32, DType::Float64})
+    for (const UnaryCase& c : unary_cases()) {
+      if (c.op == UnaryOp::Pow || c.op == UnaryOp::Rsqrt || c.op == UnaryOp::Sin || c.op == UnaryOp::Cos) continue;
+      Tensor x = from_doubles(inputs, {int64_t(inputs.size())}, dtype);
+      std::vector<double> expected;
+      for (double v : x.to_vector()) expected.push_back(dtype == DType::Float32 ? double(float(c.reference(v))) : c.reference(v));
+      INFO("op " << int(c.op) << " " << dtype_name(dtype));
+      check_all_close(ops::unary(c.op, x, c.params).to_vector(), expected, 4 * tolerance_for(dtype));
+    }
+}
+
 TEST_CASE("unary ops on a large tensor take the parallel path and agree") {
   set_num_threads(2);
   Tensor x = random_tensor({400, 300}, DType::Float32, 5, 1);
