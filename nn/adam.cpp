@@ -27,15 +27,13 @@ void Adam::update(const ParamData& p) {
   const float neg_step_size = float(-lr() * std::sqrt(bias_correction2) / bias_correction1);
   const bool decays = options_.weight_decay != 0.0;
 
-  float* __restrict theta = p.param;
-  const float* __restrict g = p.grad;
-  float* __restrict m = p.slots[kExpAvg];
-  float* __restrict v = p.slots[kExpAvgSq];
-  for_each_element(p.numel, [=](int64_t i) {
-    m[i] = beta1 * m[i] + one_minus_beta1 * g[i];
-    v[i] = beta2 * v[i] + one_minus_beta2 * (g[i] * g[i]);
-    if (decays) theta[i] += decay * theta[i];
-    theta[i] += neg_step_size * (m[i] / (std::sqrt(v[i]) + eps));
+  for_each_block(p.numel, [&](int64_t begin, int64_t size) {
+    FloatArray theta(p.param + begin, size), m(p.slots[kExpAvg] + begin, size), v(p.slots[kExpAvgSq] + begin, size);
+    ConstFloatArray g(p.grad + begin, size);
+    m = beta1 * m + one_minus_beta1 * g;
+    v = beta2 * v + one_minus_beta2 * g.square();
+    if (decays) theta += decay * theta;
+    theta += neg_step_size * (m / (v.sqrt() + eps));
   });
 }
 

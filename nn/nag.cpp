@@ -28,14 +28,13 @@ void NAG::update(const ParamData& p) {
   const float grad_to_buffer = float(-lr);
   const bool decays = options_.weight_decay != 0.0;
 
-  float* __restrict theta = p.param;
-  const float* __restrict g = p.grad;
-  float* __restrict b = p.slots[0];
-  for_each_element(p.numel, [=](int64_t i) {
-    if (decays) theta[i] *= shrink;
-    theta[i] += buffer_to_param * b[i];
-    theta[i] += grad_to_param * g[i];
-    b[i] = buffer_decay * b[i] + grad_to_buffer * g[i];
+  for_each_block(p.numel, [&](int64_t begin, int64_t size) {
+    FloatArray theta(p.param + begin, size), b(p.slots[0] + begin, size);
+    ConstFloatArray g(p.grad + begin, size);
+    if (decays) theta *= shrink;
+    theta += buffer_to_param * b;
+    theta += grad_to_param * g;
+    b = buffer_decay * b + grad_to_buffer * g;
   });
 }
 

@@ -11,6 +11,9 @@
 //   scalars), named "state.<param name>.<slot>", so a checkpoint resume continues
 //   bit-identically; load_state_dict() checks every name, dtype and shape.
 #pragma once
+#include <Eigen/Core>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -70,15 +73,20 @@ class Optimizer {
   static const Tensor& find_state(const std::map<std::string, Tensor>& state, const std::string& key, DType dtype,
                                   const Shape& shape);
 
-  // Runs body(i) for i in [0, n): a vectorizable loop, spread over threads for large n.
+  // Runs body(begin, size) over [0, n) in cache-sized blocks, spread over threads when
+  // there are many. Bodies use Eigen array maps (vectorized, sqrt included) over a block.
   template <typename Body>
-  static void for_each_element(int64_t n, Body&& body) {
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElements)
-    for (int64_t i = 0; i < n; ++i) body(i);
+  static void for_each_block(int64_t n, Body&& body) {
+    const int64_t blocks = (n + kBlockElements - 1) / kBlockElements;
+#pragma omp parallel for schedule(static) if (blocks >= kParallelBlocks)
+    for (int64_t b = 0; b < blocks; ++b) body(b * kBlockElements, std::min(kBlockElements, n - b * kBlockElements));
   }
+  using FloatArray = Eigen::Map<Eigen::ArrayXf>;
+  using ConstFloatArray = Eigen::Map<const Eigen::ArrayXf>;
 
  private:
-  static constexpr int64_t kParallelElements = 1 << 15;
+  static constexpr int64_t kBlockElements = 4096;
+  static constexpr int64_t kParallelBlocks = 8;
   NamedTensors params_;
   std::vector<std::string> slot_names_;
   std::vector<std::vector<Tensor>> slots_;  // [param][slot]
