@@ -174,9 +174,11 @@ std::vector<std::string> isolate_glossary(const std::string& word, const Glossar
   return segments;
 }
 
+// Per-thread cache: word -> its subwords joined by "@@ " (upstream caches per segment; the
+// result of a word depends only on the word, so caching whole words is equivalent).
 class BpeEncoder::WordCache {
  public:
-  StringMap<std::vector<std::string>> entries;
+  StringMap<std::string> entries;
 };
 
 BpeEncoder::BpeEncoder(BpeCodes codes, BpeApplyOptions options) : codes_(std::move(codes)), options_(std::move(options)) {
@@ -290,17 +292,24 @@ std::vector<std::string> BpeEncoder::check_vocabulary(const std::vector<std::str
   return out;
 }
 
-const std::vector<std::string>& BpeEncoder::encode_cached(std::string_view segment, WordCache& cache) const {
-  auto found = cache.entries.find(segment);
-  if (found != cache.entries.end()) return found->second;
-  return cache.entries.emplace(std::string(segment), encode(segment)).first->second;
-}
-
 std::vector<std::string> BpeEncoder::segment_word(std::string_view word) const {
+  if (options_.glossaries.empty()) return encode(word);
   std::vector<std::string> out;
   for (const auto& segment : isolate_glossaries(word))
-    for (const auto& subword : encode(segment)) out.push_back(subword);
+    for (auto& subword : encode(segment)) out.push_back(std::move(subword));
   return out;
+}
+
+const std::string& BpeEncoder::segment_word_cached(std::string_view word, WordCache& cache) const {
+  auto found = cache.entries.find(word);
+  if (found != cache.entries.end()) return found->second;
+  std::vector<std::string> subwords = segment_word(word);
+  std::string joined;
+  for (size_t i = 0; i < subwords.size(); ++i) {
+    if (i) joined += options_.separator + ' ';
+    joined += subwords[i];
+  }
+  return cache.entries.emplace(std::string(word), std::move(joined)).first->second;
 }
 
 std::string BpeEncoder::process_line(std::string_view line, WordCache& cache) const {
@@ -312,18 +321,7 @@ std::string BpeEncoder::process_line(std::string_view line, WordCache& cache) co
   for (std::string_view word : split_words(line)) {
     if (!first_word) out += ' ';
     first_word = false;
-    auto append_segment = [&](const std::vector<std::string>& subwords, bool last_segment) {
-      for (size_t i = 0; i < subwords.size(); ++i) {
-        out += subwords[i];
-        if (!(last_segment && i + 1 == subwords.size())) out += options_.separator + ' ';
-      }
-    };
-    if (options_.glossaries.empty()) {
-      append_segment(encode_cached(word, cache), true);
-      continue;
-    }
-    std::vector<std::string> segments = isolate_glossaries(word);
-    for (size_t s = 0; s < segments.size(); ++s) append_segment(encode_cached(segments[s], cache), s + 1 == segments.size());
+    out += segment_word_cached(word, cache);
   }
   if (trailing != 0 && trailing != line.size()) out += line.substr(line.size() - trailing);
   return out;

@@ -82,7 +82,7 @@ class BpeEncoder {
  private:
   class WordCache;
   std::string process_line(std::string_view line, WordCache& cache) const;
-  const std::vector<std::string>& encode_cached(std::string_view segment, WordCache& cache) const;
+  const std::string& segment_word_cached(std::string_view word, WordCache& cache) const;
   std::vector<std::string> encode(std::string_view segment) const;
   std::vector<std::string> check_vocabulary(const std::vector<std::string>& segments) const;
   void recursive_split(const std::string& segment, bool final, std::vector<std::string>& out) const;
