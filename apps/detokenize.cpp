@@ -1,0 +1,39 @@
+// `attnlab detokenize`: the Moses detokenizer as a stdin -> stdout filter, byte-exact with
+// `detokenizer.perl -q -l LANG` (SPEC-MT-TOOLS.md §2.4).
+#include <iostream>
+#include <memory>
+
+#include "apps/command.hpp"
+#include "apps/record_filter.hpp"
+#include "data/moses_detokenizer.hpp"
+
+namespace attn::app {
+namespace {
+
+struct DetokenizeOptions {
+  std::string language = "en";
+  int threads = 1;
+};
+
+int run_detokenize(const DetokenizeOptions& options) {
+  const data::MosesDetokenizer detokenizer(data::parse_moses_language(options.language));
+  std::ios::sync_with_stdio(false);
+  run_record_filter(std::cin, std::cout, "<stdin>", options.threads,
+                    [&](std::string_view record) { return detokenizer.detokenize_record(record); });
+  return 0;
+}
+
+CommandRegistration detokenize_command(
+    "detokenize", "Moses detokenizer (detokenizer.perl), stdin -> stdout", [](CLI::App& cmd) -> CommandAction {
+      auto options = std::make_shared<DetokenizeOptions>();
+      cmd.add_option("-l,--language", options->language, "Language rules")
+          ->check(CLI::IsMember({"en", "de"}))
+          ->capture_default_str();
+      cmd.add_option("-j,--threads", options->threads, "Threads (output order is kept)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      return [options] { return run_detokenize(*options); };
+    });
+
+}  // namespace
+}  // namespace attn::app

@@ -1,0 +1,18 @@
+// Runs a per-line text filter (tokenize, detokenize) over a stream the way the Moses Perl
+// scripts read it: records split on '\n' only, each passed with its '\n' (the last one may
+// lack it), each checked for UTF-8 first (errors name SOURCE:LINE). With threads > 1 chunks
+// of records are filtered in parallel; output always keeps the input order.
+#pragma once
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace attn::app {
+
+using RecordFilter = std::function<std::string(std::string_view record)>;
+
+void run_record_filter(std::istream& in, std::ostream& out, const std::string& source_name, int threads,
+                       const RecordFilter& filter);
+
+}  // namespace attn::app

@@ -1,0 +1,51 @@
+// `attnlab tokenize`: the Moses tokenizer as a stdin -> stdout filter, byte-exact with
+// `tokenizer.perl -q [-a] [-no-escape] -l LANG` (SPEC-MT-TOOLS.md §2.1-§2.3).
+#include <iostream>
+#include <memory>
+
+#include "apps/command.hpp"
+#include "apps/record_filter.hpp"
+#include "data/moses_tokenizer.hpp"
+
+namespace attn::app {
+namespace {
+
+struct TokenizeOptions {
+  std::string language = "en";
+  bool aggressive = false;
+  bool no_escape = false;
+  bool legacy2018 = false;
+  int threads = 1;
+};
+
+int run_tokenize(const TokenizeOptions& options) {
+  data::MosesTokenizerOptions tokenizer_options;
+  tokenizer_options.language = data::parse_moses_language(options.language);
+  tokenizer_options.aggressive_hyphen_splitting = options.aggressive;
+  tokenizer_options.escape = !options.no_escape;
+  tokenizer_options.legacy2018 = options.legacy2018;
+  const data::MosesTokenizer tokenizer(tokenizer_options);
+  std::ios::sync_with_stdio(false);
+  run_record_filter(std::cin, std::cout, "<stdin>", options.threads,
+                    [&](std::string_view record) { return tokenizer.tokenize_record(record); });
+  return 0;
+}
+
+CommandRegistration tokenize_command(
+    "tokenize", "Moses tokenizer (tokenizer.perl), stdin -> stdout", [](CLI::App& cmd) -> CommandAction {
+      auto options = std::make_shared<TokenizeOptions>();
+      cmd.add_option("-l,--language", options->language, "Language rules and non-breaking prefixes")
+          ->check(CLI::IsMember({"en", "de"}))
+          ->capture_default_str();
+      cmd.add_flag("-a,--aggressive", options->aggressive, "Aggressive hyphen splitting: a-b -> a @-@ b");
+      cmd.add_flag("--no-escape", options->no_escape, "Do not escape & | < > ' \" [ ] as entities");
+      cmd.add_flag("--legacy2018", options->legacy2018,
+                   "Final-period rule of tokenizer.perl before 2018-11 (== sacremoses 0.1.1)");
+      cmd.add_option("-j,--threads", options->threads, "Threads (output order is kept)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+      return [options] { return run_tokenize(*options); };
+    });
+
+}  // namespace
+}  // namespace attn::app
