@@ -1,0 +1,26 @@
+// Batched beam search on the incremental decoder state with fairseq's semantics
+// (SPEC-MODELS.md §1.10; fairseq sequence_generator.py / search.py):
+// * scores are cumulative log-probabilities; the pad token is never selected;
+// * at step 0 only beam 0 is expanded;
+// * the top 2·beam candidates over (beam × V) cumulative scores are taken;
+// * candidates ending in </s> among the first `beam` candidates are finalised with
+//   S = Σ log p / L^lenpen, L = generated tokens including </s>;
+// * the best non-</s> candidates refill the beam; a sentence is done once it has `beam`
+//   finalised hypotheses (no early-stop bound);
+// * from step max_len = min(a·src_len + b, max_positions − 1) on, only </s> is allowed
+//   (src_len = the padded source length); before min_len, </s> is forbidden;
+// * the output is sorted by normalised score, best first.
+#pragma once
+#include <vector>
+
+#include "nn/search/hypothesis.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
+
+namespace attn::nn {
+
+// src_tokens int64 [B, S] (left-padded). Returns, per sentence, options.nbest hypotheses.
+// Runs without gradients; the model should be in eval mode.
+std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, const Tensor& src_tokens,
+                                                 const SearchOptions& options);
+
+}  // namespace attn::nn

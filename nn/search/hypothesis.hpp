@@ -1,0 +1,31 @@
+// A finished translation of one source sentence (SPEC-MODELS.md §1.10), as fairseq's
+// generator reports it: the tokens (ending in </s>), the length-normalised score
+// S = Σ log p / L^lenpen, the per-token log-probabilities (fairseq's P- line) and, on
+// request, the cross-attention of each output token over the source ([L, S], last decoder
+// layer averaged over heads).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace attn::nn {
+
+struct Hypothesis {
+  std::vector<int64_t> tokens;
+  double score = 0.0;
+  std::vector<double> positional_scores;
+  Tensor attention;  // float32 [tokens.size(), S] or undefined
+};
+
+struct SearchOptions {
+  int64_t beam = 5;
+  double lenpen = 1.0;
+  double max_len_a = 0.0;   // max_len = min(a·src_len + b, max_positions − 1)
+  int64_t max_len_b = 200;
+  int64_t min_len = 1;      // </s> is forbidden before this many tokens
+  int64_t nbest = 1;        // hypotheses returned per sentence (≤ beam)
+  bool return_attention = false;
+};
+
+}  // namespace attn::nn

@@ -1,0 +1,53 @@
+// One Transformer decoder layer (SPEC-MODELS.md §1.4): masked self-attention, then
+// encoder–decoder attention, then FFN, each post-norm or pre-norm as in the encoder layer.
+// fairseq names: self_attn, self_attn_layer_norm, encoder_attn, encoder_attn_layer_norm,
+// fc1, fc2, final_layer_norm. Incremental decoding runs one token through the same wiring
+// with the mixers' step() (KV cache; encoder K/V computed once).
+#pragma once
+#include <memory>
+
+#include "nn/layers/feed_forward.hpp"
+#include "nn/layers/layer_norm.hpp"
+#include "nn/mixers/token_mixer.hpp"
+#include "nn/transformer/transformer_config.hpp"
+
+namespace attn::nn {
+
+// The decoding state of one decoder layer.
+struct DecoderLayerState {
+  std::unique_ptr<MixerState> self_attn;
+  std::unique_ptr<MixerState> encoder_attn;
+};
+
+class TransformerDecoderLayer : public Module {
+ public:
+  explicit TransformerDecoderLayer(const TransformerConfig& config);
+  // x [B, T, D]; memory [B, S, D] with memory_padding_mask Bool [B, S] (or undefined);
+  // self_padding_mask Bool [B, T] or undefined. Optional inspection outputs.
+  Tensor forward(const Tensor& x, const Tensor& self_padding_mask, const Tensor& memory,
+                 const Tensor& memory_padding_mask, Tensor* self_attention = nullptr,
+                 Tensor* cross_attention = nullptr);
+
+  DecoderLayerState init_state(int64_t batch, const Tensor& memory, const Tensor& memory_padding_mask);
+  // x [B, 1, D] -> [B, 1, D], appending to the state.
+  Tensor step(const Tensor& x, DecoderLayerState& state, const Tensor& memory_padding_mask,
+              Tensor* cross_attention = nullptr);
+  void reorder(DecoderLayerState& state, const Tensor& order);
+
+  std::shared_ptr<TokenMixer> self_attn;
+  std::shared_ptr<LayerNorm> self_attn_layer_norm;
+  std::shared_ptr<TokenMixer> encoder_attn;
+  std::shared_ptr<LayerNorm> encoder_attn_layer_norm;
+  FeedForward ffn;
+  std::shared_ptr<LayerNorm> final_layer_norm;
+
+ private:
+  // x ← LN(x + Dropout(f(x))) or x ← x + Dropout(f(LN(x))).
+  template <typename Sublayer>
+  Tensor residual(const Tensor& x, LayerNorm& norm, Sublayer&& f);
+
+  double dropout_;
+  bool normalize_before_;
+};
+
+}  // namespace attn::nn

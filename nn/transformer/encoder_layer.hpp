@@ -1,0 +1,31 @@
+// One Transformer encoder layer (SPEC-MODELS.md §1.4): self-attention (any token mixer,
+// DESIGN.md §4) then FFN, each wrapped post-norm  x ← LN(x + Dropout(f(x)))  or pre-norm
+//  x ← x + Dropout(f(LN(x))). fairseq names: self_attn, self_attn_layer_norm, fc1, fc2,
+// final_layer_norm.
+#pragma once
+#include <memory>
+
+#include "nn/layers/feed_forward.hpp"
+#include "nn/layers/layer_norm.hpp"
+#include "nn/mixers/token_mixer.hpp"
+#include "nn/transformer/transformer_config.hpp"
+
+namespace attn::nn {
+
+class TransformerEncoderLayer : public Module {
+ public:
+  explicit TransformerEncoderLayer(const TransformerConfig& config);
+  // x [B, S, D]; padding_mask Bool [B, S] or undefined; attention (optional) receives [B, H, S, S].
+  Tensor forward(const Tensor& x, const Tensor& padding_mask, Tensor* attention = nullptr);
+
+  std::shared_ptr<TokenMixer> self_attn;
+  std::shared_ptr<LayerNorm> self_attn_layer_norm;
+  FeedForward ffn;
+  std::shared_ptr<LayerNorm> final_layer_norm;
+
+ private:
+  double dropout_;
+  bool normalize_before_;
+};
+
+}  // namespace attn::nn

@@ -1,0 +1,58 @@
+// The Transformer decoder (SPEC-MODELS.md §1.2–1.4): x_0 = Dropout(√D·E[prev] + PE[pos]),
+// the decoder layers (causal self-attention, cross-attention, FFN), a final LayerNorm for
+// pre-norm models (unless no_decoder_final_norm), and the output projection — tied to the
+// input embedding (share_decoder_input_output_embed / share_all_embeddings, no bias) or
+// its own `output_projection.weight` [V, D] drawn from N(0, 1/D).
+//
+// Incremental decoding: init_state() once per batch of sentences (cross-attention K/V
+// from the encoder output), step() per token (the new token uses position row
+// padding_idx + L where L counts the tokens fed so far, §1.3), reorder() for beam search.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "nn/layers/embedding.hpp"
+#include "nn/layers/layer_norm.hpp"
+#include "nn/layers/positional_embedding.hpp"
+#include "nn/transformer/attention_maps.hpp"
+#include "nn/transformer/decoder_layer.hpp"
+#include "nn/transformer/transformer_encoder.hpp"
+
+namespace attn::nn {
+
+// Everything incremental decoding carries between steps. Move-only.
+struct DecoderState {
+  EncoderOutput encoder;                  // rows follow the hypotheses (reordered with them)
+  std::vector<DecoderLayerState> layers;  // one per decoder layer
+  int64_t length = 0;                     // tokens fed so far
+  int64_t batch() const { return encoder.out.size(0); }
+};
+
+class TransformerDecoder : public Module {
+ public:
+  TransformerDecoder(const TransformerConfig& config, std::shared_ptr<Embedding> embed_tokens);
+  // prev_output_tokens int64 [B, T] (right-padded) -> logits [B, T, V].
+  Tensor forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out, AttentionMaps* maps = nullptr);
+
+  DecoderState init_state(const EncoderOutput& encoder_out);
+  // tokens int64 [B] -> logits [B, V]. cross_attention (optional) receives the last
+  // layer's cross-attention averaged over heads, [B, S] (for alignments).
+  Tensor step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention = nullptr);
+  void reorder(DecoderState& state, const Tensor& order);
+
+  std::shared_ptr<Embedding> embed_tokens;
+  std::shared_ptr<PositionalEmbedding> embed_positions;
+  std::vector<std::shared_ptr<TransformerDecoderLayer>> layers;
+  std::shared_ptr<LayerNorm> layer_norm;  // pre-norm with final norm only
+  Tensor output_projection;               // [V, D]; the embedding weight itself when tied
+
+ private:
+  Tensor embed(const Tensor& tokens, const Tensor& positions) const;
+  Tensor project(const Tensor& hidden) const;  // final LN (if any) + output projection
+
+  double embed_scale_;
+  double dropout_;
+  int64_t padding_idx_;
+};
+
+}  // namespace attn::nn
