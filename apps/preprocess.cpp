@@ -1,0 +1,121 @@
+// `attnlab preprocess`: fairseq-preprocess for translation (SPEC-MT-TOOLS.md §4): builds or
+// loads the dictionaries, writes DESTDIR/dict.SRC.txt and dict.TGT.txt, and binarizes each
+// split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp), reporting sentences,
+// tokens and the share of words replaced by <unk>.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "apps/command.hpp"
+#include "data/binarized_corpus.hpp"
+#include "data/dictionary.hpp"
+#include "data/parallel_corpus.hpp"
+#include "data/text_io.hpp"
+
+namespace attn::app {
+namespace {
+
+struct PreprocessOptions {
+  std::string source_lang, target_lang;
+  std::string train_prefix, valid_prefix, test_prefix, dest_dir = "data-bin";
+  bool joined_dictionary = false;
+  std::string source_dict, target_dict;
+  int64_t threshold_source = 0, threshold_target = 0;
+  int64_t nwords_source = -1, nwords_target = -1;
+  int64_t padding_factor = 8;
+  int workers = 1;
+};
+
+data::Dictionary load_or_build(const std::string& dict_path, const std::vector<std::string>& train_files,
+                               int64_t threshold, int64_t nwords, const PreprocessOptions& options) {
+  if (!dict_path.empty()) return data::Dictionary::load(dict_path);
+  if (options.train_prefix.empty())
+    throw data::DataError("--trainpref is needed to build a dictionary (or pass --srcdict/--tgtdict)");
+  return data::build_dictionary(train_files, threshold, nwords, options.padding_factor, options.workers);
+}
+
+std::pair<data::Dictionary, data::Dictionary> make_dictionaries(const PreprocessOptions& options) {
+  auto train_file = [&](const std::string& lang) { return options.train_prefix + "." + lang; };
+  if (options.joined_dictionary) {
+    if (!options.source_dict.empty() && !options.target_dict.empty())
+      throw data::DataError("--joined-dictionary takes --srcdict or --tgtdict, not both");
+    std::string given = options.source_dict.empty() ? options.target_dict : options.source_dict;
+    data::Dictionary joined =
+        load_or_build(given, {train_file(options.source_lang), train_file(options.target_lang)},
+                      options.threshold_source, options.nwords_source, options);
+    return {joined, joined};
+  }
+  return {load_or_build(options.source_dict, {train_file(options.source_lang)}, options.threshold_source,
+                        options.nwords_source, options),
+          load_or_build(options.target_dict, {train_file(options.target_lang)}, options.threshold_target,
+                        options.nwords_target, options)};
+}
+
+// "train" -> [(train, P)]; "valid" with "P1,P2" -> [(valid, P1), (valid1, P2)] as fairseq names them.
+std::vector<std::pair<std::string, std::string>> split_prefixes(const std::string& split, const std::string& prefixes) {
+  std::vector<std::pair<std::string, std::string>> named;
+  if (prefixes.empty()) return named;
+  size_t start = 0;
+  for (size_t k = 0;; ++k) {
+    size_t comma = prefixes.find(',', start);
+    named.emplace_back(k == 0 ? split : split + std::to_string(k), prefixes.substr(start, comma - start));
+    if (comma == std::string::npos) return named;
+    start = comma + 1;
+  }
+}
+
+int run_preprocess(const PreprocessOptions& options) {
+  std::filesystem::create_directories(options.dest_dir);
+  auto [source_dict, target_dict] = make_dictionaries(options);
+  for (const auto& [lang, dictionary] : {std::pair{options.source_lang, &source_dict}, {options.target_lang, &target_dict}}) {
+    std::cout << fmt::format("[{}] Dictionary: {} types\n", lang, dictionary->size());
+    dictionary->save(fmt::format("{}/dict.{}.txt", options.dest_dir, lang));
+  }
+  for (const auto& [split, prefixes] : {std::pair{"train", options.train_prefix}, {"valid", options.valid_prefix},
+                                        {"test", options.test_prefix}}) {
+    for (const auto& [name, prefix] : split_prefixes(split, prefixes)) {
+      data::ParallelCorpus corpus = data::read_parallel_corpus(prefix, options.source_lang, options.target_lang);
+      for (const auto& [lang, lines, dictionary] :
+           {std::tuple{options.source_lang, &corpus.source, &source_dict},
+            {options.target_lang, &corpus.target, &target_dict}}) {
+        std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
+        data::BinarizeStats stats = data::binarize_lines(*lines, *dictionary, out, options.workers);
+        std::cout << data::binarize_report(lang, name, stats) << "\n";
+      }
+    }
+  }
+  std::cout << fmt::format("Wrote preprocessed data to {}\n", options.dest_dir);
+  return 0;
+}
+
+CommandRegistration preprocess_command(
+    "preprocess", "Build dictionaries and binarize a parallel corpus (fairseq-preprocess)",
+    [](CLI::App& cmd) -> CommandAction {
+      auto options = std::make_shared<PreprocessOptions>();
+      cmd.add_option("-s,--source-lang", options->source_lang, "Source language suffix")->required();
+      cmd.add_option("-t,--target-lang", options->target_lang, "Target language suffix")->required();
+      cmd.add_option("--trainpref", options->train_prefix, "Train file prefix (PREFIX.SRC, PREFIX.TGT)");
+      cmd.add_option("--validpref", options->valid_prefix, "Valid file prefix(es), comma-separated");
+      cmd.add_option("--testpref", options->test_prefix, "Test file prefix(es), comma-separated");
+      cmd.add_option("--destdir", options->dest_dir, "Output directory")->capture_default_str();
+      cmd.add_flag("--joined-dictionary", options->joined_dictionary, "One dictionary for both languages");
+      cmd.add_option("--srcdict", options->source_dict, "Reuse this source dict.txt");
+      cmd.add_option("--tgtdict", options->target_dict, "Reuse this target dict.txt");
+      cmd.add_option("--thresholdsrc", options->threshold_source, "Drop source words seen fewer times")
+          ->capture_default_str();
+      cmd.add_option("--thresholdtgt", options->threshold_target, "Drop target words seen fewer times")
+          ->capture_default_str();
+      cmd.add_option("--nwordssrc", options->nwords_source, "Source dictionary size incl. specials (-1: all)")
+          ->capture_default_str();
+      cmd.add_option("--nwordstgt", options->nwords_target, "Target dictionary size incl. specials (-1: all)")
+          ->capture_default_str();
+      cmd.add_option("--padding-factor", options->padding_factor, "Pad dictionary size to a multiple of this")
+          ->capture_default_str();
+      cmd.add_option("--workers", options->workers, "Threads")->check(CLI::PositiveNumber)->capture_default_str();
+      return [options] { return run_preprocess(*options); };
+    });
+
+}  // namespace
+}  // namespace attn::app

@@ -1,0 +1,124 @@
+// Batches of token ids for training and inference, as fairseq's LanguagePairDataset and
+// batch_by_size build them (SPEC-MODELS.md §1.1; no tensors: data/ does not depend on the
+// tensor engine, apps/ turns these arrays into tensors, DESIGN.md §1).
+//
+// Layout of one batch of B pairs (row-major [B, L] arrays, <pad> = 1, </s> = 2):
+// * source: tokens followed by </s>, padded on the left by default (left_pad_source);
+// * target: tokens followed by </s>, padded on the right by default (left_pad_target);
+// * prev_output_tokens (decoder input): the target with its final </s> moved to the front,
+//   `</s> y1 ... y(n-1)`, padded like the target;
+// * rows sorted by source length, longest first (fairseq's collate); `ids` give each row's
+//   sentence index in the corpus.
+//
+// Ordering and batching (fairseq): a seeded random permutation, stably sorted by target
+// length, then stably by source length; then batches are cut greedily in that order so that
+// rows x max(max source length, max target length) <= max_tokens (padding counts) and
+// rows <= max_sentences; a cut keeps a multiple of required_batch_size_multiple rows (when
+// at least that many) and carries the rest into the next batch. The batches are fixed for the
+// loader's life; their order is shuffled every epoch from (seed, epoch).
+// Pairs longer than max_source_positions / max_target_positions (lengths including </s>),
+// or that alone exceed max_tokens, are filtered (and counted) or rejected with an error.
+//
+// A background thread prepares up to `prefetch` batches ahead. position() is (epoch, index
+// of the next batch); restore(position) makes the loader yield exactly the batches it would
+// have yielded from there, so training resumes mid-epoch bit-identically.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "data/binarized_corpus.hpp"
+
+namespace attn::data {
+
+enum class OversizePolicy { kFilter, kReject };
+
+struct BatchingOptions {
+  int64_t max_tokens = 4096;    // <= 0: no token limit
+  int64_t max_sentences = 0;    // <= 0: no sentence limit
+  int64_t required_batch_size_multiple = 1;
+  bool left_pad_source = true;
+  bool left_pad_target = false;
+  int64_t max_source_positions = 1024;
+  int64_t max_target_positions = 1024;
+  OversizePolicy oversize = OversizePolicy::kReject;
+  bool shuffle = true;
+  uint64_t seed = 1;
+  size_t prefetch = 2;  // batches prepared ahead by the background thread; 0 = none
+};
+
+struct Batch {
+  std::vector<int64_t> ids;  // [batch_size] sentence index of each row
+  int64_t batch_size = 0, source_len = 0, target_len = 0;
+  std::vector<int64_t> source_tokens;       // [batch_size, source_len]
+  std::vector<int64_t> source_lengths;      // [batch_size], including </s>
+  std::vector<int64_t> target;              // [batch_size, target_len]; empty in inference
+  std::vector<int64_t> prev_output_tokens;  // [batch_size, target_len]; empty in inference
+  std::vector<int64_t> target_lengths;      // [batch_size]; empty in inference
+  int64_t num_target_tokens = 0;            // sum of target_lengths (fairseq "ntokens")
+};
+
+struct LoaderPosition {
+  int64_t epoch = 1;        // 1-based, as fairseq counts
+  int64_t batch_index = 0;  // index of the next batch within the epoch
+  bool operator==(const LoaderPosition&) const = default;
+};
+
+// fairseq's ordered_indices: permutation (seeded when shuffle), stable sort by target length
+// (when given), then stable sort by source length.
+std::vector<size_t> length_sorted_order(const std::vector<int64_t>& source_lengths,
+                                        const std::vector<int64_t>& target_lengths, bool shuffle, uint64_t seed);
+// Greedy batches over `order`; num_tokens[i] is sentence i's max(source, target) length.
+std::vector<std::vector<size_t>> batch_by_size(const std::vector<size_t>& order,
+                                               const std::vector<int64_t>& num_tokens, int64_t max_tokens,
+                                               int64_t max_sentences, int64_t required_batch_size_multiple);
+
+// Training loader over a source/target pair of binarized splits. The corpora must outlive it.
+class BatchLoader {
+ public:
+  BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& target, BatchingOptions options);
+  ~BatchLoader();
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  size_t num_batches() const { return batches_.size(); }  // per epoch
+  size_t num_filtered() const { return num_filtered_; }   // pairs dropped as too long
+  LoaderPosition position() const { return position_; }
+  // Continues from a position another loader (same data and options) reported.
+  void restore(LoaderPosition position);
+  // The next batch of the current epoch, or nullopt once the epoch is over (the following
+  // call starts the next epoch).
+  std::optional<Batch> next();
+
+ private:
+  void start_epoch_order();
+  void start_worker();
+  void stop_worker();
+  Batch make_batch(size_t batch_number) const;
+
+  const BinarizedCorpus& source_;
+  const BinarizedCorpus& target_;
+  BatchingOptions options_;
+  std::vector<std::vector<size_t>> batches_;
+  size_t num_filtered_ = 0;
+  LoaderPosition position_;
+  std::vector<size_t> epoch_order_;  // batch numbers in this epoch's order
+
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Batch> ready_;
+  std::exception_ptr worker_error_;
+  bool stop_requested_ = false;
+};
+
+// Inference: every source sentence once (none filtered), ordered by length, batched by
+// max_tokens / max_sentences; rows carry their original sentence ids. Target fields are empty.
+std::vector<Batch> inference_batches(const BinarizedCorpus& source, const BatchingOptions& options);
+
+}  // namespace attn::data

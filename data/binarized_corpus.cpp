@@ -1,0 +1,254 @@
+#include "data/binarized_corpus.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "data/text_io.hpp"
+
+namespace attn::data {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "the binarized format is little-endian");
+
+size_t dtype_bytes(TokenDtype dtype) { return dtype == TokenDtype::kUInt16 ? 2 : 4; }
+
+template <typename T>
+T load(const unsigned char* bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+template <typename T>
+void append(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+// header + offsets + tokens, or 0 on overflow.
+size_t expected_file_bytes(uint64_t num_sentences, uint64_t num_tokens, TokenDtype dtype) {
+  uint64_t offset_bytes, token_bytes, total;
+  if (__builtin_mul_overflow(num_sentences + 1, uint64_t{8}, &offset_bytes) || num_sentences == UINT64_MAX ||
+      __builtin_mul_overflow(num_tokens, uint64_t(dtype_bytes(dtype)), &token_bytes) ||
+      __builtin_add_overflow(offset_bytes, token_bytes, &total) ||
+      __builtin_add_overflow(total, uint64_t{kBinarizedHeaderBytes}, &total))
+    return 0;
+  return total;
+}
+
+// Python's format(value, ".3"): 3 significant digits, scientific when the decimal exponent
+// is < -4 or >= 2, and at least one digit after the point in fixed notation.
+std::string python_three_significant(double value) {
+  std::string scientific = fmt::format("{:.2e}", value);  // d.dde±XX, rounded like Python
+  size_t e = scientific.find('e');
+  int exponent = std::stoi(scientific.substr(e + 1));
+  auto strip_zeros = [](std::string digits, bool keep_one_decimal) {
+    if (digits.find('.') == std::string::npos) return keep_one_decimal ? digits + ".0" : digits;
+    digits.erase(digits.find_last_not_of('0') + 1);
+    if (digits.back() == '.') keep_one_decimal ? digits.push_back('0') : digits.pop_back();
+    return digits;
+  };
+  if (value != 0 && (exponent < -4 || exponent >= 2))
+    return fmt::format("{}e{}{:02d}", strip_zeros(scientific.substr(0, e), false), exponent < 0 ? '-' : '+',
+                       std::abs(exponent));
+  return strip_zeros(fmt::format("{:.{}f}", value, std::max(0, 2 - exponent)), true);
+}
+
+}  // namespace
+
+std::string binarized_path(const std::string& dir, const std::string& split, const std::string& source_lang,
+                           const std::string& target_lang, const std::string& lang) {
+  return fmt::format("{}/{}.{}-{}.{}.bin", dir, split, source_lang, target_lang, lang);
+}
+
+TokenDtype token_dtype_for(size_t dictionary_size) {
+  return dictionary_size <= 65535 ? TokenDtype::kUInt16 : TokenDtype::kInt32;
+}
+
+void write_binarized_corpus(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
+                            size_t dictionary_size) {
+  TokenDtype dtype = token_dtype_for(dictionary_size);
+  uint64_t num_tokens = 0;
+  for (const auto& sentence : sentences) num_tokens += sentence.size();
+  std::string bytes(kBinarizedMagic, sizeof kBinarizedMagic);
+  bytes.reserve(expected_file_bytes(sentences.size(), num_tokens, dtype));
+  append(bytes, kBinarizedVersion);
+  append(bytes, static_cast<uint32_t>(dtype));
+  append(bytes, uint64_t(sentences.size()));
+  append(bytes, num_tokens);
+  append(bytes, uint64_t(dictionary_size));
+  uint64_t offset = 0;
+  append(bytes, offset);
+  for (const auto& sentence : sentences) append(bytes, offset += sentence.size());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    for (int32_t id : sentences[i]) {
+      if (id < 0 || size_t(id) >= dictionary_size)
+        throw DataError(fmt::format("{}: sentence {} has id {} outside the dictionary (size {})", path, i, id,
+                                    dictionary_size));
+      if (dtype == TokenDtype::kUInt16) append(bytes, static_cast<uint16_t>(id));
+      else append(bytes, id);
+    }
+  }
+  write_file_atomic(path, bytes);
+}
+
+BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary& dictionary,
+                                 const std::string& out_path, int workers) {
+  return binarize_lines(read_lines(text_path), dictionary, out_path, workers);
+}
+
+BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictionary& dictionary,
+                             const std::string& out_path, int workers) {
+  std::vector<std::vector<int32_t>> sentences(lines.size());
+  std::vector<int64_t> unknown(lines.size());
+#pragma omp parallel for schedule(static) num_threads(std::max(workers, 1))
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EncodedLine encoded = dictionary.encode_line(lines[i]);
+    sentences[i] = std::move(encoded.ids);
+    unknown[i] = encoded.unknown_tokens;
+  }
+  BinarizeStats stats;
+  stats.sentences = sentences.size();
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    stats.tokens += sentences[i].size();
+    stats.unknown_tokens += unknown[i];
+  }
+  write_binarized_corpus(out_path, sentences, dictionary.size());
+  return stats;
+}
+
+std::string binarize_report(const std::string& lang, const std::string& split, const BinarizeStats& stats) {
+  double percent = stats.tokens ? 100.0 * double(stats.unknown_tokens) / double(stats.tokens) : 0.0;
+  return fmt::format("[{}] {}: {} sents, {} tokens, {}% replaced by <unk>", lang, split, stats.sentences,
+                     stats.tokens, python_three_significant(percent));
+}
+
+BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
+  BinarizedCorpus corpus;
+  corpus.path_ = path;
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw DataError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    ::close(fd);
+    throw DataError(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
+  }
+  auto file_bytes = size_t(info.st_size);
+  if (file_bytes < kBinarizedHeaderBytes) {
+    ::close(fd);
+    throw DataError(fmt::format("{}: not an attnlab binarized corpus ({} bytes, shorter than the {}-byte header)",
+                                path, file_bytes, kBinarizedHeaderBytes));
+  }
+  void* mapping = ::mmap(nullptr, file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapping == MAP_FAILED) throw DataError(fmt::format("{}: mmap failed: {}", path, std::strerror(errno)));
+  corpus.mapping_ = static_cast<const unsigned char*>(mapping);
+  corpus.mapping_bytes_ = file_bytes;
+
+  const unsigned char* header = corpus.mapping_;
+  if (std::memcmp(header, kBinarizedMagic, sizeof kBinarizedMagic) != 0)
+    throw DataError(fmt::format("{}: not an attnlab binarized corpus (bad magic)", path));
+  auto version = load<uint32_t>(header + 8);
+  if (version != kBinarizedVersion)
+    throw DataError(fmt::format("{}: unsupported binarized corpus version {} (expected {})", path, version,
+                                kBinarizedVersion));
+  auto dtype_code = load<uint32_t>(header + 12);
+  if (dtype_code != uint32_t(TokenDtype::kUInt16) && dtype_code != uint32_t(TokenDtype::kInt32))
+    throw DataError(fmt::format("{}: unknown token dtype code {}", path, dtype_code));
+  corpus.dtype_ = TokenDtype(dtype_code);
+  auto num_sentences = load<uint64_t>(header + 16), num_tokens = load<uint64_t>(header + 24);
+  corpus.dictionary_size_ = load<uint64_t>(header + 32);
+  size_t expected = expected_file_bytes(num_sentences, num_tokens, corpus.dtype_);
+  if (expected != file_bytes)
+    throw DataError(fmt::format("{}: corrupt or truncated binarized corpus: header ({} sentences, {} tokens) "
+                                "implies {} bytes, file has {}",
+                                path, num_sentences, num_tokens, expected, file_bytes));
+  corpus.num_sentences_ = num_sentences;
+  corpus.num_tokens_ = num_tokens;
+  corpus.offsets_ = header + kBinarizedHeaderBytes;
+  corpus.tokens_ = corpus.offsets_ + 8 * (num_sentences + 1);
+  corpus.validate_contents();
+  return corpus;
+}
+
+void BinarizedCorpus::validate_contents() const {
+  uint64_t previous = load<uint64_t>(offsets_);
+  if (previous != 0) throw DataError(fmt::format("{}: corrupt offsets: first offset is {}, not 0", path_, previous));
+  for (size_t i = 1; i <= num_sentences_; ++i) {
+    uint64_t offset = load<uint64_t>(offsets_ + 8 * i);
+    if (offset < previous || offset > num_tokens_)
+      throw DataError(fmt::format("{}: corrupt offsets at sentence {}: {} after {} ({} tokens)", path_, i - 1,
+                                  offset, previous, num_tokens_));
+    previous = offset;
+  }
+  if (previous != num_tokens_)
+    throw DataError(fmt::format("{}: corrupt offsets: last offset {} != token count {}", path_, previous, num_tokens_));
+  for (size_t position = 0; position < num_tokens_; ++position) {
+    int64_t id = token(position);
+    if (id < 0 || uint64_t(id) >= dictionary_size_)
+      throw DataError(fmt::format("{}: token {} has id {} outside the dictionary (size {})", path_, position, id,
+                                  dictionary_size_));
+  }
+}
+
+int64_t BinarizedCorpus::token(size_t position) const {
+  if (dtype_ == TokenDtype::kUInt16) return load<uint16_t>(tokens_ + 2 * position);
+  return load<int32_t>(tokens_ + 4 * position);
+}
+
+size_t BinarizedCorpus::length(size_t i) const {
+  if (i >= num_sentences_)
+    throw DataError(fmt::format("{}: sentence {} out of range ({} sentences)", path_, i, num_sentences_));
+  return size_t(load<uint64_t>(offsets_ + 8 * (i + 1)) - load<uint64_t>(offsets_ + 8 * i));
+}
+
+void BinarizedCorpus::read_sentence(size_t i, std::span<int64_t> out) const {
+  size_t n = length(i);
+  if (out.size() != n)
+    throw DataError(fmt::format("{}: sentence {} has {} tokens, output holds {}", path_, i, n, out.size()));
+  auto start = size_t(load<uint64_t>(offsets_ + 8 * i));
+  for (size_t k = 0; k < n; ++k) out[k] = token(start + k);
+}
+
+std::vector<int64_t> BinarizedCorpus::sentence(size_t i) const {
+  std::vector<int64_t> ids(length(i));
+  read_sentence(i, ids);
+  return ids;
+}
+
+void BinarizedCorpus::release() {
+  if (mapping_) ::munmap(const_cast<unsigned char*>(mapping_), mapping_bytes_);
+  mapping_ = nullptr;
+}
+
+BinarizedCorpus::BinarizedCorpus(BinarizedCorpus&& other) noexcept { *this = std::move(other); }
+
+BinarizedCorpus& BinarizedCorpus::operator=(BinarizedCorpus&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
+    dtype_ = other.dtype_;
+    num_sentences_ = other.num_sentences_;
+    num_tokens_ = other.num_tokens_;
+    dictionary_size_ = other.dictionary_size_;
+    offsets_ = other.offsets_;
+    tokens_ = other.tokens_;
+  }
+  return *this;
+}
+
+BinarizedCorpus::~BinarizedCorpus() { release(); }
+
+}  // namespace attn::data

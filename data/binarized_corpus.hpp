@@ -1,0 +1,99 @@
+// Binarized, memory-mapped corpus: one file per split and language holding every sentence's
+// token ids (including the final </s>), as fairseq-preprocess writes them (SPEC-MT-TOOLS.md §4)
+// but in attnlab's own single-file layout. All integers little-endian:
+//
+//   offset  size  field
+//        0     8  magic "ATNLBIN\0"
+//        8     4  uint32 format version (1)
+//       12     4  uint32 token dtype: 1 = uint16, 2 = int32
+//       16     8  uint64 number of sentences N
+//       24     8  uint64 number of tokens T
+//       32     8  uint64 dictionary size V (every token id is < V)
+//       40  8(N+1) uint64 offsets: sentence i is tokens [offsets[i], offsets[i+1]),
+//                 offsets[0] = 0, offsets[N] = T, non-decreasing
+//        .  T*s   token ids (s = 2 or 4 bytes)
+//
+// uint16 is used when V <= 65535, else int32. Opening validates the magic, version, dtype,
+// the exact file size implied by the header, the offsets and every token id before any
+// sentence is read, so a truncated or foreign file gives a clear error and never a crash.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "data/dictionary.hpp"
+
+namespace attn::data {
+
+enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2 };
+
+inline constexpr char kBinarizedMagic[8] = {'A', 'T', 'N', 'L', 'B', 'I', 'N', '\0'};
+inline constexpr uint32_t kBinarizedVersion = 1;
+inline constexpr size_t kBinarizedHeaderBytes = 40;
+
+// File name of one split/language, as fairseq names them: DIR/SPLIT.SRC-TGT.LANG.bin
+std::string binarized_path(const std::string& dir, const std::string& split, const std::string& source_lang,
+                           const std::string& target_lang, const std::string& lang);
+
+// The smallest dtype holding ids < dictionary_size.
+TokenDtype token_dtype_for(size_t dictionary_size);
+
+// Writes sentences (each a list of ids < dictionary_size) atomically to path.
+void write_binarized_corpus(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
+                            size_t dictionary_size);
+
+struct BinarizeStats {
+  size_t sentences = 0, tokens = 0;  // tokens include one </s> per sentence
+  int64_t unknown_tokens = 0;        // words replaced by <unk>
+};
+
+// Encodes every line of text_path with the dictionary (ids + </s>, fairseq encode_line)
+// and writes the binarized file to out_path; `workers` threads encode in parallel.
+BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary& dictionary,
+                                 const std::string& out_path, int workers = 1);
+// The same for lines already read.
+BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictionary& dictionary,
+                             const std::string& out_path, int workers = 1);
+// fairseq-preprocess's report line: "[en] valid: 1000 sents, 25000 tokens, 0.5% replaced by <unk>"
+// (the percentage formatted as Python's "{:.3}").
+std::string binarize_report(const std::string& lang, const std::string& split, const BinarizeStats& stats);
+
+// Read-only view of a binarized corpus file (memory-mapped; movable, not copyable).
+class BinarizedCorpus {
+ public:
+  static BinarizedCorpus open(const std::string& path);
+  BinarizedCorpus(BinarizedCorpus&& other) noexcept;
+  BinarizedCorpus& operator=(BinarizedCorpus&& other) noexcept;
+  BinarizedCorpus(const BinarizedCorpus&) = delete;
+  BinarizedCorpus& operator=(const BinarizedCorpus&) = delete;
+  ~BinarizedCorpus();
+
+  const std::string& path() const { return path_; }
+  size_t size() const { return num_sentences_; }  // number of sentences
+  size_t num_tokens() const { return num_tokens_; }
+  size_t dictionary_size() const { return dictionary_size_; }
+  TokenDtype dtype() const { return dtype_; }
+
+  // Number of tokens of sentence i (including its </s>).
+  size_t length(size_t i) const;
+  // Token ids of sentence i copied into out (out.size() must equal length(i)).
+  void read_sentence(size_t i, std::span<int64_t> out) const;
+  std::vector<int64_t> sentence(size_t i) const;
+
+ private:
+  BinarizedCorpus() = default;
+  void validate_contents() const;
+  int64_t token(size_t position) const;
+  void release();
+
+  std::string path_;
+  const unsigned char* mapping_ = nullptr;
+  size_t mapping_bytes_ = 0;
+  TokenDtype dtype_ = TokenDtype::kInt32;
+  size_t num_sentences_ = 0, num_tokens_ = 0, dictionary_size_ = 0;
+  const unsigned char* offsets_ = nullptr;  // (N+1) little-endian uint64
+  const unsigned char* tokens_ = nullptr;
+};
+
+}  // namespace attn::data

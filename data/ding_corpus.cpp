@@ -1,0 +1,130 @@
+#include "data/ding_corpus.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "data/seeded_shuffle.hpp"
+#include "data/text_io.hpp"
+
+namespace attn::data {
+namespace {
+
+constexpr std::string_view kSideSeparator = " :: ";
+constexpr std::string_view kSubEntrySeparator = " | ";
+
+std::vector<std::string_view> split_at(std::string_view text, std::string_view separator) {
+  std::vector<std::string_view> parts;
+  for (size_t found; (found = text.find(separator)) != std::string_view::npos;) {
+    parts.push_back(text.substr(0, found));
+    text.remove_prefix(found + separator.size());
+  }
+  parts.push_back(text);
+  return parts;
+}
+
+// Removes `{...}` and `[...]` with the spaces before them; an unclosed bracket is kept.
+std::string strip_annotations(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char close = text[i] == '{' ? '}' : text[i] == '[' ? ']' : '\0';
+    size_t end = close ? text.find(close, i + 1) : std::string_view::npos;
+    if (end == std::string_view::npos) {
+      out += text[i];
+      continue;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    i = end;
+  }
+  return out;
+}
+
+std::string collapse_spaces(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    bool space = c == ' ' || c == '\t';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+size_t count_words(std::string_view text) {
+  size_t words = 0;
+  bool in_word = false;
+  for (char c : text) {
+    bool space = c == ' ';
+    if (!space && !in_word) ++words;
+    in_word = !space;
+  }
+  return words;
+}
+
+}  // namespace
+
+std::string clean_ding_text(std::string_view text) {
+  std::string stripped = strip_annotations(text);
+  std::string_view first_alternative = stripped;
+  first_alternative = first_alternative.substr(0, first_alternative.find(';'));
+  return collapse_spaces(first_alternative);
+}
+
+bool is_ding_sentence(std::string_view text) {
+  if (text.empty()) return false;
+  char last = text.back();
+  return (last == '.' || last == '?' || last == '!') && count_words(text) >= 3;
+}
+
+std::vector<SentencePair> ding_sentence_pairs(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  size_t sides = line.find(kSideSeparator);
+  if (line.empty() || line.front() == '#' || sides == std::string_view::npos) return {};
+  auto german = split_at(line.substr(0, sides), kSubEntrySeparator);
+  auto english = split_at(line.substr(sides + kSideSeparator.size()), kSubEntrySeparator);
+  if (german.size() != english.size()) return {};
+  std::vector<SentencePair> pairs;
+  for (size_t k = 0; k < german.size(); ++k) {
+    SentencePair pair{clean_ding_text(english[k]), clean_ding_text(german[k])};
+    if (is_ding_sentence(pair.english) && is_ding_sentence(pair.german)) pairs.push_back(std::move(pair));
+  }
+  return pairs;
+}
+
+std::vector<SentencePair> read_ding_sentence_pairs(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw DataError(fmt::format("{}: Ding dictionary not found; install the Debian package trans-de-en "
+                                "(apt-get install trans-de-en) or pass --input", path));
+  std::vector<SentencePair> pairs;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const std::string& line : read_lines(path))
+    for (SentencePair& pair : ding_sentence_pairs(line))
+      if (seen.emplace(pair.english, pair.german).second) pairs.push_back(std::move(pair));
+  return pairs;
+}
+
+CorpusSplit split_corpus(std::vector<SentencePair> pairs, uint64_t seed, size_t valid_size, size_t test_size) {
+  if (pairs.size() <= valid_size + test_size)
+    throw DataError(fmt::format("corpus of {} pairs is too small for {} valid and {} test pairs", pairs.size(),
+                                valid_size, test_size));
+  seeded_shuffle(pairs, seed);
+  auto valid_end = pairs.begin() + std::ptrdiff_t(valid_size);
+  auto test_end = valid_end + std::ptrdiff_t(test_size);
+  return CorpusSplit{{test_end, pairs.end()}, {pairs.begin(), valid_end}, {valid_end, test_end}};
+}
+
+void write_corpus_split(const CorpusSplit& split, const std::string& out_dir) {
+  std::filesystem::create_directories(out_dir);
+  auto write_side = [&](const std::vector<SentencePair>& pairs, const std::string& name, bool english) {
+    std::string text;
+    for (const SentencePair& pair : pairs) text += (english ? pair.english : pair.german) + "\n";
+    write_file_atomic((std::filesystem::path(out_dir) / name).string(), text);
+  };
+  for (auto [pairs, name] : {std::pair{&split.train, "train"}, {&split.valid, "valid"}, {&split.test, "test"}}) {
+    write_side(*pairs, std::string(name) + ".en", true);
+    write_side(*pairs, std::string(name) + ".de", false);
+  }
+}
+
+}  // namespace attn::data
