@@ -28,15 +28,24 @@ ATTN_HD inline uint32_t philox_word(uint64_t seed, uint64_t first, uint64_t inde
   return philox4x32(seed, 0, c >> 2)[c & 3];
 }
 
+// Random words -> uniform [0, 1): the float form uses 24 bits of one word, the double form
+// 27 + 26 bits of two consecutive words. (Kernels that draw whole Philox blocks at once
+// convert with these, so they agree bit for bit with the per-element functions below.)
+ATTN_HD inline float uniform_float_from_word(uint32_t word) {
+  return float(word >> 8) * (1.0f / 16777216.0f);  // 24 bits
+}
+ATTN_HD inline double uniform_double_from_words(uint32_t first_word, uint32_t second_word) {
+  uint64_t hi = first_word >> 5, lo = second_word >> 6;         // 27 + 26 bits
+  return double((hi << 26) | lo) * (1.0 / 9007199254740992.0);  // 53 bits / 2^53
+}
+
 ATTN_HD inline float philox_uniform_float(uint64_t seed, uint64_t first, uint64_t index) {
-  return float(philox_word(seed, first, index) >> 8) * (1.0f / 16777216.0f);  // 24 bits
+  return uniform_float_from_word(philox_word(seed, first, index));
 }
 
 ATTN_HD inline double philox_uniform_double(uint64_t seed, uint64_t first, uint64_t index) {
   // Two consecutive words of the stream: counters 2*index and 2*index+1.
-  uint64_t hi = philox_word(seed, first, 2 * index) >> 5;      // 27 bits
-  uint64_t lo = philox_word(seed, first, 2 * index + 1) >> 6;  // 26 bits
-  return double((hi << 26) | lo) * (1.0 / 9007199254740992.0);  // 53 bits / 2^53
+  return uniform_double_from_words(philox_word(seed, first, 2 * index), philox_word(seed, first, 2 * index + 1));
 }
 
 }  // namespace attn

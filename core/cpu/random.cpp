@@ -1,6 +1,7 @@
 // CPU random kernels on the Philox stream (core/rng.hpp): element i depends only on
 // (seed, first, i), so any split of the work over threads gives the same tensor, and the
-// CUDA kernels computing the same functions give it too.
+// CUDA kernels computing the same functions give it too. Work goes in chunks that draw
+// whole Philox blocks (4 words each) instead of one block per word.
 #include <cmath>
 
 #include "core/cpu/cpu_backend.hpp"
@@ -10,31 +11,44 @@ namespace attn::cpu {
 
 namespace {
 
-// Uniform in [0, 1) for element i: 24 random bits for float32, 53 for float64.
-template <typename T>
-double unit_uniform(uint64_t seed, uint64_t first, uint64_t i) {
-  if constexpr (std::is_same_v<T, double>) return philox_uniform_double(seed, first, i);
-  else return philox_uniform_float(seed, first, i);
+constexpr int64_t kChunk = 1024;  // elements per batch of uniforms
+
+// words[k] = word (first + start + k) of the stream, k < n.
+void philox_words(uint64_t seed, uint64_t first, uint64_t start, int64_t n, uint32_t* words) {
+  uint64_t counter = first + start;
+  for (int64_t k = 0; k < n;) {
+    const std::array<uint32_t, 4> block = philox4x32(seed, 0, counter >> 2);
+    for (unsigned w = unsigned(counter & 3); w < 4 && k < n; ++w, ++k, ++counter) words[k] = block[w];
+  }
 }
 
-// Standard normal for element i by Box–Muller: elements 2j and 2j+1 are the cosine and
-// sine halves of one pair drawn from uniforms 2j and 2j+1.
+// u[k] = the uniform [0, 1) of stream element start + k, k < n <= kChunk; equal to
+// philox_uniform_float / philox_uniform_double of that element.
 template <typename T>
-double standard_normal(uint64_t seed, uint64_t first, uint64_t i) {
-  const uint64_t pair = i & ~uint64_t(1);
-  const double u1 = 1.0 - unit_uniform<T>(seed, first, pair);  // in (0, 1]: log is finite
-  const double u2 = unit_uniform<T>(seed, first, pair + 1);
-  const double radius = std::sqrt(-2.0 * std::log(u1)), angle = 2.0 * M_PI * u2;
-  return radius * ((i & 1) ? std::sin(angle) : std::cos(angle));
+void unit_uniforms(uint64_t seed, uint64_t first, uint64_t start, int64_t n, double* u) {
+  uint32_t words[2 * kChunk];
+  if constexpr (std::is_same_v<T, double>) {
+    philox_words(seed, first, 2 * start, 2 * n, words);
+    for (int64_t k = 0; k < n; ++k) u[k] = uniform_double_from_words(words[2 * k], words[2 * k + 1]);
+  } else {
+    philox_words(seed, first, start, n, words);
+    for (int64_t k = 0; k < n; ++k) u[k] = uniform_float_from_word(words[k]);
+  }
 }
 
-// out[i] = value(i) over contiguous out, in parallel.
-template <typename T, typename ValueFn>
-void generate(const Tensor& out, ValueFn&& value) {
-  T* o = out.data<T>();
-  parallel_ranges(out.numel(), [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) o[i] = static_cast<T>(value(uint64_t(i)));
-  }, kParallelGrain / 16);
+// Calls chunk(lo, n, u) over [0, numel) in parallel, u holding the uniforms of elements
+// [lo, lo + n); chunks start at even elements so Box–Muller pairs never straddle two.
+template <typename T, typename ChunkFn>
+void for_each_uniform_chunk(int64_t numel, uint64_t seed, uint64_t first, ChunkFn&& chunk) {
+  const int64_t chunks = (numel + kChunk - 1) / kChunk;
+  parallel_ranges(chunks, [&](int64_t c_lo, int64_t c_hi) {
+    double u[kChunk];
+    for (int64_t c = c_lo; c < c_hi; ++c) {
+      const int64_t lo = c * kChunk, n = std::min(kChunk, numel - lo);
+      unit_uniforms<T>(seed, first, uint64_t(lo), n + (n & 1), u);  // an odd tail still draws its pair
+      chunk(lo, n, u);
+    }
+  }, 16);
 }
 
 }  // namespace
@@ -42,21 +56,36 @@ void generate(const Tensor& out, ValueFn&& value) {
 void CpuBackend::uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) {
   dispatch_floating(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    generate<T>(out, [&](uint64_t i) { return low + (high - low) * unit_uniform<T>(seed, first, i); });
+    T* o = out.data<T>();
+    for_each_uniform_chunk<T>(out.numel(), seed, first, [&](int64_t lo, int64_t n, const double* u) {
+      for (int64_t k = 0; k < n; ++k) o[lo + k] = static_cast<T>(low + (high - low) * u[k]);
+    });
   });
 }
 
+// Box–Muller: elements 2j and 2j+1 are r cos θ and r sin θ of the pair drawn from
+// uniforms 2j and 2j+1, with r = sqrt(-2 ln(1 - u_2j)) (1 - u lies in (0, 1]) and θ = 2π u_2j+1.
 void CpuBackend::normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) {
   dispatch_floating(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    generate<T>(out, [&](uint64_t i) { return mean + stddev * standard_normal<T>(seed, first, i); });
+    T* o = out.data<T>();
+    for_each_uniform_chunk<T>(out.numel(), seed, first, [&](int64_t lo, int64_t n, const double* u) {
+      for (int64_t k = 0; k < n; k += 2) {
+        const double radius = std::sqrt(-2.0 * std::log(1.0 - u[k])), angle = 2.0 * M_PI * u[k + 1];
+        o[lo + k] = static_cast<T>(mean + stddev * radius * std::cos(angle));
+        if (k + 1 < n) o[lo + k + 1] = static_cast<T>(mean + stddev * radius * std::sin(angle));
+      }
+    });
   });
 }
 
 void CpuBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) {
   dispatch_floating(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    generate<bool>(mask, [&](uint64_t i) { return unit_uniform<T>(seed, first, i) >= p; });
+    bool* m = mask.data<bool>();
+    for_each_uniform_chunk<T>(x.numel(), seed, first, [&](int64_t lo, int64_t n, const double* u) {
+      for (int64_t k = 0; k < n; ++k) m[lo + k] = u[k] >= p;  // keep
+    });
     const T scale = T(1.0 / (1.0 - p));
     map_elements<T, T, bool>([scale](T v, bool keep) { return keep ? v * scale : T(0); }, out, {&x, &mask});
   });

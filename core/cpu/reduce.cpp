@@ -1,5 +1,5 @@
 // CPU reductions over any set of dims (keepdim form), arg-max/min along one dim, and
-// cumulative sums. Reductions accumulate in double and visit the reduced elements of each
+// cumulative sums. Reductions visit the reduced elements of each
 // output in a fixed order, so results do not depend on the thread count.
 //
 // Two loop orders, chosen from the strides: "row" when the reduced elements of one output
@@ -7,6 +7,7 @@
 // reduced by Eigen's vectorized reductions; "column" when neighbouring outputs are close
 // together (e.g. summing over the batch dim of [N, D]): a run of outputs is updated at
 // once for each reduced position, a unit-stride loop the compiler vectorizes.
+// Sums accumulate in double (per block of a row in the row order, see reduce_contiguous).
 #include <Eigen/Core>
 #include <cmath>
 #include <limits>
@@ -88,21 +89,31 @@ double reduce_step(double acc, double v, double shift) {
   else return acc + v;  // Sum, Mean
 }
 
+// Reduces a contiguous run with Eigen's vectorized reductions in T, block by block, adding
+// the block results in double: packet speed, and the rounding error of a float sum stays
+// that of one block.
+template <ReduceOp Op, typename T>
+double reduce_contiguous(double acc, const T* p, int64_t n, double shift) {
+  constexpr int64_t kBlock = 2048;
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const auto v = Eigen::Map<const Array>(p + start, std::min(kBlock, n - start));
+    if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Mean) acc += double(v.sum());
+    else if constexpr (Op == ReduceOp::Norm2) acc += double(v.square().sum());
+    else if constexpr (Op == ReduceOp::LogSumExp) acc += double((v - T(shift)).exp().sum());
+    else if constexpr (Op == ReduceOp::Max || Op == ReduceOp::Min) {
+      if (v.isNaN().any()) return std::numeric_limits<double>::quiet_NaN();
+      acc = reduce_step<Op>(acc, double(Op == ReduceOp::Max ? v.maxCoeff() : v.minCoeff()), 0.0);
+    }
+  }
+  return acc;
+}
+
 // Reduces n elements p[0], p[stride], ... into acc.
 template <ReduceOp Op, typename T>
 double reduce_run(double acc, const T* p, int64_t stride, int64_t n, double shift) {
-  if (n == 0) return acc;
-  if constexpr (std::is_floating_point_v<T>) {
-    if (stride == 1) {  // Eigen's vectorized reductions
-      const auto v = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(p, n).template cast<double>();
-      if constexpr (Op == ReduceOp::Sum || Op == ReduceOp::Mean) return acc + v.sum();
-      else if constexpr (Op == ReduceOp::Norm2) return acc + v.square().sum();
-      else if constexpr (Op == ReduceOp::Prod) return acc * v.prod();
-      else if constexpr (Op == ReduceOp::LogSumExp) return acc + (v - shift).exp().sum();
-      else if constexpr (Op == ReduceOp::Max) return reduce_step<Op>(acc, v.template maxCoeff<Eigen::PropagateNaN>(), 0);
-      else return reduce_step<Op>(acc, v.template minCoeff<Eigen::PropagateNaN>(), 0);
-    }
-  }
+  if constexpr (std::is_floating_point_v<T> && Op != ReduceOp::Prod)
+    if (stride == 1) return reduce_contiguous<Op>(acc, p, n, shift);
   for (int64_t i = 0; i < n; ++i) acc = reduce_step<Op>(acc, double(p[i * stride]), shift);
   return acc;
 }
