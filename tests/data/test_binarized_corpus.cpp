@@ -1,0 +1,137 @@
+// Binarized corpus: round trip in both dtypes, fairseq-style encoding and report, and clear
+// errors (never a crash) for truncated, foreign or corrupt files.
+#include <catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "data/binarized_corpus.hpp"
+#include "data/text_io.hpp"
+
+using attn::data::BinarizedCorpus;
+using attn::data::DataError;
+using attn::data::TokenDtype;
+
+namespace {
+
+std::filesystem::path scratch_dir() {
+  auto dir = std::filesystem::temp_directory_path() / ("attnlab_test_binarized_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+const std::vector<std::vector<int32_t>> kSentences{{5, 6, 2}, {2}, {}, {9, 4, 7, 8, 2}};
+
+}  // namespace
+
+TEST_CASE("binarized corpus round trip (uint16 and int32)", "[binarized]") {
+  auto dir = scratch_dir();
+  for (size_t dictionary_size : {size_t{10}, size_t{70000}}) {
+    std::string path = (dir / "round.bin").string();
+    attn::data::write_binarized_corpus(path, kSentences, dictionary_size);
+    BinarizedCorpus corpus = BinarizedCorpus::open(path);
+    CHECK(corpus.dtype() == (dictionary_size == 10 ? TokenDtype::kUInt16 : TokenDtype::kInt32));
+    REQUIRE(corpus.size() == 4);
+    CHECK(corpus.num_tokens() == 9);
+    CHECK(corpus.dictionary_size() == dictionary_size);
+    for (size_t i = 0; i < kSentences.size(); ++i) {
+      CHECK(corpus.length(i) == kSentences[i].size());
+      CHECK(corpus.sentence(i) == std::vector<int64_t>(kSentences[i].begin(), kSentences[i].end()));
+    }
+    CHECK_THROWS_AS(corpus.length(4), DataError);
+    // header 40 + offsets 5*8 + tokens 9*(2 or 4)
+    CHECK(std::filesystem::file_size(path) == 40 + 40 + 9 * (dictionary_size == 10 ? 2 : 4));
+    BinarizedCorpus moved = std::move(corpus);
+    CHECK(moved.sentence(3)[0] == 9);
+  }
+  CHECK_THROWS_WITH(attn::data::write_binarized_corpus((dir / "bad.bin").string(), {{3, 12}}, 10),
+                    Catch::Contains("id 12"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("binarize_text_file encodes like fairseq and reports unknowns", "[binarized]") {
+  auto dir = scratch_dir();
+  std::string text = (dir / "valid.en").string();
+  std::ofstream(text) << "the cat\nthe dog barks\n\n";
+  auto dictionary = attn::data::Dictionary::parse("the 5\ncat 3\n", "inline");
+  std::string out = (dir / "valid.bin").string();
+  auto stats = attn::data::binarize_text_file(text, dictionary, out, 2);
+  CHECK(stats.sentences == 3);
+  CHECK(stats.tokens == 8);  // 2+1, 3+1, 0+1
+  CHECK(stats.unknown_tokens == 2);
+  CHECK(attn::data::binarize_report("en", "valid", stats) == "[en] valid: 3 sents, 8 tokens, 25.0% replaced by <unk>");
+  BinarizedCorpus corpus = BinarizedCorpus::open(out);
+  CHECK(corpus.sentence(1) == std::vector<int64_t>{4, 3, 3, 2});
+  CHECK(corpus.sentence(2) == std::vector<int64_t>{2});
+  CHECK(corpus.dictionary_size() == 6);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("report percentages are formatted as Python's {:.3}", "[binarized]") {
+  auto report = [](size_t tokens, int64_t unknown) {
+    return attn::data::binarize_report("de", "test", {1, tokens, unknown});
+  };
+  CHECK(report(200, 1) == "[de] test: 1 sents, 200 tokens, 0.5% replaced by <unk>");
+  CHECK(report(200, 0) == "[de] test: 1 sents, 200 tokens, 0.0% replaced by <unk>");
+  CHECK(report(8, 8) == "[de] test: 1 sents, 8 tokens, 1e+02% replaced by <unk>");
+  CHECK(report(1000000, 1) == "[de] test: 1 sents, 1000000 tokens, 0.0001% replaced by <unk>");
+  CHECK(report(10000000, 1) == "[de] test: 1 sents, 10000000 tokens, 1e-05% replaced by <unk>");
+  CHECK(report(3, 1) == "[de] test: 1 sents, 3 tokens, 33.3% replaced by <unk>");
+  CHECK(report(10, 1) == "[de] test: 1 sents, 10 tokens, 10.0% replaced by <unk>");
+}
+
+TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[binarized]") {
+  auto dir = scratch_dir();
+  std::string good = (dir / "good.bin").string();
+  attn::data::write_binarized_corpus(good, kSentences, 10);
+  std::string bytes = read_bytes(good);
+  std::string path = (dir / "broken.bin").string();
+  auto open_with = [&](const std::string& content) {
+    write_bytes(path, content);
+    return BinarizedCorpus::open(path);
+  };
+
+  CHECK_THROWS_WITH(open_with(""), Catch::Contains(path) && Catch::Contains("not an attnlab binarized corpus"));
+  CHECK_THROWS_WITH(open_with(bytes.substr(0, 20)), Catch::Contains("not an attnlab binarized corpus"));
+  for (size_t cut : {size_t{41}, bytes.size() / 2, bytes.size() - 1})
+    CHECK_THROWS_WITH(open_with(bytes.substr(0, cut)), Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(open_with(bytes + "x"), Catch::Contains("truncated"));
+  // A fairseq .idx file and a text file are foreign.
+  CHECK_THROWS_WITH(open_with(std::string("MMIDIDX\0\0", 9) + std::string(64, '\0')), Catch::Contains("bad magic"));
+  CHECK_THROWS_WITH(open_with(std::string(100, 'a')), Catch::Contains("bad magic"));
+
+  auto patched = [&](size_t offset, const void* value, size_t size) {
+    std::string copy = bytes;
+    copy.replace(offset, size, static_cast<const char*>(value), size);
+    return copy;
+  };
+  uint32_t version = 7, dtype = 9;
+  uint64_t huge = ~uint64_t{0} / 2, tokens = 8, small_vocab = 5, bad_offset = 1;
+  CHECK_THROWS_WITH(open_with(patched(8, &version, 4)), Catch::Contains("version 7"));
+  CHECK_THROWS_WITH(open_with(patched(12, &dtype, 4)), Catch::Contains("dtype code 9"));
+  CHECK_THROWS_WITH(open_with(patched(16, &huge, 8)), Catch::Contains("truncated"));  // no overflow, no crash
+  CHECK_THROWS_WITH(open_with(patched(24, &tokens, 8)), Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(open_with(patched(32, &small_vocab, 8)), Catch::Contains("outside the dictionary"));
+  CHECK_THROWS_WITH(open_with(patched(40, &bad_offset, 8)), Catch::Contains("corrupt offsets"));
+  CHECK_THROWS_WITH(open_with(patched(48, &huge, 8)), Catch::Contains("corrupt offsets"));
+  CHECK_THROWS_WITH(BinarizedCorpus::open((dir / "missing.bin").string()), Catch::Contains("cannot open"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("binarized_path follows fairseq's naming", "[binarized]") {
+  CHECK(attn::data::binarized_path("bin", "valid1", "en", "de", "de") == "bin/valid1.en-de.de.bin");
+}
