@@ -46,7 +46,8 @@ void label_smoothed_ce_rows(const Tensor& logits, const Tensor& targets, double 
     const double row_lse = log_sum_exp(xr);
     plse[r] = T(row_lse);
     if (pt[r] == ignore_index) return;
-    const double smooth = double(classes) * row_lse - xr.template cast<double>().sum();
+    const T* x = px + r * classes;
+    const double smooth = double(classes) * row_lse - sum_in_float64(classes, [&](int64_t j) { return double(x[j]); });
     row_nll[r] = row_lse - double(xr[pt[r]]);
     row_loss[r] = (1.0 - epsilon) * row_nll[r] + epsilon / double(classes) * smooth;
   });

@@ -23,9 +23,12 @@ struct RowStats {
 };
 
 template <typename T>
-RowStats<T> row_stats(const RowIn<T>& xr, double eps) {
-  const double mean = xr.template cast<double>().mean();
-  const double var = (xr.template cast<double>() - mean).square().mean();
+RowStats<T> row_stats(const T* x, int64_t cols, double eps) {
+  const double mean = sum_in_float64(cols, [&](int64_t j) { return double(x[j]); }) / double(cols);
+  const double var = sum_in_float64(cols, [&](int64_t j) {
+                       const double centered = double(x[j]) - mean;
+                       return centered * centered;
+                     }) / double(cols);
   return {T(mean), T(1.0 / std::sqrt(var + eps))};
 }
 
@@ -42,7 +45,7 @@ void layer_norm_rows(const Tensor& x, const Tensor& gamma, const Tensor& beta, d
   for_each_row(rows, cols, [&](int64_t r) {
     RowIn<T> xr(px + r * cols, cols);
     RowOut<T> yr(py + r * cols, cols);
-    const RowStats<T> s = row_stats(xr, eps);
+    const RowStats<T> s = row_stats(px + r * cols, cols, eps);
     pmean[r] = s.mean;
     prstd[r] = s.rstd;
     yr = (xr - s.mean) * s.rstd;
@@ -65,8 +68,11 @@ void layer_norm_dx(const Tensor& dy, const Tensor& x, const Tensor& gamma, const
     // dxr first holds g = dy * gamma, then is rewritten in place into dx.
     if (pgamma) dxr = dyr * RowIn<T>(pgamma, cols);
     else dxr = dyr;
-    const double mean_g = dxr.template cast<double>().mean();
-    const double mean_gx = (dxr * (xr - m) * rs).template cast<double>().mean();
+    const T* g = dxr.data();
+    const T* xrow = xr.data();
+    const double mean_g = sum_in_float64(cols, [&](int64_t j) { return double(g[j]); }) / double(cols);
+    const double mean_gx =
+        sum_in_float64(cols, [&](int64_t j) { return double(g[j]) * double((xrow[j] - m) * rs); }) / double(cols);
     dxr = rs * (dxr - T(mean_g) - (xr - m) * rs * T(mean_gx));
   });
 }
@@ -88,9 +94,12 @@ void layer_norm_affine_grads(const Tensor& dy, const Tensor& x, const Tensor& me
     const int64_t c0 = b * kAffineGradBlock, width = std::min(kAffineGradBlock, cols - c0);
     Eigen::ArrayXd sum_dy_xhat = Eigen::ArrayXd::Zero(width), sum_dy = Eigen::ArrayXd::Zero(width);
     for (int64_t r = 0; r < rows; ++r) {
-      RowIn<T> xr(px + r * cols + c0, width), dyr(pdy + r * cols + c0, width);
-      sum_dy_xhat += (dyr * (xr - pmean[r]) * prstd[r]).template cast<double>();
-      sum_dy += dyr.template cast<double>();
+      const T *x = px + r * cols + c0, *g = pdy + r * cols + c0;
+      const T m = pmean[r], rs = prstd[r];
+      for (int64_t j = 0; j < width; ++j) {
+        sum_dy_xhat[j] += double(g[j]) * double((x[j] - m) * rs);
+        sum_dy[j] += double(g[j]);
+      }
     }
     if (pdgamma) RowOut<T>(pdgamma + c0, width) = sum_dy_xhat.cast<T>();
     if (pdbeta) RowOut<T>(pdbeta + c0, width) = sum_dy.cast<T>();

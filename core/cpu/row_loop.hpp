@@ -28,4 +28,19 @@ void for_each_row(int64_t rows, int64_t cols, Fn&& fn) {
   for (int64_t r = 0; r < rows; ++r) fn(r);
 }
 
+// sum_{j < n} term(j) for a float64 term(j), accumulated in float64 over 8 independent lanes:
+// float64-accurate, and the fixed-width inner loop vectorizes (Eigen's cast<double>() does not).
+template <typename Term>
+double sum_in_float64(int64_t n, Term&& term) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lanes[l] += term(j + l);
+  double total = 0.0;
+  for (; j < n; ++j) total += term(j);
+  for (double lane : lanes) total += lane;
+  return total;
+}
+
 }  // namespace attn::cpu
