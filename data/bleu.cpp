@@ -16,26 +16,31 @@ namespace attn::data {
 namespace {
 
 using Tokens = std::vector<std::string_view>;
-using NgramCounts = std::unordered_map<std::string, int64_t>;
 
-// An n-gram as a hash key: each token preceded by its length, so no token content (spaces,
-// separators) can make two different n-grams collide.
-std::string ngram_key(const Tokens& tokens, size_t start, size_t order) {
-  std::string key;
-  for (size_t k = start; k < start + order; ++k) {
-    uint32_t length = uint32_t(tokens[k].size());
-    key.append(reinterpret_cast<const char*>(&length), sizeof length);
-    key.append(tokens[k]);
+// An n-gram: `order` consecutive tokens starting at `first`, compared by content (no copy).
+struct Ngram {
+  const std::string_view* first;
+  size_t order;
+};
+struct NgramHash {
+  size_t operator()(const Ngram& ngram) const {
+    size_t hash = ngram.order;
+    for (size_t k = 0; k < ngram.order; ++k) hash = hash * 1000003u ^ std::hash<std::string_view>{}(ngram.first[k]);
+    return hash;
   }
-  return key;
-}
+};
+struct NgramEqual {
+  bool operator()(const Ngram& a, const Ngram& b) const {
+    return a.order == b.order && std::equal(a.first, a.first + a.order, b.first);
+  }
+};
+// Counts of n-grams of every order; keys point into the token vector they were counted in.
+using NgramCounts = std::unordered_map<Ngram, int64_t, NgramHash, NgramEqual>;
 
-// Counts of all n-grams of order 1..max_order (orders are told apart by the key length
-// prefixes: an n-gram key holds exactly n length fields).
-std::vector<NgramCounts> count_ngrams(const Tokens& tokens, int max_order) {
-  std::vector<NgramCounts> counts{size_t(max_order)};
-  for (size_t order = 1; order <= size_t(max_order); ++order)
-    for (size_t start = 0; start + order <= tokens.size(); ++start) ++counts[order - 1][ngram_key(tokens, start, order)];
+NgramCounts count_ngrams(const Tokens& tokens, size_t max_order) {
+  NgramCounts counts;
+  for (size_t order = 1; order <= max_order; ++order)
+    for (size_t start = 0; start + order <= tokens.size(); ++start) ++counts[Ngram{tokens.data() + start, order}];
   return counts;
 }
 
@@ -134,22 +139,17 @@ BleuStats segment_stats(const Tokens& hypothesis, const std::vector<Tokens>& ref
   BleuStats stats(max_order);
   stats.sys_len = int64_t(hypothesis.size());
   stats.ref_len = closest_reference_length(stats.sys_len, references);
-  std::vector<NgramCounts> reference_max{size_t(max_order)};
-  for (const Tokens& reference : references) {
-    std::vector<NgramCounts> counts = count_ngrams(reference, max_order);
-    for (size_t n = 0; n < counts.size(); ++n)
-      for (const auto& [ngram, count] : counts[n]) {
-        int64_t& best = reference_max[n][ngram];
-        best = std::max(best, count);
-      }
-  }
-  std::vector<NgramCounts> hypothesis_counts = count_ngrams(hypothesis, max_order);
-  for (size_t n = 0; n < hypothesis_counts.size(); ++n)
-    for (const auto& [ngram, count] : hypothesis_counts[n]) {
-      stats.total[n] += count;
-      auto match = reference_max[n].find(ngram);
-      if (match != reference_max[n].end()) stats.correct[n] += std::min(count, match->second);
+  NgramCounts reference_max;
+  for (const Tokens& reference : references)
+    for (const auto& [ngram, count] : count_ngrams(reference, size_t(max_order))) {
+      int64_t& best = reference_max[ngram];
+      best = std::max(best, count);
     }
+  for (const auto& [ngram, count] : count_ngrams(hypothesis, size_t(max_order))) {
+    stats.total[ngram.order - 1] += count;
+    auto match = reference_max.find(ngram);
+    if (match != reference_max.end()) stats.correct[ngram.order - 1] += std::min(count, match->second);
+  }
   return stats;
 }
 
