@@ -8,8 +8,9 @@
 //
 // --lowercase means each tool's own case folding (sacreBLEU -lc and fairseq --ignore-case:
 // full Unicode; multi-bleu -lc: ASCII only). --compound-split applies the WMT14 EN-DE
-// `##AT##-##AT##` rewrite to hypotheses and references first.
-#include <iostream>
+// `##AT##-##AT##` rewrite to hypotheses and references first. Lines end at '\n' only (a '\r'
+// inside a line is whitespace; sacreBLEU's stdin would split there and treat tabs as
+// separate systems).
 #include <memory>
 
 #include <fmt/format.h>

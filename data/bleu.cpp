@@ -82,8 +82,8 @@ bool smoothing_has_value(BleuSmoothing smoothing) {
   return smoothing == BleuSmoothing::kFloor || smoothing == BleuSmoothing::kAddK;
 }
 
-// Precisions correct/total of every order as fractions (0 where total is 0), and the
-// percentage copies every tool prints.
+// Precisions correct/total of every order as fractions (0 where total is 0), as
+// multi-bleu.perl and fairseq compute them.
 std::vector<double> fractions(const BleuStats& stats) {
   std::vector<double> p(stats.total.size(), 0.0);
   for (size_t n = 0; n < p.size(); ++n)
