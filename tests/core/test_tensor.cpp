@@ -114,6 +114,25 @@ TEST_CASE("contiguous copies only when needed; clone always copies") {
   CHECK(base.at({0, 0}) == 0);
 }
 
+TEST_CASE("contiguous() of batched transposes and permutes (tiled copy path)") {
+  Tensor base = iota({3, 37, 45, 2});
+  for (const std::vector<int>& perm : {std::vector<int>{0, 2, 1, 3}, {3, 0, 2, 1}, {1, 3, 2, 0}, {2, 1, 0, 3}, {0, 2, 3, 1}}) {
+    Tensor p = base.permute(perm);
+    Tensor c = p.contiguous();
+    REQUIRE(c.is_contiguous());
+    const std::vector<double> values = c.to_vector();
+    int64_t flat = 0, mismatches = 0;
+    for (int64_t a = 0; a < p.size(0); ++a)
+      for (int64_t b = 0; b < p.size(1); ++b)
+        for (int64_t d = 0; d < p.size(2); ++d)
+          for (int64_t e = 0; e < p.size(3); ++e) mismatches += values[size_t(flat++)] != p.at({a, b, d, e});
+    CHECK(mismatches == 0);
+  }
+  Tensor f = iota({5, 300, 200}).to(DType::Float32).transpose(1, 2).to(DType::Float64);  // converting tiled copy
+  CHECK(f.at({4, 199, 299}) == 4 * 60000 + 299 * 200 + 199);
+  CHECK(f.at({2, 17, 3}) == 2 * 60000 + 3 * 200 + 17);
+}
+
 TEST_CASE("to(dtype) converts values") {
   Tensor f = from_vector<float>({1.5f, -2.75f, 3.0f}, {3});
   CHECK(f.to(DType::Float32).shares_storage(f));
