@@ -253,7 +253,8 @@ BleuScore sacrebleu_sentence_score(std::string_view hypothesis, const std::vecto
 std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form) {
   std::string smoothing(bleu_smoothing_name(options.smoothing));
   if (smoothing_has_value(options.smoothing))
-    smoothing += "[" + fixed(options.smooth_value.value_or(default_smooth_value(options.smoothing)), 2) + "]";
+    smoothing = fmt::format("{}[{}]", smoothing,
+                            fixed(options.smooth_value.value_or(default_smooth_value(options.smoothing)), 2));
   return fmt::format(fmt::runtime(short_form ? "#:{}|c:{}|e:{}|tok:{}|s:{}|v:{}"
                                              : "nrefs:{}|case:{}|eff:{}|tok:{}|smooth:{}|version:{}"),
                      num_references, options.lowercase ? "lc" : "mixed", options.effective_order ? "yes" : "no",
@@ -262,7 +263,10 @@ std::string sacrebleu_signature(const SacreBleuOptions& options, int num_referen
 
 std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width) {
   std::string precisions;
-  for (double p : score.precisions) precisions += (precisions.empty() ? "" : "/") + fixed(p, 1);
+  for (double p : score.precisions) {
+    if (!precisions.empty()) precisions.push_back('/');
+    precisions.append(fixed(p, 1));
+  }
   return fmt::format("BLEU{}{} = {} {} (BP = {} ratio = {} hyp_len = {} ref_len = {})", signature.empty() ? "" : "|",
                      signature, fixed(score.score, width), precisions, fixed(score.bp, 3), fixed(score.ratio, 3),
                      score.sys_len, score.ref_len);
