@@ -54,6 +54,23 @@ Tensor without_meta(Tensor t) { return t.autograd_meta() ? t.data_only() : t; }
 
 }  // namespace
 
+Node::~Node() {
+  // Take over the producers that only this node's edges keep alive, and destroy them one at
+  // a time here, so that freeing a graph of depth n needs no n-deep recursion.
+  std::vector<std::shared_ptr<Node>> orphans;
+  auto adopt_producers = [&orphans](std::vector<Edge>& edges) {
+    for (Edge& edge : edges)
+      if (edge.meta && edge.meta.use_count() == 1 && edge.meta->grad_fn) orphans.push_back(std::move(edge.meta->grad_fn));
+    edges.clear();
+  };
+  adopt_producers(edges);
+  while (!orphans.empty()) {
+    std::shared_ptr<Node> node = std::move(orphans.back());
+    orphans.pop_back();
+    if (node.use_count() == 1) adopt_producers(node->edges);
+  }
+}
+
 Tensor& set_requires_grad(Tensor& t, bool enabled) {
   ATTN_CHECK(t.defined(), "set_requires_grad: undefined tensor");
   const auto& meta = t.autograd_meta();

@@ -58,7 +58,7 @@ struct Edge {
 // (undefined for inputs that need none). A returned gradient may have a broadcast shape:
 // the engine sums it down to the input's shape (ops::sum_to).
 struct Node {
-  virtual ~Node() = default;
+  virtual ~Node();  // iterative: dropping a long unused graph does not recurse down the chain
   virtual std::vector<Tensor> apply(const Tensor& grad_output) = 0;
   // Nodes with several outputs override this; grad_outputs[i] is undefined when no
   // gradient reached output i (at least one is defined).

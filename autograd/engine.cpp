@@ -161,6 +161,7 @@ void backward(const Tensor& root, const Tensor& seed) {
              "backward: the {} tensor does not require grad (no input of its computation requires grad, or it was "
              "computed under NoGradGuard)",
              root.shape().str());
+  NoGradGuard no_grad;  // backward functions may use differentiable ops: record nothing
   Tensor g = seed_gradient(root, seed);
   if (!meta->grad_fn) {
     accumulate(meta->grad, std::move(g));

@@ -187,6 +187,29 @@ TEST_CASE("long chains backpropagate without recursion") {
   CHECK(grad(x).item() == 1.0);
 }
 
+TEST_CASE("a long graph dropped without backward is freed without deep recursion") {
+  Tensor x = leaf_from({1.0}, {1});
+  std::weak_ptr<Node> first;
+  {
+    Tensor y = x * 1.0;
+    first = y.autograd_meta()->grad_fn;
+    for (int i = 0; i < 100000; ++i) y = y * 1.0;
+  }
+  CHECK(first.expired());
+}
+
+TEST_CASE("backward functions run with grad mode off") {
+  Tensor x = leaf_from({2.0}, {1});
+  bool mode_inside = true;
+  Tensor y = record("probe", {x}, x.data_only().clone(), [&mode_inside](const Tensor& g) {
+    mode_inside = grad_mode_enabled();
+    return std::vector{g};
+  });
+  backward(sum(y));
+  CHECK_FALSE(mode_inside);
+  CHECK(grad_mode_enabled());
+}
+
 TEST_CASE("set_grad and set_requires_grad(false)") {
   Tensor x = leaf_from({1, 2}, {2});
   set_grad(x, from_doubles({5, 6}, {2}, DType::Float64));
