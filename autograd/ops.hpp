@@ -30,6 +30,7 @@ Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
+// On ties (a == b) the gradient is split evenly between a and b.
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
@@ -52,6 +53,7 @@ Tensor operator/(double s, const Tensor& a);
 // reductions
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// amax/amin: the gradient goes to the elements equal to the extremum, split evenly between ties.
 Tensor amax(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
@@ -77,10 +79,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5);
-// Inverted dropout; identity when !training or p == 0.
+// Inverted dropout; identity when !training or p == 0. The backward reuses the saved mask.
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
 
-// shape ops that copy
+// shape ops that copy (split/chunk return views; their gradients are joined by one cat)
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim);
