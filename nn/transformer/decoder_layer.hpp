@@ -42,9 +42,10 @@ class TransformerDecoderLayer : public Module {
   std::shared_ptr<LayerNorm> final_layer_norm;
 
  private:
-  // x ← LN(x + Dropout(f(x))) or x ← x + Dropout(f(LN(x))).
-  template <typename Sublayer>
-  Tensor residual(const Tensor& x, LayerNorm& norm, Sublayer&& f);
+  // The three sublayers with their residual wiring, given how to run the two attentions
+  // (parallel forward or one decoding step).
+  template <typename SelfAttention, typename CrossAttention>
+  Tensor run_sublayers(const Tensor& x, SelfAttention&& self_attention, CrossAttention&& cross_attention);
 
   double dropout_;
   bool normalize_before_;

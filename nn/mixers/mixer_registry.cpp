@@ -1,0 +1,44 @@
+#include "nn/mixers/mixer_registry.hpp"
+
+#include <fmt/ranges.h>
+
+#include "nn/mixers/softmax_attention.hpp"
+
+namespace attn::nn {
+namespace {
+
+std::map<std::string, MixerFactory> builtin_families() {
+  return {
+      {"softmax", [](const MixerOptions& o) { return std::make_shared<SoftmaxAttention>(o); }},
+  };
+}
+
+std::map<std::string, MixerFactory>& registry() {
+  static std::map<std::string, MixerFactory> families = builtin_families();
+  return families;
+}
+
+std::string family_of(const std::string& kind) { return kind.substr(0, kind.find(':')); }
+
+}  // namespace
+
+void register_mixer(const std::string& family, MixerFactory factory) {
+  ATTN_CHECK(!family.empty() && family.find(':') == std::string::npos,
+             "register_mixer: family '{}' must be non-empty and contain no ':'", family);
+  registry()[family] = std::move(factory);
+}
+
+std::shared_ptr<TokenMixer> create_mixer(const MixerOptions& options) {
+  auto it = registry().find(family_of(options.kind));
+  ATTN_CHECK(it != registry().end(), "unknown token mixer '{}' (known: {})", options.kind,
+             fmt::join(registered_mixer_families(), ", "));
+  return it->second(options);
+}
+
+std::vector<std::string> registered_mixer_families() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : registry()) names.push_back(name);
+  return names;
+}
+
+}  // namespace attn::nn

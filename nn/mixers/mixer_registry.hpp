@@ -1,0 +1,40 @@
+// Creating token mixers by name (DESIGN.md §4): the model config names the mixer of each
+// place ("softmax", and later "linformer", "lightconv", "kernel:elu+additive", ...), and the
+// layers ask this registry for it, so a new variant plugs in by registering a factory —
+// the model code never changes.
+//
+// A kind string is `family` or `family:variant`; the family selects the factory, which
+// receives the whole kind (and parses its variant). The built-in families are registered
+// in mixer_registry.cpp (listed there explicitly: a static library would drop a variant's
+// self-registration object file that nothing else references).
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/mixers/token_mixer.hpp"
+
+namespace attn::nn {
+
+struct MixerOptions {
+  std::string kind;               // "softmax", "kernel:elu+additive", ...
+  int64_t embed_dim = 0;          // D
+  int64_t num_heads = 1;          // H, with D divisible by H
+  double attention_dropout = 0.0;
+  bool cross_attention = false;   // keys/values from MixerContext::memory (encoder–decoder)
+  bool causal = false;            // decoder self-attention
+  // Variant-specific settings from TransformerConfig::mixer_options ("linformer_k" -> "256").
+  std::map<std::string, std::string> extra;
+};
+
+using MixerFactory = std::function<std::shared_ptr<TokenMixer>(const MixerOptions&)>;
+
+// Adds (or replaces) the factory of a family; the family must not contain ':'.
+void register_mixer(const std::string& family, MixerFactory factory);
+// Builds the mixer options.kind names; throws attn::Error listing the known families.
+std::shared_ptr<TokenMixer> create_mixer(const MixerOptions& options);
+std::vector<std::string> registered_mixer_families();
+
+}  // namespace attn::nn

@@ -1,0 +1,130 @@
+#include "nn/mixers/scaled_dot_product.hpp"
+
+#include <limits>
+
+namespace attn::nn {
+namespace {
+
+constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+
+void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
+  ATTN_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
+             "scaled_dot_product_attention: q, k, v must be [B, H, T, d], got {}, {}, {}", q.shape().str(),
+             k.shape().str(), v.shape().str());
+  ATTN_CHECK(q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3),
+             "scaled_dot_product_attention: q {} and k {} differ in batch, heads or head width", q.shape().str(),
+             k.shape().str());
+  ATTN_CHECK(v.size(0) == k.size(0) && v.size(1) == k.size(1) && v.size(2) == k.size(2),
+             "scaled_dot_product_attention: k {} and v {} differ in batch, heads or length", k.shape().str(),
+             v.shape().str());
+  ATTN_CHECK(q.dtype() == k.dtype() && k.dtype() == v.dtype() && is_floating(q.dtype()),
+             "scaled_dot_product_attention: q, k, v must share a float dtype, got {}, {}, {}", dtype_name(q.dtype()),
+             dtype_name(k.dtype()), dtype_name(v.dtype()));
+  ATTN_CHECK(o.dropout >= 0.0 && o.dropout < 1.0, "scaled_dot_product_attention: dropout must be in [0, 1), got {}",
+             o.dropout);
+  const Tensor& pad = o.key_padding_mask;
+  if (!pad.defined()) return;
+  ATTN_CHECK(pad.dtype() == DType::Bool && pad.dim() == 2 && pad.size(0) == k.size(0) && pad.size(1) == k.size(2),
+             "scaled_dot_product_attention: key_padding_mask must be Bool [B={}, Tk={}], got {} {}", k.size(0),
+             k.size(2), dtype_name(pad.dtype()), pad.shape().str());
+}
+
+// A [B·H, T, d] view of t [B, H, T, d] when its batch and head dims fold into one stride.
+bool folds(const Tensor& t) { return t.size(1) == 1 || t.size(0) == 1 || t.stride(0) == t.stride(1) * t.size(1); }
+Tensor fold(const Tensor& t) {
+  const int64_t inner = t.size(1) == 1 ? t.stride(0) : t.stride(1);
+  return Tensor(t.storage(), Shape{t.size(0) * t.size(1), t.size(2), t.size(3)}, Shape{inner, t.stride(2), t.stride(3)},
+                t.offset(), t.dtype());
+}
+
+// out = alpha · a @ b over the leading [B, H] dims: one batched GEMM for all (B, H) when the
+// views fold, else one per batch row with the heads as the GEMM batch (permuted
+// [B, T, H, d] projections).
+void batched_product(const Tensor& a, const Tensor& b, const Tensor& out, double alpha) {
+  if (folds(a) && folds(b)) {
+    ops::matmul_into(fold(a), fold(b), fold(out), alpha);
+    return;
+  }
+  for (int64_t i = 0; i < out.size(0); ++i) ops::matmul_into(a.select(0, i), b.select(0, i), out.select(0, i), alpha);
+}
+
+Tensor product(const Tensor& a, const Tensor& b, double alpha = 1.0) {
+  Tensor out({a.size(0), a.size(1), a.size(2), b.size(3)}, a.dtype(), a.device());
+  batched_product(a, b, out, alpha);
+  return out;
+}
+
+Tensor transpose_last(const Tensor& t) { return t.transpose(-2, -1); }
+
+// Bool [B, 1, Tq, 1]: rows of the mask with no visible key; undefined when there are none.
+Tensor fully_masked_rows(const Tensor& mask) {
+  Tensor dead = ops::eq(ops::amax(mask, {-1}, true), kMinusInfinity);
+  return ops::amax(dead.to(DType::Float32)).item() > 0 ? dead : Tensor();
+}
+
+}  // namespace
+
+Tensor additive_attention_mask(const Tensor& key_padding_mask, bool causal, int64_t tq, int64_t tk, DType dtype,
+                               Device device) {
+  Tensor mask;
+  if (key_padding_mask.defined()) {
+    const int64_t batch = key_padding_mask.size(0);
+    mask = ops::masked_fill(zeros({batch, 1, 1, tk}, dtype, device), key_padding_mask.view({batch, 1, 1, tk}),
+                            kMinusInfinity);
+  }
+  if (causal) {
+    Tensor last_visible = ops::add(arange(0, double(tq), 1, DType::Int64, device), double(tk - tq)).view({tq, 1});
+    Tensor future = ops::gt(arange(0, double(tk), 1, DType::Int64, device).view({1, tk}), last_visible);
+    Tensor causal_mask = ops::masked_fill(zeros({1, 1, tq, tk}, dtype, device), future.view({1, 1, tq, tk}),
+                                          kMinusInfinity);
+    mask = mask.defined() ? ops::add(mask, causal_mask) : causal_mask;
+  }
+  return mask;
+}
+
+AttentionResult scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                                             const AttentionOptions& o) {
+  check_inputs(q_in, k_in, v_in, o);
+  const Tensor q = detach(q_in), k = detach(k_in), v = detach(v_in);
+  const int64_t tq = q.size(2), tk = k.size(2);
+
+  Tensor scores = product(q, transpose_last(k), o.scale);
+  Tensor mask = additive_attention_mask(o.key_padding_mask, o.causal, tq, tk, q.dtype(), q.device());
+  Tensor probs;
+  if (mask.defined()) {
+    ops::add_(scores, mask);
+    probs = ops::softmax(scores, -1);
+    if (Tensor dead = fully_masked_rows(mask); dead.defined()) probs = ops::masked_fill(probs, dead, 0.0);
+  } else {
+    probs = ops::softmax(scores, -1);
+  }
+  scores = Tensor();  // free before the output is allocated
+
+  const bool drop = o.training && o.dropout > 0.0;
+  Tensor keep, dropped = probs;
+  if (drop) {
+    ops::DropoutResult r = ops::dropout(probs, o.dropout, o.generator);
+    dropped = r.out;
+    keep = r.mask;
+  }
+  Tensor out = product(dropped, v);
+
+  AttentionResult result;
+  if (o.return_probabilities) result.probabilities = probs;
+  result.out = record("scaled_dot_product_attention", {q_in, k_in, v_in}, out,
+                      [q, k, v, probs, dropped, keep, p = o.dropout, scale = o.scale](const Tensor& grad) {
+                        Tensor d_out = grad.contiguous();
+                        Tensor d_v = product(transpose_last(dropped), d_out);
+                        Tensor d_probs = product(d_out, transpose_last(v));
+                        if (keep.defined())
+                          d_probs = ops::where(keep, ops::mul(d_probs, 1.0 / (1.0 - p)),
+                                               scalar_tensor(0.0, d_probs.dtype(), d_probs.device()));
+                        Tensor d_scores = ops::softmax_backward(probs, d_probs, -1, false);
+                        Tensor d_q = product(d_scores, k, scale);
+                        Tensor d_k = product(transpose_last(d_scores), q, scale);
+                        return std::vector{d_q, d_k, d_v};
+                      });
+  return result;
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,40 @@
+// Shared by the encoder and decoder layers: how one layer's pieces are built from the
+// config, and the residual wiring of SPEC-MODELS.md §1.4:
+//   post-norm  x ← LN(x + Dropout(f(x)))
+//   pre-norm   x ← x + Dropout(f(LN(x)))
+#pragma once
+#include <memory>
+#include <string>
+
+#include "nn/layers/feed_forward.hpp"
+#include "nn/layers/layer_norm.hpp"
+#include "nn/mixers/mixer_registry.hpp"
+#include "nn/transformer/transformer_config.hpp"
+
+namespace attn::nn {
+
+inline LinearInit ffn_linear_init(const TransformerConfig& c) {
+  return c.ffn_init == "torch" ? LinearInit::TorchDefault : LinearInit::Xavier;
+}
+
+inline MixerOptions mixer_options(const TransformerConfig& c, const std::string& kind, int64_t dim, int64_t heads,
+                                  bool cross, bool causal) {
+  MixerOptions o;
+  o.kind = kind;
+  o.embed_dim = dim;
+  o.num_heads = heads;
+  o.attention_dropout = c.attention_dropout;
+  o.cross_attention = cross;
+  o.causal = causal;
+  o.extra = c.mixer_options;
+  return o;
+}
+
+template <typename Sublayer>
+Tensor residual_block(const Tensor& x, const LayerNorm& norm, bool normalize_before, double dropout_p, bool training,
+                      Sublayer&& f) {
+  if (normalize_before) return x + dropout(f(norm.forward(x)), dropout_p, training);
+  return norm.forward(x + dropout(f(x), dropout_p, training));
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,101 @@
+#include "nn/transformer/transformer_decoder.hpp"
+
+#include <cmath>
+
+#include "nn/layers/init.hpp"
+
+namespace attn::nn {
+namespace {
+
+// Holds the output matrix under the fairseq name `output_projection.weight`; when tied it
+// is the embedding weight itself, registered a second time (named_parameters lists it once).
+class OutputProjection : public Module {
+ public:
+  explicit OutputProjection(Tensor w) { weight = register_parameter("weight", std::move(w)); }
+  Tensor weight;
+};
+
+}  // namespace
+
+TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_ptr<Embedding> embed)
+    : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.decoder_embed_dim))),
+      dropout_(c.dropout),
+      padding_idx_(c.padding_idx) {
+  const int64_t dim = c.decoder_embed_dim;
+  ATTN_CHECK(embed && embed->weight.size(1) == dim, "TransformerDecoder: token embedding width must be decoder_embed_dim {}",
+             dim);
+  embed_tokens = register_module("embed_tokens", std::move(embed));
+  embed_positions = register_module(
+      "embed_positions",
+      std::make_shared<PositionalEmbedding>(c.max_target_positions, dim, c.padding_idx, c.decoder_learned_pos));
+  for (int64_t i = 0; i < c.decoder_layers; ++i)
+    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerDecoderLayer>(c)));
+  if (c.decoder_normalize_before && !c.no_decoder_final_norm)
+    layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(dim));
+  const bool tied = c.share_decoder_input_output_embed || c.share_all_embeddings;
+  Tensor weight = tied ? embed_tokens->weight : init::normal({c.tgt_vocab_size, dim}, 1.0 / std::sqrt(double(dim)));
+  output_projection = register_module("output_projection", std::make_shared<OutputProjection>(weight))->weight;
+}
+
+Tensor TransformerDecoder::embed(const Tensor& tokens, const Tensor& positions) const {
+  return dropout(embed_tokens->forward(tokens) * embed_scale_ + positions, dropout_, is_training());
+}
+
+Tensor TransformerDecoder::project(const Tensor& hidden) const {
+  return linear(layer_norm ? layer_norm->forward(hidden) : hidden, output_projection, Tensor());
+}
+
+Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,
+                                   AttentionMaps* maps) {
+  ATTN_CHECK(prev_output_tokens.dim() == 2 && prev_output_tokens.dtype() == DType::Int64,
+             "TransformerDecoder: prev_output_tokens must be int64 [B, T], got {} {}",
+             dtype_name(prev_output_tokens.dtype()), prev_output_tokens.shape().str());
+  ATTN_CHECK(encoder_out.out.defined() && encoder_out.out.size(0) == prev_output_tokens.size(0),
+             "TransformerDecoder: encoder output {} does not match the {} target sentences",
+             encoder_out.out.defined() ? encoder_out.out.shape().str() : "(none)", prev_output_tokens.size(0));
+  Tensor pads = ops::eq(prev_output_tokens, double(padding_idx_));
+  Tensor self_padding_mask = ops::amax(pads.to(DType::Float32)).item() > 0 ? pads : Tensor();
+
+  Tensor x = embed(prev_output_tokens, embed_positions->forward(prev_output_tokens));
+  if (maps) {
+    maps->decoder_self.assign(layers.size(), Tensor());
+    maps->cross.assign(layers.size(), Tensor());
+  }
+  for (size_t i = 0; i < layers.size(); ++i)
+    x = layers[i]->forward(x, self_padding_mask, encoder_out.out, encoder_out.padding_mask,
+                           maps ? &maps->decoder_self[i] : nullptr, maps ? &maps->cross[i] : nullptr);
+  return project(x);
+}
+
+DecoderState TransformerDecoder::init_state(const EncoderOutput& encoder_out) {
+  DecoderState state;
+  state.encoder = encoder_out;
+  for (auto& layer : layers)
+    state.layers.push_back(layer->init_state(state.batch(), encoder_out.out, encoder_out.padding_mask));
+  return state;
+}
+
+Tensor TransformerDecoder::step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention) {
+  const int64_t batch = state.batch();
+  ATTN_CHECK(tokens.dim() == 1 && tokens.size(0) == batch && tokens.dtype() == DType::Int64,
+             "TransformerDecoder::step: tokens must be int64 [{}], got {} {}", batch, dtype_name(tokens.dtype()),
+             tokens.shape().str());
+  Tensor x = embed(tokens.view({batch, 1}), embed_positions->at_position(state.length + 1, batch));
+  Tensor last_cross;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const bool last = i + 1 == layers.size();
+    x = layers[i]->step(x, state.layers[i], state.encoder.padding_mask, last && cross_attention ? &last_cross : nullptr);
+  }
+  if (cross_attention) *cross_attention = ops::mean(last_cross, {1}).view({batch, -1});
+  ++state.length;
+  return project(x).view({batch, -1});
+}
+
+void TransformerDecoder::reorder(DecoderState& state, const Tensor& order) {
+  state.encoder.out = ops::index_select(state.encoder.out, 0, order);
+  if (state.encoder.padding_mask.defined())
+    state.encoder.padding_mask = ops::index_select(state.encoder.padding_mask, 0, order);
+  for (size_t i = 0; i < layers.size(); ++i) layers[i]->reorder(state.layers[i], order);
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,42 @@
+#include "nn/transformer/transformer_encoder.hpp"
+
+#include <cmath>
+
+namespace attn::nn {
+
+TransformerEncoder::TransformerEncoder(const TransformerConfig& c, std::shared_ptr<Embedding> embed)
+    : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.encoder_embed_dim))),
+      dropout_(c.dropout),
+      padding_idx_(c.padding_idx) {
+  ATTN_CHECK(embed && embed->weight.size(1) == c.encoder_embed_dim,
+             "TransformerEncoder: token embedding width must be encoder_embed_dim {}", c.encoder_embed_dim);
+  embed_tokens = register_module("embed_tokens", std::move(embed));
+  embed_positions = register_module(
+      "embed_positions", std::make_shared<PositionalEmbedding>(c.max_source_positions, c.encoder_embed_dim,
+                                                               c.padding_idx, c.encoder_learned_pos));
+  for (int64_t i = 0; i < c.encoder_layers; ++i)
+    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerEncoderLayer>(c)));
+  if (c.encoder_normalize_before) layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(c.encoder_embed_dim));
+}
+
+EncoderOutput TransformerEncoder::forward(const Tensor& src_tokens, std::vector<Tensor>* maps) {
+  ATTN_CHECK(src_tokens.dim() == 2 && src_tokens.dtype() == DType::Int64,
+             "TransformerEncoder: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
+             src_tokens.shape().str());
+  EncoderOutput result;
+  Tensor pads = ops::eq(src_tokens, double(padding_idx_));
+  if (ops::amax(pads.to(DType::Float32)).item() > 0) result.padding_mask = pads;
+
+  Tensor x = embed_tokens->forward(src_tokens) * embed_scale_ + embed_positions->forward(src_tokens);
+  x = dropout(x, dropout_, is_training());
+  if (result.padding_mask.defined()) x = masked_fill(x, result.padding_mask.unsqueeze(-1), 0.0);  // §1.2
+
+  if (maps) maps->assign(layers.size(), Tensor());
+  for (size_t i = 0; i < layers.size(); ++i)
+    x = layers[i]->forward(x, result.padding_mask, maps ? &(*maps)[i] : nullptr);
+  if (layer_norm) x = layer_norm->forward(x);
+  result.out = x;
+  return result;
+}
+
+}  // namespace attn::nn
