@@ -137,6 +137,15 @@ TEST_CASE("logsumexp is stable for large inputs and -inf rows") {
   CHECK(r[1] == -INFINITY);
 }
 
+TEST_CASE("max and min propagate NaN in both loop orders") {
+  Tensor x = from_doubles({1, NAN, 3, 4, 5, 6}, {2, 3}, DType::Float32);
+  for (int dim : {0, 1}) {
+    CHECK(std::isnan(ops::amax(x, {dim}).to_vector()[dim == 0 ? 1 : 0]));
+    CHECK(std::isnan(ops::amin(x, {dim}).to_vector()[dim == 0 ? 1 : 0]));
+  }
+  CHECK(ops::amax(x, {1}).to_vector()[1] == 6);
+}
+
 TEST_CASE("integer and bool sums; empty reductions") {
   Tensor i = from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   CHECK(ops::sum(i, {1}).to_vector() == std::vector<double>{6, 15});
