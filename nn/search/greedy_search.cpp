@@ -1,0 +1,62 @@
+#include "nn/search/greedy_search.hpp"
+
+#include "nn/search/search_common.hpp"
+
+namespace attn::nn {
+
+using search_detail::PartialHypothesis;
+
+std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& src_tokens,
+                                      const SearchOptions& options) {
+  ATTN_CHECK(src_tokens.dim() == 2 && src_tokens.dtype() == DType::Int64,
+             "greedy_search: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
+             src_tokens.shape().str());
+  NoGradGuard no_grad;
+  const TransformerConfig& config = model.config();
+  const int64_t batch = src_tokens.size(0), eos = config.eos_idx;
+  const int64_t max_len =
+      search_detail::max_output_length(options, src_tokens.size(1), model.max_target_positions());
+
+  DecoderState state = model.init_decoder_state(model.encode(src_tokens));
+  std::vector<Hypothesis> results(batch);
+  std::vector<int64_t> sentence_of_row(batch);  // the rows still decoding, by sentence
+  std::vector<PartialHypothesis> rows(batch);
+  for (int64_t i = 0; i < batch; ++i) sentence_of_row[i] = i;
+  Tensor last_tokens = full({batch}, double(eos), DType::Int64);
+
+  for (int64_t step = 0; step <= max_len && !sentence_of_row.empty(); ++step) {
+    Tensor attention;
+    Tensor log_probs = model.decode_step(last_tokens, state, options.return_attention ? &attention : nullptr);
+    search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
+    // Cumulative scores in float32, as beam search forms them, so greedy == beam 1 exactly.
+    std::vector<float> previous(rows.size(), 0.0f);
+    for (size_t r = 0; r < rows.size(); ++r)
+      if (!rows[r].cumulative.empty()) previous[r] = rows[r].cumulative.back();
+    Tensor totals = ops::add(log_probs, from_vector(previous, {int64_t(rows.size()), 1}));
+    ops::ValuesIndices best = ops::topk(totals, 1);
+
+    std::vector<int64_t> keep, next_sentences, next_tokens;
+    std::vector<PartialHypothesis> next_rows;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const float score = float(best.values.at({int64_t(r), 0}));
+      const int64_t token = int64_t(best.indices.at({int64_t(r), 0}));
+      const Tensor row_attention = search_detail::attention_row(attention, int64_t(r));
+      if (token == eos) {
+        results[sentence_of_row[r]] = rows[r].finished(eos, score, row_attention, options.lenpen);
+        continue;
+      }
+      keep.push_back(int64_t(r));
+      next_sentences.push_back(sentence_of_row[r]);
+      next_tokens.push_back(token);
+      next_rows.push_back(rows[r].extended(token, score, row_attention));
+    }
+    if (keep.empty()) break;
+    if (keep.size() != rows.size()) model.reorder(state, from_vector(keep, {int64_t(keep.size())}));
+    sentence_of_row = std::move(next_sentences);
+    rows = std::move(next_rows);
+    last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())});
+  }
+  return results;
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,58 @@
+#include "nn/search/search_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "autograd/ops.hpp"
+
+namespace attn::nn::search_detail {
+
+constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+
+int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_positions) {
+  return std::min(int64_t(o.max_len_a * double(src_len) + double(o.max_len_b)), max_positions - 1);
+}
+
+void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, int64_t min_len, int64_t pad,
+                         int64_t eos) {
+  // NaN != NaN: fairseq maps NaN scores to −∞ before choosing.
+  Tensor nan = ops::ne(log_probs, log_probs);
+  log_probs.copy_(ops::masked_fill(log_probs, nan, kMinusInfinity));
+  log_probs.select(1, pad).fill_(kMinusInfinity);
+  if (step >= max_len) {
+    Tensor eos_column = log_probs.select(1, eos).clone();
+    log_probs.fill_(kMinusInfinity);
+    log_probs.select(1, eos).copy_(eos_column);
+  } else if (step < min_len) {
+    log_probs.select(1, eos).fill_(kMinusInfinity);
+  }
+}
+
+PartialHypothesis PartialHypothesis::extended(int64_t token, float cumulative_score, const Tensor& row) const {
+  PartialHypothesis next = *this;
+  next.tokens.push_back(token);
+  next.cumulative.push_back(cumulative_score);
+  if (row.defined()) next.attention.push_back(row);
+  return next;
+}
+
+Hypothesis PartialHypothesis::finished(int64_t eos, float eos_score, const Tensor& row, double lenpen) const {
+  PartialHypothesis full = extended(eos, eos_score, row);
+  Hypothesis h;
+  h.tokens = full.tokens;
+  h.score = double(eos_score) / std::pow(double(full.tokens.size()), lenpen);
+  float previous = 0.0f;
+  for (float c : full.cumulative) {
+    h.positional_scores.push_back(double(c - previous));
+    previous = c;
+  }
+  if (!full.attention.empty()) h.attention = ops::stack(full.attention, 0);
+  return h;
+}
+
+Tensor attention_row(const Tensor& step_attention, int64_t row) {
+  return step_attention.defined() ? step_attention.select(0, row).to(DType::Float32) : Tensor();
+}
+
+}  // namespace attn::nn::search_detail

@@ -1,0 +1,36 @@
+// Pieces shared by greedy and beam search (SPEC-MODELS.md §1.10): the output-length
+// limit, the per-step constraints on the log-probabilities, and a hypothesis under
+// construction with its cumulative scores.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "nn/search/hypothesis.hpp"
+
+namespace attn::nn::search_detail {
+
+// max_len = min(a·src_len + b, max_positions − 1), src_len the padded source length.
+int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
+
+// In place on log-probabilities [N, V]: pad never selected; from step max_len on only
+// </s>; before min_len no </s>; NaN treated as −∞.
+void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, int64_t min_len, int64_t pad,
+                         int64_t eos);
+
+// A hypothesis being extended: generated tokens, cumulative log-probability after each,
+// and (optionally) the cross-attention row of each step.
+struct PartialHypothesis {
+  std::vector<int64_t> tokens;
+  std::vector<float> cumulative;
+  std::vector<Tensor> attention;
+
+  PartialHypothesis extended(int64_t token, float cumulative_score, const Tensor& attention_row) const;
+  // The finished hypothesis ending in `eos` with cumulative score eos_score, normalised by
+  // L^lenpen where L counts the tokens including </s>.
+  Hypothesis finished(int64_t eos, float eos_score, const Tensor& attention_row, double lenpen) const;
+};
+
+// The cross-attention row of hypothesis `row` at this step, or undefined when not kept.
+Tensor attention_row(const Tensor& step_attention, int64_t row);
+
+}  // namespace attn::nn::search_detail

@@ -1,0 +1,80 @@
+// Test helper for float64 gradient checks of nn/ layers: replaces a layer's float32
+// parameter handles by float64 leaves with the same values, and returns those leaves so
+// gradcheck can perturb them in place (the layer reads the same storage).
+#pragma once
+#include <catch.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "nn/layers/embedding.hpp"
+#include "nn/layers/feed_forward.hpp"
+#include "nn/layers/layer_norm.hpp"
+#include "nn/layers/linear.hpp"
+#include "nn/mixers/softmax_attention.hpp"
+#include "nn/transformer/decoder_layer.hpp"
+#include "nn/transformer/encoder_layer.hpp"
+
+namespace attn::testing {
+
+using Leaves = std::vector<Tensor>;
+
+inline void promote(Tensor& t, Leaves& leaves) {
+  if (!t.defined()) return;
+  t = detach(t).to(DType::Float64).clone();
+  set_requires_grad(t);
+  leaves.push_back(t);
+}
+
+inline void append(Leaves& to, const Leaves& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+inline Leaves to_float64(nn::Linear& m) {
+  Leaves l;
+  promote(m.weight, l);
+  promote(m.bias, l);
+  return l;
+}
+inline Leaves to_float64(nn::LayerNorm& m) {
+  Leaves l;
+  promote(m.weight, l);
+  promote(m.bias, l);
+  return l;
+}
+inline Leaves to_float64(nn::Embedding& m) {
+  Leaves l;
+  promote(m.weight, l);
+  return l;
+}
+inline Leaves to_float64(nn::FeedForward& m) {
+  Leaves l = to_float64(*m.fc1);
+  append(l, to_float64(*m.fc2));
+  return l;
+}
+inline Leaves to_float64(nn::SoftmaxAttention& m) {
+  Leaves l;
+  for (auto* p : {&m.q_proj, &m.k_proj, &m.v_proj, &m.out_proj}) append(l, to_float64(**p));
+  return l;
+}
+inline Leaves mixer_to_float64(const std::shared_ptr<nn::TokenMixer>& mixer) {
+  auto* softmax = dynamic_cast<nn::SoftmaxAttention*>(mixer.get());
+  REQUIRE(softmax != nullptr);
+  return to_float64(*softmax);
+}
+inline Leaves to_float64(nn::TransformerEncoderLayer& m) {
+  Leaves l = mixer_to_float64(m.self_attn);
+  append(l, to_float64(*m.self_attn_layer_norm));
+  append(l, to_float64(m.ffn));
+  append(l, to_float64(*m.final_layer_norm));
+  return l;
+}
+inline Leaves to_float64(nn::TransformerDecoderLayer& m) {
+  Leaves l = mixer_to_float64(m.self_attn);
+  append(l, to_float64(*m.self_attn_layer_norm));
+  append(l, mixer_to_float64(m.encoder_attn));
+  append(l, to_float64(*m.encoder_attn_layer_norm));
+  append(l, to_float64(m.ffn));
+  append(l, to_float64(*m.final_layer_norm));
+  return l;
+}
+
+}  // namespace attn::testing
