@@ -1,0 +1,165 @@
+// nn/layers: Linear, Embedding, LayerNorm, FeedForward and fairseq positions
+// (SPEC-MODELS.md §1.2–1.4): forward values against plain references, initialisation
+// ranges, float64 gradchecks, and the sinusoid layout and §8 anchors.
+#include <catch.hpp>
+
+#include <cmath>
+
+#include "../autograd/grad_test_util.hpp"
+#include "float64_params.hpp"
+#include "nn/layers/positional_embedding.hpp"
+
+using namespace attn;
+using namespace attn::testing;
+
+namespace {
+
+// max |t| and the sample standard deviation.
+std::pair<double, double> spread(const Tensor& t) {
+  std::vector<double> v = t.to_vector();
+  double max = 0, sum = 0, sq = 0;
+  for (double x : v) {
+    max = std::max(max, std::abs(x));
+    sum += x;
+    sq += x * x;
+  }
+  const double n = double(v.size()), mean = sum / n;
+  return {max, std::sqrt(sq / n - mean * mean)};
+}
+
+}  // namespace
+
+TEST_CASE("Linear computes x Wᵀ + b and gradchecks in float64") {
+  nn::Linear lin(3, 2);
+  Leaves params = to_float64(lin);
+  lin.weight.data_only().copy_(from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  lin.bias.data_only().copy_(from_vector<double>({0.5, -1}, {2}));
+  Tensor x = from_vector<double>({1, 0, -1, 2, 1, 0}, {2, 3});
+  CHECK(values(lin.forward(x)) == std::vector<double>{-1.5, -3, 4.5, 12});
+
+  Leaves inputs = {leaf({2, 4, 3}, 1)};
+  append(inputs, params);
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return lin.forward(in[0]); }, inputs);
+  INFO(r.message);
+  CHECK(r.ok);
+}
+
+TEST_CASE("Linear initialisations: Xavier-uniform with gain and zero bias, or PyTorch's default") {
+  nn::Linear xavier(200, 100, true, nn::LinearInit::Xavier, 1.0 / std::sqrt(2.0));
+  const double bound = std::sqrt(6.0 / 300.0) / std::sqrt(2.0);
+  auto [max, stddev] = spread(xavier.weight);
+  CHECK(max <= bound);
+  CHECK(max > 0.98 * bound);
+  CHECK(stddev == Approx(bound / std::sqrt(3.0)).epsilon(0.03));  // U(-a, a) has std a/√3
+  CHECK(spread(xavier.bias).first == 0.0);
+
+  nn::Linear torch(400, 50, true, nn::LinearInit::TorchDefault);
+  CHECK(spread(torch.weight).first <= 1.0 / 20.0);
+  CHECK(spread(torch.weight).first > 0.98 / 20.0);
+  CHECK(spread(torch.bias).first <= 1.0 / 20.0);
+  CHECK(spread(torch.bias).first > 0.0);
+  CHECK(!nn::Linear(3, 2, false).bias.defined());
+  CHECK(nn::Linear(3, 2, false).state_dict().size() == 1);
+}
+
+TEST_CASE("Embedding: N(0, 1/D) with a zero padding row that receives no gradient") {
+  nn::Embedding emb(500, 64, 1);
+  CHECK(spread(emb.weight.select(0, 1)).first == 0.0);
+  CHECK(spread(emb.weight).second == Approx(1.0 / 8.0).epsilon(0.03));
+
+  nn::Embedding small(10, 3, 1);
+  Leaves params = to_float64(small);
+  // The pad row is excluded from differentiation (PyTorch's padding_idx), so the
+  // finite-difference check uses real tokens only.
+  Tensor ids = from_vector<int64_t>({4, 0, 7, 4, 2, 9}, {2, 3});
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>&) { return small.forward(ids); }, params);
+  INFO(r.message);
+  CHECK(r.ok);
+  zero_grad(params[0]);
+  backward(sum(small.forward(from_vector<int64_t>({4, 1, 7, 4, 1}, {5}))));
+  CHECK(spread(grad(params[0]).select(0, 1)).first == 0.0);  // pad row
+  CHECK(grad(params[0]).at({4, 0}) == 2.0);                   // token 4 used twice
+}
+
+TEST_CASE("LayerNorm: ε = 1e-5, affine, gradcheck in float64") {
+  nn::LayerNorm norm(4);
+  CHECK(norm.eps == 1e-5);
+  Leaves params = to_float64(norm);
+  Tensor x = from_vector<double>({1, 2, 3, 4}, {1, 4});
+  std::vector<double> y = values(norm.forward(x));
+  const double rstd = 1.0 / std::sqrt(1.25 + 1e-5);
+  CHECK(y[0] == Approx(-1.5 * rstd));
+  CHECK(y[3] == Approx(1.5 * rstd));
+
+  params[0].data_only().copy_(from_vector<double>({1, -2, 0.5, 3}, {4}));
+  params[1].data_only().copy_(from_vector<double>({0.1, 0.2, 0.3, 0.4}, {4}));
+  Leaves inputs = {leaf({3, 4}, 2)};
+  append(inputs, params);
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return norm.forward(in[0]); }, inputs);
+  INFO(r.message);
+  CHECK(r.ok);
+}
+
+TEST_CASE("FeedForward is fc2(ActDrop(ReLU(fc1 x))) and gradchecks in float64") {
+  nn::FeedForward ffn(3, 5, 0.0, nn::LinearInit::TorchDefault);
+  Leaves params = to_float64(ffn);
+  Tensor x = leaf({2, 3}, 3);
+  Tensor expected = linear(relu(linear(x, ffn.fc1->weight, ffn.fc1->bias)), ffn.fc2->weight, ffn.fc2->bias);
+  CHECK(values(ffn.forward(x, true)) == values(expected));
+  Leaves inputs = {x};
+  append(inputs, params);
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return ffn.forward(in[0], true); }, inputs);
+  INFO(r.message);
+  CHECK(r.ok);
+
+  nn::FeedForward dropped(3, 50, 0.5, nn::LinearInit::Xavier);
+  Tensor x32 = ones({4, 3});
+  CHECK(values(dropped.forward(x32, false)) == values(dropped.forward(x32, false)));
+  CHECK(values(dropped.forward(x32, true)) != values(dropped.forward(x32, false)));
+}
+
+TEST_CASE("make_positions: pads get padding_idx, real tokens count from padding_idx + 1") {
+  Tensor tokens = from_vector<int64_t>({1, 1, 5, 6, 2, 7, 8, 9, 1, 1}, {2, 5});
+  CHECK(values(nn::make_positions(tokens, 1)) == std::vector<double>{1, 1, 2, 3, 4, 2, 3, 4, 1, 1});
+}
+
+TEST_CASE("sinusoidal table: fairseq layout (sin half, cos half) and the §8 anchors") {
+  Tensor table = nn::sinusoidal_table(5, 1024, 1);
+  CHECK(table.at({2, 0}) == Approx(0.909297).margin(1e-6));
+  CHECK(table.at({2, 1}) == Approx(0.923581).margin(1e-6));
+  CHECK(table.at({2, 512}) == Approx(-0.416147).margin(1e-6));
+  CHECK(table.at({3, 511}) == Approx(std::sin(3e-4)).margin(1e-7));  // ω_511 = 1e-4
+  CHECK(table.at({3, 1023}) == Approx(std::cos(3e-4)).margin(1e-7));
+  CHECK(spread(table.select(0, 1)).first == 0.0);  // the padding row
+  const double omega1 = std::pow(10000.0, -1.0 / 511.0);
+  CHECK(omega1 == Approx(0.982137).margin(1e-6));
+  for (int64_t r : {0, 2, 4})
+    for (int64_t i : {0, 7, 300})
+      CHECK(table.at({r, 512 + i}) == Approx(std::cos(double(r) * std::pow(10000.0, -double(i) / 511.0))).margin(1e-5));
+
+  Tensor odd = nn::sinusoidal_table(4, 7, 1);  // half = 3, then a zero column
+  CHECK(odd.at({2, 1}) == Approx(std::sin(2.0 * std::pow(10000.0, -0.5))).margin(1e-6));
+  CHECK(odd.at({3, 5}) == Approx(std::cos(3.0 * 1e-4)).margin(1e-6));
+  CHECK(odd.at({3, 6}) == 0.0);
+}
+
+TEST_CASE("PositionalEmbedding: left padding never shifts real tokens; steps match the full forward") {
+  nn::PositionalEmbedding pe(8, 6, 1, false);
+  Tensor padded = from_vector<int64_t>({1, 1, 5, 6, 2}, {1, 5});
+  Tensor plain = from_vector<int64_t>({5, 6, 2}, {1, 3});
+  Tensor a = pe.forward(padded), b = pe.forward(plain);
+  CHECK(values(a.narrow(1, 2, 3)) == values(b));
+  CHECK(spread(a.narrow(1, 0, 2)).first == 0.0);
+  for (int64_t length = 1; length <= 3; ++length)
+    CHECK(values(pe.at_position(length, 2).select(0, 1)) == values(b.narrow(1, length - 1, 1).select(0, 0)));
+  // Extended on demand beyond max_positions.
+  Tensor long_tokens = full({1, 20}, 5, DType::Int64);
+  CHECK(pe.forward(long_tokens).at({0, 19, 0}) == Approx(std::sin(21.0)).margin(1e-5));
+  CHECK(pe.state_dict().empty());
+
+  nn::PositionalEmbedding learned(4, 6, 1, true);
+  CHECK(learned.state_dict().at(0).first == "weight");
+  CHECK(learned.state_dict().at(0).second.shape() == Shape{6, 6});
+  CHECK(spread(learned.forward(padded).narrow(1, 0, 2)).first == 0.0);
+  CHECK_THROWS_WITH(learned.forward(long_tokens), Catch::Contains("beyond the learned table"));
+}
