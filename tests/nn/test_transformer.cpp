@@ -1,0 +1,257 @@
+// The encoder–decoder Transformer (nn/transformer/, SPEC-MODELS.md §1.2–1.5): fairseq
+// state-dict names and tying, config presets/JSON/overrides, float64 gradchecks of the
+// encoder and decoder layers (post- and pre-norm), incremental decoding == the parallel
+// forward, padding invariance, and attention inspection.
+#include <catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "../autograd/grad_test_util.hpp"
+#include "float64_params.hpp"
+#include "tiny_transformer.hpp"
+
+using namespace attn;
+using namespace attn::testing;
+
+namespace {
+
+std::vector<std::string> state_names(const nn::Module& m) {
+  std::vector<std::string> names;
+  for (auto& [name, t] : m.state_dict()) names.push_back(name);
+  return names;
+}
+
+void check_close(const Tensor& a, const Tensor& b, double tol) {
+  REQUIRE(a.shape() == b.shape());
+  std::vector<double> x = a.to_vector(), y = b.to_vector();
+  for (size_t i = 0; i < x.size(); ++i) {
+    INFO("element " << i << " of " << a.shape().str());
+    REQUIRE(std::abs(x[i] - y[i]) <= tol);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Transformer state dict uses fairseq's names") {
+  nn::TransformerConfig c = tiny_config(12, 1);
+  nn::EncoderDecoderModel model(c);
+  std::vector<std::string> names = state_names(model);
+  auto layer = [](const std::string& prefix, std::initializer_list<const char*> modules) {
+    std::vector<std::string> out;
+    for (const char* m : modules)
+      for (const char* p : {"weight", "bias"}) out.push_back(prefix + m + "." + p);
+    return out;
+  };
+  std::vector<std::string> expected = {"encoder.embed_tokens.weight"};
+  for (auto& n : layer("encoder.layers.0.", {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                             "self_attn.out_proj", "self_attn_layer_norm", "fc1", "fc2",
+                                             "final_layer_norm"}))
+    expected.push_back(n);
+  expected.push_back("decoder.embed_tokens.weight");
+  for (auto& n : layer("decoder.layers.0.", {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                             "self_attn.out_proj", "self_attn_layer_norm", "encoder_attn.q_proj",
+                                             "encoder_attn.k_proj", "encoder_attn.v_proj", "encoder_attn.out_proj",
+                                             "encoder_attn_layer_norm", "fc1", "fc2", "final_layer_norm"}))
+    expected.push_back(n);
+  expected.push_back("decoder.output_projection.weight");
+  CHECK(names == expected);
+  CHECK(model.named_parameters().size() == expected.size());
+
+  c.share_all_embeddings = true;
+  c.encoder_normalize_before = c.decoder_normalize_before = true;
+  nn::EncoderDecoderModel tied(c);
+  std::map<std::string, Tensor> state;
+  for (auto& [name, t] : tied.state_dict()) state[name] = t;
+  CHECK(state.count("encoder.layer_norm.weight") == 1);
+  CHECK(state.count("decoder.layer_norm.bias") == 1);
+  CHECK(state["decoder.embed_tokens.weight"].shares_storage(state["encoder.embed_tokens.weight"]));
+  CHECK(state["decoder.output_projection.weight"].shares_storage(state["encoder.embed_tokens.weight"]));
+  CHECK(tied.named_parameters().size() == state.size() - 2);
+  CHECK(tied.num_parameters() == model.num_parameters() - 2 * 12 * 16 + 4 * 16);
+
+  c.share_all_embeddings = false;
+  c.share_decoder_input_output_embed = true;
+  c.no_decoder_final_norm = true;
+  nn::EncoderDecoderModel half_tied(c);
+  state.clear();
+  for (auto& [name, t] : half_tied.state_dict()) state[name] = t;
+  CHECK(state.count("decoder.layer_norm.weight") == 0);
+  CHECK(state["decoder.output_projection.weight"].shares_storage(state["decoder.embed_tokens.weight"]));
+  CHECK(!state["decoder.embed_tokens.weight"].shares_storage(state["encoder.embed_tokens.weight"]));
+  // A state dict loads back into a fresh model of the same config.
+  nn::EncoderDecoderModel copy(c);
+  copy.load_state_dict(state);
+  CHECK(copy.state_dict().back().second.to_vector() == half_tied.state_dict().back().second.to_vector());
+}
+
+TEST_CASE("Transformer config: presets of §1.5, JSON round trip, overrides, validation") {
+  nn::TransformerConfig base = nn::transformer_preset("transformer_wmt_en_de");
+  CHECK(base.encoder_embed_dim == 512);
+  CHECK(base.encoder_ffn_embed_dim == 2048);
+  CHECK(base.decoder_attention_heads == 8);
+  CHECK(base.encoder_layers == 6);
+  CHECK(base.dropout == 0.1);
+  nn::TransformerConfig vaswani = nn::transformer_preset("transformer_vaswani_wmt_en_de_big");
+  CHECK(vaswani.decoder_embed_dim == 1024);
+  CHECK(vaswani.decoder_ffn_embed_dim == 4096);
+  CHECK(vaswani.encoder_attention_heads == 16);
+  CHECK(vaswani.dropout == 0.3);
+  CHECK(vaswani.attention_dropout == 0.0);
+  CHECK(nn::transformer_preset("transformer_wmt_en_de_big").attention_dropout == 0.1);
+  CHECK(nn::transformer_preset("transformer_wmt_en_de_big_t2t").decoder_normalize_before);
+  nn::TransformerConfig tiny = nn::transformer_preset("transformer_tiny");
+  CHECK(tiny.encoder_embed_dim == 256);
+  CHECK(tiny.decoder_ffn_embed_dim == 1024);
+  CHECK(tiny.encoder_attention_heads == 4);
+  CHECK(tiny.encoder_layers == 3);
+  CHECK(tiny.decoder_layers == 3);
+  CHECK(tiny.dropout == 0.1);
+  CHECK_THROWS_WITH(nn::transformer_preset("transformer_huge"), Catch::Contains("transformer_tiny"));
+
+  nn::apply_overrides(tiny, {"encoder-layers=2", "dropout=0.25", "share_all_embeddings=true", "cross_mixer=softmax",
+                             "mixer_options.linformer_k=64"});
+  CHECK(tiny.encoder_layers == 2);
+  CHECK(tiny.dropout == 0.25);
+  CHECK(tiny.share_all_embeddings);
+  CHECK(tiny.mixer_options.at("linformer_k") == "64");
+  nlohmann::json j = nn::to_json(tiny);
+  CHECK(j["encoder_layers"] == 2);
+  CHECK(nn::to_json(nn::config_from_json(j)) == j);
+  CHECK_THROWS_WITH(nn::apply_override(tiny, "encoder_layerz=2"), Catch::Contains("unknown key 'encoder_layerz'"));
+  CHECK_THROWS_WITH(nn::apply_override(tiny, "dropout=high"), Catch::Contains("dropout"));
+  CHECK_THROWS_WITH(nn::apply_override(tiny, "encoder_layers=2.5"), Catch::Contains("encoder_layers"));
+  CHECK_THROWS_WITH(nn::apply_override(tiny, "share_all_embeddings=maybe"), Catch::Contains("true/false"));
+  CHECK_THROWS_AS(nn::apply_override(tiny, "no_equals_sign"), Error);
+  j["bogus"] = 1;
+  CHECK_THROWS_WITH(nn::config_from_json(j), Catch::Contains("bogus"));
+
+  nn::TransformerConfig bad = tiny_config();
+  bad.encoder_attention_heads = 5;
+  CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("not divisible"));
+  bad = tiny_config();
+  bad.src_vocab_size = 0;
+  CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("src_vocab_size"));
+  bad = tiny_config();
+  bad.tgt_vocab_size = 20;
+  bad.share_all_embeddings = true;
+  CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("joined dictionary"));
+  bad = tiny_config();
+  bad.cross_mixer = "no_such_mixer";
+  CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("no_such_mixer"));
+}
+
+TEST_CASE("encoder and decoder layers gradcheck in float64, post-norm and pre-norm") {
+  for (bool pre_norm : {false, true}) {
+    nn::TransformerConfig c = tiny_config();
+    c.encoder_embed_dim = c.decoder_embed_dim = 4;
+    c.encoder_ffn_embed_dim = c.decoder_ffn_embed_dim = 6;
+    c.encoder_attention_heads = c.decoder_attention_heads = 2;
+    c.encoder_normalize_before = c.decoder_normalize_before = pre_norm;
+    c.ffn_init = "torch";
+    c.dropout = 0.0;  // deterministic for finite differences (layers are in training mode)
+    Tensor pad = ops::ne(from_vector<int64_t>({1, 0, 0, 0, 0, 0}, {2, 3}), 0.0);
+
+    nn::TransformerEncoderLayer enc(c);
+    Leaves enc_inputs = {leaf({2, 3, 4}, 50)};
+    append(enc_inputs, to_float64(enc));
+    GradcheckResult re = gradcheck([&](const std::vector<Tensor>& in) { return enc.forward(in[0], pad); }, enc_inputs);
+    INFO(re.message);
+    CHECK(re.ok);
+
+    nn::TransformerDecoderLayer dec(c);
+    Leaves dec_inputs = {leaf({2, 2, 4}, 51), leaf({2, 3, 4}, 52)};
+    append(dec_inputs, to_float64(dec));
+    GradcheckResult rd = gradcheck(
+        [&](const std::vector<Tensor>& in) { return dec.forward(in[0], Tensor(), in[1], pad); }, dec_inputs);
+    INFO(rd.message);
+    CHECK(rd.ok);
+  }
+}
+
+TEST_CASE("incremental decoding equals the parallel forward (left-padded sources, post- and pre-norm, tied)") {
+  for (bool pre_norm : {false, true}) {
+    nn::TransformerConfig c = tiny_config();
+    c.encoder_normalize_before = c.decoder_normalize_before = pre_norm;
+    c.share_all_embeddings = pre_norm;
+    manual_seed(11);
+    nn::EncoderDecoderModel model(c);
+    model.eval();
+    NoGradGuard no_grad;
+    Tensor src = pad_batch(random_sentences({3, 6, 1}, 12, 1), true);
+    std::vector<std::vector<int64_t>> targets = random_sentences({5, 5, 5}, 12, 2);
+    for (auto& t : targets) t.insert(t.begin(), kEos), t.pop_back();  // </s> y_1 … y_5
+    Tensor prev = pad_batch(targets, false);
+    nn::AttentionMaps maps;
+    Tensor full = ops::log_softmax(model.forward(src, prev, &maps), -1);
+
+    nn::DecoderState state = model.init_decoder_state(model.encode(src));
+    for (int64_t t = 0; t < prev.size(1); ++t) {
+      Tensor cross;
+      Tensor step = model.decode_step(prev.select(1, t).contiguous(), state, &cross);
+      check_close(step, full.select(1, t), 1e-5);
+      check_close(cross, ops::mean(maps.cross.back().select(2, t), {1}), 1e-5);
+    }
+    CHECK(state.length == prev.size(1));
+  }
+}
+
+TEST_CASE("padding does not change a sentence's outputs (sources left-padded, targets right-padded)") {
+  manual_seed(12);
+  nn::EncoderDecoderModel model(tiny_config());
+  model.eval();
+  NoGradGuard no_grad;
+  std::vector<std::vector<int64_t>> sources = random_sentences({2, 7}, 12, 3);
+  std::vector<std::vector<int64_t>> targets = random_sentences({3, 1}, 12, 4);
+  Tensor batch_logits = model.forward(pad_batch(sources, true), pad_batch(targets, false));
+  Tensor alone = model.forward(pad_batch({sources[0]}, true), pad_batch({targets[0]}, false));
+  check_close(batch_logits.select(0, 0), alone.select(0, 0), 1e-5);
+  Tensor alone1 = model.forward(pad_batch({sources[1]}, true), pad_batch({targets[1]}, false));
+  check_close(batch_logits.select(0, 1).narrow(0, 0, 2), alone1.select(0, 0), 1e-5);
+}
+
+TEST_CASE("attention inspection: every layer and head, causal and padding structure") {
+  manual_seed(13);
+  nn::EncoderDecoderModel model(tiny_config());
+  model.eval();
+  NoGradGuard no_grad;
+  Tensor src = pad_batch(random_sentences({2, 4}, 12, 5), true);  // row 0 has 2 pads
+  Tensor prev = pad_batch(random_sentences({3, 3}, 12, 6), false);
+  nn::AttentionMaps maps;
+  model.forward(src, prev, &maps);
+  REQUIRE(maps.encoder_self.size() == 2);
+  REQUIRE(maps.decoder_self.size() == 2);
+  REQUIRE(maps.cross.size() == 2);
+  CHECK(maps.encoder_self[1].shape() == Shape{2, 4, 5, 5});
+  CHECK(maps.decoder_self[0].shape() == Shape{2, 4, 4, 4});
+  CHECK(maps.cross[1].shape() == Shape{2, 4, 4, 5});
+  for (int64_t h = 0; h < 4; ++h) {
+    CHECK(maps.decoder_self[1].at({0, h, 1, 2}) == 0.0);  // future
+    CHECK(maps.cross[0].at({0, h, 3, 1}) == 0.0);         // padded source
+    CHECK(maps.encoder_self[0].at({0, h, 4, 0}) == 0.0);
+    CHECK(ops::sum(maps.cross[1].select(0, 0).select(0, h).select(0, 2)).item() == Approx(1.0));
+  }
+}
+
+TEST_CASE("training mode: dropout is active and every parameter gets a gradient") {
+  nn::TransformerConfig c = tiny_config();
+  c.share_decoder_input_output_embed = true;
+  c.attention_dropout = 0.1;
+  c.activation_dropout = 0.1;
+  manual_seed(14);
+  nn::EncoderDecoderModel model(c);
+  Tensor src = pad_batch(random_sentences({3, 4}, 12, 7), true);
+  Tensor prev = pad_batch(random_sentences({2, 4}, 12, 8), false);
+  model.train();
+  Tensor a = model.forward(src, prev), b = model.forward(src, prev);
+  CHECK(a.to_vector() != b.to_vector());
+  backward(sum(a * a));
+  for (auto& [name, p] : model.named_parameters()) {
+    INFO(name);
+    REQUIRE(grad(p).defined());
+  }
+  model.eval();
+  NoGradGuard no_grad;
+  CHECK(model.forward(src, prev).to_vector() == model.forward(src, prev).to_vector());
+}
