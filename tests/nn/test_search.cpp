@@ -1,0 +1,219 @@
+// Greedy and beam search (nn/search/, SPEC-MODELS.md §1.10): batched beam search on the
+// incremental state against a plain per-sentence reference that rescores every prefix with
+// the full parallel forward; beam 1 == greedy; batching invariance; length limits, pad
+// never chosen, score normalisation, n-best order, attention; option errors.
+#include <catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "nn/search/beam_search.hpp"
+#include "nn/search/greedy_search.hpp"
+#include "tiny_transformer.hpp"
+
+using namespace attn;
+using namespace attn::testing;
+
+namespace {
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+// A random tiny model with sharpened output distributions (so </s> competes early).
+std::unique_ptr<nn::EncoderDecoderModel> peaky_model(uint64_t seed, int64_t vocab = 10) {
+  manual_seed(seed);
+  auto model = std::make_unique<nn::EncoderDecoderModel>(tiny_config(vocab));
+  model->eval();
+  NoGradGuard no_grad;
+  Tensor w = model->decoder->output_projection.data_only();
+  w.copy_(ops::mul(w, 6.0));
+  return model;
+}
+
+struct RefHyp {
+  std::vector<int64_t> tokens;
+  std::vector<float> cumulative;
+};
+
+// Next-token log-probabilities after `prefix` (without the leading </s>) by the full forward.
+std::vector<float> full_forward_log_probs(nn::EncoderDecoderModel& model, const Tensor& src,
+                                          const std::vector<int64_t>& prefix) {
+  std::vector<int64_t> prev = {kEos};
+  prev.insert(prev.end(), prefix.begin(), prefix.end());
+  Tensor logits = model.forward(src, from_vector(prev, {1, int64_t(prev.size())}));
+  std::vector<double> lp = ops::log_softmax(logits.select(1, int64_t(prev.size()) - 1), -1).to_vector();
+  return std::vector<float>(lp.begin(), lp.end());
+}
+
+// fairseq's beam search (§1.10) for one sentence, written plainly: no incremental state,
+// no batching, no reordering.
+std::vector<nn::Hypothesis> reference_beam(nn::EncoderDecoderModel& model, const Tensor& src,
+                                           const nn::SearchOptions& o, int64_t max_len) {
+  const int64_t V = model.config().tgt_vocab_size, K = o.beam;
+  std::vector<RefHyp> beams(1);
+  std::vector<bool> ignore(K, false);
+  std::vector<nn::Hypothesis> done;
+  for (int64_t step = 0; step <= max_len; ++step) {
+    struct Cand { float score; int64_t flat; };
+    std::vector<Cand> cands;
+    for (size_t b = 0; b < beams.size(); ++b) {
+      std::vector<float> lp = full_forward_log_probs(model, src, beams[b].tokens);
+      lp[kPad] = kMinusInfinity;
+      for (int64_t v = 0; v < V; ++v) {
+        if (step >= max_len && v != kEos) lp[v] = kMinusInfinity;
+        if (step < o.min_len && v == kEos) lp[v] = kMinusInfinity;
+        const float prev = beams[b].cumulative.empty() ? 0.0f : beams[b].cumulative.back();
+        cands.push_back({step == 0 ? lp[v] : prev + lp[v], int64_t(b) * V + v});
+      }
+    }
+    std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.score > b.score; });
+    cands.resize(std::min<int64_t>(2 * K, int64_t(cands.size()) - 1));
+    std::vector<bool> is_eos(cands.size());
+    for (size_t c = 0; c < cands.size(); ++c) is_eos[c] = cands[c].flat % V == kEos && cands[c].score != kMinusInfinity;
+    for (int64_t c = 0; c < K; ++c) {
+      if (ignore[c]) is_eos[c] = false;
+      if (!is_eos[c] || int64_t(done.size()) >= K) continue;
+      RefHyp h = beams[cands[c].flat / V];
+      h.tokens.push_back(kEos);
+      h.cumulative.push_back(cands[c].score);
+      nn::Hypothesis out;
+      out.tokens = h.tokens;
+      out.score = double(cands[c].score) / std::pow(double(h.tokens.size()), o.lenpen);
+      done.push_back(out);
+    }
+    if (int64_t(done.size()) >= K || step >= max_len) break;
+    std::vector<RefHyp> next;
+    std::vector<bool> next_ignore;
+    for (bool excluded : {false, true})
+      for (size_t c = 0; c < cands.size() && int64_t(next.size()) < K; ++c)
+        if ((is_eos[c] || (int64_t(c) < K && ignore[c])) == excluded) {
+          RefHyp h = beams[cands[c].flat / V];
+          h.tokens.push_back(cands[c].flat % V);
+          h.cumulative.push_back(cands[c].score);
+          next.push_back(h);
+          next_ignore.push_back(excluded);
+        }
+    beams = next;
+    ignore = next_ignore;
+  }
+  std::stable_sort(done.begin(), done.end(), [](auto& a, auto& b) { return a.score > b.score; });
+  return done;
+}
+
+void check_same(const nn::Hypothesis& a, const nn::Hypothesis& b, double tol = 1e-4) {
+  CHECK(a.tokens == b.tokens);
+  CHECK(std::abs(a.score - b.score) <= tol);
+}
+
+}  // namespace
+
+TEST_CASE("beam search equals the plain full-forward reference (beam 1, 3, 5; lenpen; min_len)") {
+  auto model = peaky_model(21);
+  NoGradGuard no_grad;
+  std::vector<std::vector<int64_t>> sentences = random_sentences({4, 2, 6, 3}, 10, 30);
+  Tensor src = pad_batch(sentences, true);
+  for (auto [beam, lenpen, min_len] : {std::tuple{1, 1.0, 1}, {3, 0.6, 1}, {5, 1.0, 3}, {4, 2.0, 1}}) {
+    nn::SearchOptions o;
+    o.beam = beam;
+    o.nbest = beam;
+    o.lenpen = lenpen;
+    o.min_len = min_len;
+    o.max_len_a = 1.0;
+    o.max_len_b = 2;
+    const int64_t max_len = int64_t(o.max_len_a * double(src.size(1))) + o.max_len_b;
+    std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(*model, src, o);
+    REQUIRE(got.size() == sentences.size());
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      INFO("beam " << beam << ", sentence " << i);
+      std::vector<nn::Hypothesis> expected = reference_beam(*model, src.narrow(0, int64_t(i), 1), o, max_len);
+      REQUIRE(got[i].size() == expected.size());
+      for (size_t h = 0; h < expected.size(); ++h) check_same(got[i][h], expected[h]);
+    }
+  }
+}
+
+TEST_CASE("greedy search equals beam search with beam 1, token for token and score for score") {
+  auto model = peaky_model(22);
+  Tensor src = pad_batch(random_sentences({5, 1, 3, 7, 2}, 10, 31), true);
+  nn::SearchOptions o;
+  o.beam = 1;
+  o.lenpen = 0.6;
+  o.max_len_b = 12;
+  o.return_attention = true;
+  std::vector<nn::Hypothesis> greedy = nn::greedy_search(*model, src, o);
+  std::vector<std::vector<nn::Hypothesis>> beam = nn::beam_search(*model, src, o);
+  REQUIRE(greedy.size() == 5);
+  for (size_t i = 0; i < greedy.size(); ++i) {
+    CHECK(greedy[i].tokens == beam[i][0].tokens);
+    CHECK(greedy[i].score == beam[i][0].score);
+    CHECK(greedy[i].positional_scores == beam[i][0].positional_scores);
+    CHECK(greedy[i].attention.to_vector() == beam[i][0].attention.to_vector());
+  }
+}
+
+TEST_CASE("batching does not change a sentence's translation") {
+  auto model = peaky_model(23);
+  std::vector<std::vector<int64_t>> sentences = random_sentences({6, 1, 4}, 10, 32);
+  nn::SearchOptions o;
+  o.beam = 4;
+  o.nbest = 2;
+  o.max_len_b = 10;  // a = 0: max_len does not depend on the padded length
+  std::vector<std::vector<nn::Hypothesis>> batched = nn::beam_search(*model, pad_batch(sentences, true), o);
+  std::vector<nn::Hypothesis> greedy_batched = nn::greedy_search(*model, pad_batch(sentences, true), o);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    std::vector<std::vector<nn::Hypothesis>> alone = nn::beam_search(*model, pad_batch({sentences[i]}, true), o);
+    REQUIRE(alone[0].size() == batched[i].size());
+    for (size_t h = 0; h < alone[0].size(); ++h) check_same(alone[0][h], batched[i][h], 1e-5);
+    check_same(nn::greedy_search(*model, pad_batch({sentences[i]}, true), o)[0], greedy_batched[i], 1e-5);
+  }
+}
+
+TEST_CASE("hypotheses respect max_len, min_len, pad, score normalisation, n-best order, attention") {
+  auto model = peaky_model(24);
+  Tensor src = pad_batch(random_sentences({3, 5}, 10, 33), true);
+  nn::SearchOptions o;
+  o.beam = 4;
+  o.nbest = 4;
+  o.lenpen = 0.6;
+  o.min_len = 2;
+  o.max_len_b = 4;
+  o.return_attention = true;
+  for (const std::vector<nn::Hypothesis>& hyps : nn::beam_search(*model, src, o)) {
+    REQUIRE(hyps.size() == 4);
+    for (size_t h = 0; h < hyps.size(); ++h) {
+      const nn::Hypothesis& hyp = hyps[h];
+      const int64_t L = int64_t(hyp.tokens.size());
+      CHECK(L >= o.min_len + 1);
+      CHECK(L <= o.max_len_b + 1);
+      CHECK(hyp.tokens.back() == kEos);
+      CHECK(std::count(hyp.tokens.begin(), hyp.tokens.end(), kPad) == 0);
+      CHECK(std::count(hyp.tokens.begin(), hyp.tokens.end() - 1, kEos) == 0);
+      REQUIRE(int64_t(hyp.positional_scores.size()) == L);
+      const double total = std::accumulate(hyp.positional_scores.begin(), hyp.positional_scores.end(), 0.0);
+      CHECK(hyp.score == Approx(total / std::pow(double(L), 0.6)).epsilon(1e-5));
+      for (double p : hyp.positional_scores) CHECK(p <= 0.0);
+      if (h > 0) CHECK(hyps[h - 1].score >= hyp.score);
+      REQUIRE(hyp.attention.shape() == Shape{L, src.size(1)});
+      CHECK(ops::sum(hyp.attention.select(0, 0)).item() == Approx(1.0));
+    }
+  }
+  // The first sentence is left-padded by 2: no attention on the pads.
+  std::vector<nn::Hypothesis> first = nn::beam_search(*model, src, o)[0];
+  CHECK(ops::amax(first[0].attention.narrow(1, 0, 2)).item() == 0.0);
+}
+
+TEST_CASE("search rejects bad options and inputs") {
+  auto model = peaky_model(25);
+  Tensor src = pad_batch(random_sentences({3}, 10, 34), true);
+  nn::SearchOptions o;
+  o.beam = 0;
+  CHECK_THROWS_AS(nn::beam_search(*model, src, o), Error);
+  o.beam = 2;
+  o.nbest = 3;
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("nbest"));
+  o.nbest = 1;
+  o.beam = 10;  // vocabulary 10: at most 9 candidates (all but pad) at step 0
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("vocabulary"));
+  CHECK_THROWS_AS(nn::greedy_search(*model, src.to(DType::Float32), o), Error);
+}
