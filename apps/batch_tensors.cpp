@@ -1,0 +1,27 @@
+// data::Batch -> tensors (SPEC-MODELS.md §1.1). See batch_tensors.hpp.
+#include "apps/batch_tensors.hpp"
+
+namespace attn::app {
+namespace {
+
+Tensor int64_matrix(const std::vector<int64_t>& values, int64_t rows, int64_t cols, const char* what) {
+  ATTN_CHECK(int64_t(values.size()) == rows * cols, "batch: {} holds {} values but the batch is {} x {}", what,
+             values.size(), rows, cols);
+  return from_vector<int64_t>(values, {rows, cols});
+}
+
+}  // namespace
+
+BatchTensors to_tensors(const data::Batch& batch) {
+  BatchTensors tensors;
+  tensors.src_tokens = int64_matrix(batch.source_tokens, batch.batch_size, batch.source_len, "source_tokens");
+  if (!batch.target.empty()) {
+    tensors.target = int64_matrix(batch.target, batch.batch_size, batch.target_len, "target");
+    tensors.prev_output_tokens =
+        int64_matrix(batch.prev_output_tokens, batch.batch_size, batch.target_len, "prev_output_tokens");
+  }
+  tensors.num_target_tokens = batch.num_target_tokens;
+  return tensors;
+}
+
+}  // namespace attn::app

@@ -1,0 +1,221 @@
+// Training checkpoints: verified tensor files + JSON metadata, rotation. See checkpoint.hpp.
+#include "apps/checkpoint.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "data/text_io.hpp"
+
+namespace attn::app {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kFormat = "attnlab-checkpoint-1";
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CheckpointError(fmt::format("{}: cannot open", path));
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// {"file": name relative to the save dir, "bytes": size, "checksum": ...} of a written file.
+nlohmann::json describe_file(const std::string& path) {
+  return {{"file", fs::path(path).filename().string()},
+          {"bytes", uint64_t(fs::file_size(path))},
+          {"checksum", file_checksum(path)}};
+}
+
+// The path of a file the JSON describes, after checking its size and checksum.
+std::string verified_file(const std::string& base, const nlohmann::json& description, const char* role) {
+  const std::string path = (fs::path(base).parent_path() / description.at("file").get<std::string>()).string();
+  const std::string json_path = metadata_path(base);
+  if (!fs::exists(path))
+    throw CheckpointError(fmt::format("checkpoint {}: its {} file {} is missing", json_path, role, path));
+  const uint64_t expected_bytes = description.at("bytes").get<uint64_t>();
+  const uint64_t bytes = fs::file_size(path);
+  if (bytes != expected_bytes)
+    throw CheckpointError(fmt::format("checkpoint {}: {} has {} bytes but the checkpoint recorded {} (truncated or "
+                                      "torn checkpoint)",
+                                      json_path, path, bytes, expected_bytes));
+  const std::string checksum = file_checksum(path);
+  if (checksum != description.at("checksum").get<std::string>())
+    throw CheckpointError(fmt::format("checkpoint {}: {} has checksum {} but the checkpoint recorded {} (torn or "
+                                      "modified checkpoint)",
+                                      json_path, path, checksum, description.at("checksum").get<std::string>()));
+  return path;
+}
+
+nlohmann::json read_metadata_json(const std::string& base) {
+  const std::string path = metadata_path(base);
+  if (!fs::exists(path)) throw CheckpointError(fmt::format("checkpoint {}: no such file", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file_bytes(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw CheckpointError(fmt::format("checkpoint {}: not valid JSON (truncated?): {}", path, e.what()));
+  }
+  if (!j.is_object() || j.value("format", "") != kFormat || !j.contains("files") || !j.contains("metadata"))
+    throw CheckpointError(fmt::format("checkpoint {}: not an attnlab checkpoint (expected \"format\": \"{}\")", path,
+                                      kFormat));
+  return j;
+}
+
+NamedTensors load_tensors(const std::string& path) {
+  try {
+    return load_safetensors(path).tensors;
+  } catch (const Error& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
+// Epoch or update number of a checkpoint base name, when it is checkpoint<E> / checkpoint_<E>_<U>.
+std::optional<int64_t> numbered(const std::string& name, const std::regex& pattern) {
+  std::smatch match;
+  if (!std::regex_match(name, match, pattern)) return std::nullopt;
+  return std::stoll(match[match.size() - 1].str());
+}
+
+// Removes all but the `keep` highest-numbered checkpoints whose names match `pattern`.
+void keep_newest(const std::string& save_dir, const std::regex& pattern, int64_t keep) {
+  if (keep < 0) return;
+  std::vector<std::pair<int64_t, std::string>> found;
+  for (const auto& entry : fs::directory_iterator(save_dir)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string name = entry.path().stem().string();
+    if (auto number = numbered(name, pattern)) found.emplace_back(*number, (fs::path(save_dir) / name).string());
+  }
+  std::sort(found.begin(), found.end(), std::greater<>());
+  for (size_t i = size_t(keep); i < found.size(); ++i) remove_checkpoint(found[i].second);
+}
+
+const std::regex kEpochPattern("checkpoint([0-9]+)");
+const std::regex kUpdatePattern("checkpoint_([0-9]+)_([0-9]+)");
+
+}  // namespace
+
+std::string checkpoint_base(const std::string& path) {
+  for (const char* extension : {".optimizer.safetensors", ".safetensors", ".json"})
+    if (path.ends_with(extension)) return path.substr(0, path.size() - std::string(extension).size());
+  return path;
+}
+std::string weights_path(const std::string& base) { return base + ".safetensors"; }
+std::string optimizer_path(const std::string& base) { return base + ".optimizer.safetensors"; }
+std::string metadata_path(const std::string& base) { return base + ".json"; }
+bool checkpoint_exists(const std::string& base) { return fs::exists(metadata_path(base)); }
+
+std::string file_checksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CheckpointError(fmt::format("{}: cannot open", path));
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a 64-bit offset basis
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), std::streamsize(buffer.size()));
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) hash = (hash ^ uint8_t(buffer[size_t(i)])) * 0x100000001b3ull;
+  }
+  return fmt::format("fnv1a64:{:016x}", hash);
+}
+
+void save_checkpoint(const std::string& base, const CheckpointContent& content) {
+  ATTN_CHECK(content.metadata.is_object(), "checkpoint {}: metadata must be a JSON object", base);
+  if (const fs::path dir = fs::path(base).parent_path(); !dir.empty()) fs::create_directories(dir);
+  nlohmann::json files;
+  save_safetensors(weights_path(base), content.model);
+  files["weights"] = describe_file(weights_path(base));
+  if (!content.optimizer.empty()) {
+    save_safetensors(optimizer_path(base), content.optimizer);
+    files["optimizer"] = describe_file(optimizer_path(base));
+  } else {
+    fs::remove(optimizer_path(base));
+  }
+  const nlohmann::json j = {{"format", kFormat}, {"files", files}, {"metadata", content.metadata}};
+  data::write_file_atomic(metadata_path(base), j.dump(2) + "\n");
+}
+
+nlohmann::json load_checkpoint_metadata(const std::string& base) {
+  const nlohmann::json j = read_metadata_json(base);
+  for (const auto& [role, description] : j.at("files").items()) verified_file(base, description, role.c_str());
+  return j.at("metadata");
+}
+
+CheckpointContent load_checkpoint(const std::string& base, bool with_optimizer) {
+  const nlohmann::json j = read_metadata_json(base);
+  const nlohmann::json& files = j.at("files");
+  CheckpointContent content;
+  content.metadata = j.at("metadata");
+  content.model = load_tensors(verified_file(base, files.at("weights"), "weights"));
+  if (with_optimizer && files.contains("optimizer"))
+    content.optimizer = load_tensors(verified_file(base, files.at("optimizer"), "optimizer"));
+  return content;
+}
+
+void copy_checkpoint(const std::string& from_base, const std::string& to_base) {
+  nlohmann::json j = read_metadata_json(from_base);
+  for (auto& [role, description] : j.at("files").items()) {
+    const std::string from = verified_file(from_base, description, role.c_str());
+    const std::string to = role == "weights" ? weights_path(to_base) : optimizer_path(to_base);
+    data::write_file_atomic(to, read_file_bytes(from));
+    description["file"] = fs::path(to).filename().string();
+  }
+  if (!j.at("files").contains("optimizer")) fs::remove(optimizer_path(to_base));
+  data::write_file_atomic(metadata_path(to_base), j.dump(2) + "\n");
+}
+
+void remove_checkpoint(const std::string& base) {
+  // The JSON first: a half-removed checkpoint is never mistaken for a complete one.
+  fs::remove(metadata_path(base));
+  fs::remove(weights_path(base));
+  fs::remove(optimizer_path(base));
+}
+
+std::vector<std::string> checkpoint_names(const std::string& save_dir, const SaveRequest& request,
+                                          const CheckpointPolicy& policy) {
+  auto in_dir = [&](const std::string& name) { return (fs::path(save_dir) / name).string(); };
+  std::vector<std::string> names;
+  if (request.end_of_epoch && policy.save_epoch_checkpoints) names.push_back(in_dir(fmt::format("checkpoint{}", request.epoch)));
+  if (!request.end_of_epoch && policy.save_interval_updates > 0 && request.num_updates % policy.save_interval_updates == 0)
+    names.push_back(in_dir(fmt::format("checkpoint_{}_{}", request.epoch, request.num_updates)));
+  if (request.is_best) names.push_back(in_dir("checkpoint_best"));
+  names.push_back(in_dir("checkpoint_last"));
+  return names;
+}
+
+void save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
+                   const CheckpointContent& content) {
+  fs::create_directories(save_dir);
+  const std::vector<std::string> names = checkpoint_names(save_dir, request, policy);
+  save_checkpoint(names.front(), content);
+  for (size_t i = 1; i < names.size(); ++i) copy_checkpoint(names.front(), names[i]);
+  keep_newest(save_dir, kEpochPattern, policy.keep_last_epochs);
+  keep_newest(save_dir, kUpdatePattern, policy.keep_interval_updates);
+}
+
+std::vector<std::string> checkpoints_newest_first(const std::string& save_dir) {
+  std::vector<std::pair<int64_t, std::string>> others;
+  std::vector<std::string> ordered;
+  if (!fs::is_directory(save_dir)) return ordered;
+  for (const auto& entry : fs::directory_iterator(save_dir)) {
+    if (entry.path().extension() != ".json" || !entry.path().stem().string().starts_with("checkpoint")) continue;
+    const std::string base = checkpoint_base(entry.path().string());
+    if (entry.path().stem() == "checkpoint_last") {
+      ordered.push_back(base);
+      continue;
+    }
+    int64_t updates = -1;
+    try {
+      updates = read_metadata_json(base).at("metadata").value("num_updates", int64_t(-1));
+    } catch (const std::exception&) {
+      // unreadable: tried last, where loading reports why
+    }
+    others.emplace_back(updates, base);
+  }
+  std::sort(others.begin(), others.end(), std::greater<>());
+  for (auto& [updates, base] : others) ordered.push_back(base);
+  return ordered;
+}
+
+}  // namespace attn::app

@@ -1,0 +1,91 @@
+// Training checkpoints (DESIGN.md §4 "Checkpoints"; SPEC-MODELS.md §1.11 for the names).
+//
+// A checkpoint called NAME in a save dir is three files:
+//   NAME.safetensors            the model weights under fairseq's names (state_dict());
+//                               readable by the Python ecosystem and by `attnlab average`
+//   NAME.optimizer.safetensors  the optimizer state (moments, step counts), when saved
+//   NAME.json                   everything else (model config, dictionaries, scheduler, RNG,
+//                               loader position, counters, best loss: the trainer's
+//                               "metadata"), plus the name, size and FNV-1a-64 checksum of
+//                               both tensor files
+// Each file is written to a temp file, fsynced and renamed; the JSON goes last, so a crash
+// leaves either a complete pair or a JSON whose checksums do not match the tensor files. A
+// torn pair, a truncated file or a missing file is rejected with a CheckpointError naming
+// the file and the problem.
+//
+// Names as fairseq's save dir: checkpoint_last, checkpoint_best (lowest valid loss),
+// checkpoint<E> at the end of epoch E, checkpoint_<E>_<U> every --save-interval-updates.
+// `--keep-last-epochs N` / `--keep-interval-updates N` keep only the newest N of each kind.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/safetensors.hpp"
+
+namespace attn::app {
+
+struct CheckpointError : Error {
+  using Error::Error;
+};
+
+struct CheckpointContent {
+  NamedTensors model;        // fairseq state-dict names
+  NamedTensors optimizer;    // empty: no optimizer file
+  nlohmann::json metadata;   // the trainer's state (an object)
+};
+
+// The checkpoint name a user gives, without its extension: "dir/checkpoint3",
+// "dir/checkpoint3.safetensors" and "dir/checkpoint3.json" all name "dir/checkpoint3".
+std::string checkpoint_base(const std::string& path);
+std::string weights_path(const std::string& base);
+std::string optimizer_path(const std::string& base);
+std::string metadata_path(const std::string& base);
+bool checkpoint_exists(const std::string& base);
+
+// "fnv1a64:<16 hex digits>" of a file's bytes.
+std::string file_checksum(const std::string& path);
+
+// Writes the three files (the optimizer file only when content.optimizer is not empty).
+void save_checkpoint(const std::string& base, const CheckpointContent& content);
+// The metadata of a checkpoint after checking that its tensor files are complete (sizes and
+// checksums); throws CheckpointError.
+nlohmann::json load_checkpoint_metadata(const std::string& base);
+// The whole checkpoint, verified; the optimizer state only when asked (and present).
+CheckpointContent load_checkpoint(const std::string& base, bool with_optimizer = true);
+// Copies a verified checkpoint under a new name (tensor files first, JSON last).
+void copy_checkpoint(const std::string& from_base, const std::string& to_base);
+void remove_checkpoint(const std::string& base);
+
+struct CheckpointPolicy {
+  int64_t save_interval_updates = 0;  // > 0: checkpoint_<E>_<U> every that many updates
+  int64_t keep_last_epochs = -1;      // >= 0: keep only the newest N checkpoint<E>
+  int64_t keep_interval_updates = -1; // >= 0: keep only the newest N checkpoint_<E>_<U>
+  bool save_epoch_checkpoints = true; // checkpoint<E> at the end of each epoch
+};
+
+// When to save and under which names (fairseq checkpoint_utils.save_checkpoint).
+struct SaveRequest {
+  int64_t epoch = 1;
+  int64_t num_updates = 0;
+  bool end_of_epoch = false;
+  bool is_best = false;
+};
+
+// The names (bases in save_dir) a save request writes, first the one written in full.
+std::vector<std::string> checkpoint_names(const std::string& save_dir, const SaveRequest& request,
+                                          const CheckpointPolicy& policy);
+// Writes the checkpoint under every name of checkpoint_names(), then removes the epoch and
+// update checkpoints the policy no longer keeps.
+void save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
+                   const CheckpointContent& content);
+
+// Every checkpoint base in save_dir (those with a NAME.json), checkpoint_last first, then
+// the others newest first (by the "num_updates" of their metadata when readable).
+std::vector<std::string> checkpoints_newest_first(const std::string& save_dir);
+
+}  // namespace attn::app

@@ -1,0 +1,129 @@
+// `attnlab train DATA_DIR`: fairseq-train for translation with fairseq's flag names
+// (SPEC-MODELS.md §1.6–1.9; the loop is apps/trainer.hpp).
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "apps/command.hpp"
+#include "apps/trainer.hpp"
+
+namespace attn::app {
+namespace {
+
+// Model flags forwarded to the config as "key=value" overrides (transformer_config.hpp).
+constexpr const char* kModelValueFlags[] = {
+    "encoder-layers",          "decoder-layers",          "encoder-embed-dim",     "decoder-embed-dim",
+    "encoder-ffn-embed-dim",   "decoder-ffn-embed-dim",   "encoder-attention-heads", "decoder-attention-heads",
+    "dropout",                 "attention-dropout",       "activation-dropout",    "max-source-positions",
+    "max-target-positions",    "encoder-self-mixer",      "decoder-self-mixer",    "cross-mixer",
+    "ffn-init"};
+constexpr const char* kModelSwitchFlags[] = {
+    "share-all-embeddings", "share-decoder-input-output-embed", "encoder-normalize-before", "decoder-normalize-before",
+    "encoder-learned-pos",  "decoder-learned-pos",              "no-scale-embedding",      "no-decoder-final-norm"};
+
+struct TrainCommandArgs {
+  TrainerOptions options;
+  std::map<std::string, std::string> model_values;
+  std::map<std::string, bool> model_switches;
+  std::vector<std::string> model_overrides;
+  std::string adam_betas = "(0.9, 0.999)";
+  std::string lr = "0.25";
+  std::string progress = "auto";
+  bool no_epoch_checkpoints = false;
+};
+
+// "(0.9, 0.98)", "0.9,0.98" or "0.9 0.98" -> numbers.
+std::vector<double> parse_number_list(std::string text, const char* flag) {
+  for (char& c : text)
+    if (c == '(' || c == ')' || c == '[' || c == ']' || c == ',') c = ' ';
+  std::istringstream in(text);
+  std::vector<double> values;
+  for (double v; in >> v;) values.push_back(v);
+  if (!in.eof() || values.empty()) throw Error(fmt::format("{}: cannot read numbers from '{}'", flag, text));
+  return values;
+}
+
+int run_train(TrainCommandArgs& args) {
+  TrainerOptions& options = args.options;
+  const std::vector<double> betas = parse_number_list(args.adam_betas, "--adam-betas");
+  if (betas.size() != 2) throw Error(fmt::format("--adam-betas takes two numbers, got '{}'", args.adam_betas));
+  options.adam_beta1 = betas[0];
+  options.adam_beta2 = betas[1];
+  options.lr = parse_number_list(args.lr, "--lr");
+  for (const auto& [key, value] : args.model_values)
+    if (!value.empty()) options.model_overrides.push_back(key + "=" + value);
+  for (const auto& [key, on] : args.model_switches)
+    if (on) options.model_overrides.push_back(key + "=true");
+  options.model_overrides.insert(options.model_overrides.end(), args.model_overrides.begin(), args.model_overrides.end());
+  options.progress = args.progress == "bar" ? ProgressMode::kBar
+                     : args.progress == "lines" ? ProgressMode::kLines
+                     : args.progress == "none"  ? ProgressMode::kQuiet
+                                                : ProgressMode::kAuto;
+  options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
+  Trainer trainer(options);
+  trainer.train();
+  return 0;
+}
+
+CommandAction setup(CLI::App& cmd) {
+  auto args = std::make_shared<TrainCommandArgs>();
+  TrainerOptions& o = args->options;
+  cmd.add_option("data", o.data_dir, "Preprocessed data dir (attnlab preprocess)")->required();
+  cmd.add_option("-s,--source-lang", o.source_lang, "Source language (default: inferred)");
+  cmd.add_option("-t,--target-lang", o.target_lang, "Target language (default: inferred)");
+  cmd.add_option("--bpe-codes", o.bpe_codes, "BPE codes of the data, recorded for `attnlab translate`");
+  // model
+  cmd.add_option("-a,--arch", o.arch, "Model preset (transformer_tiny, transformer_wmt_en_de, ...)")->capture_default_str();
+  for (const char* flag : kModelValueFlags) cmd.add_option(std::string("--") + flag, args->model_values[flag]);
+  for (const char* flag : kModelSwitchFlags) cmd.add_flag(std::string("--") + flag, args->model_switches[flag]);
+  cmd.add_option("--model-override", args->model_overrides, "Any config field: key=value (repeatable)");
+  cmd.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon")->capture_default_str();
+  // optimizer and schedule
+  cmd.add_option("--optimizer", o.optimizer, "adam | nag")->check(CLI::IsMember({"adam", "nag"}))->capture_default_str();
+  cmd.add_option("--adam-betas", args->adam_betas, "Adam betas, e.g. '(0.9, 0.98)'")->capture_default_str();
+  cmd.add_option("--adam-eps", o.adam_eps, "Adam epsilon")->capture_default_str();
+  cmd.add_option("--momentum", o.momentum, "NAG momentum")->capture_default_str();
+  cmd.add_option("--weight-decay,--wd", o.weight_decay, "Decoupled weight decay")->capture_default_str();
+  cmd.add_option("--clip-norm", o.clip_norm, "Clip gradients to this global norm (0: off)")->capture_default_str();
+  cmd.add_option("--lr-scheduler", o.lr_scheduler, "inverse_sqrt | cosine | fixed")
+      ->check(CLI::IsMember({"inverse_sqrt", "cosine", "fixed"}))
+      ->capture_default_str();
+  cmd.add_option("--lr", args->lr, "Learning rate (fixed: a comma-separated list per epoch)")->capture_default_str();
+  cmd.add_option("--warmup-updates", o.warmup_updates, "Warmup updates")->capture_default_str();
+  cmd.add_option("--warmup-init-lr", o.warmup_init_lr, "Initial warmup lr (-1: 0, or --min-lr for cosine)");
+  cmd.add_option("--lr-period-updates", o.lr_period_updates, "Cosine period (-1: max-update - warmup)");
+  cmd.add_option("--t-mult", o.t_mult, "Cosine period growth factor")->capture_default_str();
+  cmd.add_option("--lr-shrink", o.lr_shrink, "Cosine per-cycle / fixed per-epoch shrink")->capture_default_str();
+  cmd.add_option("--max-lr", o.max_lr, "Cosine peak (old flags: then --lr is the floor, --min-lr the stop)");
+  cmd.add_option("--min-lr", o.min_lr, "Cosine floor, or with --max-lr the lr below which training stops");
+  cmd.add_option("--force-anneal", o.force_anneal, "fixed: shrink the lr from this epoch on");
+  // batches and stopping
+  cmd.add_option("--max-tokens", o.max_tokens, "Tokens per batch, padding included");
+  cmd.add_option("--max-sentences,--batch-size", o.max_sentences, "Sentences per batch");
+  cmd.add_option("--update-freq", o.update_freq, "Accumulate gradients over N batches")->capture_default_str();
+  cmd.add_option("--max-update", o.max_update, "Stop after N updates (0: no limit)");
+  cmd.add_option("--max-epoch", o.max_epoch, "Stop after N epochs (0: no limit)");
+  cmd.add_option("--max-time-minutes", o.max_time_minutes, "Stop after this much training time");
+  cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  cmd.add_option("--threads", o.threads, "Threads (0: default)");
+  // checkpoints and logging
+  cmd.add_option("--save-dir", o.save_dir, "Checkpoint folder")->capture_default_str();
+  cmd.add_option("--restore-file", o.restore_file, "Resume from this checkpoint (default: the save dir's newest)");
+  cmd.add_option("--save-interval-updates", o.checkpoints.save_interval_updates, "checkpoint_E_U every N updates");
+  cmd.add_option("--keep-last-epochs", o.checkpoints.keep_last_epochs, "Keep the newest N epoch checkpoints");
+  cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");
+  cmd.add_flag("--no-epoch-checkpoints", args->no_epoch_checkpoints, "Only checkpoint_last / _best at epoch ends");
+  cmd.add_option("--validate-interval-updates", o.validate_interval_updates, "Also validate every N updates");
+  cmd.add_option("--log-interval", o.log_interval, "Progress line every N updates")->capture_default_str();
+  cmd.add_option("--progress", args->progress, "auto | bar | lines | none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
+      ->capture_default_str();
+  cmd.add_flag("--skip-invalid-updates", o.skip_invalid_updates, "Skip updates with NaN/inf instead of stopping");
+  return [args] { return run_train(*args); };
+}
+
+const CommandRegistration registration("train", "Train a translation model (fairseq-train flags)", setup);
+
+}  // namespace
+}  // namespace attn::app

@@ -1,0 +1,36 @@
+// Progress display of long-running commands (DESIGN.md §6): on a terminal a live bar
+// redrawn in place ("[#####.....]  42% | status"), elsewhere (a log file, a pipe) plain
+// lines only, so logs stay readable.
+#pragma once
+#include <cstdio>
+#include <string>
+
+namespace attn::app {
+
+// "H:MM:SS" (or "-" for a negative or non-finite duration).
+std::string format_duration(double seconds);
+// Estimated time left when `fraction` of the work took `elapsed` seconds ("-" if unknown).
+std::string format_eta(double elapsed, double fraction);
+
+class ProgressDisplay {
+ public:
+  // live = draw a bar in place (usually: `out` is a terminal).
+  ProgressDisplay(std::FILE* out, bool live);
+  ~ProgressDisplay();
+  static bool is_terminal(std::FILE* out);
+
+  bool live() const { return live_; }
+  // Redraws the bar at `fraction` (clamped to [0, 1]) with a status text; no-op when not live.
+  void update(double fraction, const std::string& status);
+  // Prints a line of its own (above the bar when live).
+  void line(const std::string& text);
+  // Ends the bar's line (when one is drawn).
+  void finish();
+
+ private:
+  std::FILE* out_;
+  bool live_;
+  bool bar_drawn_ = false;
+};
+
+}  // namespace attn::app

@@ -1,0 +1,395 @@
+// The training loop (SPEC-MODELS.md §1.6–1.9). See trainer.hpp.
+#include "apps/trainer.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "apps/batch_tensors.hpp"
+#include "autograd/autograd.hpp"
+#include "core/rng.hpp"
+#include "core/threads.hpp"
+#include "nn/adam.hpp"
+#include "nn/grad_clip.hpp"
+#include "nn/nag.hpp"
+
+namespace attn::app {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr double kLn2 = std::numbers::ln2;
+
+std::unique_ptr<data::BatchLoader> make_loader(const SplitCorpora& corpora, const TrainerOptions& options,
+                                               const nn::TransformerConfig& config, bool shuffle) {
+  data::BatchingOptions batching;
+  batching.max_tokens = options.max_tokens;
+  batching.max_sentences = options.max_sentences;
+  batching.max_source_positions = config.max_source_positions;
+  batching.max_target_positions = config.max_target_positions;
+  batching.oversize = data::OversizePolicy::kFilter;
+  batching.shuffle = shuffle;
+  batching.seed = options.seed;
+  batching.prefetch = shuffle ? 2 : 0;
+  return std::make_unique<data::BatchLoader>(corpora.source, corpora.target, batching);
+}
+
+bool progress_is_live(ProgressMode mode) {
+  return mode == ProgressMode::kBar || (mode == ProgressMode::kAuto && ProgressDisplay::is_terminal(stdout));
+}
+
+double bits(double nats_sum, int64_t ntokens) { return ntokens > 0 ? nats_sum / double(ntokens) / kLn2 : 0.0; }
+
+}  // namespace
+
+// Sums since the last progress line.
+struct Trainer::IntervalStats {
+  double loss_sum = 0.0, nll_sum = 0.0, gnorm_sum = 0.0, seconds = 0.0;
+  int64_t ntokens = 0, updates = 0;
+};
+
+Trainer::Trainer(TrainerOptions options)
+    : options_(std::move(options)),
+      criterion_(options_.label_smoothing, data::Dictionary::kPad),
+      progress_(stdout, progress_is_live(options_.progress)),
+      run_start_(std::chrono::steady_clock::now()) {
+  ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
+  ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
+  if (options_.threads > 0) set_num_threads(options_.threads);
+  task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
+  task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
+  config_ = nn::transformer_preset(options_.arch);
+  nn::apply_overrides(config_, options_.model_overrides);
+  set_vocabulary(config_, task_);
+  config_.validate();
+
+  manual_seed(options_.seed);
+  model_ = std::make_shared<nn::EncoderDecoderModel>(config_);
+  parameters_ = model_->parameters();
+  build_optimizer();
+  build_scheduler();
+  train_data_ = std::make_unique<SplitCorpora>(open_split(task_, "train"));
+  loader_ = make_loader(*train_data_, options_, config_, /*shuffle=*/true);
+  if (loader_->num_filtered() > 0)
+    progress_.line(fmt::format("warning: {} training pairs longer than the model's maximum positions were skipped",
+                               loader_->num_filtered()));
+  ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.path());
+  resume();
+  fs::create_directories(options_.save_dir);
+  json_log_.open((fs::path(options_.save_dir) / "train_log.jsonl").string(), std::ios::app);
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::build_optimizer() {
+  const nn::NamedTensors params = model_->named_parameters();
+  if (options_.optimizer == "adam") {
+    optimizer_ = std::make_unique<nn::Adam>(
+        params, nn::AdamOptions{options_.adam_beta1, options_.adam_beta2, options_.adam_eps, options_.weight_decay});
+  } else if (options_.optimizer == "nag") {
+    optimizer_ = std::make_unique<nn::NAG>(params, nn::NAGOptions{options_.momentum, options_.weight_decay});
+  } else {
+    throw Error(fmt::format("train: unknown --optimizer '{}' (adam, nag)", options_.optimizer));
+  }
+}
+
+void Trainer::build_scheduler() {
+  ATTN_CHECK(!options_.lr.empty(), "train: --lr needs a value");
+  const std::string& kind = options_.lr_scheduler;
+  if (kind == "inverse_sqrt") {
+    scheduler_ = std::make_unique<nn::InverseSqrtScheduler>(
+        nn::InverseSqrtOptions{options_.lr.front(), options_.warmup_updates, options_.warmup_init_lr});
+  } else if (kind == "cosine") {
+    nn::CosineOptions cosine;
+    // Old flags: --max-lr peak, --lr floor; current flags: --lr peak, --min-lr floor (§1.8).
+    cosine.max_lr = options_.max_lr.value_or(options_.lr.front());
+    cosine.min_lr = options_.max_lr ? options_.lr.front() : std::max(options_.min_lr, 0.0);
+    cosine.warmup_updates = options_.warmup_updates;
+    cosine.warmup_init_lr = options_.warmup_init_lr;
+    cosine.lr_period_updates = options_.lr_period_updates;
+    cosine.t_mult = options_.t_mult;
+    cosine.lr_shrink = options_.lr_shrink;
+    cosine.max_update = options_.max_update;
+    scheduler_ = std::make_unique<nn::CosineScheduler>(cosine);
+  } else if (kind == "fixed") {
+    scheduler_ = std::make_unique<nn::FixedScheduler>(
+        nn::FixedOptions{options_.lr, options_.force_anneal, options_.lr_shrink, options_.warmup_updates});
+  } else {
+    throw Error(fmt::format("train: unknown --lr-scheduler '{}' (inverse_sqrt, cosine, fixed)", kind));
+  }
+  optimizer_->set_lr(scheduler_->lr());
+}
+
+// --- checkpoints ----------------------------------------------------------------------
+
+nlohmann::json Trainer::metadata() const {
+  const GeneratorState rng = default_generator().state();
+  const data::LoaderPosition position = loader_->position();
+  nlohmann::json j = {{"model_config", nn::to_json(config_)},
+                      {"task", task_to_json(task_)},
+                      {"optimizer", optimizer_->name()},
+                      {"arch", options_.arch},
+                      {"num_updates", num_updates_},
+                      {"skipped_updates", skipped_updates_},
+                      {"epoch", position.epoch},
+                      {"loader", {{"epoch", position.epoch}, {"batch_index", position.batch_index}}},
+                      {"rng", {{"seed", rng.seed}, {"offset", rng.offset}}},
+                      {"scheduler", scheduler_->state_dict()},
+                      {"lr", optimizer_->lr()},
+                      {"training_seconds", training_seconds()},
+                      {"best_loss", nullptr}};
+  if (best_loss_) j["best_loss"] = *best_loss_;
+  return j;
+}
+
+void Trainer::save(const SaveRequest& request) {
+  CheckpointContent content{model_->state_dict(), optimizer_->state_dict(), metadata()};
+  save_rotating(options_.save_dir, request, options_.checkpoints, content);
+}
+
+void Trainer::restore(const std::string& base) {
+  CheckpointContent content = load_checkpoint(base);
+  const nlohmann::json& meta = content.metadata;
+  const nn::TransformerConfig saved = nn::config_from_json(meta.at("model_config"));
+  ATTN_CHECK(nn::to_json(saved) == nn::to_json(config_),
+             "train: checkpoint {} was trained with another model configuration:\n  checkpoint: {}\n  this run:   {}",
+             base, nn::to_json(saved).dump(), nn::to_json(config_).dump());
+  ATTN_CHECK(meta.at("optimizer").get<std::string>() == optimizer_->name(),
+             "train: checkpoint {} holds a '{}' optimizer state but this run uses --optimizer {}", base,
+             meta.at("optimizer").get<std::string>(), optimizer_->name());
+  model_->load_state_dict(std::map<std::string, Tensor>(content.model.begin(), content.model.end()));
+  optimizer_->load_state_dict(std::map<std::string, Tensor>(content.optimizer.begin(), content.optimizer.end()));
+  scheduler_->load_state_dict(meta.at("scheduler"));
+  optimizer_->set_lr(meta.at("lr").get<double>());
+  default_generator().set_state({meta.at("rng").at("seed").get<uint64_t>(), meta.at("rng").at("offset").get<uint64_t>()});
+  loader_->restore({meta.at("loader").at("epoch").get<int64_t>(), meta.at("loader").at("batch_index").get<int64_t>()});
+  num_updates_ = meta.at("num_updates").get<int64_t>();
+  skipped_updates_ = meta.value("skipped_updates", int64_t(0));
+  previous_seconds_ = meta.value("training_seconds", 0.0);
+  if (!meta.at("best_loss").is_null()) best_loss_ = meta.at("best_loss").get<double>();
+  restored_from_ = base;
+}
+
+void Trainer::resume() {
+  if (!options_.restore_file.empty()) {
+    std::string base = checkpoint_base(options_.restore_file);
+    if (!checkpoint_exists(base) && fs::path(base).parent_path().empty())
+      base = (fs::path(options_.save_dir) / base).string();  // fairseq resolves it in the save dir
+    restore(base);
+  } else {
+    for (const std::string& base : checkpoints_newest_first(options_.save_dir)) {
+      try {
+        restore(base);
+        break;
+      } catch (const CheckpointError& e) {
+        progress_.line(fmt::format("warning: not resuming from {}: {}", base, e.what()));
+      }
+    }
+  }
+  if (restored_from_)
+    progress_.line(fmt::format("resumed from {} (epoch {}, update {})", *restored_from_, epoch(), num_updates_));
+}
+
+// --- one update -----------------------------------------------------------------------
+
+StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches) {
+  ATTN_CHECK(!micro_batches.empty(), "train_step: no batch");
+  model_->train();
+  optimizer_->zero_grad();
+  StepResult result;
+  result.lr = optimizer_->lr();
+  for (const data::Batch& batch : micro_batches) {
+    const BatchTensors tensors = to_tensors(batch);
+    const Tensor logits = model_->forward(tensors.src_tokens, tensors.prev_output_tokens);
+    const nn::CriterionOutput out = criterion_(logits, tensors.target);
+    backward(out.loss);
+    result.loss_sum += out.loss.item();
+    result.nll_sum += out.nll_sum;
+    result.ntokens += out.ntokens;
+    result.nsentences += batch.batch_size;
+  }
+  ATTN_CHECK(result.ntokens > 0, "train_step: the batches hold no target token");
+  nn::multiply_grads(parameters_, 1.0 / double(result.ntokens));
+  result.gnorm = nn::clip_grad_norm(parameters_, options_.clip_norm);
+  if (!std::isfinite(result.loss_sum) || !std::isfinite(result.gnorm)) {
+    const std::string what = fmt::format("update {} (epoch {}): the {} is not finite (loss {}, gradient norm {})",
+                                         num_updates_ + 1, epoch(),
+                                         std::isfinite(result.loss_sum) ? "gradient norm" : "loss", result.loss_sum,
+                                         result.gnorm);
+    optimizer_->zero_grad();
+    if (!options_.skip_invalid_updates)
+      throw Error(what + "; training stopped before the update (the last checkpoint is intact; "
+                         "--skip-invalid-updates skips such updates)");
+    progress_.line("warning: skipping " + what);
+    ++skipped_updates_;
+    return result;
+  }
+  optimizer_->step();
+  optimizer_->zero_grad();
+  ++num_updates_;
+  optimizer_->set_lr(scheduler_->step_update(num_updates_));
+  result.applied = true;
+  return result;
+}
+
+// --- validation -----------------------------------------------------------------------
+
+ValidationResult Trainer::validate(const std::string& split) {
+  const SplitCorpora corpora = open_split(task_, split);
+  const std::unique_ptr<data::BatchLoader> loader = make_loader(corpora, options_, config_, /*shuffle=*/false);
+  NoGradGuard no_grad;
+  model_->eval();
+  double loss_sum = 0.0, nll_sum = 0.0;
+  int64_t ntokens = 0;
+  while (std::optional<data::Batch> batch = loader->next()) {
+    const BatchTensors tensors = to_tensors(*batch);
+    const nn::CriterionOutput out = criterion_(model_->forward(tensors.src_tokens, tensors.prev_output_tokens), tensors.target);
+    loss_sum += out.loss.item();
+    nll_sum += out.nll_sum;
+    ntokens += out.ntokens;
+  }
+  model_->train();
+  ValidationResult result{bits(loss_sum, ntokens), bits(nll_sum, ntokens), 0.0, ntokens};
+  result.ppl = std::exp2(result.nll_loss);
+  return result;
+}
+
+// --- the loop -------------------------------------------------------------------------
+
+double Trainer::training_seconds() const {
+  return previous_seconds_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+}
+
+double Trainer::progress_fraction() const {
+  double fraction = 0.0;
+  if (options_.max_update > 0) fraction = std::max(fraction, double(num_updates_) / double(options_.max_update));
+  if (options_.max_time_minutes > 0)
+    fraction = std::max(fraction, training_seconds() / (60.0 * options_.max_time_minutes));
+  if (options_.max_epoch > 0) {
+    const data::LoaderPosition p = loader_->position();
+    const double epochs = double(p.epoch - 1) + double(p.batch_index) / double(loader_->num_batches());
+    fraction = std::max(fraction, epochs / double(options_.max_epoch));
+  }
+  return fraction;
+}
+
+std::optional<std::string> Trainer::stop_reason(bool end_of_epoch) const {
+  if (options_.max_update > 0 && num_updates_ >= options_.max_update)
+    return fmt::format("reached --max-update {}", options_.max_update);
+  if (options_.max_time_minutes > 0 && training_seconds() >= 60.0 * options_.max_time_minutes)
+    return fmt::format("reached --max-time-minutes {}", options_.max_time_minutes);
+  if (end_of_epoch && options_.max_epoch > 0 && loader_->position().epoch > options_.max_epoch)
+    return fmt::format("reached --max-epoch {}", options_.max_epoch);
+  if (end_of_epoch && options_.max_lr && options_.min_lr > 0 && optimizer_->lr() < options_.min_lr)
+    return fmt::format("lr {} fell below --min-lr {}", optimizer_->lr(), options_.min_lr);
+  return std::nullopt;
+}
+
+void Trainer::begin_epoch() {
+  scheduler_->step_begin_epoch(loader_->position().epoch);
+  optimizer_->set_lr(scheduler_->step_update(num_updates_));
+}
+
+void Trainer::log_json(const nlohmann::json& record) {
+  json_log_ << record.dump() << "\n";
+  json_log_.flush();
+}
+
+void Trainer::after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary) {
+  summary.target_tokens += step.ntokens;
+  if (!step.applied) return;
+  interval.loss_sum += step.loss_sum;
+  interval.nll_sum += step.nll_sum;
+  interval.ntokens += step.ntokens;
+  interval.gnorm_sum += step.gnorm;
+  ++interval.updates;
+  const double loss = bits(interval.loss_sum, interval.ntokens), nll = bits(interval.nll_sum, interval.ntokens);
+  const double tokens_per_second = interval.seconds > 0 ? double(interval.ntokens) / interval.seconds : 0.0;
+  const double fraction = progress_fraction();
+  const std::string status =
+      fmt::format("epoch {:03d} | update {} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | lr {:.4g} | gnorm {:.3f} | "
+                  "tok/s {:.0f} | elapsed {} | ETA {}",
+                  epoch(), num_updates_, loss, nll, std::exp2(nll), step.lr, interval.gnorm_sum / double(interval.updates),
+                  tokens_per_second, format_duration(training_seconds()), format_eta(training_seconds(), fraction));
+  progress_.update(fraction, status);
+  if (options_.log_interval > 0 && num_updates_ % options_.log_interval == 0) {
+    if (!progress_.live()) progress_.line(status);
+    log_json({{"type", "train"}, {"epoch", epoch()}, {"update", num_updates_}, {"loss", loss}, {"nll_loss", nll},
+              {"ppl", std::exp2(nll)}, {"lr", step.lr}, {"gnorm", interval.gnorm_sum / double(interval.updates)},
+              {"tokens_per_second", tokens_per_second}, {"elapsed", training_seconds()}});
+    interval = IntervalStats{};
+  }
+  if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0) {
+    const ValidationResult valid = validate("valid");
+    progress_.line(fmt::format("valid at update {} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f}", num_updates_,
+                               valid.loss, valid.nll_loss, valid.ppl));
+    log_json({{"type", "valid"}, {"epoch", epoch()}, {"update", num_updates_}, {"loss", valid.loss},
+              {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl}});
+  }
+  const int64_t interval_updates = options_.checkpoints.save_interval_updates;
+  if (interval_updates > 0 && num_updates_ % interval_updates == 0)
+    save({.epoch = epoch(), .num_updates = num_updates_, .end_of_epoch = false, .is_best = false});
+}
+
+void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) {
+  // After the loader reported the end of epoch E its position is already (E + 1, 0).
+  const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
+  const ValidationResult valid = validate("valid");
+  const bool is_best = !best_loss_ || valid.loss < *best_loss_;
+  if (is_best) best_loss_ = valid.loss;
+  summary.last_valid = valid;
+  progress_.line(fmt::format("epoch {:03d} | valid on 'valid' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | "
+                             "num_updates {} | best_loss {:.3f}",
+                             finished_epoch, valid.loss, valid.nll_loss, valid.ppl, num_updates_, *best_loss_));
+  log_json({{"type", "valid"}, {"epoch", finished_epoch}, {"update", num_updates_}, {"loss", valid.loss},
+            {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl}, {"best_loss", *best_loss_}});
+  save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
+}
+
+TrainingSummary Trainer::train() {
+  run_start_ = std::chrono::steady_clock::now();
+  TrainingSummary summary;
+  std::optional<std::string> stop = stop_reason(/*end_of_epoch=*/true);
+  IntervalStats interval;
+  while (!stop) {
+    begin_epoch();
+    bool end_of_epoch = false;
+    while (!end_of_epoch && !stop) {
+      std::vector<data::Batch> group;
+      while (int64_t(group.size()) < options_.update_freq) {
+        std::optional<data::Batch> batch = loader_->next();
+        if (!batch) {
+          end_of_epoch = true;
+          break;
+        }
+        group.push_back(std::move(*batch));
+      }
+      if (!group.empty()) {
+        const auto start = std::chrono::steady_clock::now();
+        const StepResult step = train_step(group);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        interval.seconds += seconds;
+        summary.seconds += seconds;
+        after_update(step, interval, summary);
+      }
+      stop = stop_reason(end_of_epoch);
+    }
+    end_of_epoch_or_stop(end_of_epoch, summary);
+  }
+  progress_.finish();
+  summary.stop_reason = *stop;
+  summary.num_updates = num_updates_;
+  summary.epoch = epoch();
+  summary.skipped_updates = skipped_updates_;
+  summary.best_valid_loss = best_loss_;
+  summary.tokens_per_second = summary.seconds > 0 ? double(summary.target_tokens) / summary.seconds : 0.0;
+  progress_.line(fmt::format("done training ({}): {} updates, {:.0f} target tokens/s", summary.stop_reason,
+                             num_updates_, summary.tokens_per_second));
+  log_json({{"type", "done"}, {"reason", summary.stop_reason}, {"update", num_updates_},
+            {"tokens_per_second", summary.tokens_per_second}});
+  return summary;
+}
+
+}  // namespace attn::app

@@ -1,0 +1,175 @@
+// The training loop of `attnlab train` (fairseq's train.py + trainer.py; SPEC-MODELS.md
+// §1.6–1.9, DESIGN.md §6). One update (train_step) does, in the order of §1.9:
+//   zero grads → for each of the --update-freq micro-batches: forward, label-smoothed loss
+//   (summed), backward (gradients add up) → multiply grads by 1/Σ ntokens → clip by global
+//   norm (the norm is logged as gnorm) → NaN/inf check → optimizer step →
+//   lr = scheduler.step_update(num_updates).
+// A non-finite loss or gradient norm stops training with an error naming the update (no
+// checkpoint is written after it), or with --skip-invalid-updates drops that update with a
+// warning (parameters, optimizer state and the update counter stay as they were).
+//
+// Epochs follow the batch loader (data/batching.hpp); at the start of each epoch
+// scheduler.step_begin_epoch(epoch) and step_update(num_updates) are called (§1.8). At the
+// end of an epoch: validation on "valid", checkpoint<E>, checkpoint_best, checkpoint_last;
+// every --save-interval-updates: checkpoint_<E>_<U> (apps/checkpoint.hpp). Training stops at
+// --max-update, --max-epoch, --max-time-minutes (counted over resumed runs too), or when an
+// old-style cosine schedule's lr falls below --min-lr.
+//
+// Checkpoints hold everything the loop depends on — weights, optimizer moments and step
+// counts, scheduler state, the default generator (dropout), the loader position, counters,
+// best loss — so a run interrupted after update n and resumed produces bit-identical
+// parameters to an uninterrupted run (same thread count). Resuming: --restore-file, else
+// the newest valid checkpoint of the save dir (checkpoint_last first; a torn one is
+// reported and skipped).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/checkpoint.hpp"
+#include "apps/progress.hpp"
+#include "apps/translation_task.hpp"
+#include "data/batching.hpp"
+#include "nn/criterion.hpp"
+#include "nn/lr_scheduler.hpp"
+#include "nn/optimizer.hpp"
+
+namespace attn::app {
+
+enum class ProgressMode { kAuto, kBar, kLines, kQuiet };
+
+struct TrainerOptions {
+  std::string data_dir;
+  std::string source_lang, target_lang;  // empty: inferred from the data dir
+  std::string bpe_codes;                 // recorded in checkpoints for `attnlab translate`
+
+  // Model: a preset plus "key=value" overrides (nn/transformer/transformer_config.hpp).
+  std::string arch = "transformer_tiny";
+  std::vector<std::string> model_overrides;
+  double label_smoothing = 0.0;
+
+  // Optimizer (§1.7).
+  std::string optimizer = "adam";  // adam | nag
+  double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_eps = 1e-8;
+  double momentum = 0.99;
+  double weight_decay = 0.0;
+  double clip_norm = 0.0;
+
+  // Schedule (§1.8).
+  std::string lr_scheduler = "fixed";  // inverse_sqrt | cosine | fixed
+  std::vector<double> lr = {0.25};
+  int64_t warmup_updates = 0;
+  double warmup_init_lr = -1.0;
+  int64_t lr_period_updates = -1;
+  double t_mult = 1.0;
+  double lr_shrink = 0.1;
+  std::optional<double> max_lr;  // cosine, old flags: --max-lr is the peak, --lr the floor
+  double min_lr = -1.0;          // cosine floor (current flags) or stop threshold (old flags)
+  std::optional<int64_t> force_anneal;
+
+  // Batches and stopping.
+  int64_t max_tokens = 0, max_sentences = 0, update_freq = 1;
+  int64_t max_update = 0, max_epoch = 0;
+  double max_time_minutes = 0.0;
+  uint64_t seed = 1;
+  int threads = 0;  // 0: leave the default
+
+  // Checkpoints, validation, logging.
+  std::string save_dir = "checkpoints";
+  std::string restore_file;
+  CheckpointPolicy checkpoints;
+  int64_t validate_interval_updates = 0;
+  bool skip_invalid_updates = false;
+  int64_t log_interval = 100;
+  ProgressMode progress = ProgressMode::kAuto;
+};
+
+struct StepResult {
+  bool applied = false;  // false: skipped (non-finite loss or gradients)
+  double loss_sum = 0.0, nll_sum = 0.0;  // nats, summed over target tokens
+  int64_t ntokens = 0, nsentences = 0;
+  double gnorm = 0.0;
+  double lr = 0.0;  // the lr this update used
+};
+
+struct ValidationResult {
+  double loss = 0.0, nll_loss = 0.0, ppl = 0.0;  // per token, bits (ppl = 2^nll_loss)
+  int64_t ntokens = 0;
+};
+
+struct TrainingSummary {
+  int64_t num_updates = 0, epoch = 0, skipped_updates = 0;
+  std::string stop_reason;
+  double seconds = 0.0;             // training time of this run (steps only)
+  int64_t target_tokens = 0;        // target tokens trained on in this run
+  double tokens_per_second = 0.0;
+  std::optional<ValidationResult> last_valid;
+  std::optional<double> best_valid_loss;
+};
+
+class Trainer {
+ public:
+  // Opens the data, builds the model, optimizer, schedule and loader, and resumes from a
+  // checkpoint when there is one (see the header comment).
+  explicit Trainer(TrainerOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains until a stop condition holds.
+  TrainingSummary train();
+  // One update over the given micro-batches (see the header comment); throws attn::Error on
+  // a non-finite loss/gradient unless --skip-invalid-updates.
+  StepResult train_step(const std::vector<data::Batch>& micro_batches);
+  // Loss and perplexity on a split of the data dir, in eval mode without gradients.
+  ValidationResult validate(const std::string& split);
+  // Writes the checkpoints of a save request with the current state.
+  void save(const SaveRequest& request);
+
+  nn::EncoderDecoderModel& model() { return *model_; }
+  const TranslationTask& task() const { return task_; }
+  int64_t num_updates() const { return num_updates_; }
+  int64_t epoch() const { return loader_->position().epoch; }
+  std::optional<std::string> restored_from() const { return restored_from_; }
+
+ private:
+  struct IntervalStats;
+  void build_optimizer();
+  void build_scheduler();
+  void resume();
+  void restore(const std::string& base);
+  nlohmann::json metadata() const;
+  void begin_epoch();
+  std::optional<std::string> stop_reason(bool end_of_epoch) const;
+  double progress_fraction() const;
+  double training_seconds() const;
+  void after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary);
+  void end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary);
+  void log_json(const nlohmann::json& record);
+
+  TrainerOptions options_;
+  TranslationTask task_;
+  nn::TransformerConfig config_;
+  std::shared_ptr<nn::EncoderDecoderModel> model_;
+  nn::LabelSmoothedCrossEntropy criterion_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  std::unique_ptr<nn::LRScheduler> scheduler_;
+  std::unique_ptr<SplitCorpora> train_data_;
+  std::unique_ptr<data::BatchLoader> loader_;
+  std::vector<Tensor> parameters_;
+  ProgressDisplay progress_;
+  std::ofstream json_log_;
+
+  int64_t num_updates_ = 0;
+  int64_t skipped_updates_ = 0;
+  std::optional<double> best_loss_;
+  double previous_seconds_ = 0.0;  // training time of the runs this one resumed
+  std::chrono::steady_clock::time_point run_start_;
+  std::optional<std::string> restored_from_;
+};
+
+}  // namespace attn::app

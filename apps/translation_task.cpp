@@ -1,0 +1,119 @@
+// Data dir + dictionaries + model of a translation run. See translation_task.hpp.
+#include "apps/translation_task.hpp"
+
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "apps/checkpoint.hpp"
+
+namespace attn::app {
+namespace fs = std::filesystem;
+namespace {
+
+// (source, target) pairs named by train.SRC-TGT.LANG.bin files in the folder.
+std::set<std::pair<std::string, std::string>> binarized_pairs(const std::string& data_dir) {
+  static const std::regex pattern(R"(train\.([^.\-]+)-([^.\-]+)\.[^.]+\.bin)");
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& entry : fs::directory_iterator(data_dir)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern)) pairs.emplace(match[1].str(), match[2].str());
+  }
+  return pairs;
+}
+
+nlohmann::json file_reference(const std::string& path) { return {{"path", path}, {"checksum", file_checksum(path)}}; }
+
+std::string checked_reference(const nlohmann::json& reference, const char* what) {
+  const std::string path = reference.at("path").get<std::string>();
+  if (!fs::exists(path)) throw Error(fmt::format("the checkpoint's {} {} is missing", what, path));
+  const std::string checksum = file_checksum(path);
+  if (checksum != reference.at("checksum").get<std::string>())
+    throw Error(fmt::format("the checkpoint's {} {} changed since training (checksum {} instead of {})", what, path,
+                            checksum, reference.at("checksum").get<std::string>()));
+  return path;
+}
+
+}  // namespace
+
+TranslationTask open_translation_task(const std::string& data_dir, const std::string& source_lang,
+                                      const std::string& target_lang) {
+  if (!fs::is_directory(data_dir)) throw Error(fmt::format("data dir {} does not exist", data_dir));
+  TranslationTask task;
+  task.data_dir = fs::absolute(data_dir).lexically_normal().string();
+  task.source_lang = source_lang;
+  task.target_lang = target_lang;
+  if (source_lang.empty() || target_lang.empty()) {
+    const auto pairs = binarized_pairs(data_dir);
+    if (pairs.size() != 1)
+      throw Error(fmt::format("{}: cannot infer the language pair ({} train.SRC-TGT.*.bin pairs found); pass "
+                              "--source-lang and --target-lang",
+                              data_dir, pairs.size()));
+    if (task.source_lang.empty()) task.source_lang = pairs.begin()->first;
+    if (task.target_lang.empty()) task.target_lang = pairs.begin()->second;
+  }
+  task.source_dict_path = (fs::path(task.data_dir) / fmt::format("dict.{}.txt", task.source_lang)).string();
+  task.target_dict_path = (fs::path(task.data_dir) / fmt::format("dict.{}.txt", task.target_lang)).string();
+  task.source_dict = data::Dictionary::load(task.source_dict_path);
+  task.target_dict = data::Dictionary::load(task.target_dict_path);
+  return task;
+}
+
+SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
+  auto open = [&](const std::string& lang) {
+    return data::BinarizedCorpus::open(
+        data::binarized_path(task.data_dir, split, task.source_lang, task.target_lang, lang));
+  };
+  SplitCorpora corpora{open(task.source_lang), open(task.target_lang)};
+  if (corpora.source.size() != corpora.target.size())
+    throw Error(fmt::format("{} has {} sentences but {} has {}", corpora.source.path(), corpora.source.size(),
+                            corpora.target.path(), corpora.target.size()));
+  return corpora;
+}
+
+void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task) {
+  config.src_vocab_size = int64_t(task.source_dict.size());
+  config.tgt_vocab_size = int64_t(task.target_dict.size());
+  config.padding_idx = data::Dictionary::kPad;
+  config.eos_idx = data::Dictionary::kEos;
+}
+
+nlohmann::json task_to_json(const TranslationTask& task) {
+  nlohmann::json j = {{"data_dir", task.data_dir},
+                      {"source_lang", task.source_lang},
+                      {"target_lang", task.target_lang},
+                      {"source_dict", file_reference(task.source_dict_path)},
+                      {"target_dict", file_reference(task.target_dict_path)}};
+  if (!task.bpe_codes.empty()) j["bpe_codes"] = file_reference(task.bpe_codes);
+  return j;
+}
+
+TranslationTask task_from_json(const nlohmann::json& j) {
+  TranslationTask task;
+  task.data_dir = j.at("data_dir").get<std::string>();
+  task.source_lang = j.at("source_lang").get<std::string>();
+  task.target_lang = j.at("target_lang").get<std::string>();
+  task.source_dict_path = checked_reference(j.at("source_dict"), "source dictionary");
+  task.target_dict_path = checked_reference(j.at("target_dict"), "target dictionary");
+  task.source_dict = data::Dictionary::load(task.source_dict_path);
+  task.target_dict = data::Dictionary::load(task.target_dict_path);
+  if (j.contains("bpe_codes")) task.bpe_codes = checked_reference(j.at("bpe_codes"), "BPE codes file");
+  return task;
+}
+
+TrainedModel load_trained_model(const std::string& checkpoint_path) {
+  const std::string base = checkpoint_base(checkpoint_path);
+  CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/false);
+  TrainedModel trained;
+  trained.metadata = content.metadata;
+  trained.task = task_from_json(content.metadata.at("task"));
+  trained.model = std::make_shared<nn::EncoderDecoderModel>(nn::config_from_json(content.metadata.at("model_config")));
+  trained.model->load_state_dict(std::map<std::string, Tensor>(content.model.begin(), content.model.end()));
+  trained.model->eval();
+  return trained;
+}
+
+}  // namespace attn::app

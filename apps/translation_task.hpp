@@ -1,0 +1,54 @@
+// The translation task: what ties a preprocessed data dir (fairseq layout: dict.SRC.txt,
+// dict.TGT.txt, SPLIT.SRC-TGT.LANG.bin; SPEC-MT-TOOLS.md §4) to a model, for the trainer
+// and the decoding commands. A checkpoint's metadata records the task ("task": data dir,
+// languages, dictionary paths with checksums, optional BPE codes) so that `validate`,
+// `generate` and `translate` rebuild exactly the model and vocabularies it was trained with.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "data/binarized_corpus.hpp"
+#include "data/dictionary.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
+
+namespace attn::app {
+
+struct TranslationTask {
+  std::string data_dir;
+  std::string source_lang, target_lang;
+  std::string source_dict_path, target_dict_path;
+  data::Dictionary source_dict, target_dict;
+  std::string bpe_codes;  // optional: BPE codes used on the raw text (for `translate`)
+};
+
+// Opens DATA_DIR's dictionaries. Languages left empty are inferred from the single
+// `train.SRC-TGT.SRC.bin` (or dict.*.txt pair) in the folder; ambiguity is an error.
+TranslationTask open_translation_task(const std::string& data_dir, const std::string& source_lang = "",
+                                      const std::string& target_lang = "");
+
+// The binarized source and target of a split ("train", "valid", "test").
+struct SplitCorpora {
+  data::BinarizedCorpus source, target;
+};
+SplitCorpora open_split(const TranslationTask& task, const std::string& split);
+
+// The model configuration for the task's dictionaries: vocabulary sizes, pad and eos.
+void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task);
+
+// {"data_dir", "source_lang", "target_lang", "source_dict": {"path", "checksum"}, "target_dict": …, "bpe_codes"}
+nlohmann::json task_to_json(const TranslationTask& task);
+// Reopens a task from its JSON; the dictionaries must still have the recorded checksums.
+TranslationTask task_from_json(const nlohmann::json& j);
+
+// A trained model loaded from a checkpoint for evaluation (eval mode) with its task.
+struct TrainedModel {
+  std::shared_ptr<nn::EncoderDecoderModel> model;
+  TranslationTask task;
+  nlohmann::json metadata;
+};
+TrainedModel load_trained_model(const std::string& checkpoint_path);
+
+}  // namespace attn::app
