@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "data/text_io.hpp"
+#include "nn/checkpoint_average.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;
@@ -170,6 +171,17 @@ void remove_checkpoint(const std::string& base) {
   fs::remove(metadata_path(base));
   fs::remove(weights_path(base));
   fs::remove(optimizer_path(base));
+}
+
+void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output) {
+  ATTN_CHECK(!bases.empty(), "average: no checkpoints given");
+  std::vector<std::string> weights;
+  for (const std::string& base : bases) {
+    load_checkpoint_metadata(base);  // verifies the files before averaging them
+    weights.push_back(weights_path(base));
+  }
+  SafetensorsFile averaged = nn::average_checkpoints(weights);
+  save_checkpoint(checkpoint_base(output), {std::move(averaged.tensors), {}, load_checkpoint_metadata(bases.front())});
 }
 
 std::vector<std::string> checkpoint_names(const std::string& save_dir, const SaveRequest& request,

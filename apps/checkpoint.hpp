@@ -60,6 +60,9 @@ CheckpointContent load_checkpoint(const std::string& base, bool with_optimizer =
 // Copies a verified checkpoint under a new name (tensor files first, JSON last).
 void copy_checkpoint(const std::string& from_base, const std::string& to_base);
 void remove_checkpoint(const std::string& base);
+// Averages the weights of checkpoints `bases` (SPEC-MODELS.md §1.11, nn/checkpoint_average)
+// into checkpoint `output`, with the first one's metadata and no optimizer state.
+void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output);
 
 struct CheckpointPolicy {
   int64_t save_interval_updates = 0;  // > 0: checkpoint_<E>_<U> every that many updates

@@ -20,19 +20,15 @@ namespace attn::app {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr double kLn2 = std::numbers::ln2;
-
-std::unique_ptr<data::BatchLoader> make_loader(const SplitCorpora& corpora, const TrainerOptions& options,
-                                               const nn::TransformerConfig& config, bool shuffle) {
+std::unique_ptr<data::BatchLoader> make_train_loader(const SplitCorpora& corpora, const TrainerOptions& options,
+                                                     const nn::TransformerConfig& config) {
   data::BatchingOptions batching;
   batching.max_tokens = options.max_tokens;
   batching.max_sentences = options.max_sentences;
   batching.max_source_positions = config.max_source_positions;
   batching.max_target_positions = config.max_target_positions;
   batching.oversize = data::OversizePolicy::kFilter;
-  batching.shuffle = shuffle;
   batching.seed = options.seed;
-  batching.prefetch = shuffle ? 2 : 0;
   return std::make_unique<data::BatchLoader>(corpora.source, corpora.target, batching);
 }
 
@@ -40,7 +36,9 @@ bool progress_is_live(ProgressMode mode) {
   return mode == ProgressMode::kBar || (mode == ProgressMode::kAuto && ProgressDisplay::is_terminal(stdout));
 }
 
-double bits(double nats_sum, int64_t ntokens) { return ntokens > 0 ? nats_sum / double(ntokens) / kLn2 : 0.0; }
+double bits(double nats_sum, int64_t ntokens) {
+  return ntokens > 0 ? nats_sum / double(ntokens) / std::numbers::ln2 : 0.0;
+}
 
 }  // namespace
 
@@ -71,7 +69,7 @@ Trainer::Trainer(TrainerOptions options)
   build_optimizer();
   build_scheduler();
   train_data_ = std::make_unique<SplitCorpora>(open_split(task_, "train"));
-  loader_ = make_loader(*train_data_, options_, config_, /*shuffle=*/true);
+  loader_ = make_train_loader(*train_data_, options_, config_);
   if (loader_->num_filtered() > 0)
     progress_.line(fmt::format("warning: {} training pairs longer than the model's maximum positions were skipped",
                                loader_->num_filtered()));
@@ -131,6 +129,7 @@ nlohmann::json Trainer::metadata() const {
                       {"task", task_to_json(task_)},
                       {"optimizer", optimizer_->name()},
                       {"arch", options_.arch},
+                      {"label_smoothing", options_.label_smoothing},
                       {"num_updates", num_updates_},
                       {"skipped_updates", skipped_updates_},
                       {"epoch", position.epoch},
@@ -237,22 +236,9 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches) {
 // --- validation -----------------------------------------------------------------------
 
 ValidationResult Trainer::validate(const std::string& split) {
-  const SplitCorpora corpora = open_split(task_, split);
-  const std::unique_ptr<data::BatchLoader> loader = make_loader(corpora, options_, config_, /*shuffle=*/false);
-  NoGradGuard no_grad;
-  model_->eval();
-  double loss_sum = 0.0, nll_sum = 0.0;
-  int64_t ntokens = 0;
-  while (std::optional<data::Batch> batch = loader->next()) {
-    const BatchTensors tensors = to_tensors(*batch);
-    const nn::CriterionOutput out = criterion_(model_->forward(tensors.src_tokens, tensors.prev_output_tokens), tensors.target);
-    loss_sum += out.loss.item();
-    nll_sum += out.nll_sum;
-    ntokens += out.ntokens;
-  }
+  const ValidationResult result =
+      evaluate_loss(*model_, open_split(task_, split), criterion_, options_.max_tokens, options_.max_sentences);
   model_->train();
-  ValidationResult result{bits(loss_sum, ntokens), bits(nll_sum, ntokens), 0.0, ntokens};
-  result.ppl = std::exp2(result.nll_loss);
   return result;
 }
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "apps/checkpoint.hpp"
+#include "apps/evaluation.hpp"
 #include "apps/progress.hpp"
 #include "apps/translation_task.hpp"
 #include "data/batching.hpp"
@@ -94,11 +95,6 @@ struct StepResult {
   int64_t ntokens = 0, nsentences = 0;
   double gnorm = 0.0;
   double lr = 0.0;  // the lr this update used
-};
-
-struct ValidationResult {
-  double loss = 0.0, nll_loss = 0.0, ppl = 0.0;  // per token, bits (ppl = 2^nll_loss)
-  int64_t ntokens = 0;
 };
 
 struct TrainingSummary {

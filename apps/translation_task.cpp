@@ -104,6 +104,13 @@ TranslationTask task_from_json(const nlohmann::json& j) {
   return task;
 }
 
+void check_same_dictionaries(const TranslationTask& data, const TranslationTask& trained) {
+  for (const auto& [given, recorded] : {std::pair{data.source_dict_path, trained.source_dict_path},
+                                        {data.target_dict_path, trained.target_dict_path}})
+    if (file_checksum(given) != file_checksum(recorded))
+      throw Error(fmt::format("dictionary {} differs from {}, which the model was trained with", given, recorded));
+}
+
 TrainedModel load_trained_model(const std::string& checkpoint_path) {
   const std::string base = checkpoint_base(checkpoint_path);
   CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/false);

@@ -43,6 +43,9 @@ nlohmann::json task_to_json(const TranslationTask& task);
 // Reopens a task from its JSON; the dictionaries must still have the recorded checksums.
 TranslationTask task_from_json(const nlohmann::json& j);
 
+// Throws when the dictionaries of `data` are not (byte for byte) those `trained` recorded.
+void check_same_dictionaries(const TranslationTask& data, const TranslationTask& trained);
+
 // A trained model loaded from a checkpoint for evaluation (eval mode) with its task.
 struct TrainedModel {
   std::shared_ptr<nn::EncoderDecoderModel> model;

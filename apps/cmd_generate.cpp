@@ -1,0 +1,111 @@
+// `attnlab generate DATA_DIR --path CKPT --subset test --beam B --lenpen A ...`: batched beam
+// search over a binarized split (SPEC-MODELS.md §1.10), printing fairseq-generate's lines in
+// the original sentence order so existing scripts keep working:
+//   S-i  source (BPE removed with --remove-bpe)      T-i  reference
+//   H-i  score  hypothesis tokens                    D-i  score  detokenized hypothesis
+//   P-i  per-token log-probabilities
+// Scores are in base 2 as current fairseq prints them (score / ln 2); the closing line is
+// fairseq's "Generate test with beam=B: BLEU4 = ..." (fairseq-score, SPEC-MT-TOOLS.md §3.4).
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "apps/command.hpp"
+#include "apps/translation_task.hpp"
+#include "apps/translator.hpp"
+#include "core/threads.hpp"
+#include "data/bleu.hpp"
+
+namespace attn::app {
+namespace {
+
+struct GenerateArgs {
+  std::string data_dir, path, subset = "test", remove_bpe;
+  DecodingOptions decoding;
+  bool quiet = false;
+  int threads = 0;
+};
+
+std::vector<std::vector<int64_t>> all_sentences(const data::BinarizedCorpus& corpus) {
+  std::vector<std::vector<int64_t>> sentences(corpus.size());
+  for (size_t i = 0; i < corpus.size(); ++i) sentences[i] = corpus.sentence(i);
+  return sentences;
+}
+
+std::string positional_scores(const nn::Hypothesis& hypothesis) {
+  std::string line;
+  for (double score : hypothesis.positional_scores)
+    line += fmt::format("{}{:.4f}", line.empty() ? "" : " ", score / std::numbers::ln2);
+  return line;
+}
+
+int run_generate(const GenerateArgs& args) {
+  if (args.threads > 0) set_num_threads(args.threads);
+  TrainedModel trained = load_trained_model(args.path);
+  const TranslationTask task = open_translation_task(args.data_dir, trained.task.source_lang, trained.task.target_lang);
+  check_same_dictionaries(task, trained.task);
+  const SplitCorpora corpora = open_split(task, args.subset);
+  const std::vector<std::vector<int64_t>> sources = all_sentences(corpora.source);
+  const std::vector<std::vector<int64_t>> targets = all_sentences(corpora.target);
+
+  const auto start = std::chrono::steady_clock::now();
+  const auto hypotheses = translate_sentences(*trained.model, sources, args.decoding);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<std::string> best, references;
+  int64_t generated_tokens = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const std::string source = task.source_dict.decode(sources[i], args.remove_bpe);
+    const std::string reference = task.target_dict.decode(targets[i], args.remove_bpe);
+    if (!args.quiet) fmt::print("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
+    for (const nn::Hypothesis& h : hypotheses[i]) {
+      const std::string text = task.target_dict.decode(h.tokens, args.remove_bpe);
+      const double score = h.score / std::numbers::ln2;
+      if (!args.quiet) fmt::print("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, text, i,
+                                  positional_scores(h));
+    }
+    best.push_back(task.target_dict.decode(hypotheses[i].front().tokens, args.remove_bpe));
+    references.push_back(reference);
+    generated_tokens += int64_t(hypotheses[i].front().tokens.size());
+  }
+  std::cerr << fmt::format("Translated {} sentences ({} tokens) in {:.1f}s ({:.2f} sentences/s, {:.2f} tokens/s)\n",
+                           sources.size(), generated_tokens, seconds, double(sources.size()) / seconds,
+                           double(generated_tokens) / seconds);
+  fmt::print("Generate {} with beam={}: {}\n", args.subset, args.decoding.search.beam,
+             data::format_fairseq_score(data::fairseq_compute(data::fairseq_stats(best, references, false))));
+  return 0;
+}
+
+CommandAction setup(CLI::App& cmd) {
+  auto args = std::make_shared<GenerateArgs>();
+  nn::SearchOptions& search = args->decoding.search;
+  cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
+  cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
+  cmd.add_option("--subset,--gen-subset", args->subset, "Split to translate")->capture_default_str();
+  cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
+  cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")->capture_default_str();
+  cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")->capture_default_str();
+  cmd.add_option("--min-len", search.min_len, "Minimum output length")->capture_default_str();
+  cmd.add_option("--nbest", search.nbest, "Hypotheses printed per sentence")->capture_default_str();
+  cmd.add_flag("--remove-bpe{@@ }", args->remove_bpe, "Remove BPE (default separator '@@ ')");
+  cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
+  cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
+  cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
+  cmd.add_option("--threads", args->threads, "Threads (0: default)");
+  return [args] {
+    ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",
+               args->decoding.search.nbest, args->decoding.search.beam);
+    return run_generate(*args);
+  };
+}
+
+const CommandRegistration registration("generate", "Translate a binarized split with beam search (fairseq-generate)",
+                                       setup);
+
+}  // namespace
+}  // namespace attn::app

@@ -1,0 +1,82 @@
+// `attnlab translate --path CKPT`: raw sentences on stdin -> translations on stdout, through
+// the whole text pipeline: Moses tokenizer (SPEC-MT-TOOLS.md §2) -> BPE (§1; the codes the
+// checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint) -> dictionary ids ->
+// beam search (SPEC-MODELS.md §1.10) -> BPE removed -> Moses detokenizer. Output order =
+// input order; empty input lines give empty output lines.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "apps/checkpoint.hpp"
+#include "apps/command.hpp"
+#include "apps/translation_task.hpp"
+#include "apps/translator.hpp"
+#include "core/threads.hpp"
+#include "data/bpe_apply.hpp"
+#include "data/moses_detokenizer.hpp"
+#include "data/moses_tokenizer.hpp"
+
+namespace attn::app {
+namespace {
+
+struct TranslateArgs {
+  std::string path, bpe_codes;
+  DecodingOptions decoding;
+  bool no_tokenize = false;
+  int threads = 0;
+};
+
+std::string find_bpe_codes(const TranslateArgs& args, const TranslationTask& task) {
+  if (!args.bpe_codes.empty()) return args.bpe_codes;
+  if (!task.bpe_codes.empty()) return task.bpe_codes;
+  const std::filesystem::path beside = std::filesystem::path(checkpoint_base(args.path)).parent_path() / "codes";
+  if (std::filesystem::exists(beside)) return beside.string();
+  throw Error(fmt::format("translate: no BPE codes recorded in {} and no file {}; pass --bpe-codes", args.path,
+                          beside.string()));
+}
+
+int run_translate(const TranslateArgs& args) {
+  if (args.threads > 0) set_num_threads(args.threads);
+  TrainedModel trained = load_trained_model(args.path);
+  const TranslationTask& task = trained.task;
+  const data::MosesTokenizer tokenizer({.language = data::parse_moses_language(task.source_lang)});
+  const data::MosesDetokenizer detokenizer(data::parse_moses_language(task.target_lang));
+  const data::BpeEncoder bpe(data::BpeCodes::read(find_bpe_codes(args, task)), {});
+
+  std::vector<std::vector<int64_t>> sources;
+  for (std::string line; std::getline(std::cin, line);) {
+    const std::string tokens = args.no_tokenize ? line : tokenizer.tokenize(line);
+    const std::vector<int32_t> ids = task.source_dict.encode_line(bpe.process_line(tokens)).ids;
+    sources.emplace_back(ids.begin(), ids.end());
+  }
+  const auto hypotheses = translate_sentences(*trained.model, sources, args.decoding);
+  for (const auto& nbest : hypotheses) {
+    const std::string text = task.target_dict.decode(nbest.front().tokens, "@@ ");
+    std::cout << (args.no_tokenize ? text : detokenizer.detokenize(text)) << "\n";
+  }
+  return 0;
+}
+
+CommandAction setup(CLI::App& cmd) {
+  auto args = std::make_shared<TranslateArgs>();
+  nn::SearchOptions& search = args->decoding.search;
+  cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
+  cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
+  cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
+  cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
+  cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")->capture_default_str();
+  cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")->capture_default_str();
+  cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
+  cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
+  cmd.add_option("--threads", args->threads, "Threads (0: default)");
+  return [args] { return run_translate(*args); };
+}
+
+const CommandRegistration registration("translate", "Translate raw sentences from stdin (tokenize, BPE, decode)",
+                                       setup);
+
+}  // namespace
+}  // namespace attn::app

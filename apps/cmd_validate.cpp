@@ -1,0 +1,47 @@
+// `attnlab validate DATA_DIR --path CKPT --subset valid|test`: loss and perplexity of a
+// checkpoint on a split (fairseq-validate; SPEC-MODELS.md §1.6, in bits).
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "apps/command.hpp"
+#include "apps/evaluation.hpp"
+#include "core/threads.hpp"
+
+namespace attn::app {
+namespace {
+
+struct ValidateArgs {
+  std::string data_dir, path, subset = "valid";
+  int64_t max_tokens = 4096, max_sentences = 0;
+  int threads = 0;
+};
+
+int run_validate(const ValidateArgs& args) {
+  if (args.threads > 0) set_num_threads(args.threads);
+  TrainedModel trained = load_trained_model(args.path);
+  const TranslationTask task = open_translation_task(args.data_dir, trained.task.source_lang, trained.task.target_lang);
+  check_same_dictionaries(task, trained.task);
+  const nn::LabelSmoothedCrossEntropy criterion(trained.metadata.value("label_smoothing", 0.0), data::Dictionary::kPad);
+  const ValidationResult r =
+      evaluate_loss(*trained.model, open_split(task, args.subset), criterion, args.max_tokens, args.max_sentences);
+  fmt::print("valid on '{}' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | {} sentences, {} target tokens\n",
+             args.subset, r.loss, r.nll_loss, r.ppl, r.nsentences, r.ntokens);
+  return 0;
+}
+
+CommandAction setup(CLI::App& cmd) {
+  auto args = std::make_shared<ValidateArgs>();
+  cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
+  cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
+  cmd.add_option("--subset,--valid-subset", args->subset, "Split to evaluate")->capture_default_str();
+  cmd.add_option("--max-tokens", args->max_tokens, "Tokens per batch")->capture_default_str();
+  cmd.add_option("--max-sentences,--batch-size", args->max_sentences, "Sentences per batch");
+  cmd.add_option("--threads", args->threads, "Threads (0: default)");
+  return [args] { return run_validate(*args); };
+}
+
+const CommandRegistration registration("validate", "Loss and perplexity of a checkpoint on a split", setup);
+
+}  // namespace
+}  // namespace attn::app
