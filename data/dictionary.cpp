@@ -138,7 +138,7 @@ void Dictionary::finalize(int64_t threshold, int64_t nwords, int64_t padding_fac
     finalized.add_symbol(symbols_[size_t(id)], counts_[size_t(id)], true);
   }
   for (int madeup = 0; padding_factor > 1 && finalized.size() % size_t(padding_factor) != 0; ++madeup)
-    finalized.add_symbol(fmt::format("madeupword{:04d}", madeup), 0);
+    finalized.add_symbol(fmt::format("madeupword{:04d}", madeup), 0, true);
   *this = std::move(finalized);
 }
 
