@@ -137,13 +137,15 @@ void save_checkpoint(const std::string& base, const CheckpointContent& content) 
   data::write_file_atomic(metadata_path(base), j.dump(2) + "\n");
 }
 
-nlohmann::json load_checkpoint_metadata(const std::string& base) {
+nlohmann::json load_checkpoint_metadata(const std::string& path) {
+  const std::string base = checkpoint_base(path);
   const nlohmann::json j = read_metadata_json(base);
   for (const auto& [role, description] : j.at("files").items()) verified_file(base, description, role.c_str());
   return j.at("metadata");
 }
 
-CheckpointContent load_checkpoint(const std::string& base, bool with_optimizer) {
+CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer) {
+  const std::string base = checkpoint_base(path);
   const nlohmann::json j = read_metadata_json(base);
   const nlohmann::json& files = j.at("files");
   CheckpointContent content;

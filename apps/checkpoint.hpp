@@ -52,11 +52,11 @@ std::string file_checksum(const std::string& path);
 
 // Writes the three files (the optimizer file only when content.optimizer is not empty).
 void save_checkpoint(const std::string& base, const CheckpointContent& content);
-// The metadata of a checkpoint after checking that its tensor files are complete (sizes and
-// checksums); throws CheckpointError.
-nlohmann::json load_checkpoint_metadata(const std::string& base);
+// The metadata of a checkpoint (any of its names, see checkpoint_base) after checking that
+// its tensor files are complete (sizes and checksums); throws CheckpointError.
+nlohmann::json load_checkpoint_metadata(const std::string& path);
 // The whole checkpoint, verified; the optimizer state only when asked (and present).
-CheckpointContent load_checkpoint(const std::string& base, bool with_optimizer = true);
+CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer = true);
 // Copies a verified checkpoint under a new name (tensor files first, JSON last).
 void copy_checkpoint(const std::string& from_base, const std::string& to_base);
 void remove_checkpoint(const std::string& base);

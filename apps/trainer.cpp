@@ -188,7 +188,7 @@ void Trainer::resume() {
     }
   }
   if (restored_from_)
-    progress_.line(fmt::format("resumed from {} (epoch {}, update {})", *restored_from_, epoch(), num_updates_));
+    info(fmt::format("resumed from {} (epoch {}, update {})", *restored_from_, epoch(), num_updates_));
 }
 
 // --- one update -----------------------------------------------------------------------
@@ -278,6 +278,10 @@ void Trainer::begin_epoch() {
   optimizer_->set_lr(scheduler_->step_update(num_updates_));
 }
 
+void Trainer::info(const std::string& text) {
+  if (options_.progress != ProgressMode::kQuiet) progress_.line(text);
+}
+
 void Trainer::log_json(const nlohmann::json& record) {
   json_log_ << record.dump() << "\n";
   json_log_.flush();
@@ -301,7 +305,7 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
                   tokens_per_second, format_duration(training_seconds()), format_eta(training_seconds(), fraction));
   progress_.update(fraction, status);
   if (options_.log_interval > 0 && num_updates_ % options_.log_interval == 0) {
-    if (!progress_.live()) progress_.line(status);
+    if (!progress_.live()) info(status);
     log_json({{"type", "train"}, {"epoch", epoch()}, {"update", num_updates_}, {"loss", loss}, {"nll_loss", nll},
               {"ppl", std::exp2(nll)}, {"lr", step.lr}, {"gnorm", interval.gnorm_sum / double(interval.updates)},
               {"tokens_per_second", tokens_per_second}, {"elapsed", training_seconds()}});
@@ -309,7 +313,7 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
   }
   if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0) {
     const ValidationResult valid = validate("valid");
-    progress_.line(fmt::format("valid at update {} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f}", num_updates_,
+    info(fmt::format("valid at update {} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f}", num_updates_,
                                valid.loss, valid.nll_loss, valid.ppl));
     log_json({{"type", "valid"}, {"epoch", epoch()}, {"update", num_updates_}, {"loss", valid.loss},
               {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl}});
@@ -326,7 +330,7 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   const bool is_best = !best_loss_ || valid.loss < *best_loss_;
   if (is_best) best_loss_ = valid.loss;
   summary.last_valid = valid;
-  progress_.line(fmt::format("epoch {:03d} | valid on 'valid' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | "
+  info(fmt::format("epoch {:03d} | valid on 'valid' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | "
                              "num_updates {} | best_loss {:.3f}",
                              finished_epoch, valid.loss, valid.nll_loss, valid.ppl, num_updates_, *best_loss_));
   log_json({{"type", "valid"}, {"epoch", finished_epoch}, {"update", num_updates_}, {"loss", valid.loss},
@@ -371,7 +375,7 @@ TrainingSummary Trainer::train() {
   summary.skipped_updates = skipped_updates_;
   summary.best_valid_loss = best_loss_;
   summary.tokens_per_second = summary.seconds > 0 ? double(summary.target_tokens) / summary.seconds : 0.0;
-  progress_.line(fmt::format("done training ({}): {} updates, {:.0f} target tokens/s", summary.stop_reason,
+  info(fmt::format("done training ({}): {} updates, {:.0f} target tokens/s", summary.stop_reason,
                              num_updates_, summary.tokens_per_second));
   log_json({{"type", "done"}, {"reason", summary.stop_reason}, {"update", num_updates_},
             {"tokens_per_second", summary.tokens_per_second}});

@@ -146,6 +146,7 @@ class Trainer {
   void after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary);
   void end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary);
   void log_json(const nlohmann::json& record);
+  void info(const std::string& text);  // a progress line, unless --progress none
 
   TrainerOptions options_;
   TranslationTask task_;

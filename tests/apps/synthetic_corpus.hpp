@@ -1,0 +1,71 @@
+// Test fixture for apps/ tests: a tiny synthetic translation task (target = reversed
+// source over the words w0..w{V-1}) binarized in a fresh temp dir in fairseq's layout
+// (dict.src.txt, dict.tgt.txt, {train,valid,test}.src-tgt.{src,tgt}.bin), and trainer
+// options for a very small Transformer on it.
+#pragma once
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/trainer.hpp"
+#include "data/binarized_corpus.hpp"
+#include "data/dictionary.hpp"
+
+namespace attn::app::testing {
+
+inline std::string fresh_temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("attnlab_{}_{}", name, ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// Writes the corpus into `dir`; sentences have 2..7 words. Returns the dictionary.
+inline data::Dictionary write_reversal_corpus(const std::string& dir, int vocabulary = 16, int train_pairs = 48) {
+  data::Dictionary dict;
+  for (int w = 0; w < vocabulary; ++w) dict.add_symbol(fmt::format("w{}", w), vocabulary - w);
+  dict.save(dir + "/dict.src.txt");
+  dict.save(dir + "/dict.tgt.txt");
+  std::mt19937 rng(7);
+  for (const auto& [split, pairs] : {std::pair{"train", train_pairs}, {"valid", 8}, {"test", 8}}) {
+    std::vector<std::vector<int32_t>> sources, targets;
+    for (int i = 0; i < pairs; ++i) {
+      std::vector<int32_t> s(2 + rng() % 6);
+      for (int32_t& id : s) id = data::Dictionary::kNumSpecial + int32_t(rng() % uint32_t(vocabulary));
+      std::vector<int32_t> t(s.rbegin(), s.rend());
+      s.push_back(data::Dictionary::kEos);
+      t.push_back(data::Dictionary::kEos);
+      sources.push_back(s);
+      targets.push_back(t);
+    }
+    data::write_binarized_corpus(data::binarized_path(dir, split, "src", "tgt", "src"), sources, dict.size());
+    data::write_binarized_corpus(data::binarized_path(dir, split, "src", "tgt", "tgt"), targets, dict.size());
+  }
+  return dict;
+}
+
+// A one-layer D=32 Transformer with Adam and inverse-sqrt warmup; ~90-token batches.
+inline TrainerOptions tiny_trainer_options(const std::string& data_dir, const std::string& save_dir) {
+  TrainerOptions o;
+  o.data_dir = data_dir;
+  o.save_dir = save_dir;
+  o.arch = "transformer_tiny";
+  o.model_overrides = {"encoder_layers=1",        "decoder_layers=1",        "encoder_embed_dim=32",
+                       "decoder_embed_dim=32",    "encoder_ffn_embed_dim=64", "decoder_ffn_embed_dim=64",
+                       "encoder_attention_heads=2", "decoder_attention_heads=2", "dropout=0.1"};
+  o.label_smoothing = 0.1;
+  o.optimizer = "adam";
+  o.adam_beta2 = 0.98;
+  o.lr_scheduler = "inverse_sqrt";
+  o.lr = {3e-3};
+  o.warmup_updates = 4;
+  o.max_tokens = 96;
+  o.log_interval = 0;
+  o.progress = ProgressMode::kQuiet;
+  return o;
+}
+
+}  // namespace attn::app::testing

@@ -1,0 +1,163 @@
+// Tests of apps/checkpoint: round trip, rejection of truncated / torn / modified / missing
+// files with clear errors, names and rotation, newest-first listing, averaging.
+#include <catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "apps/checkpoint.hpp"
+#include "synthetic_corpus.hpp"
+
+using namespace attn;
+using namespace attn::app;
+namespace fs = std::filesystem;
+
+namespace {
+
+CheckpointContent sample_content(float scale, int64_t num_updates) {
+  Tensor w = from_vector<float>({1 * scale, 2 * scale, 3 * scale, 4 * scale, 5 * scale, 6 * scale}, {2, 3});
+  Tensor m = from_vector<float>({0.5f, -0.25f}, {2});
+  return {{{"encoder.w", w}, {"decoder.b", from_vector<int64_t>({7, 9}, {2})}},
+          {{"state.encoder.w.exp_avg", m}},
+          {{"num_updates", num_updates}, {"note", "sample"}}};
+}
+
+void truncate_file(const std::string& path, size_t bytes) { fs::resize_file(path, fs::file_size(path) - bytes); }
+
+void flip_last_byte(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-1, std::ios::end);
+  char c = 0;
+  f.get(c);
+  f.seekp(-1, std::ios::end);
+  f.put(char(c ^ 0x5a));
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: round trip of weights, optimizer state and metadata", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_roundtrip");
+  const std::string base = dir + "/checkpoint_last";
+  save_checkpoint(base, sample_content(1.0f, 12));
+  REQUIRE(fs::exists(dir + "/checkpoint_last.safetensors"));
+  REQUIRE(fs::exists(dir + "/checkpoint_last.optimizer.safetensors"));
+  REQUIRE(fs::exists(dir + "/checkpoint_last.json"));
+
+  const CheckpointContent loaded = load_checkpoint(base + ".safetensors");  // any of the names works
+  REQUIRE(loaded.model.size() == 2);
+  CHECK(loaded.model[0].first == "encoder.w");
+  CHECK(loaded.model[0].second.to_vector() == std::vector<double>{1, 2, 3, 4, 5, 6});
+  CHECK(loaded.model[1].second.dtype() == DType::Int64);
+  CHECK(loaded.model[1].second.to_vector() == std::vector<double>{7, 9});
+  REQUIRE(loaded.optimizer.size() == 1);
+  CHECK(loaded.optimizer[0].second.to_vector() == std::vector<double>{0.5, -0.25});
+  CHECK(loaded.metadata.at("num_updates") == 12);
+  CHECK(load_checkpoint(base, /*with_optimizer=*/false).optimizer.empty());
+  CHECK(load_checkpoint_metadata(base).at("note") == "sample");
+}
+
+TEST_CASE("checkpoint: truncated, torn, modified and missing files are rejected", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_torn");
+  const std::string base = dir + "/checkpoint_last";
+  save_checkpoint(base, sample_content(1.0f, 1));
+
+  SECTION("truncated weights") {
+    truncate_file(weights_path(base), 4);
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains("truncated") && Catch::Contains("checkpoint_last.safetensors"));
+  }
+  SECTION("truncated optimizer state") {
+    truncate_file(optimizer_path(base), 1);
+    CHECK_THROWS_AS(load_checkpoint(base), CheckpointError);
+    CHECK_THROWS_AS(load_checkpoint_metadata(base), CheckpointError);
+  }
+  SECTION("torn pair: new weights beside the previous JSON") {
+    const std::string old_json = dir + "/old.json";
+    fs::copy_file(metadata_path(base), old_json);
+    save_checkpoint(base, sample_content(2.0f, 2));  // same sizes, different bytes
+    fs::copy_file(old_json, metadata_path(base), fs::copy_options::overwrite_existing);
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains("checksum"));
+  }
+  SECTION("modified byte") {
+    flip_last_byte(weights_path(base));
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains("checksum"));
+  }
+  SECTION("missing weights") {
+    fs::remove(weights_path(base));
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains("missing"));
+  }
+  SECTION("truncated JSON") {
+    truncate_file(metadata_path(base), 10);
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains("not valid JSON"));
+  }
+  SECTION("no checkpoint at all") {
+    CHECK_THROWS_WITH(load_checkpoint(dir + "/nothing"), Catch::Contains("nothing.json"));
+  }
+}
+
+TEST_CASE("checkpoint: names follow fairseq's save dir", "[checkpoint]") {
+  CheckpointPolicy policy;
+  policy.save_interval_updates = 5;
+  auto names = [&](SaveRequest r) {
+    std::vector<std::string> out;
+    for (const auto& n : checkpoint_names("d", r, policy)) out.push_back(fs::path(n).filename().string());
+    return out;
+  };
+  CHECK(names({.epoch = 3, .num_updates = 30, .end_of_epoch = true, .is_best = true}) ==
+        std::vector<std::string>{"checkpoint3", "checkpoint_best", "checkpoint_last"});
+  CHECK(names({.epoch = 3, .num_updates = 25, .end_of_epoch = false, .is_best = false}) ==
+        std::vector<std::string>{"checkpoint_3_25", "checkpoint_last"});
+  CHECK(names({.epoch = 3, .num_updates = 26, .end_of_epoch = false, .is_best = false}) ==
+        std::vector<std::string>{"checkpoint_last"});
+  policy.save_epoch_checkpoints = false;
+  CHECK(names({.epoch = 3, .num_updates = 30, .end_of_epoch = true, .is_best = false}) ==
+        std::vector<std::string>{"checkpoint_last"});
+  CHECK(checkpoint_base("a/checkpoint3.optimizer.safetensors") == "a/checkpoint3");
+  CHECK(checkpoint_base("a/checkpoint3.json") == "a/checkpoint3");
+  CHECK(checkpoint_base("a/checkpoint3") == "a/checkpoint3");
+}
+
+TEST_CASE("checkpoint: rotation keeps the newest epoch and update checkpoints", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_rotation");
+  CheckpointPolicy policy;
+  policy.save_interval_updates = 2;
+  policy.keep_last_epochs = 2;
+  policy.keep_interval_updates = 1;
+  int64_t updates = 0;
+  for (int64_t epoch = 1; epoch <= 3; ++epoch) {
+    for (int k = 0; k < 2; ++k) {
+      ++updates;
+      save_rotating(dir, {.epoch = epoch, .num_updates = updates, .end_of_epoch = false, .is_best = false}, policy,
+                    sample_content(float(updates), updates));
+    }
+    save_rotating(dir, {.epoch = epoch, .num_updates = updates, .end_of_epoch = true, .is_best = epoch == 2}, policy,
+                  sample_content(float(updates), updates));
+  }
+  std::vector<std::string> present;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") present.push_back(e.path().stem().string());
+  std::sort(present.begin(), present.end());
+  CHECK(present == std::vector<std::string>{"checkpoint2", "checkpoint3", "checkpoint_3_6", "checkpoint_best",
+                                            "checkpoint_last"});
+  CHECK_FALSE(fs::exists(dir + "/checkpoint1.safetensors"));
+  CHECK(load_checkpoint_metadata(dir + "/checkpoint_best").at("num_updates") == 4);
+  CHECK(load_checkpoint(dir + "/checkpoint_last").model[0].second.to_vector()[0] == 6.0);
+
+  const std::vector<std::string> order = checkpoints_newest_first(dir);
+  REQUIRE(order.size() == 5);
+  CHECK(fs::path(order[0]).filename() == "checkpoint_last");
+  CHECK(fs::path(order[4]).filename() == "checkpoint2");  // 4 updates, the oldest
+}
+
+TEST_CASE("checkpoint: averaging writes a loadable checkpoint with the mean weights", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_average");
+  save_checkpoint(dir + "/checkpoint1", sample_content(1.0f, 10));
+  save_checkpoint(dir + "/checkpoint2", sample_content(2.0f, 20));
+  average_checkpoints_into({dir + "/checkpoint2", dir + "/checkpoint1"}, dir + "/averaged.safetensors");
+  const CheckpointContent averaged = load_checkpoint(dir + "/averaged");
+  CHECK(averaged.model[0].second.to_vector() == std::vector<double>{1.5, 3, 4.5, 6, 7.5, 9});
+  CHECK(averaged.model[1].second.to_vector() == std::vector<double>{7, 9});  // integers: floor of the mean
+  CHECK(averaged.optimizer.empty());
+  CHECK(averaged.metadata.at("num_updates") == 20);  // metadata of the first input
+  truncate_file(weights_path(dir + "/checkpoint1"), 8);
+  CHECK_THROWS_AS(average_checkpoints_into({dir + "/checkpoint1"}, dir + "/again"), CheckpointError);
+}

@@ -1,0 +1,231 @@
+// Tests of apps/trainer on a tiny synthetic corpus: interrupted + resumed training is
+// bit-identical to an uninterrupted run (also when the newest checkpoint is torn and an
+// older one is used); NaN/inf stops with the update named or is skipped on request;
+// update-freq 2 over two half batches ≈ update-freq 1 over the whole batch (§1.9);
+// the run learns (the loss falls) and writes its logs.
+#include <catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "synthetic_corpus.hpp"
+
+using namespace attn;
+using namespace attn::app;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Whether two models' state dicts are equal bit for bit.
+bool bitwise_equal(nn::EncoderDecoderModel& a, nn::EncoderDecoderModel& b) {
+  const nn::NamedTensors sa = a.state_dict(), sb = b.state_dict();
+  if (sa.size() != sb.size()) return false;
+  for (size_t i = 0; i < sa.size(); ++i) {
+    const Tensor x = sa[i].second.contiguous(), y = sb[i].second.contiguous();
+    if (sa[i].first != sb[i].first || x.shape() != y.shape() || std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) != 0)
+      return false;
+  }
+  return true;
+}
+
+double max_abs_difference(nn::EncoderDecoderModel& a, nn::EncoderDecoderModel& b) {
+  const nn::NamedTensors sa = a.named_parameters(), sb = b.named_parameters();
+  double worst = 0.0;
+  for (size_t i = 0; i < sa.size(); ++i) {
+    const std::vector<double> x = sa[i].second.to_vector(), y = sb[i].second.to_vector();
+    for (size_t k = 0; k < x.size(); ++k) worst = std::max(worst, std::abs(x[k] - y[k]));
+  }
+  return worst;
+}
+
+// A batch of the given (source, target) rows, laid out as data/batching.hpp does
+// (sources left-padded, targets right-padded, all ending in </s>).
+data::Batch make_batch(const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>& rows) {
+  data::Batch b;
+  b.batch_size = int64_t(rows.size());
+  for (const auto& [s, t] : rows) {
+    b.source_len = std::max(b.source_len, int64_t(s.size()) + 1);
+    b.target_len = std::max(b.target_len, int64_t(t.size()) + 1);
+  }
+  for (const auto& [s, t] : rows) {
+    std::vector<int64_t> src(size_t(b.source_len) - s.size() - 1, data::Dictionary::kPad);
+    src.insert(src.end(), s.begin(), s.end());
+    src.push_back(data::Dictionary::kEos);
+    b.source_tokens.insert(b.source_tokens.end(), src.begin(), src.end());
+    b.source_lengths.push_back(int64_t(s.size()) + 1);
+    std::vector<int64_t> tgt(t), prev{data::Dictionary::kEos};
+    tgt.push_back(data::Dictionary::kEos);
+    prev.insert(prev.end(), t.begin(), t.end());
+    tgt.resize(size_t(b.target_len), data::Dictionary::kPad);
+    prev.resize(size_t(b.target_len), data::Dictionary::kPad);
+    b.target.insert(b.target.end(), tgt.begin(), tgt.end());
+    b.prev_output_tokens.insert(b.prev_output_tokens.end(), prev.begin(), prev.end());
+    b.target_lengths.push_back(int64_t(t.size()) + 1);
+    b.num_target_tokens += int64_t(t.size()) + 1;
+  }
+  for (size_t i = 0; i < rows.size(); ++i) b.ids.push_back(int64_t(i));
+  return b;
+}
+
+const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> kRows = {
+    {{4, 5, 6, 7}, {7, 6, 5, 4}}, {{8, 9}, {9, 8}}, {{10, 11, 12}, {12, 11, 10}}, {{13, 14, 15, 16, 17}, {17, 16, 15, 14, 13}}};
+
+Tensor parameter(nn::EncoderDecoderModel& model, const std::string& name) {
+  for (const auto& [n, p] : model.named_parameters())
+    if (n == name) return p;
+  FAIL("no parameter " << name);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("trainer: an interrupted and resumed run is bit-identical to an uninterrupted one", "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_resume");
+  testing::write_reversal_corpus(root);
+  // 12 updates span 3 epochs, so the resumed half crosses an epoch boundary.
+  TrainerOptions straight = testing::tiny_trainer_options(root, root + "/straight");
+  straight.max_update = 12;
+  straight.checkpoints.save_interval_updates = 5;
+  Trainer uninterrupted(straight);
+  const TrainingSummary full = uninterrupted.train();
+  REQUIRE(full.num_updates == 12);
+  REQUIRE(full.epoch == 3);
+
+  TrainerOptions first_half = straight;
+  first_half.save_dir = root + "/resumed";
+  first_half.max_update = 7;
+  {
+    Trainer interrupted(first_half);
+    CHECK(interrupted.train().num_updates == 7);
+    CHECK_FALSE(bitwise_equal(interrupted.model(), uninterrupted.model()));
+  }
+  TrainerOptions second_half = first_half;
+  second_half.max_update = 12;
+
+  SECTION("resume from checkpoint_last") {
+    Trainer resumed(second_half);
+    REQUIRE(resumed.restored_from() == root + "/resumed/checkpoint_last");
+    CHECK(resumed.num_updates() == 7);
+    resumed.train();
+    CHECK(resumed.num_updates() == 12);
+    CHECK(bitwise_equal(resumed.model(), uninterrupted.model()));
+  }
+  SECTION("torn checkpoints are rejected and the newest intact one used") {
+    // checkpoint_last and checkpoint_best hold update 7; checkpoint_<E>_5 update 5.
+    for (const char* name : {"checkpoint_last.safetensors", "checkpoint_best.optimizer.safetensors"})
+      fs::resize_file(root + "/resumed/" + name, fs::file_size(root + "/resumed/" + name) / 2);
+    Trainer resumed(second_half);
+    REQUIRE(resumed.restored_from().has_value());
+    CHECK(fs::path(*resumed.restored_from()).filename().string().ends_with("_5"));
+    CHECK(resumed.num_updates() == 5);
+    resumed.train();
+    CHECK(bitwise_equal(resumed.model(), uninterrupted.model()));
+  }
+  SECTION("an explicit --restore-file that is torn is an error") {
+    fs::resize_file(root + "/resumed/checkpoint_last.optimizer.safetensors", 100);
+    second_half.restore_file = "checkpoint_last";
+    CHECK_THROWS_WITH(Trainer(second_half), Catch::Contains("checkpoint_last.optimizer.safetensors"));
+  }
+}
+
+TEST_CASE("trainer: a non-finite loss stops training or is skipped, never stepped on", "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_nan");
+  testing::write_reversal_corpus(root);
+  TrainerOptions options = testing::tiny_trainer_options(root, root + "/ck");
+  options.model_overrides.push_back("dropout=0");
+  options.warmup_init_lr = 1e-3;  // the first update moves the weights
+  Trainer trainer(options);
+  const data::Batch clean = make_batch(kRows), poisoned = make_batch({{{4, 19, 5}, {5, 19, 4}}});
+  Tensor embedding = parameter(trainer.model(), "encoder.embed_tokens.weight");
+  const std::vector<double> row = embedding.select(0, 19).to_vector();
+  embedding.select(0, 19).fill_(std::numeric_limits<double>::quiet_NaN());
+
+  SECTION("default: stop with an error naming the update") {
+    REQUIRE(trainer.train_step({clean}).applied);
+    CHECK_THROWS_WITH(trainer.train_step({poisoned}), Catch::Contains("update 2") && Catch::Contains("not finite"));
+    CHECK(trainer.num_updates() == 1);
+  }
+  SECTION("--skip-invalid-updates: the update is dropped, nothing changes") {
+    options.skip_invalid_updates = true;
+    options.save_dir = root + "/skip";
+    Trainer skipping(options);
+    Tensor e = parameter(skipping.model(), "encoder.embed_tokens.weight");
+    e.select(0, 19).fill_(std::numeric_limits<double>::quiet_NaN());
+    const std::vector<double> before = parameter(skipping.model(), "decoder.layers.0.fc1.weight").to_vector();
+    const StepResult skipped = skipping.train_step({poisoned});
+    CHECK_FALSE(skipped.applied);
+    CHECK(skipping.num_updates() == 0);
+    CHECK(parameter(skipping.model(), "decoder.layers.0.fc1.weight").to_vector() == before);
+    e.select(0, 19).copy_(from_doubles(row, {int64_t(row.size())}, DType::Float32));
+    CHECK(skipping.train_step({clean}).applied);
+    CHECK(skipping.num_updates() == 1);
+    CHECK(parameter(skipping.model(), "decoder.layers.0.fc1.weight").to_vector() != before);
+  }
+}
+
+TEST_CASE("trainer: update-freq 2 over half batches equals update-freq 1 over the whole batch", "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_update_freq");
+  testing::write_reversal_corpus(root);
+  TrainerOptions options = testing::tiny_trainer_options(root, root + "/whole");
+  options.model_overrides.push_back("dropout=0");
+  options.optimizer = "nag";  // linear in the gradient: differences are not amplified
+  options.lr_scheduler = "fixed";
+  options.lr = {0.5};
+  options.clip_norm = 0.1;  // clipping acts on the accumulated, normalised gradient
+  Trainer whole(options);
+  options.save_dir = root + "/halves";
+  Trainer halves(options);
+  REQUIRE(bitwise_equal(whole.model(), halves.model()));
+
+  const StepResult one = whole.train_step({make_batch(kRows)});
+  const StepResult two = halves.train_step({make_batch({kRows[0], kRows[1]}), make_batch({kRows[2], kRows[3]})});
+  CHECK(one.ntokens == 18);
+  CHECK(two.ntokens == one.ntokens);
+  CHECK(two.loss_sum == Approx(one.loss_sum).epsilon(1e-5));
+  CHECK(two.gnorm == Approx(one.gnorm).epsilon(1e-5));
+  CHECK(one.gnorm > 0.1);  // so clipping was active
+  CHECK(max_abs_difference(whole.model(), halves.model()) < 1e-6);
+
+  options.save_dir = root + "/untouched";
+  Trainer untouched(options);
+  CHECK(max_abs_difference(whole.model(), untouched.model()) > 1e-3);  // the update did move the weights
+}
+
+TEST_CASE("trainer: training lowers the validation loss and writes logs and checkpoints", "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_learns");
+  testing::write_reversal_corpus(root);
+  TrainerOptions options = testing::tiny_trainer_options(root, root + "/ck");
+  options.max_epoch = 6;
+  options.log_interval = 5;
+  options.checkpoints.keep_last_epochs = 2;
+  Trainer trainer(options);
+  const double initial = trainer.validate("valid").loss;
+  const TrainingSummary summary = trainer.train();
+  CHECK(summary.stop_reason.find("max-epoch") != std::string::npos);
+  REQUIRE(summary.last_valid.has_value());
+  CHECK(summary.last_valid->loss < initial - 0.3);
+  CHECK(summary.best_valid_loss.has_value());
+  CHECK(fs::exists(root + "/ck/checkpoint6.json"));
+  CHECK(fs::exists(root + "/ck/checkpoint5.json"));
+  CHECK_FALSE(fs::exists(root + "/ck/checkpoint4.json"));
+  CHECK(fs::exists(root + "/ck/checkpoint_best.json"));
+
+  std::ifstream log(root + "/ck/train_log.jsonl");
+  int train_lines = 0, valid_lines = 0;
+  for (std::string line; std::getline(log, line);) {
+    const auto record = nlohmann::json::parse(line);
+    train_lines += record.at("type") == "train";
+    valid_lines += record.at("type") == "valid";
+  }
+  CHECK(train_lines == summary.num_updates / 5);
+  CHECK(valid_lines == 6);
+
+  // A checkpoint reloads into a model that scores the valid set exactly as the trainer did.
+  const TrainedModel reloaded = load_trained_model(root + "/ck/checkpoint_last");
+  const ValidationResult again = evaluate_loss(*reloaded.model, open_split(reloaded.task, "valid"),
+                                               nn::LabelSmoothedCrossEntropy(0.1, 1), options.max_tokens);
+  CHECK(again.loss == Approx(summary.last_valid->loss).epsilon(1e-9));
+}
