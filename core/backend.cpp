@@ -5,6 +5,8 @@
 #include <array>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/profiler.hpp"
+#include "core/profiling_backend.hpp"
 
 namespace attn {
 
@@ -15,9 +17,7 @@ std::array<Backend*, 2>& registered_backends() {
   return backends;
 }
 
-}  // namespace
-
-Backend& backend_for(Device device) {
+Backend& unprofiled_backend_for(Device device) {
   Backend* backend = registered_backends()[size_t(device.type)];
   if (backend == nullptr && device.is_cpu()) {
     static cpu::CpuBackend* cpu_backend = new cpu::CpuBackend;  // never destroyed: usable from static destructors
@@ -25,6 +25,13 @@ Backend& backend_for(Device device) {
   }
   ATTN_CHECK(backend != nullptr, "no backend for device {}: attnlab was built without CUDA", device.str());
   return *backend;
+}
+
+}  // namespace
+
+Backend& backend_for(Device device) {
+  Backend& backend = unprofiled_backend_for(device);
+  return profiler::enabled() ? profiling_backend(device.type, backend) : backend;
 }
 
 void register_backend(DeviceType type, Backend* backend) { registered_backends()[size_t(type)] = backend; }
