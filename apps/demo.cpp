@@ -1,0 +1,284 @@
+// The teaching demo's stages. See demo.hpp.
+#include "apps/demo.hpp"
+
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "apps/checkpoint.hpp"
+#include "apps/trainer.hpp"
+#include "apps/translation_task.hpp"
+#include "apps/translator.hpp"
+#include "core/allocator.hpp"
+#include "core/threads.hpp"
+#include "data/bleu.hpp"
+#include "data/bpe_apply.hpp"
+#include "data/bpe_learn.hpp"
+#include "data/moses_detokenizer.hpp"
+#include "data/moses_tokenizer.hpp"
+#include "data/text_io.hpp"
+
+namespace attn::app {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kSource = "en";
+constexpr const char* kTarget = "de";
+constexpr const char* kSplits[] = {"train", "valid", "test"};
+constexpr int kStages = 8;
+constexpr int kAveragedEpochs = 5;
+
+struct DemoPaths {
+  fs::path root, raw, tok, bpe, codes, data_bin, checkpoints, averaged, gen;
+  explicit DemoPaths(const std::string& out)
+      : root(out), raw(root / "raw"), tok(root / "tok"), bpe(root / "bpe"), codes(bpe / "codes"),
+        data_bin(root / "data-bin"), checkpoints(root / "checkpoints"), averaged(checkpoints / "checkpoint_avg"),
+        gen(root / "gen") {}
+  static std::string file(const fs::path& dir, const std::string& split, const std::string& lang) {
+    return (dir / fmt::format("{}.{}", split, lang)).string();
+  }
+};
+
+void stage(int number, const std::string& what, bool skipped) {
+  fmt::print("[{}/{}] {}{}\n", number, kStages, what, skipped ? " (done before, skipped)" : "");
+  std::fflush(stdout);
+}
+
+// True when every path exists (the outputs of a stage, each written atomically).
+bool all_exist(const std::vector<std::string>& paths) {
+  return std::all_of(paths.begin(), paths.end(), [](const std::string& p) { return fs::exists(p); });
+}
+
+std::vector<std::string> split_files(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (const char* split : kSplits)
+    for (const char* lang : {kSource, kTarget}) files.push_back(DemoPaths::file(dir, split, lang));
+  return files;
+}
+
+std::string joined_lines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+void prepare_raw(const DemoPaths& paths, const DemoOptions& options) {
+  const bool done = all_exist(split_files(paths.raw));
+  stage(1, fmt::format("Ding EN-DE sentence pairs from {} -> {}", options.ding_path, paths.raw.string()), done);
+  if (done) return;
+  data::CorpusSplit split = data::split_corpus(data::read_ding_sentence_pairs(options.ding_path), 1);
+  data::write_corpus_split(split, paths.raw.string());
+  fmt::print("      train {}, valid {}, test {} pairs\n", split.train.size(), split.valid.size(), split.test.size());
+}
+
+void tokenize(const DemoPaths& paths) {
+  const bool done = all_exist(split_files(paths.tok));
+  stage(2, "Moses tokenizer -> " + paths.tok.string(), done);
+  if (done) return;
+  fs::create_directories(paths.tok);
+  for (const char* lang : {kSource, kTarget}) {
+    const data::MosesTokenizer tokenizer({.language = data::parse_moses_language(lang)});
+    for (const char* split : kSplits) {
+      std::vector<std::string> lines = data::read_lines(DemoPaths::file(paths.raw, split, lang));
+#pragma omp parallel for schedule(dynamic, 64)
+      for (size_t i = 0; i < lines.size(); ++i) lines[i] = tokenizer.tokenize(lines[i]);
+      data::write_file_atomic(DemoPaths::file(paths.tok, split, lang), joined_lines(lines));
+    }
+  }
+}
+
+void learn_bpe(const DemoPaths& paths, const DemoOptions& options) {
+  const bool done = fs::exists(paths.codes);
+  stage(3, fmt::format("joint BPE, {} merges -> {}", options.bpe_merges, paths.codes.string()), done);
+  if (done) return;
+  fs::create_directories(paths.bpe);
+  const data::JointBpeResult result =
+      data::learn_joint_bpe({DemoPaths::file(paths.tok, "train", kSource), DemoPaths::file(paths.tok, "train", kTarget)},
+                            {.num_symbols = options.bpe_merges, .min_frequency = 2});
+  data::write_file_atomic(paths.codes.string(), data::format_bpe_codes(result.codes.merges));
+}
+
+void apply_bpe(const DemoPaths& paths) {
+  const bool done = all_exist(split_files(paths.bpe));
+  stage(4, "BPE applied -> " + paths.bpe.string(), done);
+  if (done) return;
+  const data::BpeEncoder encoder(data::BpeCodes::read(paths.codes.string()), {});
+  for (const std::string& tok : split_files(paths.tok)) {
+    const data::TextLines lines = data::split_lines(data::read_utf8_file(tok), data::LineMode::SplitLines);
+    data::write_file_atomic((paths.bpe / fs::path(tok).filename()).string(), encoder.apply(lines));
+  }
+}
+
+void binarize(const DemoPaths& paths) {
+  const std::string last = data::binarized_path(paths.data_bin.string(), "test", kSource, kTarget, kTarget);
+  const bool done = fs::exists(last);
+  stage(5, "joined dictionary + binarized splits -> " + paths.data_bin.string(), done);
+  if (done) return;
+  fs::create_directories(paths.data_bin);
+  const data::Dictionary dict = data::build_dictionary(
+      {DemoPaths::file(paths.bpe, "train", kSource), DemoPaths::file(paths.bpe, "train", kTarget)}, 0, -1, 8,
+      std::max(1, get_num_threads()));
+  for (const char* lang : {kSource, kTarget}) dict.save((paths.data_bin / fmt::format("dict.{}.txt", lang)).string());
+  fmt::print("      dictionary: {} types\n", dict.size());
+  for (const char* split : kSplits)
+    for (const char* lang : {kSource, kTarget})  // the test target last: its presence marks the stage done
+      data::binarize_text_file(DemoPaths::file(paths.bpe, split, lang), dict,
+                               data::binarized_path(paths.data_bin.string(), split, kSource, kTarget, lang));
+}
+
+TrainerOptions training_options(const DemoPaths& paths, const DemoOptions& options) {
+  TrainerOptions o;
+  o.data_dir = paths.data_bin.string();
+  o.source_lang = kSource;
+  o.target_lang = kTarget;
+  o.bpe_codes = paths.codes.string();
+  o.arch = "transformer_tiny";
+  o.model_overrides = {"share_all_embeddings=true", "dropout=0.1"};
+  o.label_smoothing = 0.1;
+  o.optimizer = "adam";
+  o.adam_beta1 = 0.9;
+  o.adam_beta2 = 0.98;
+  o.lr_scheduler = "inverse_sqrt";
+  o.lr = {2e-3};
+  o.warmup_updates = 400;
+  o.warmup_init_lr = 1e-7;
+  o.max_tokens = 2048;
+  o.max_time_minutes = options.minutes;
+  o.seed = 1;
+  o.save_dir = paths.checkpoints.string();
+  o.checkpoints.keep_last_epochs = kAveragedEpochs;
+  o.log_interval = 50;
+  return o;
+}
+
+// Training throughput of the run that trained last (also when this run found it done).
+double logged_tokens_per_second(const DemoPaths& paths) {
+  std::ifstream log(paths.checkpoints / "train_log.jsonl");
+  double tokens_per_second = 0.0;
+  for (std::string line; std::getline(log, line);) {
+    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("type", "") == "done" && record.value("tokens_per_second", 0.0) > 0)
+      tokens_per_second = record.at("tokens_per_second").get<double>();
+  }
+  return tokens_per_second;
+}
+
+double train(const DemoPaths& paths, const DemoOptions& options) {
+  stage(6, fmt::format("train transformer_tiny for {} minutes -> {}", options.minutes, paths.checkpoints.string()), false);
+  Trainer trainer(training_options(paths, options));
+  fmt::print("      {} parameters; training on {} threads\n", trainer.model().num_parameters(), get_num_threads());
+  const TrainingSummary summary = trainer.train();
+  return summary.target_tokens > 0 ? summary.tokens_per_second : logged_tokens_per_second(paths);
+}
+
+bool newer(const fs::path& output, const fs::path& input) {
+  return fs::exists(output) && fs::exists(input) && fs::last_write_time(output) >= fs::last_write_time(input);
+}
+
+void average(const DemoPaths& paths) {
+  const fs::path last = metadata_path((paths.checkpoints / "checkpoint_last").string());
+  const bool done = newer(metadata_path(paths.averaged.string()), last);
+  std::vector<std::pair<int64_t, std::string>> epochs;
+  static const std::regex pattern("checkpoint([0-9]+)\\.json");
+  for (const auto& entry : fs::directory_iterator(paths.checkpoints)) {
+    std::smatch match;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, match, pattern))
+      epochs.emplace_back(std::stoll(match[1].str()), checkpoint_base(entry.path().string()));
+  }
+  std::sort(epochs.begin(), epochs.end(), std::greater<>());
+  if (epochs.size() > size_t(kAveragedEpochs)) epochs.resize(size_t(kAveragedEpochs));
+  std::vector<std::string> bases;
+  for (const auto& [epoch, base] : epochs) bases.push_back(base);
+  if (bases.empty()) bases.push_back(checkpoint_base(last.string()));  // training ended within epoch 1
+  stage(7, fmt::format("average {} checkpoint(s) -> {}", bases.size(), weights_path(paths.averaged.string())), done);
+  if (!done) average_checkpoints_into(bases, paths.averaged.string());
+}
+
+struct Translations {
+  std::vector<std::string> tokenized, detokenized;
+};
+
+Translations generate(const DemoPaths& paths, const DemoOptions& options) {
+  const fs::path tokenized = paths.gen / "test.tok.de", detokenized = paths.gen / "test.de";
+  const bool done = newer(detokenized, metadata_path(paths.averaged.string())) && fs::exists(tokenized);
+  stage(8, fmt::format("beam search (beam {}) on the test set -> {}", options.beam, detokenized.string()), done);
+  if (done) return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string())};
+  const TrainedModel trained = load_trained_model(paths.averaged.string());
+  const data::BinarizedCorpus test = data::BinarizedCorpus::open(
+      data::binarized_path(paths.data_bin.string(), "test", kSource, kTarget, kSource));
+  std::vector<std::vector<int64_t>> sources(test.size());
+  for (size_t i = 0; i < test.size(); ++i) sources[i] = test.sentence(i);
+  DecodingOptions decoding;
+  decoding.search.beam = options.beam;
+  decoding.max_tokens = 4096;
+  ProgressDisplay progress(stdout, ProgressDisplay::is_terminal(stdout));
+  const auto start = std::chrono::steady_clock::now();
+  const auto hypotheses = translate_sentences(*trained.model, sources, decoding, [&](size_t done_sentences) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double fraction = double(done_sentences) / double(sources.size());
+    progress.update(fraction, fmt::format("{}/{} sentences | ETA {}", done_sentences, sources.size(),
+                                          format_eta(elapsed, fraction)));
+  });
+  progress.finish();
+  const data::MosesDetokenizer detokenizer(data::parse_moses_language(kTarget));
+  Translations out;
+  for (const auto& nbest : hypotheses) {
+    out.tokenized.push_back(trained.task.target_dict.decode(nbest.front().tokens, "@@ "));
+    out.detokenized.push_back(detokenizer.detokenize(out.tokenized.back()));
+  }
+  fs::create_directories(paths.gen);
+  data::write_file_atomic(tokenized.string(), joined_lines(out.tokenized));
+  data::write_file_atomic(detokenized.string(), joined_lines(out.detokenized));
+  return out;
+}
+
+void report(const DemoPaths& paths, const DemoOptions& options, const Translations& hypotheses,
+            double tokens_per_second) {
+  const std::vector<std::string> sources = data::read_lines(DemoPaths::file(paths.raw, "test", kSource));
+  const std::vector<std::string> references = data::read_lines(DemoPaths::file(paths.raw, "test", kTarget));
+  const std::vector<std::string> tokenized_references = data::read_lines(DemoPaths::file(paths.tok, "test", kTarget));
+  const data::SacreBleuOptions sacre;
+  const data::BleuScore sacre_score = data::sacrebleu_corpus_score(hypotheses.detokenized, {references}, sacre);
+  const data::BleuScore tokenized_score =
+      data::multibleu_compute(data::multibleu_stats(hypotheses.tokenized, {tokenized_references}, false));
+
+  fmt::print("\n== Results on the Ding EN-DE test set ({} sentences) ==\n", references.size());
+  fmt::print("sacreBLEU:       {}\n", data::format_sacrebleu_score(sacre_score, data::sacrebleu_signature(sacre, 1)));
+  fmt::print("tokenized BLEU:  {}\n", data::format_multibleu_score(tokenized_score));
+  fmt::print("\nExamples:\n");
+  for (size_t i = 0; i < std::min<size_t>(size_t(options.examples), sources.size()); ++i)
+    fmt::print("  SRC  {}\n  REF  {}\n  HYP  {}\n\n", sources[i], references[i], hypotheses.detokenized[i]);
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const AllocatorStats memory = allocator_for(Device::cpu()).stats();
+  fmt::print("training throughput: {:.0f} target tokens/s on {} threads\n", tokens_per_second, get_num_threads());
+  fmt::print("peak memory: {:.1f} MiB in tensors (allocator peak), {:.1f} MiB resident (peak RSS)\n",
+             double(memory.peak_bytes) / (1 << 20), double(usage.ru_maxrss) / 1024.0);
+  fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/\n",
+             fs::absolute(paths.root).string());
+}
+
+}  // namespace
+
+int run_demo(const DemoOptions& options) {
+  if (options.threads > 0) set_num_threads(options.threads);
+  const DemoPaths paths(options.out_dir);
+  fs::create_directories(paths.root);
+  prepare_raw(paths, options);
+  tokenize(paths);
+  learn_bpe(paths, options);
+  apply_bpe(paths);
+  binarize(paths);
+  const double tokens_per_second = train(paths, options);
+  average(paths);
+  const Translations hypotheses = generate(paths, options);
+  report(paths, options, hypotheses, tokens_per_second);
+  return 0;
+}
+
+}  // namespace attn::app
