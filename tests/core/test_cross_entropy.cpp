@@ -113,6 +113,13 @@ TEST_CASE("cross entropy takes [..., V] logits with [...] targets and large logi
   REQUIRE(grad.shape() == logits.shape());
 }
 
+TEST_CASE("cross entropy over zero rows is zero with count 0", "[cross_entropy]") {
+  const ops::CrossEntropyResult r =
+      ops::label_smoothed_cross_entropy(Tensor({0, 5}), from_vector(std::vector<int64_t>{}, Shape{0}), 0.1, kPad);
+  CHECK(r.loss.item() == 0.0);
+  CHECK(r.count == 0);
+}
+
 TEST_CASE("cross entropy rejects bad targets naming the index and the bound", "[cross_entropy]") {
   const Tensor logits = random_tensor({2, 5}, DType::Float32, 4);
   CHECK_THROWS_WITH(ops::label_smoothed_cross_entropy(logits, targets_tensor({0, 5}), 0.1, kPad),

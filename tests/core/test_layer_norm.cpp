@@ -128,6 +128,12 @@ TEST_CASE("layer_norm_backward in float32 agrees with float64 on a wide row", "[
   require_close(g32.dbeta, g64.dbeta.to_vector(), 1e-4);
 }
 
+TEST_CASE("layer_norm of zero rows gives empty results", "[layer_norm]") {
+  const ops::LayerNormResult r = ops::layer_norm(Tensor({0, 4}), Tensor(), Tensor(), 1e-5);
+  CHECK(r.out.shape() == Shape{0, 4});
+  CHECK(r.mean.shape() == Shape{0});
+}
+
 TEST_CASE("layer_norm rejects mismatched parameters with their shapes", "[layer_norm]") {
   const Tensor x = random_tensor({2, 4}, DType::Float32, 13);
   CHECK_THROWS_WITH(ops::layer_norm(x, Tensor({5}), Tensor(), 1e-5), Catch::Contains("[5]") && Catch::Contains("[4]"));
