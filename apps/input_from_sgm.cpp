@@ -1,0 +1,23 @@
+// `attnlab input-from-sgm < file.sgm`: Moses input-from-sgm.perl, the segments of a WMT SGML
+// test set one per line (SPEC-MT-TOOLS.md §2.5; GNMT recipe, §1.5 B).
+#include <iostream>
+
+#include "apps/command.hpp"
+#include "data/input_from_sgm.hpp"
+
+namespace attn::app {
+namespace {
+
+int run_input_from_sgm() {
+  std::ios::sync_with_stdio(false);
+  for (const auto& segment : data::read_sgm_segments(std::cin, "<stdin>")) std::cout << segment << '\n';
+  std::cout.flush();
+  return 0;
+}
+
+CommandRegistration input_from_sgm_command("input-from-sgm",
+                                           "Moses input-from-sgm.perl: <seg> texts of an SGML file, stdin -> stdout",
+                                           [](CLI::App&) -> CommandAction { return run_input_from_sgm; });
+
+}  // namespace
+}  // namespace attn::app

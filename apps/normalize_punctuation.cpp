@@ -1,0 +1,34 @@
+// `attnlab normalize-punctuation -l LANG`: Moses normalize-punctuation.perl as a stdin -> stdout
+// filter (SPEC-MT-TOOLS.md §2.5; first step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
+#include <iostream>
+#include <memory>
+
+#include "apps/command.hpp"
+#include "apps/record_filter.hpp"
+#include "data/normalize_punctuation.hpp"
+
+namespace attn::app {
+namespace {
+
+int run_normalize_punctuation(const data::NormalizePunctuationOptions& options) {
+  const data::PunctuationNormalizer normalizer(options);
+  std::ios::sync_with_stdio(false);
+  run_record_filter(std::cin, std::cout, "<stdin>", 1,
+                    [&](std::string_view record) { return normalizer.normalize_record(record); });
+  return 0;
+}
+
+CommandRegistration normalize_punctuation_command(
+    "normalize-punctuation", "Moses normalize-punctuation.perl, stdin -> stdout",
+    [](CLI::App& cmd) -> CommandAction {
+      auto options = std::make_shared<data::NormalizePunctuationOptions>();
+      cmd.add_option("-l,--language", options->language,
+                     "Language: en; cs/cz; others (de ...) move quotes before , and .; de/es/fr/cs/cz "
+                     "write 1,000 for 1<NBSP>000, others 1.000")
+          ->capture_default_str();
+      cmd.add_flag("--penn", options->penn, "Keep ` and '' (Penn Treebank quotes)");
+      return [options] { return run_normalize_punctuation(*options); };
+    });
+
+}  // namespace
+}  // namespace attn::app

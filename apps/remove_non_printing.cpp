@@ -1,0 +1,25 @@
+// `attnlab remove-non-printing-char`: Moses remove-non-printing-char.perl as a stdin -> stdout
+// filter (SPEC-MT-TOOLS.md §2.5; second step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
+#include <iostream>
+
+#include "apps/command.hpp"
+#include "apps/record_filter.hpp"
+#include "data/remove_non_printing.hpp"
+
+namespace attn::app {
+namespace {
+
+int run_remove_non_printing() {
+  std::ios::sync_with_stdio(false);
+  run_record_filter(std::cin, std::cout, "<stdin>", 1,
+                    [](std::string_view record) { return data::remove_non_printing_record(record); });
+  return 0;
+}
+
+CommandRegistration remove_non_printing_command(
+    "remove-non-printing-char",
+    "Moses remove-non-printing-char.perl: control/format/private/unassigned characters -> space, stdin -> stdout",
+    [](CLI::App&) -> CommandAction { return run_remove_non_printing; });
+
+}  // namespace
+}  // namespace attn::app

@@ -1,0 +1,38 @@
+// remove-non-printing-char.perl: every \p{C} code point becomes a space (SPEC-MT-TOOLS.md §2.5).
+// Expected outputs written by hand from the rule (no upstream vectors exist for this script).
+#include <catch.hpp>
+
+#include "data/remove_non_printing.hpp"
+#include "data/text_io.hpp"
+
+using attn::data::remove_non_printing;
+using attn::data::remove_non_printing_record;
+
+TEST_CASE("remove-non-printing-char: each kind of \\p{C} becomes a space", "[remove_non_printing]") {
+  CHECK(remove_non_printing("a\tb\rc\x7f" "d") == "a b c d");                           // Cc (C0, DEL)
+  CHECK(remove_non_printing("c1\u0085x") == "c1 x");                                      // Cc (C1)
+  CHECK(remove_non_printing("soft\u00ADhyphen") == "soft hyphen");                        // Cf
+  CHECK(remove_non_printing("zw\u200Bsp\uFEFFbom\u200Ertl") == "zw sp bom rtl");        // Cf
+  CHECK(remove_non_printing("pua\uE000x") == "pua x");                                    // Co
+  CHECK(remove_non_printing("un\u0378assigned") == "un assigned");                       // Cn
+  CHECK(remove_non_printing("plane\U000F0000x") == "plane x");                           // Co, plane 15
+}
+
+TEST_CASE("remove-non-printing-char: printing characters and spaces stay", "[remove_non_printing]") {
+  const std::string kept = "Grüße, 中文 — \u00A0nbsp \u2009thin é\u0301 😀 ¿?";
+  CHECK(remove_non_printing(kept) == kept);
+  // One space per removed code point: no squeezing.
+  CHECK(remove_non_printing("a\t\tb") == "a  b");
+}
+
+TEST_CASE("remove-non-printing-char: records are chomped and always end in '\\n'", "[remove_non_printing]") {
+  CHECK(remove_non_printing_record("a\u00ADb\n") == "a b\n");
+  CHECK(remove_non_printing_record("crlf\r\n") == "crlf \n");
+  CHECK(remove_non_printing_record("last") == "last\n");
+  CHECK(remove_non_printing_record("\n") == "\n");
+}
+
+TEST_CASE("remove-non-printing-char: invalid UTF-8 is an error", "[remove_non_printing]") {
+  CHECK_THROWS_AS(remove_non_printing("ok \xC3("), attn::data::DataError);
+  CHECK_THROWS_WITH(remove_non_printing_record("ok \xFF\n", "<stdin>:7"), Catch::Contains("<stdin>:7") && Catch::Contains("byte 4"));
+}
