@@ -144,9 +144,9 @@ TrainerOptions training_options(const DemoPaths& paths, const DemoOptions& optio
   o.adam_beta2 = 0.98;
   o.lr_scheduler = "inverse_sqrt";
   o.lr = {2e-3};
-  o.warmup_updates = 400;
+  o.warmup_updates = 300;
   o.warmup_init_lr = 1e-7;
-  o.max_tokens = 2048;
+  o.max_tokens = 1536;
   o.max_time_minutes = options.minutes;
   o.seed = 1;
   o.save_dir = paths.checkpoints.string();

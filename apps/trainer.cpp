@@ -10,6 +10,7 @@
 
 #include "apps/batch_tensors.hpp"
 #include "autograd/autograd.hpp"
+#include "core/profiler.hpp"
 #include "core/rng.hpp"
 #include "core/threads.hpp"
 #include "nn/adam.hpp"
@@ -200,16 +201,23 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches) {
   StepResult result;
   result.lr = optimizer_->lr();
   for (const data::Batch& batch : micro_batches) {
-    const BatchTensors tensors = to_tensors(batch);
-    const Tensor logits = model_->forward(tensors.src_tokens, tensors.prev_output_tokens);
-    const nn::CriterionOutput out = criterion_(logits, tensors.target);
-    backward(out.loss);
+    nn::CriterionOutput out;
+    {
+      profiler::ProfileScope scope("trainer: forward + loss");
+      const BatchTensors tensors = to_tensors(batch);
+      out = criterion_(model_->forward(tensors.src_tokens, tensors.prev_output_tokens), tensors.target);
+    }
+    {
+      profiler::ProfileScope scope("trainer: backward");
+      backward(out.loss);
+    }
     result.loss_sum += out.loss.item();
     result.nll_sum += out.nll_sum;
     result.ntokens += out.ntokens;
     result.nsentences += batch.batch_size;
   }
   ATTN_CHECK(result.ntokens > 0, "train_step: the batches hold no target token");
+  profiler::ProfileScope scope("trainer: normalise, clip, optimizer step");
   nn::multiply_grads(parameters_, 1.0 / double(result.ntokens));
   result.gnorm = nn::clip_grad_norm(parameters_, options_.clip_norm);
   if (!std::isfinite(result.loss_sum) || !std::isfinite(result.gnorm)) {

@@ -15,6 +15,9 @@
 // --max-update, --max-epoch, --max-time-minutes (counted over resumed runs too), or when an
 // old-style cosine schedule's lr falls below --min-lr.
 //
+// With core/profiler.hpp enabled, the phases of train_step are timed as "trainer: forward +
+// loss", "trainer: backward" and "trainer: normalise, clip, optimizer step" (bench/bench_train).
+//
 // Checkpoints hold everything the loop depends on — weights, optimizer moments and step
 // counts, scheduler state, the default generator (dropout), the loader position, counters,
 // best loss — so a run interrupted after update n and resumed produces bit-identical

@@ -1,0 +1,153 @@
+// Training throughput through attnlab's own training path (issue 4 "Benchmarks"): a
+// binarized synthetic corpus → the batch loader → apps/trainer's train_step (forward,
+// label-smoothed CE ε = 0.1, backward, normalisation, clipping norm, Adam) with the
+// configurations of the PyTorch 1.13 reference runs: batches of 128 sentences × 32 tokens
+// (4,096 target tokens), vocabulary 8,000, all embeddings tied, dropout as the preset.
+// Reports target tokens/s, the phase split (forward / backward / optimizer), the GEMM
+// share (core/profiler.hpp, from separately profiled steps) and peak memory (allocator
+// peak and peak RSS). bench_step_profile times the bare model step without the trainer.
+//
+// Usage: bench_train [--model tiny|base|both] [--threads N] [--steps N] [--warmup N]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/trainer.hpp"
+#include "core/allocator.hpp"
+#include "core/profiler.hpp"
+#include "data/binarized_corpus.hpp"
+
+namespace {
+
+using namespace attn;
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kSentences = 128, kLength = 32, kVocab = 8000, kBatches = 4;
+
+struct Options {
+  std::vector<std::string> models{"tiny", "base"};
+  int threads = 2, steps = 5, warmup = 2;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    ATTN_CHECK(i + 1 < argc, "bench_train: {} needs a value", arg);
+    const std::string value = argv[++i];
+    if (arg == "--model")
+      o.models = value == "both" ? std::vector<std::string>{"tiny", "base"} : std::vector<std::string>{value};
+    else if (arg == "--threads")
+      o.threads = std::stoi(value);
+    else if (arg == "--steps")
+      o.steps = std::stoi(value);
+    else if (arg == "--warmup")
+      o.warmup = std::stoi(value);
+    else
+      throw Error(fmt::format("bench_train: unknown argument '{}' (see the header comment)", arg));
+  }
+  return o;
+}
+
+// kBatches × kSentences pairs of 31 random words + </s>, a kVocab-symbol dictionary.
+std::string write_corpus() {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("attnlab_bench_train_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  data::Dictionary dict;
+  for (int64_t w = data::Dictionary::kNumSpecial; w < kVocab; ++w) dict.add_symbol(fmt::format("w{}", w));
+  for (const char* lang : {"src", "tgt"}) dict.save((dir / fmt::format("dict.{}.txt", lang)).string());
+  std::mt19937 rng(1);
+  for (const char* split : {"train", "valid"})
+    for (const char* lang : {"src", "tgt"}) {
+      std::vector<std::vector<int32_t>> sentences(size_t(kBatches * kSentences), std::vector<int32_t>(kLength));
+      for (auto& s : sentences) {
+        for (auto& id : s) id = int32_t(data::Dictionary::kNumSpecial + rng() % (kVocab - data::Dictionary::kNumSpecial));
+        s.back() = data::Dictionary::kEos;
+      }
+      data::write_binarized_corpus(data::binarized_path(dir.string(), split, "src", "tgt", lang), sentences, dict.size());
+    }
+  return dir.string();
+}
+
+app::TrainerOptions trainer_options(const std::string& model, const std::string& data_dir, int threads) {
+  app::TrainerOptions o;
+  o.data_dir = data_dir;
+  o.save_dir = data_dir + "/checkpoints-" + model;
+  o.arch = model == "tiny" ? "transformer_tiny" : "transformer_wmt_en_de";
+  o.model_overrides = {"share_all_embeddings=true"};
+  o.label_smoothing = 0.1;
+  o.adam_beta2 = 0.98;
+  o.lr_scheduler = "inverse_sqrt";
+  o.lr = {5e-4};
+  o.warmup_updates = 4000;
+  o.max_tokens = kSentences * kLength;
+  o.threads = threads;
+  o.progress = app::ProgressMode::kQuiet;
+  return o;
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) / 1024.0;
+}
+
+void run(const std::string& model, const std::string& data_dir, const Options& options) {
+  app::Trainer trainer(trainer_options(model, data_dir, options.threads));
+  const app::SplitCorpora corpora = app::open_split(trainer.task(), "train");
+  data::BatchingOptions batching;
+  batching.max_tokens = kSentences * kLength;
+  data::BatchLoader loader(corpora.source, corpora.target, batching);
+  auto next_batch = [&] {
+    std::optional<data::Batch> batch = loader.next();
+    return batch ? *batch : *loader.next();
+  };
+  for (int i = 0; i < options.warmup; ++i) trainer.train_step({next_batch()});
+  allocator_for(Device::cpu()).reset_peak();
+
+  int64_t tokens = 0;
+  const auto start = Clock::now();
+  for (int i = 0; i < options.steps; ++i) tokens += trainer.train_step({next_batch()}).ntokens;
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  profiler::reset();
+  profiler::set_enabled(true);
+  trainer.train_step({next_batch()});
+  profiler::set_enabled(false);
+  const std::vector<profiler::Entry> profile = profiler::snapshot();
+  double step = 0.0, gemm = 0.0;
+  for (const auto& e : profile) {
+    if (e.name.starts_with("trainer:")) step += e.seconds;
+    if (e.name.find("gemm") != std::string::npos) gemm += e.seconds;
+  }
+  fmt::print("{} ({} parameters), {} thread(s), {} steps of {} target tokens\n", model, trainer.model().num_parameters(),
+             options.threads, options.steps, tokens / options.steps);
+  fmt::print("  {:.0f} target tokens/s ({:.1f} ms per step)   peak tensor memory {:.0f} MiB   peak RSS {:.0f} MiB\n",
+             double(tokens) / seconds, 1e3 * seconds / options.steps,
+             double(allocator_for(Device::cpu()).stats().peak_bytes) / (1 << 20), peak_rss_mib());
+  for (const auto& e : profile)
+    if (e.name.starts_with("trainer:"))
+      fmt::print("  {:<45} {:8.1f} ms  {:5.1f}%\n", e.name, 1e3 * e.seconds, 100.0 * e.seconds / step);
+  fmt::print("  GEMM (all matmul kernels)                     {:8.1f} ms  {:5.1f}%\n", 1e3 * gemm, 100.0 * gemm / step);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options options = parse(argc, argv);
+    const std::string data_dir = write_corpus();
+    for (const std::string& model : options.models) run(model, data_dir, options);
+    std::filesystem::remove_all(data_dir);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_train: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
