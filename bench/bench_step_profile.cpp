@@ -5,6 +5,7 @@
 //
 //   * the split forward (model + criterion) / backward / optimizer (multiply_grads,
 //     clip_grad_norm, Adam step, zero_grad), timed around each phase;
+//   * the process CPU time per step (load-independent at 1 thread);
 //   * with --kernels, the time in each backend kernel (core/profiler.hpp), GEMM first, and
 //     the rest of each phase (allocation, autograd bookkeeping, Adam's own loops).
 //
@@ -13,6 +14,8 @@
 // The kernel profile adds a clock read per kernel call; the tokens/s figures of the same run
 // are taken from the unprofiled steps only.
 #include <fmt/format.h>
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -99,6 +102,14 @@ Batch random_batch(const nn::TransformerConfig& c) {
   return b;
 }
 
+// CPU time of the whole process: at 1 thread, tokens per CPU-second hardly depends on what
+// else runs on the machine (wall time does); at 2 threads it includes OpenMP's spin-waiting.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 struct PhaseTimes {
   double forward = 0, backward = 0, optimizer = 0;
   double total() const { return forward + backward + optimizer; }
@@ -173,6 +184,7 @@ void run_model(const std::string& name, const Options& o) {
   for (int i = 0; i < o.warmup; ++i) trainee.step(batch);
 
   allocator_for(Device::cpu()).reset_peak();
+  const double cpu_start = process_cpu_seconds();
   PhaseTimes sum;
   for (int i = 0; i < o.steps; ++i) {
     PhaseTimes t = trainee.step(batch);
@@ -180,6 +192,7 @@ void run_model(const std::string& name, const Options& o) {
     sum.backward += t.backward;
     sum.optimizer += t.optimizer;
   }
+  const double cpu_per_step = (process_cpu_seconds() - cpu_start) / o.steps;
   const double tokens = double(kSentences * kLength), per_step = sum.total() / o.steps;
   fmt::print("{} ({} parameters), {} thread(s), {} steps of {} target tokens\n", name,
              trainee.model.num_parameters(), o.threads, o.steps, int64_t(tokens));
@@ -187,6 +200,8 @@ void run_model(const std::string& name, const Options& o) {
              "   peak tensor memory {:.0f} MiB\n",
              tokens / per_step, 1e3 * per_step, 1e3 * sum.forward / o.steps, 1e3 * sum.backward / o.steps,
              1e3 * sum.optimizer / o.steps, double(allocator_for(Device::cpu()).stats().peak_bytes) / (1 << 20));
+  fmt::print("  CPU time {:.1f} ms/step ({:.2f} cores busy; {:.0f} tokens per CPU-second)\n", 1e3 * cpu_per_step,
+             cpu_per_step / per_step, tokens / cpu_per_step);
 
   if (!o.kernels) return;
   profiler::reset();

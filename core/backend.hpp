@@ -61,7 +61,9 @@ class Backend {
   // --- matrix products ---
   // out[b] = alpha * a[b] @ b[b] + beta * out[b] for 3-D views a [B,M,K], b [B,K,N],
   // out [B,M,N] (contiguous). Transposed operands are detected from the strides and passed
-  // to BLAS as flags; batch strides may be 0 (broadcast).
+  // to BLAS as flags; batch strides may be 0 (broadcast). All three may instead be 4-D
+  // with two batch dims of independent strides [B0,B1,M,K]; then out's matrices need only
+  // unit column stride and a row stride >= N (e.g. heads interleaved in [B,T,H,d]).
   virtual void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) = 0;
 
   // --- normalisation and softmax (along the last dim of contiguous x) ---

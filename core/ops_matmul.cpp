@@ -5,7 +5,10 @@
 // column vector [K, 1], the added dim being dropped from the result; dims before the last
 // two are batch dims and broadcast against each other. Broadcast operands are never copied:
 // they become stride-0 batch views.
+#include <algorithm>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/ops.hpp"
 
@@ -66,15 +69,38 @@ std::optional<Tensor> fold_batch(const Tensor& t) {
                 t.offset(), t.dtype());
 }
 
-// out = alpha * a @ b + beta * out, all three with the same batch dims; out contiguous.
-// Batch dims that do not fold into one stride (a broadcast between real dims) are looped over.
+// out = alpha * a @ b + beta * out, all three with the same batch dims; out's matrices are
+// row-major and do not overlap. Two batch dims that do not fold into one stride (heads split
+// out of a projection, [B, H, T, d] with strides [T·H·d, d, H·d, 1]) go to the backend as one
+// 4-D batch; more batch dims are looped over until two are left.
 void gemm_over_batch(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
-  const std::optional<Tensor> a3 = fold_batch(a), b3 = fold_batch(b);
-  if (a3 && b3) {
-    backend_for(out.device()).batched_gemm(*a3, *b3, *fold_batch(out), alpha, beta);
+  const std::optional<Tensor> a3 = fold_batch(a), b3 = fold_batch(b), out3 = fold_batch(out);
+  if (a3 && b3 && out3) {
+    backend_for(out.device()).batched_gemm(*a3, *b3, *out3, alpha, beta);
+    return;
+  }
+  if (out.dim() == 4) {
+    backend_for(out.device()).batched_gemm(a, b, out, alpha, beta);
     return;
   }
   for (int64_t i = 0; i < out.size(0); ++i) gemm_over_batch(a.select(0, i), b.select(0, i), out.select(0, i), alpha, beta);
+}
+
+// True when out's elements are all distinct and its last dim has stride 1: dims ordered by
+// stride, each steps over everything the smaller ones span (a permutation of a dense tensor,
+// or a narrowed one).
+bool is_dense_row_major_matrices(const Tensor& out) {
+  if (out.size(-1) > 1 && out.stride(-1) != 1) return false;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of every dim of extent > 1
+  for (int i = 0; i < out.dim(); ++i)
+    if (out.size(i) > 1) dims.emplace_back(out.stride(i), out.size(i));
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride < span) return false;
+    span = stride * size;
+  }
+  return true;
 }
 
 }  // namespace
@@ -94,8 +120,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 void matmul_into(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
   check_operands("matmul_into", a, b);
-  ATTN_CHECK(a.dim() >= 2 && a.dim() <= 3 && b.dim() >= 2 && b.dim() <= 3,
-             "matmul_into: operands must be 2-D or 3-D, got shapes {} and {}", a.shape().str(), b.shape().str());
+  ATTN_CHECK(a.dim() >= 2 && a.dim() <= 4 && b.dim() >= 2 && b.dim() <= 4,
+             "matmul_into: operands must be 2-D to 4-D, got shapes {} and {}", a.shape().str(), b.shape().str());
   const Shape shape = product_shape("matmul_into", a, b);
   ATTN_CHECK(out.defined() && out.shape() == shape, "matmul_into: {} @ {} gives {} but out has shape {}",
              a.shape().str(), b.shape().str(), shape.str(), out.defined() ? out.shape().str() : "undefined");
@@ -103,7 +129,9 @@ void matmul_into(const Tensor& a, const Tensor& b, const Tensor& out, double alp
              dtype_name(a.dtype()));
   ATTN_CHECK(out.device() == a.device(), "matmul_into: out is on {} but the operands on {}", out.device().str(),
              a.device().str());
-  ATTN_CHECK(out.is_contiguous(), "matmul_into: out (shape {}) must be contiguous", out.shape().str());
+  ATTN_CHECK(is_dense_row_major_matrices(out),
+             "matmul_into: out (shape {}, strides {}) must hold non-overlapping matrices with unit column stride",
+             out.shape().str(), out.strides().str());
   ATTN_CHECK(!out.shares_storage(a) && !out.shares_storage(b), "matmul_into: out must not overlap an operand");
   const Shape batch = without_last(shape, 2);
   gemm_over_batch(expand_batch(a, batch), expand_batch(b, batch), out, alpha, beta);

@@ -4,6 +4,10 @@
 // is handed to BLAS as it lies in memory: a row-major view is passed with its row stride as
 // the leading dimension, a column-major view (e.g. a transpose) with CblasTrans. Only a view
 // that is neither (e.g. a broadcast row) is copied. Batch stride 0 means a broadcast operand.
+// Views may carry two batch dims [B0, B1, M, K] with independent strides (attention heads
+// split out of a [B, T, H·d] projection): all B0·B1 products form one batch, so small ones
+// are spread over the threads in a single parallel region. out's matrices may be strided
+// rows (row stride >= N, unit column stride), e.g. a head-interleaved [B, T, H, d] buffer.
 //
 // Why not Eigen's product: bench/bench_matmul.cpp measures both on the Transformer shapes;
 // on this machine OpenBLAS is 25-40% faster on every one (figures in bench/README.md).
@@ -34,8 +38,22 @@ BlasMatrix describe_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64
 }
 
 BlasMatrix describe_matrix(const Tensor& t) {
-  return describe_matrix(t.size(1), t.size(2), t.stride(1), t.stride(2));
+  return describe_matrix(t.size(-2), t.size(-1), t.stride(-2), t.stride(-1));
 }
+
+// Element offset of matrix `index` of the batch (row-major over the batch dims); extent-1
+// dims (broadcast) contribute nothing.
+struct BatchOffsets {
+  int64_t inner_size = 1, outer_stride = 0, inner_stride = 0;
+  BatchOffsets(const Tensor& t, int64_t inner) : inner_size(inner) {
+    const int batch_dims = t.dim() - 2;
+    if (batch_dims >= 1 && t.size(batch_dims - 1) > 1) inner_stride = t.stride(batch_dims - 1);
+    if (batch_dims == 2 && t.size(0) > 1) outer_stride = t.stride(0);
+  }
+  int64_t operator()(int64_t index) const {
+    return (index / inner_size) * outer_stride + (index % inner_size) * inner_stride;
+  }
+};
 
 // The operand itself when BLAS can read it, else a contiguous copy (once, for all batches).
 Tensor blas_readable(const Tensor& t) { return describe_matrix(t).usable ? t : t.contiguous(); }
@@ -56,14 +74,15 @@ constexpr int64_t kSmallGemmMacs = int64_t(1) << 21;
 
 template <typename T>
 void batched_gemm_typed(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
-  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const int64_t m = out.size(-2), n = out.size(-1), k = a.size(-1);
+  const int64_t inner = out.size(out.dim() - 3), batch = out.numel() / std::max<int64_t>(m * n, 1);
   const BlasMatrix da = describe_matrix(a), db = describe_matrix(b);
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   T* pc = out.data<T>();
-  const int64_t sa = a.size(0) == 1 ? 0 : a.stride(0), sb = b.size(0) == 1 ? 0 : b.stride(0);
-  const int64_t sc = out.stride(0), ldc = std::max<int64_t>(out.stride(1), std::max<int64_t>(n, 1));
-  auto one = [&](int64_t i) { gemm(pa + i * sa, pb + i * sb, pc + i * sc, m, n, k, da, db, ldc, alpha, beta); };
+  const BatchOffsets sa(a, inner), sb(b, inner), sc(out, inner);
+  const int64_t ldc = std::max<int64_t>(out.stride(-2), std::max<int64_t>(n, 1));
+  auto one = [&](int64_t i) { gemm(pa + sa(i), pb + sb(i), pc + sc(i), m, n, k, da, db, ldc, alpha, beta); };
   if (batch > 1 && m * n * k < kSmallGemmMacs) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < batch; ++i) one(i);
@@ -76,7 +95,7 @@ void batched_gemm_typed(const Tensor& a, const Tensor& b, const Tensor& out, dou
 
 void CpuBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
   if (out.numel() == 0) return;
-  if (a.size(2) == 0) {  // empty inner dimension: the product is zero
+  if (a.size(-1) == 0) {  // empty inner dimension: the product is zero
     if (beta == 0.0) fill(out, 0.0);
     else if (beta != 1.0) unary(UnaryOp::MulScalar, out, out, {beta});
     return;

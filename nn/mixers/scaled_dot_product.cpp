@@ -1,6 +1,8 @@
 #include "nn/mixers/scaled_dot_product.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace attn::nn {
 namespace {
@@ -29,28 +31,27 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Atten
              k.size(2), dtype_name(pad.dtype()), pad.shape().str());
 }
 
-// A [B·H, T, d] view of t [B, H, T, d] when its batch and head dims fold into one stride.
-bool folds(const Tensor& t) { return t.size(1) == 1 || t.size(0) == 1 || t.stride(0) == t.stride(1) * t.size(1); }
-Tensor fold(const Tensor& t) {
-  const int64_t inner = t.size(1) == 1 ? t.stride(0) : t.stride(1);
-  return Tensor(t.storage(), Shape{t.size(0) * t.size(1), t.size(2), t.size(3)}, Shape{inner, t.stride(2), t.stride(3)},
-                t.offset(), t.dtype());
+// An uninitialised tensor of `shape` whose memory is laid out in the dim order of `like`
+// (same rank): for heads split out of a projection, [B, H, T, d] over [B, T, H, d] memory, so
+// merging the heads again (or the backward of the split) is a view, not a copy.
+Tensor empty_in_layout_of(const Shape& shape, const Tensor& like) {
+  std::vector<int> order(size_t(like.dim()));
+  for (int i = 0; i < like.dim(); ++i) order[size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return like.stride(x) > like.stride(y); });
+  Shape memory_shape;
+  for (int d : order) memory_shape.push_back(shape[d]);
+  std::vector<int> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[size_t(order[i])] = int(i);
+  return Tensor(memory_shape, like.dtype(), like.device()).permute(inverse);
 }
 
-// out = alpha · a @ b over the leading [B, H] dims: one batched GEMM for all (B, H) when the
-// views fold, else one per batch row with the heads as the GEMM batch (permuted
-// [B, T, H, d] projections).
-void batched_product(const Tensor& a, const Tensor& b, const Tensor& out, double alpha) {
-  if (folds(a) && folds(b)) {
-    ops::matmul_into(fold(a), fold(b), fold(out), alpha);
-    return;
-  }
-  for (int64_t i = 0; i < out.size(0); ++i) ops::matmul_into(a.select(0, i), b.select(0, i), out.select(0, i), alpha);
-}
-
-Tensor product(const Tensor& a, const Tensor& b, double alpha = 1.0) {
-  Tensor out({a.size(0), a.size(1), a.size(2), b.size(3)}, a.dtype(), a.device());
-  batched_product(a, b, out, alpha);
+// alpha · a @ b over the leading [B, H] dims, in one batched GEMM (core folds or keeps the
+// two batch dims; strided heads are read in place). The result takes the memory layout of
+// `layout` when given, else it is contiguous.
+Tensor product(const Tensor& a, const Tensor& b, double alpha = 1.0, const Tensor& layout = Tensor()) {
+  const Shape shape{a.size(0), a.size(1), a.size(2), b.size(3)};
+  Tensor out = layout.defined() ? empty_in_layout_of(shape, layout) : Tensor(shape, a.dtype(), a.device());
+  ops::matmul_into(a, b, out, alpha);
   return out;
 }
 
@@ -107,21 +108,21 @@ AttentionResult scaled_dot_product_attention(const Tensor& q_in, const Tensor& k
     dropped = r.out;
     keep = r.mask;
   }
-  Tensor out = product(dropped, v);
+  Tensor out = product(dropped, v, 1.0, q);
 
   AttentionResult result;
   if (o.return_probabilities) result.probabilities = probs;
   result.out = record("scaled_dot_product_attention", {q_in, k_in, v_in}, out,
                       [q, k, v, probs, dropped, keep, p = o.dropout, scale = o.scale](const Tensor& grad) {
-                        Tensor d_out = grad.contiguous();
-                        Tensor d_v = product(transpose_last(dropped), d_out);
+                        const Tensor& d_out = grad;
+                        Tensor d_v = product(transpose_last(dropped), d_out, 1.0, v);
                         Tensor d_probs = product(d_out, transpose_last(v));
                         if (keep.defined())
                           d_probs = ops::where(keep, ops::mul(d_probs, 1.0 / (1.0 - p)),
                                                scalar_tensor(0.0, d_probs.dtype(), d_probs.device()));
                         Tensor d_scores = ops::softmax_backward(probs, d_probs, -1, false);
-                        Tensor d_q = product(d_scores, k, scale);
-                        Tensor d_k = product(transpose_last(d_scores), q, scale);
+                        Tensor d_q = product(d_scores, k, scale, q);
+                        Tensor d_k = product(transpose_last(d_scores), q, scale, k);
                         return std::vector{d_q, d_k, d_v};
                       });
   return result;

@@ -167,3 +167,27 @@ TEST_CASE("bad matmul operands give errors naming both shapes or dtypes", "[matm
   const Tensor square = random_tensor({3, 3}, DType::Float32, 28);
   CHECK_THAT(error_of([&] { ops::matmul_into(square, square.clone(), square); }), Catch::Contains("overlap"));
 }
+
+TEST_CASE("heads split out of [B, T, H, d] are one 4-D batch, written into a head-interleaved out", "[matmul]") {
+  const DType dtype = GENERATE(DType::Float32, DType::Float64);
+  const int64_t batch = 3, length = 5, heads = 4, width = 6;
+  auto split_heads = [&](const Tensor& t) { return t.view({batch, length, heads, width}).permute({0, 2, 1, 3}); };
+  const Tensor q = split_heads(random_tensor({batch, length, heads * width}, dtype, 29));  // [B, H, T, d], strided
+  const Tensor k = split_heads(random_tensor({batch, length, heads * width}, dtype, 30));
+  const Tensor scores = ops::matmul(q, k.transpose(-2, -1));
+  REQUIRE(scores.shape() == Shape{batch, heads, length, length});
+  require_close(scores, reference_batched(q, k.transpose(-2, -1)), tolerance_for(dtype, 1e-5));
+
+  // out laid out as [B, T, H, d] and viewed as [B, H, T, d]: rows of stride H·d.
+  const Tensor out = Tensor({batch, length, heads, width}, dtype).permute({0, 2, 1, 3});
+  ops::matmul_into(scores, k, out);
+  require_close(out, reference_batched(scores, k), tolerance_for(dtype, 1e-4));
+}
+
+TEST_CASE("matmul_into rejects an out whose matrices overlap or have strided columns", "[matmul]") {
+  const Tensor a = random_tensor({2, 3, 4}, DType::Float32, 31), b = random_tensor({2, 4, 5}, DType::Float32, 32);
+  const Tensor broadcast_out = Tensor({1, 3, 5}, DType::Float32).expand({2, 3, 5});
+  CHECK_THAT(error_of([&] { ops::matmul_into(a, b, broadcast_out); }), Catch::Contains("non-overlapping"));
+  const Tensor column_major_out = Tensor({2, 5, 3}, DType::Float32).transpose(1, 2);
+  CHECK_THAT(error_of([&] { ops::matmul_into(a, b, column_major_out); }), Catch::Contains("unit column stride"));
+}
