@@ -4,27 +4,14 @@
 #pragma once
 #include <catch.hpp>
 
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "test_support.hpp"
+
 namespace attn::test {
-
-inline std::string vector_path(const std::string& relative) {
-  return std::string(ATTNLAB_SHARED_DIR) + "/vectors/" + relative;
-}
-
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  INFO("vector file " << path);
-  REQUIRE(in.good());
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 inline std::vector<std::string_view> split_records(std::string_view text) {
   std::vector<std::string_view> records;
@@ -41,8 +28,8 @@ inline std::vector<std::string_view> split_records(std::string_view text) {
 // of the expected file at the same position; fails naming the first differing line.
 inline void check_records(const std::string& input_file, const std::string& expected_file,
                           const std::function<std::string(std::string_view)>& filter) {
-  const std::string input = read_bytes(vector_path(input_file));
-  const std::string expected = read_bytes(vector_path(expected_file));
+  const std::string input = read_file(vector_path(input_file));
+  const std::string expected = read_file(vector_path(expected_file));
   const auto input_records = split_records(input);
   const auto expected_records = split_records(expected);
   INFO(input_file << " -> " << expected_file);

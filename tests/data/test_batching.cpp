@@ -3,13 +3,11 @@
 #include <catch.hpp>
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
-
-#include <unistd.h>
 
 #include "data/batching.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using attn::data::Batch;
 using attn::data::BatchingOptions;
@@ -34,23 +32,20 @@ std::vector<int32_t> sentence(int64_t length, int32_t word) {
   return ids;
 }
 
-struct SyntheticPair {
-  std::filesystem::path dir;
-  BinarizedCorpus source, target;
-};
-
-SyntheticPair make_corpus() {
-  auto dir = std::filesystem::temp_directory_path() / ("attnlab_test_batching_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::vector<std::vector<int32_t>> sources, targets;
-  for (size_t i = 0; i < kPairs; ++i) {
-    sources.push_back(sentence(source_length(i), source_word(i)));
-    targets.push_back(sentence(target_length(i), target_word(i)));
-  }
-  attn::data::write_binarized_corpus((dir / "src.bin").string(), sources, 512);
-  attn::data::write_binarized_corpus((dir / "tgt.bin").string(), targets, 512);
-  return {dir, BinarizedCorpus::open((dir / "src.bin").string()), BinarizedCorpus::open((dir / "tgt.bin").string())};
+// Writes the kPairs sentences of one side (length(i), word(i)) to `path` and opens it.
+BinarizedCorpus write_side(const std::string& path, int64_t (*length)(size_t), int32_t (*word)(size_t)) {
+  std::vector<std::vector<int32_t>> sentences;
+  for (size_t i = 0; i < kPairs; ++i) sentences.push_back(sentence(length(i), word(i)));
+  attn::data::write_binarized_corpus(path, sentences, 512);
+  return BinarizedCorpus::open(path);
 }
+
+// The synthetic corpus, binarized in a fresh folder that is removed afterwards.
+struct SyntheticPair {
+  attn::test::TempDir tmp;
+  BinarizedCorpus source = write_side(tmp.file("src.bin"), source_length, source_word);
+  BinarizedCorpus target = write_side(tmp.file("tgt.bin"), target_length, target_word);
+};
 
 std::vector<Batch> one_epoch(BatchLoader& loader) {
   std::vector<Batch> batches;
@@ -116,7 +111,7 @@ TEST_CASE("batch_by_size cuts like fairseq, padding counts, multiples carry over
 }
 
 TEST_CASE("batches respect the token budget and hold every pair once per epoch", "[batching]") {
-  SyntheticPair data = make_corpus();
+  SyntheticPair data;
   for (int64_t max_tokens : {40, 100, 333}) {
     for (int64_t max_sentences : {0, 7}) {
       BatchingOptions options = options_with(max_tokens, max_sentences);
@@ -137,11 +132,10 @@ TEST_CASE("batches respect the token budget and hold every pair once per epoch",
       }
     }
   }
-  std::filesystem::remove_all(data.dir);
 }
 
 TEST_CASE("padding layout, decoder input shift and row order", "[batching]") {
-  SyntheticPair data = make_corpus();
+  SyntheticPair data;
   for (bool left_pad_source : {true, false}) {
     BatchingOptions options = options_with(200);
     options.left_pad_source = left_pad_source;
@@ -170,11 +164,10 @@ TEST_CASE("padding layout, decoder input shift and row order", "[batching]") {
       CHECK(batch.num_target_tokens == target_tokens);
     }
   }
-  std::filesystem::remove_all(data.dir);
 }
 
 TEST_CASE("required batch size multiple", "[batching]") {
-  SyntheticPair data = make_corpus();
+  SyntheticPair data;
   BatchingOptions options = options_with(400);
   options.required_batch_size_multiple = 8;
   BatchLoader loader(data.source, data.target, options);
@@ -184,11 +177,10 @@ TEST_CASE("required batch size multiple", "[batching]") {
     if (batch.batch_size % 8 != 0 && batch.batch_size > 8) ++irregular;
   }
   CHECK(irregular <= 1);  // only the very last batch may be an irregular size above the multiple
-  std::filesystem::remove_all(data.dir);
 }
 
 TEST_CASE("batch order is shuffled per epoch and seeded", "[batching]") {
-  SyntheticPair data = make_corpus();
+  SyntheticPair data;
   BatchLoader first(data.source, data.target, options_with(150));
   BatchLoader same(data.source, data.target, options_with(150, 0, 0));  // no prefetch: same batches
   BatchingOptions other_seed = options_with(150);
@@ -207,11 +199,10 @@ TEST_CASE("batch order is shuffled per epoch and seeded", "[batching]") {
   };
   CHECK(ids_of(epoch1) == ids_of(epoch2));
   CHECK(first.position() == LoaderPosition{3, 0});
-  std::filesystem::remove_all(data.dir);
 }
 
 TEST_CASE("a restored position yields the identical remaining batches", "[batching]") {
-  SyntheticPair data = make_corpus();
+  SyntheticPair data;
   BatchLoader reference(data.source, data.target, options_with(120));
   one_epoch(reference);
   for (int k = 0; k < 5; ++k) reference.next();
@@ -234,11 +225,10 @@ TEST_CASE("a restored position yields the identical remaining batches", "[batchi
   CHECK(at_end.position() == LoaderPosition{2, 0});
   CHECK_THROWS_AS(at_end.restore({1, int64_t(at_end.num_batches()) + 1}), attn::data::DataError);
   CHECK_THROWS_AS(at_end.restore({0, 0}), attn::data::DataError);
-  std::filesystem::remove_all(data.dir);
 }
 
 TEST_CASE("pairs longer than the position limits are filtered with a count or rejected", "[batching]") {
-  SyntheticPair data = make_corpus();
+  SyntheticPair data;
   BatchingOptions options = options_with(1000);
   options.max_source_positions = 20;
   options.max_target_positions = 25;
@@ -259,19 +249,17 @@ TEST_CASE("pairs longer than the position limits are filtered with a count or re
   size_t over_budget = 0;
   for (size_t i = 0; i < kPairs; ++i) over_budget += std::max(source_length(i), target_length(i)) > 10;
   CHECK(BatchLoader(data.source, data.target, tight).num_filtered() == over_budget);
-  std::filesystem::remove_all(data.dir);
 }
 
 TEST_CASE("mismatched source and target corpora are rejected", "[batching]") {
-  SyntheticPair data = make_corpus();
-  attn::data::write_binarized_corpus((data.dir / "short.bin").string(), {{5, 2}}, 512);
-  BinarizedCorpus short_target = BinarizedCorpus::open((data.dir / "short.bin").string());
+  SyntheticPair data;
+  attn::data::write_binarized_corpus(data.tmp.file("short.bin"), {{5, 2}}, 512);
+  BinarizedCorpus short_target = BinarizedCorpus::open(data.tmp.file("short.bin"));
   CHECK_THROWS_WITH(BatchLoader(data.source, short_target, options_with(100)), Catch::Contains("1 sentences") || Catch::Contains("has 1"));
-  std::filesystem::remove_all(data.dir);
 }
 
 TEST_CASE("inference batches hold every sentence once, ordered by length, with ids", "[batching]") {
-  SyntheticPair data = make_corpus();
+  SyntheticPair data;
   BatchingOptions options = options_with(64);
   auto batches = attn::data::inference_batches(data.source, options);
   std::vector<int64_t> ids;
@@ -292,5 +280,4 @@ TEST_CASE("inference batches hold every sentence once, ordered by length, with i
   std::vector<int64_t> all(kPairs);
   for (size_t i = 0; i < kPairs; ++i) all[i] = int64_t(i);
   CHECK(ids == all);
-  std::filesystem::remove_all(data.dir);
 }

@@ -3,45 +3,26 @@
 #include <catch.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include <unistd.h>
 
 #include "data/binarized_corpus.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using attn::data::BinarizedCorpus;
 using attn::data::DataError;
 using attn::data::TokenDtype;
+using attn::test::TempDir;
 
 namespace {
-
-std::filesystem::path scratch_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("attnlab_test_binarized_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
 
 const std::vector<std::vector<int32_t>> kSentences{{5, 6, 2}, {2}, {}, {9, 4, 7, 8, 2}};
 
 }  // namespace
 
 TEST_CASE("binarized corpus round trip (uint16 and int32)", "[binarized]") {
-  auto dir = scratch_dir();
+  TempDir tmp;
   for (size_t dictionary_size : {size_t{10}, size_t{70000}}) {
-    std::string path = (dir / "round.bin").string();
+    std::string path = tmp.file("round.bin");
     attn::data::write_binarized_corpus(path, kSentences, dictionary_size);
     BinarizedCorpus corpus = BinarizedCorpus::open(path);
     CHECK(corpus.dtype() == (dictionary_size == 10 ? TokenDtype::kUInt16 : TokenDtype::kInt32));
@@ -58,17 +39,16 @@ TEST_CASE("binarized corpus round trip (uint16 and int32)", "[binarized]") {
     BinarizedCorpus moved = std::move(corpus);
     CHECK(moved.sentence(3)[0] == 9);
   }
-  CHECK_THROWS_WITH(attn::data::write_binarized_corpus((dir / "bad.bin").string(), {{3, 12}}, 10),
+  CHECK_THROWS_WITH(attn::data::write_binarized_corpus(tmp.file("bad.bin"), {{3, 12}}, 10),
                     Catch::Contains("id 12"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("binarize_text_file encodes like fairseq and reports unknowns", "[binarized]") {
-  auto dir = scratch_dir();
-  std::string text = (dir / "valid.en").string();
-  std::ofstream(text) << "the cat\nthe dog barks\n\n";
+  TempDir tmp;
+  std::string text = tmp.file("valid.en");
+  attn::test::write_file(text, "the cat\nthe dog barks\n\n");
   auto dictionary = attn::data::Dictionary::parse("the 5\ncat 3\n", "inline");
-  std::string out = (dir / "valid.bin").string();
+  std::string out = tmp.file("valid.bin");
   auto stats = attn::data::binarize_text_file(text, dictionary, out, 2);
   CHECK(stats.sentences == 3);
   CHECK(stats.tokens == 8);  // 2+1, 3+1, 0+1
@@ -78,7 +58,6 @@ TEST_CASE("binarize_text_file encodes like fairseq and reports unknowns", "[bina
   CHECK(corpus.sentence(1) == std::vector<int64_t>{4, 3, 3, 2});
   CHECK(corpus.sentence(2) == std::vector<int64_t>{2});
   CHECK(corpus.dictionary_size() == 6);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("report percentages are formatted as Python's {:.3}", "[binarized]") {
@@ -95,13 +74,13 @@ TEST_CASE("report percentages are formatted as Python's {:.3}", "[binarized]") {
 }
 
 TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[binarized]") {
-  auto dir = scratch_dir();
-  std::string good = (dir / "good.bin").string();
+  TempDir tmp;
+  std::string good = tmp.file("good.bin");
   attn::data::write_binarized_corpus(good, kSentences, 10);
-  std::string bytes = read_bytes(good);
-  std::string path = (dir / "broken.bin").string();
+  std::string bytes = attn::test::read_file(good);
+  std::string path = tmp.file("broken.bin");
   auto open_with = [&](const std::string& content) {
-    write_bytes(path, content);
+    attn::test::write_file(path, content);
     return BinarizedCorpus::open(path);
   };
 
@@ -128,8 +107,7 @@ TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[
   CHECK_THROWS_WITH(open_with(patched(32, &small_vocab, 8)), Catch::Contains("outside the dictionary"));
   CHECK_THROWS_WITH(open_with(patched(40, &bad_offset, 8)), Catch::Contains("corrupt offsets"));
   CHECK_THROWS_WITH(open_with(patched(48, &huge, 8)), Catch::Contains("corrupt offsets"));
-  CHECK_THROWS_WITH(BinarizedCorpus::open((dir / "missing.bin").string()), Catch::Contains("cannot open"));
-  std::filesystem::remove_all(dir);
+  CHECK_THROWS_WITH(BinarizedCorpus::open(tmp.file("missing.bin")), Catch::Contains("cannot open"));
 }
 
 TEST_CASE("binarized_path follows fairseq's naming", "[binarized]") {

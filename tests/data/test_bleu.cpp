@@ -4,7 +4,6 @@
 #include <catch.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,22 +12,20 @@
 
 #include "data/bleu.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using namespace attn::data;
 using nlohmann::json;
 
 namespace {
 
-const std::string kShared = ATTNLAB_SHARED_DIR;
-const std::string kBleuVectors = kShared + "/vectors/own/bleu/";
+using attn::test::vector_path;
 
-json load_json(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  return json::parse(in);
-}
+const std::string kBleuVectors = vector_path("own/bleu/");
 
-json load_unit_tests() { return load_json(kShared + "/vectors/upstream/sacrebleu-unit-tests/sacrebleu_unit_tests.json"); }
+json load_json(const std::string& path) { return json::parse(attn::test::read_file(path)); }
+
+json load_unit_tests() { return load_json(vector_path("upstream/sacrebleu-unit-tests/sacrebleu_unit_tests.json")); }
 
 // |actual − expected| ≤ 1e-9 · max(1, |expected|)
 void check_close(double actual, double expected) {
@@ -39,6 +36,15 @@ void check_close(double actual, double expected) {
 void check_counts(const std::vector<double>& actual, const json& expected) {
   REQUIRE(actual.size() == expected.size());
   for (size_t n = 0; n < actual.size(); ++n) CHECK(actual[n] == expected[n].get<double>());
+}
+
+// n-gram matches and totals, hypothesis and reference lengths exactly as sacreBLEU printed
+// them (its JSON keys "counts", "totals", "sys_len", "ref_len").
+void check_statistics(const BleuScore& score, const json& expected) {
+  check_counts(score.counts, expected["counts"]);
+  check_counts(score.totals, expected["totals"]);
+  CHECK(score.sys_len == expected["sys_len"].get<int64_t>());
+  CHECK(score.ref_len == expected["ref_len"].get<int64_t>());
 }
 
 std::vector<std::vector<std::string>> reference_streams(const json& refs) {
@@ -112,10 +118,7 @@ TEST_CASE("sacreBLEU corpus BLEU: 14 configurations on 318 segments", "[bleu][sa
       for (auto& stream : references) stream = slice(stream, first, last);
     }
     BleuScore score = sacrebleu_corpus_score(hyps, references, options);
-    check_counts(score.counts, config["counts"]);
-    check_counts(score.totals, config["totals"]);
-    CHECK(score.sys_len == config["sys_len"].get<int64_t>());
-    CHECK(score.ref_len == config["ref_len"].get<int64_t>());
+    check_statistics(score, config);
     check_close(score.score, config["score"]);
     check_close(score.bp, config["bp"]);
     for (size_t n = 0; n < score.precisions.size(); ++n) check_close(score.precisions[n], config["precisions"][n]);
@@ -151,10 +154,7 @@ TEST_CASE("sacreBLEU sentence BLEU: 318 segments × 6 configurations", "[bleu][s
       if (config.two_references) references.push_back(line["ref2"].get<std::string>());
       BleuScore score = sacrebleu_sentence_score(line["hyp"].get<std::string>(), references, options);
       const json& expected = line[config.name];
-      check_counts(score.counts, expected["counts"]);
-      check_counts(score.totals, expected["totals"]);
-      CHECK(score.sys_len == expected["sys_len"].get<int64_t>());
-      CHECK(score.ref_len == expected["ref_len"].get<int64_t>());
+      check_statistics(score, expected);
       check_close(score.bp, expected["bp"]);
       check_close(score.score, expected["score"]);
     }
@@ -166,10 +166,7 @@ TEST_CASE("sacreBLEU upstream unit tests: corpus_bleu with keyword arguments", "
   for (const json& test : groups["corpus_bleu (compat API, defaults: 13a, exp) with kwargs; expected = score"]) {
     INFO("kwargs " << test["kwargs"].dump());
     BleuScore score = sacrebleu_corpus_score(test["hyps"], reference_streams(test["refs"]), options_from_kwargs(test["kwargs"]));
-    check_counts(score.counts, test["counts"]);
-    check_counts(score.totals, test["totals"]);
-    CHECK(score.sys_len == test["sys_len"].get<int64_t>());
-    CHECK(score.ref_len == test["ref_len"].get<int64_t>());
+    check_statistics(score, test);
     check_close(score.score, test["actual_2.6.0"]);
     CHECK(std::abs(score.score - test["expected"].get<double>()) < 1e-6);
   }
@@ -255,7 +252,7 @@ TEST_CASE("sacreBLEU upstream unit tests: sentence_bleu with smoothing, tokenize
 
 TEST_CASE("sacreBLEU 13a equals mteval-v13a.pl on the 16 WMT17 en-de systems", "[bleu][sacrebleu][upstream]") {
   json scores = load_unit_tests()["test.sh"]["MTEVAL (mteval-v13a.pl scores, sacreBLEU default 13a must match to 2 decimals)"];
-  const std::string raw = kShared + "/vectors/upstream/wmt17-en-de/raw/";
+  const std::string raw = vector_path("upstream/wmt17-en-de/raw/");
   std::vector<std::vector<std::string>> references{read_lines(raw + "newstest2017.ref.de")};
   int systems = 0;
   for (const auto& [sgm, expected] : scores.items()) {

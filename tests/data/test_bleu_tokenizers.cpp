@@ -10,12 +10,13 @@
 
 #include "data/bleu_tokenizers.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using namespace attn::data;
 
 namespace {
 
-const std::string kBleuVectors = std::string(ATTNLAB_SHARED_DIR) + "/vectors/own/bleu/";
+const std::string kBleuVectors = attn::test::vector_path("own/bleu/");
 
 std::vector<std::string> as_strings(const std::vector<std::string_view>& views) {
   return std::vector<std::string>(views.begin(), views.end());

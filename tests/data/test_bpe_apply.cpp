@@ -2,28 +2,19 @@
 // vectors/own/bpe/, vectors/upstream/subword-nmt-tests/ and vectors/upstream/wmt17-en-de/bpe/.
 #include <catch.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "data/bpe_apply.hpp"
+#include "test_support.hpp"
 
 using namespace attn::data;
+using attn::test::read_file;
+using attn::test::vector_path;
 
 namespace {
 
-const std::string kShared = ATTNLAB_SHARED_DIR;
-const std::string kOwn = kShared + "/vectors/own/bpe/";
-const std::string kUpstream = kShared + "/vectors/upstream/";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+const std::string kOwn = vector_path("own/bpe/");
+const std::string kUpstream = vector_path("upstream/");
 
 std::string apply_file(const std::string& codes, const std::string& input, BpeApplyOptions options = {},
                        LineMode mode = LineMode::Universal, int64_t merges = -1) {
@@ -40,48 +31,48 @@ BpeApplyOptions with_vocabulary(const std::string& path, int64_t threshold) {
 }  // namespace
 
 TEST_CASE("apply_bpe: the 401-line corpus with codes.200") {
-  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.en") == slurp(kOwn + "corpus.bpe200.en"));
-  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.de") == slurp(kOwn + "corpus.bpe200.de"));
+  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.en") == read_file(kOwn + "corpus.bpe200.en"));
+  CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.de") == read_file(kOwn + "corpus.bpe200.de"));
 }
 
 TEST_CASE("apply_bpe: held-out words, --merges 50, glossaries, vocabulary threshold") {
   const std::string codes = kOwn + "codes.200", heldout = kOwn + "heldout.tok";
-  CHECK(apply_file(codes, heldout) == slurp(kOwn + "heldout.bpe200"));
-  CHECK(apply_file(codes, heldout, {}, LineMode::Universal, 50) == slurp(kOwn + "heldout.bpe200.merges50"));
+  CHECK(apply_file(codes, heldout) == read_file(kOwn + "heldout.bpe200"));
+  CHECK(apply_file(codes, heldout, {}, LineMode::Universal, 50) == read_file(kOwn + "heldout.bpe200.merges50"));
   BpeApplyOptions glossaries;
   glossaries.glossaries = {"New", "York", "[0-9]+", "Wort"};
-  CHECK(apply_file(codes, heldout, glossaries) == slurp(kOwn + "heldout.bpe200.glossaries"));
+  CHECK(apply_file(codes, heldout, glossaries) == read_file(kOwn + "heldout.bpe200.glossaries"));
   CHECK(apply_file(codes, heldout, with_vocabulary(kOwn + "joint.vocab.en", 3)) ==
-        slurp(kOwn + "heldout.bpe200.vocab-en-thr3"));
+        read_file(kOwn + "heldout.bpe200.vocab-en-thr3"));
 }
 
 TEST_CASE("apply_bpe: vocabulary filter on the corpus (joint vocabularies, threshold 3)") {
   CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.en", with_vocabulary(kOwn + "joint.vocab.en", 3)) ==
-        slurp(kOwn + "corpus.bpe200.vocab-en-thr3.en"));
+        read_file(kOwn + "corpus.bpe200.vocab-en-thr3.en"));
   CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.de", with_vocabulary(kOwn + "joint.vocab.de", 3)) ==
-        slurp(kOwn + "corpus.bpe200.vocab-de-thr3.de"));
+        read_file(kOwn + "corpus.bpe200.vocab-de-thr3.de"));
 }
 
 TEST_CASE("apply_bpe: synthetic codes (overlaps, end of word, duplicates, whitespace kept)") {
-  CHECK(apply_file(kOwn + "synthetic.codes", kOwn + "synthetic.in") == slurp(kOwn + "synthetic.out"));
+  CHECK(apply_file(kOwn + "synthetic.codes", kOwn + "synthetic.in") == read_file(kOwn + "synthetic.out"));
   CHECK(apply_file(kOwn + "synthetic.codes", kOwn + "synthetic.in", with_vocabulary(kOwn + "synthetic.vocab", 2)) ==
-        slurp(kOwn + "synthetic.vocab-thr2.out"));
+        read_file(kOwn + "synthetic.vocab-thr2.out"));
 }
 
 TEST_CASE("apply_bpe: line splitting differs between standard input and -i FILE") {
   const std::string codes = kOwn + "codes.200", input = kOwn + "whitespace-edge.in";
-  CHECK(apply_file(codes, input, {}, LineMode::Universal) == slurp(kOwn + "whitespace-edge.bpe200.stdin-mode"));
-  CHECK(apply_file(codes, input, {}, LineMode::SplitLines) == slurp(kOwn + "whitespace-edge.bpe200.file-mode"));
+  CHECK(apply_file(codes, input, {}, LineMode::Universal) == read_file(kOwn + "whitespace-edge.bpe200.stdin-mode"));
+  CHECK(apply_file(codes, input, {}, LineMode::SplitLines) == read_file(kOwn + "whitespace-edge.bpe200.file-mode"));
 }
 
 TEST_CASE("apply_bpe: subword-nmt's own test corpus") {
   const std::string dir = kUpstream + "subword-nmt-tests/";
-  CHECK(apply_file(dir + "bpe.ref", dir + "corpus.en", {}, LineMode::SplitLines) == slurp(dir + "corpus.bpe.ref.en"));
+  CHECK(apply_file(dir + "bpe.ref", dir + "corpus.en", {}, LineMode::SplitLines) == read_file(dir + "corpus.bpe.ref.en"));
 }
 
 TEST_CASE("apply_bpe: subword-nmt's unit cases (glossaries, whitespace)") {
   const std::string dir = kUpstream + "subword-nmt-tests/";
-  auto cases = nlohmann::json::parse(slurp(dir + "unit_cases.json"));
+  auto cases = nlohmann::json::parse(read_file(dir + "unit_cases.json"));
   for (const auto& c : cases["isolate_glossary(word, 'like')"])
     CHECK(isolate_glossary(c["word"].get<std::string>(), GlossaryPattern("like")) ==
           c["expected"].get<std::vector<std::string>>());
@@ -105,8 +96,8 @@ TEST_CASE("apply_bpe: subword-nmt's unit cases (glossaries, whitespace)") {
 TEST_CASE("apply_bpe: WMT17 newstest2017 reference with 3000 and 39,620 merges") {
   const std::string input = kUpstream + "wmt17-en-de/tok-a/newstest2017.ref.de";
   const std::string dir = kUpstream + "wmt17-en-de/bpe/";
-  CHECK(apply_file(dir + "codes.3000", input) == slurp(dir + "newstest2017.ref.de.tok-a.bpe3000"));
-  CHECK(apply_file(dir + "codes.40000-minfreq2-stopped", input) == slurp(dir + "newstest2017.ref.de.tok-a.bpe40000"));
+  CHECK(apply_file(dir + "codes.3000", input) == read_file(dir + "newstest2017.ref.de.tok-a.bpe3000"));
+  CHECK(apply_file(dir + "codes.40000-minfreq2-stopped", input) == read_file(dir + "newstest2017.ref.de.tok-a.bpe40000"));
 }
 
 TEST_CASE("BpeCodes: v0.1 codes (no header) keep </w> as a separate symbol") {

@@ -3,27 +3,19 @@
 #include <catch.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "data/bpe_learn.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using namespace attn::data;
+using attn::test::read_file;
+using attn::test::vector_path;
 
 namespace {
 
-const std::string kShared = ATTNLAB_SHARED_DIR;
-const std::string kOwn = kShared + "/vectors/own/bpe/";
-const std::string kUpstream = kShared + "/vectors/upstream/";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+const std::string kOwn = vector_path("own/bpe/");
+const std::string kUpstream = vector_path("upstream/");
 
 WordCounts words_of_files(const std::vector<std::string>& paths) {
   WordCounts counts;
@@ -44,43 +36,39 @@ std::string trace_tsv(const std::vector<BpeMerge>& merges) {
   return out;
 }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("attnlab_test_bpe_learn_" + name)).string();
-}
-
 }  // namespace
 
 TEST_CASE("learn_bpe: 200 merges on the 401-line corpus, codes and trace") {
   BpeLearnResult result = learn({kOwn + "train.tok.en-de"}, 200);
-  CHECK(format_bpe_codes(result.merges) == slurp(kOwn + "codes.200"));
-  CHECK(trace_tsv(result.merges) == slurp(kOwn + "codes.200.trace.tsv"));
+  CHECK(format_bpe_codes(result.merges) == read_file(kOwn + "codes.200"));
+  CHECK(trace_tsv(result.merges) == read_file(kOwn + "codes.200.trace.tsv"));
   CHECK_FALSE(result.stopped_by_min_frequency);
   CHECK(format_merge_trace(0, result.merges[0]) == "pair 0: e r -> er (frequency 403)\n");
 }
 
 TEST_CASE("learn_bpe: tie-breaking, overlaps and the min-frequency stop") {
   BpeLearnResult result = learn({kOwn + "ties.in"}, 50);
-  CHECK(format_bpe_codes(result.merges) == slurp(kOwn + "ties.codes"));
-  CHECK(trace_tsv(result.merges) == slurp(kOwn + "ties.codes.trace.tsv"));
+  CHECK(format_bpe_codes(result.merges) == read_file(kOwn + "ties.codes"));
+  CHECK(trace_tsv(result.merges) == read_file(kOwn + "ties.codes.trace.tsv"));
   CHECK(result.stopped_by_min_frequency);
-  CHECK(format_bpe_codes(learn({kOwn + "ties.in"}, 50, 1).merges) == slurp(kOwn + "ties.codes.minfreq1"));
+  CHECK(format_bpe_codes(learn({kOwn + "ties.in"}, 50, 1).merges) == read_file(kOwn + "ties.codes.minfreq1"));
 }
 
 TEST_CASE("learn_bpe: --min-frequency 5 stops after 866 merges") {
   BpeLearnResult result = learn({kOwn + "train.tok.en-de"}, 1000, 5);
   CHECK(result.merges.size() == 866);
   CHECK(result.stopped_by_min_frequency);
-  CHECK(format_bpe_codes(result.merges) == slurp(kOwn + "codes.minfreq5"));
+  CHECK(format_bpe_codes(result.merges) == read_file(kOwn + "codes.minfreq5"));
 }
 
 TEST_CASE("learn_bpe: subword-nmt's own test (1000 merges on corpus.en)") {
   CHECK(format_bpe_codes(learn({kUpstream + "subword-nmt-tests/corpus.en"}, 1000).merges) ==
-        slurp(kUpstream + "subword-nmt-tests/bpe.ref"));
+        read_file(kUpstream + "subword-nmt-tests/bpe.ref"));
 }
 
 TEST_CASE("learn_bpe: several input files count as their concatenation") {
   CHECK(format_bpe_codes(learn({kOwn + "corpus.tok.de", kOwn + "corpus.tok.en"}, 200).merges) ==
-        slurp(kOwn + "codes.200"));
+        read_file(kOwn + "codes.200"));
 }
 
 TEST_CASE("learn_bpe: --dict-input gives the same codes as the text") {
@@ -89,7 +77,7 @@ TEST_CASE("learn_bpe: --dict-input gives the same codes as the text") {
   for (const auto& [word, count] : text_counts.items()) dictionary += word + " " + std::to_string(count) + "\n";
   WordCounts dict_counts;
   read_dictionary(split_lines(dictionary, LineMode::SplitLines), "dict", dict_counts);
-  CHECK(format_bpe_codes(learn_bpe(dict_counts, {200, 2}).merges) == slurp(kOwn + "codes.200"));
+  CHECK(format_bpe_codes(learn_bpe(dict_counts, {200, 2}).merges) == read_file(kOwn + "codes.200"));
 }
 
 TEST_CASE("learn_bpe: malformed --dict-input lines name file and line") {
@@ -116,10 +104,10 @@ TEST_CASE("learn_bpe: corner cases of the input") {
 
 TEST_CASE("learn_joint_bpe: codes equal learn_bpe on both files, vocabularies as upstream") {
   JointBpeResult joint = learn_joint_bpe({kOwn + "corpus.tok.en", kOwn + "corpus.tok.de"}, {200, 2});
-  CHECK(format_bpe_codes(joint.codes.merges) == slurp(kOwn + "codes.200"));
+  CHECK(format_bpe_codes(joint.codes.merges) == read_file(kOwn + "codes.200"));
   REQUIRE(joint.vocabularies.size() == 2);
-  CHECK(joint.vocabularies[0] == slurp(kOwn + "joint.vocab.en"));
-  CHECK(joint.vocabularies[1] == slurp(kOwn + "joint.vocab.de"));
+  CHECK(joint.vocabularies[0] == read_file(kOwn + "joint.vocab.en"));
+  CHECK(joint.vocabularies[1] == read_file(kOwn + "joint.vocab.de"));
 }
 
 TEST_CASE("learn_bpe: WMT17 newstest2017 (17 tokenized files), 3000 merges and trace") {
@@ -128,13 +116,13 @@ TEST_CASE("learn_bpe: WMT17 newstest2017 (17 tokenized files), 3000 merges and t
     files.push_back(entry.path().string());
   REQUIRE(files.size() == 17);
   BpeLearnResult result = learn(files, 3000);
-  CHECK(format_bpe_codes(result.merges) == slurp(kUpstream + "wmt17-en-de/bpe/codes.3000"));
-  CHECK(trace_tsv(result.merges) == slurp(kUpstream + "wmt17-en-de/bpe/codes.3000.trace.tsv"));
+  CHECK(format_bpe_codes(result.merges) == read_file(kUpstream + "wmt17-en-de/bpe/codes.3000"));
+  CHECK(trace_tsv(result.merges) == read_file(kUpstream + "wmt17-en-de/bpe/codes.3000.trace.tsv"));
 }
 
 TEST_CASE("read_utf8_file: invalid UTF-8 names file and line") {
-  std::string path = temp_path("bad_utf8.txt");
+  attn::test::TempDir tmp;
+  std::string path = tmp.file("bad_utf8.txt");
   write_file_atomic(path, "good line\nbad \xff line\n");
   CHECK_THROWS_WITH(read_utf8_file(path), Catch::Contains(path + ":2:"));
-  std::filesystem::remove(path);
 }

@@ -1,29 +1,19 @@
 // fairseq Dictionary (SPEC-MT-TOOLS.md §4): byte-exact dict.txt against vectors/own/fairseq/.
 #include <catch.hpp>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "data/dictionary.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using attn::data::DataError;
 using attn::data::Dictionary;
+using attn::test::read_file;
 
 namespace {
 
-const std::string kVectors = std::string(ATTNLAB_SHARED_DIR) + "/vectors/own/";
+const std::string kVectors = attn::test::vector_path("own/");
 const std::string kEnglish = kVectors + "bpe/corpus.bpe200.en";
 const std::string kGerman = kVectors + "bpe/corpus.bpe200.de";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string expected_dict(const std::string& name) { return read_file(kVectors + "fairseq/" + name); }
 
@@ -88,10 +78,10 @@ TEST_CASE("the vector dictionaries load with id = line + 3 and save identically"
   CHECK(dictionary.index("never-seen") == Dictionary::kUnk);
   CHECK(dictionary.to_text() == read_file(path));
 
-  auto out = std::filesystem::temp_directory_path() / "attnlab_test_dictionary_save.txt";
-  dictionary.save(out.string());
-  CHECK(read_file(out.string()) == read_file(path));
-  std::filesystem::remove(out);
+  attn::test::TempDir tmp;
+  const std::string out = tmp.file("dict.txt");
+  dictionary.save(out);
+  CHECK(read_file(out) == read_file(path));
 }
 
 TEST_CASE("encode_line maps unknowns to <unk>, counts them and appends </s>", "[dictionary]") {

@@ -2,23 +2,16 @@
 #include <catch.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
-
-#include <unistd.h>
 
 #include "data/ding_corpus.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using attn::data::SentencePair;
+using attn::test::TempDir;
 
 namespace {
-
-std::filesystem::path scratch_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("attnlab_test_ding_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // A miniature Ding file: comments, word entries, aligned sentence sub-entries with
 // annotations and alternatives, a misaligned line, a duplicate.
@@ -49,9 +42,8 @@ TEST_CASE("Ding text cleaning and sentence test", "[ding]") {
 }
 
 TEST_CASE("Ding sentence pairs from a synthetic dictionary", "[ding]") {
-  auto dir = scratch_dir();
-  std::string path = (dir / "de-en").string();
-  std::ofstream(path) << kSyntheticDing;
+  TempDir tmp;
+  std::string path = attn::test::write_file(tmp.dir / "de-en", kSyntheticDing);
   std::vector<SentencePair> pairs = attn::data::read_ding_sentence_pairs(path);
   std::vector<SentencePair> expected{
       {"The house is big.", "Das Haus ist groß."},
@@ -61,7 +53,6 @@ TEST_CASE("Ding sentence pairs from a synthetic dictionary", "[ding]") {
       {"A list of things.", "Eine Liste von Dingen."},
   };
   CHECK(pairs == expected);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("Ding missing file names the Debian package", "[ding]") {
@@ -84,14 +75,14 @@ TEST_CASE("corpus split is seeded, disjoint and complete; files are written", "[
   CHECK(attn::data::split_corpus(pairs, 8, 5, 4).valid != split.valid);
   CHECK_THROWS_AS(attn::data::split_corpus(pairs, 7, 25, 25), attn::data::DataError);
 
-  auto dir = scratch_dir() / "out";
+  TempDir tmp;
+  auto dir = tmp.dir / "out";
   attn::data::write_corpus_split(split, dir.string());
   auto valid_de = attn::data::read_lines((dir / "valid.de").string());
   REQUIRE(valid_de.size() == 5);
   CHECK(valid_de[0] == split.valid[0].german);
   CHECK(attn::data::read_lines((dir / "train.en").string()).size() == 41);
   CHECK(attn::data::read_lines((dir / "test.en").string()).size() == 4);
-  std::filesystem::remove_all(dir.parent_path());
 }
 
 TEST_CASE("the installed Ding dictionary gives about 19k sentence pairs", "[ding][installed]") {
