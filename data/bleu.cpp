@@ -91,6 +91,16 @@ std::vector<double> fractions(const BleuStats& stats) {
   return p;
 }
 
+// The one-line 4-gram report multi-bleu.perl and fairseq-score both print, with their own
+// labels: "<bleu> = S, p1/p2/p3/p4 (BP=…, ratio=…, <sys_len>=…, <ref_len>=…)".
+std::string format_bleu4_line(const BleuScore& score, std::string_view bleu, std::string_view sys_len,
+                              std::string_view ref_len) {
+  return fmt::format("{} = {}, {}/{}/{}/{} (BP={}, ratio={}, {}={}, {}={})", bleu, fixed(score.score, 2),
+                     fixed(score.precisions[0], 1), fixed(score.precisions[1], 1), fixed(score.precisions[2], 1),
+                     fixed(score.precisions[3], 1), fixed(score.bp, 3), fixed(score.ratio, 3), sys_len, score.sys_len,
+                     ref_len, score.ref_len);
+}
+
 BleuScore score_skeleton(const BleuStats& stats) {
   BleuScore score;
   score.sys_len = stats.sys_len;
@@ -314,10 +324,7 @@ BleuScore multibleu_compute(const BleuStats& stats) {
 }
 
 std::string format_multibleu_score(const BleuScore& score) {
-  return fmt::format("BLEU = {}, {}/{}/{}/{} (BP={}, ratio={}, hyp_len={}, ref_len={})", fixed(score.score, 2),
-                     fixed(score.precisions[0], 1), fixed(score.precisions[1], 1), fixed(score.precisions[2], 1),
-                     fixed(score.precisions[3], 1), fixed(score.bp, 3), fixed(score.ratio, 3), score.sys_len,
-                     score.ref_len);
+  return format_bleu4_line(score, "BLEU", "hyp_len", "ref_len");
 }
 
 // ------------------------------------------------------------------------ fairseq-score
@@ -354,10 +361,7 @@ BleuScore fairseq_compute(const BleuStats& stats) {
 }
 
 std::string format_fairseq_score(const BleuScore& score) {
-  return fmt::format("BLEU4 = {}, {}/{}/{}/{} (BP={}, ratio={}, syslen={}, reflen={})", fixed(score.score, 2),
-                     fixed(score.precisions[0], 1), fixed(score.precisions[1], 1), fixed(score.precisions[2], 1),
-                     fixed(score.precisions[3], 1), fixed(score.bp, 3), fixed(score.ratio, 3), score.sys_len,
-                     score.ref_len);
+  return format_bleu4_line(score, "BLEU4", "syslen", "reflen");
 }
 
 }  // namespace attn::data
