@@ -9,11 +9,25 @@
 #include "core/cpu/strided_loop.hpp"
 
 namespace attn::cpu {
+namespace {
+
+// The entries of a 1-D int64 index tensor (any stride) or of a 0-D one (every i reads it).
+class IndexReader {
+ public:
+  explicit IndexReader(const Tensor& indices)
+      : data_(indices.data<int64_t>()), stride_(indices.dim() > 0 ? indices.strides()[0] : 0) {}
+  int64_t operator[](int64_t i) const { return data_[i * stride_]; }
+
+ private:
+  const int64_t* data_;
+  int64_t stride_;
+};
+
+}  // namespace
 
 void CpuBackend::index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) {
   const int64_t rows = indices.numel(), width = weight.shape()[1];
-  const int64_t* idx = indices.data<int64_t>();
-  const int64_t idx_stride = indices.dim() > 0 ? indices.strides()[0] : 0;
+  const IndexReader idx(indices);
   dispatch_dtype(weight.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* w = weight.data<T>();
@@ -21,7 +35,7 @@ void CpuBackend::index_select_rows(const Tensor& weight, const Tensor& indices, 
     const int64_t row_stride = weight.strides()[0], col_stride = weight.strides()[1];
     parallel_ranges(rows, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
-        const T* src = w + idx[i * idx_stride] * row_stride;
+        const T* src = w + idx[i] * row_stride;
         T* dst = o + i * width;
         if (col_stride == 1) std::memcpy(dst, src, size_t(width) * sizeof(T));
         else for (int64_t j = 0; j < width; ++j) dst[j] = src[j * col_stride];
@@ -32,8 +46,7 @@ void CpuBackend::index_select_rows(const Tensor& weight, const Tensor& indices, 
 
 void CpuBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) {
   const int64_t rows = indices.numel(), width = grad_weight.shape()[1];
-  const int64_t* idx = indices.data<int64_t>();
-  const int64_t idx_stride = indices.dim() > 0 ? indices.strides()[0] : 0;
+  const IndexReader idx(indices);
   dispatch_dtype(grad_weight.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* g = grad_weight.data<T>();
@@ -43,7 +56,7 @@ void CpuBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indices
     // Threads own disjoint column ranges and add rows in index order: deterministic.
     parallel_ranges(width, [&](int64_t lo, int64_t hi) {
       for (int64_t i = 0; i < rows; ++i) {
-        T* dst = g + idx[i * idx_stride] * g_row;
+        T* dst = g + idx[i] * g_row;
         const T* from = s + i * s_row;
         if (g_col == 1 && s_col == 1) for (int64_t j = lo; j < hi; ++j) dst[j] += from[j];
         else for (int64_t j = lo; j < hi; ++j) dst[j * g_col] += from[j * s_col];
@@ -81,13 +94,12 @@ void CpuBackend::topk(const Tensor& x, int64_t k, bool largest, const Tensor& va
 
 void CpuBackend::gather_last(const Tensor& x, const Tensor& index, const Tensor& out) {
   const int64_t rows = x.shape()[0], n = x.shape()[1];
-  const int64_t* idx = index.data<int64_t>();
-  const int64_t idx_stride = index.dim() > 0 ? index.strides()[0] : 0;
+  const IndexReader idx(index);
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* xp = x.data<T>();
     T* o = out.data<T>();
-    for (int64_t r = 0; r < rows; ++r) o[r] = xp[r * n + idx[r * idx_stride]];
+    for (int64_t r = 0; r < rows; ++r) o[r] = xp[r * n + idx[r]];
   });
 }
 

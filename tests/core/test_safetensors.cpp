@@ -3,44 +3,20 @@
 // malformed input, including every truncation of a valid file.
 #include <catch.hpp>
 
-#include <unistd.h>
-
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/safetensors.hpp"
+#include "test_support.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;
+using test::read_file;
+using test::TempDir;
+using test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A fresh folder per test case, removed afterwards.
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() /
-          ("attnlab_test_safetensors_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-  std::string file(const std::string& name) const { return (dir / name).string(); }
-};
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 template <typename T>
 std::string le_bytes(std::initializer_list<T> values) {
@@ -63,7 +39,7 @@ std::vector<T> values_of(const Tensor& t) {
 // Writes `bytes` and expects load_safetensors to throw an attn::Error naming the file and `problem`.
 void expect_rejected(const TempDir& tmp, const std::string& bytes, const std::string& problem) {
   const std::string path = tmp.file("bad.safetensors");
-  write_bytes(path, bytes);
+  write_file(path, bytes);
   INFO("expected problem: " << problem);
   CHECK_THROWS_MATCHES(load_safetensors(path), Error, Catch::Matchers::Predicate<Error>([&](const Error& e) {
                          std::string m = e.what();
@@ -123,7 +99,7 @@ TEST_CASE("a file written by hand, as another implementation would, is read", "[
   const std::string header =
       R"({"b":{"dtype":"F32","shape":[2,1],"data_offsets":[16,24]},)"
       R"("a":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},"__metadata__":{"format":"pt"}}    )";
-  write_bytes(path, assemble(header, le_bytes<int64_t>({1, -2}) + std::string("\x00\x00\xc0\x3f\x00\x00\x80\xbe", 8)));
+  write_file(path, assemble(header, le_bytes<int64_t>({1, -2}) + std::string("\x00\x00\xc0\x3f\x00\x00\x80\xbe", 8)));
 
   SafetensorsFile f = load_safetensors(path);
   REQUIRE(f.tensors.size() == 2);
@@ -144,7 +120,7 @@ TEST_CASE("the writer produces the exact bytes of the format", "[safetensors]") 
       R"("n":{"dtype":"I32","shape":[1],"data_offsets":[8,12]}})";
   header.append((8 - header.size() % 8) % 8, ' ');
   const std::string expected = assemble(header, le_bytes<float>({1.5f, -0.25f}) + le_bytes<int32_t>({7}));
-  const std::string written = read_bytes(path);
+  const std::string written = read_file(path);
   CHECK(written.size() % 8 == 4);  // 8 + padded header = multiple of 8, then 12 data bytes
   CHECK(written == expected);
 }
@@ -222,10 +198,10 @@ TEST_CASE("every truncation of a valid file is rejected, never a crash", "[safet
   const std::string good = tmp.file("good.safetensors");
   save_safetensors(good, {{"a", from_vector<float>({1, 2, 3}, {3})}, {"b", from_vector<int64_t>({4, 5}, {2})}},
                    {{"epoch", "3"}});
-  const std::string bytes = read_bytes(good);
+  const std::string bytes = read_file(good);
   for (size_t length = 0; length < bytes.size(); ++length) {
     const std::string path = tmp.file("torn.safetensors");
-    write_bytes(path, bytes.substr(0, length));
+    write_file(path, bytes.substr(0, length));
     INFO("truncated to " << length << " of " << bytes.size() << " bytes");
     CHECK_THROWS_WITH(load_safetensors(path), Contains(path));
   }
