@@ -215,6 +215,8 @@ Translations generate(const DemoPaths& paths, const DemoOptions& options) {
   for (size_t i = 0; i < test.size(); ++i) sources[i] = test.sentence(i);
   DecodingOptions decoding;
   decoding.search.beam = options.beam;
+  decoding.search.max_len_a = 1.5;  // outputs of at most 1.5 × source + 10 tokens: an
+  decoding.search.max_len_b = 10;   // undertrained model's loops end early
   decoding.max_tokens = 4096;
   ProgressDisplay progress(stdout, ProgressDisplay::is_terminal(stdout));
   const auto start = std::chrono::steady_clock::now();
