@@ -3,30 +3,15 @@
 // the last N epoch/update checkpoints.
 #include <catch.hpp>
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "nn/checkpoint_average.hpp"
+#include "test_support.hpp"
 
 using namespace attn;
 using namespace attn::nn;
 using Catch::Matchers::Contains;
-namespace fs = std::filesystem;
+using test::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() /
-          ("attnlab_test_checkpoint_average_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-  std::string file(const std::string& name) const { return (dir / name).string(); }
-};
 
 // A checkpoint whose tensors depend on k.
 std::string write_checkpoint(const TempDir& tmp, const std::string& name, float w, double d, int64_t i, bool flag) {

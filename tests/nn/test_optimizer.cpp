@@ -4,16 +4,14 @@
 // continues bit-identically.
 #include <catch.hpp>
 
-#include <unistd.h>
-
 #include <cmath>
-#include <filesystem>
 #include <functional>
 
 #include "autograd/autograd.hpp"
 #include "core/safetensors.hpp"
 #include "nn/adam.hpp"
 #include "nn/nag.hpp"
+#include "test_support.hpp"
 
 using namespace attn;
 using namespace attn::nn;
@@ -106,12 +104,10 @@ void run(Optimizer& opt, Model& model, int first, int steps) {
 }
 
 std::map<std::string, Tensor> through_file(const NamedTensors& state) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("attnlab_test_optimizer_" + std::to_string(::getpid()) + ".safetensors"))
-                               .string();
+  test::TempDir tmp;
+  const std::string path = tmp.file("state.safetensors");
   save_safetensors(path, state);
   SafetensorsFile f = load_safetensors(path);
-  std::filesystem::remove(path);
   return {f.tensors.begin(), f.tensors.end()};
 }
 

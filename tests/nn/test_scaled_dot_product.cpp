@@ -9,9 +9,11 @@
 
 #include "../autograd/grad_test_util.hpp"
 #include "nn/mixers/scaled_dot_product.hpp"
+#include "test_support.hpp"
 
 using namespace attn;
 using namespace attn::testing;
+using attn::test::check_close;
 using nn::AttentionOptions;
 using nn::scaled_dot_product_attention;
 
@@ -53,14 +55,6 @@ std::vector<double> reference_attention(const Tensor& q, const Tensor& k, const 
         }
       }
   return out;
-}
-
-void check_close(const std::vector<double>& a, const std::vector<double>& b, double tol) {
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    INFO("element " << i);
-    REQUIRE(std::abs(a[i] - b[i]) <= tol);
-  }
 }
 
 }  // namespace

@@ -10,9 +10,11 @@
 #include "float64_params.hpp"
 #include "nn/mixers/mixer_registry.hpp"
 #include "nn/mixers/scaled_dot_product.hpp"
+#include "test_support.hpp"
 
 using namespace attn;
 using namespace attn::testing;
+using attn::test::check_close;
 
 namespace {
 
@@ -48,15 +50,6 @@ Tensor reference(nn::SoftmaxAttention& a, const Tensor& x, const Tensor& m, cons
     outs.push_back(ops::matmul(p, v.narrow(2, h * d, d)));
   }
   return ops::add(ops::matmul(ops::cat(outs, 2), a.out_proj->weight.transpose(0, 1)), a.out_proj->bias);
-}
-
-void check_close(const Tensor& a, const Tensor& b, double tol) {
-  REQUIRE(a.shape() == b.shape());
-  std::vector<double> x = a.to_vector(), y = b.to_vector();
-  for (size_t i = 0; i < x.size(); ++i) {
-    INFO("element " << i << " of " << a.shape().str());
-    REQUIRE(std::abs(x[i] - y[i]) <= tol);
-  }
 }
 
 }  // namespace

@@ -10,10 +10,12 @@
 
 #include "../autograd/grad_test_util.hpp"
 #include "float64_params.hpp"
+#include "test_support.hpp"
 #include "tiny_transformer.hpp"
 
 using namespace attn;
 using namespace attn::testing;
+using attn::test::check_close;
 
 namespace {
 
@@ -21,15 +23,6 @@ std::vector<std::string> state_names(const nn::Module& m) {
   std::vector<std::string> names;
   for (auto& [name, t] : m.state_dict()) names.push_back(name);
   return names;
-}
-
-void check_close(const Tensor& a, const Tensor& b, double tol) {
-  REQUIRE(a.shape() == b.shape());
-  std::vector<double> x = a.to_vector(), y = b.to_vector();
-  for (size_t i = 0; i < x.size(); ++i) {
-    INFO("element " << i << " of " << a.shape().str());
-    REQUIRE(std::abs(x[i] - y[i]) <= tol);
-  }
 }
 
 }  // namespace
