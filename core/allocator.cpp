@@ -31,12 +31,13 @@ void* Allocator::allocate(size_t nbytes) {
     stats_.cached_bytes -= size;
     ++stats_.num_cache_hits;
   } else {
+    // A miss while the cache holds more than is in use means the sizes being asked for
+    // keep changing (e.g. key/value caches growing one token per decoding step): the cached
+    // blocks will not be reused, so return them instead of letting them pile up.
+    if (stats_.cached_bytes > std::max(stats_.current_bytes, kCacheSoftLimit)) release_cached_locked();
     ptr = system_allocate(size);
     if (ptr == nullptr) {  // memory may be sitting in the cache: give it back and retry once
-      for (auto& [block_size, blocks] : free_)
-        for (void* block : blocks) system_free(block);
-      free_.clear();
-      stats_.cached_bytes = 0;
+      release_cached_locked();
       ptr = system_allocate(size);
     }
     ATTN_CHECK(ptr != nullptr, "out of memory on {}: could not allocate {} bytes ({} bytes in use)",
@@ -59,6 +60,10 @@ void Allocator::deallocate(void* ptr, size_t nbytes) {
 
 void Allocator::release_cached() {
   std::lock_guard lock(mu_);
+  release_cached_locked();
+}
+
+void Allocator::release_cached_locked() {
   for (auto& [size, blocks] : free_)
     for (void* block : blocks) system_free(block);
   free_.clear();

@@ -44,6 +44,10 @@ class Allocator {
   mutable std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;  // size class -> cached blocks
   AllocatorStats stats_;
+
+  // Cached bytes a cache miss tolerates before the cache is emptied (see allocate()).
+  static constexpr size_t kCacheSoftLimit = size_t(256) << 20;
+  void release_cached_locked();  // release_cached() with mu_ held
 };
 
 class CpuAllocator final : public Allocator {
