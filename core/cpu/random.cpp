@@ -13,13 +13,25 @@ namespace {
 
 constexpr int64_t kChunk = 1024;  // elements per batch of uniforms
 
-// words[k] = word (first + start + k) of the stream, k < n.
+constexpr int kLanes = 16;  // Philox blocks computed side by side (SIMD lanes)
+
+// words[k] = word (first + start + k) of the stream, k < n. Whole groups of kLanes blocks
+// go through the lane-parallel Philox; a partial block at either end through the scalar one.
 void philox_words(uint64_t seed, uint64_t first, uint64_t start, int64_t n, uint32_t* words) {
   uint64_t counter = first + start;
-  for (int64_t k = 0; k < n;) {
+  int64_t k = 0;
+  auto scalar_block = [&] {
     const std::array<uint32_t, 4> block = philox4x32(seed, 0, counter >> 2);
     for (unsigned w = unsigned(counter & 3); w < 4 && k < n; ++w, ++k, ++counter) words[k] = block[w];
+  };
+  if (counter & 3) scalar_block();
+  uint32_t lanes[4][kLanes];
+  for (; n - k >= 4 * kLanes; k += 4 * kLanes, counter += 4 * kLanes) {
+    philox4x32_lanes<kLanes>(seed, counter >> 2, lanes);
+    for (int l = 0; l < kLanes; ++l)
+      for (int w = 0; w < 4; ++w) words[k + 4 * l + w] = lanes[w][l];
   }
+  while (k < n) scalar_block();
 }
 
 // u[k] = the uniform [0, 1) of stream element start + k, k < n <= kChunk; equal to
