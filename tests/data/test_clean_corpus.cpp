@@ -5,38 +5,22 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <unistd.h>
 
 #include "data/clean_corpus.hpp"
 #include "data/text_io.hpp"
+#include "test_support.hpp"
 
 using attn::data::clean_corpus;
 using attn::data::clean_corpus_line;
 using attn::data::CleanCorpusOptions;
 using attn::data::judge_pair;
 using attn::data::PairVerdict;
+using attn::test::read_file;
+using attn::test::TempDir;
+using attn::test::write_file;
 
 namespace {
 
-std::filesystem::path scratch_dir() {
-  auto dir = std::filesystem::temp_directory_path() / ("attnlab_test_clean_corpus_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::string write(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
-
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 CleanCorpusOptions limits(size_t min_words, size_t max_words, double max_ratio = 9) {
   CleanCorpusOptions options;
@@ -87,16 +71,17 @@ TEST_CASE("clean-corpus: drop rules", "[clean_corpus]") {
 }
 
 TEST_CASE("clean-corpus: files in, kept pairs and counts out", "[clean_corpus]") {
-  auto dir = scratch_dir();
-  write(dir / "c.en",
+  TempDir scratch;
+  const auto& dir = scratch.dir;
+  write_file(dir / "c.en",
         "  hello \t  world  \na|b c\nx\u00A0y\n\none\n" + repeat("w ", 9) + "w\n" + repeat("w ", 8) + "w\n" +
             repeat("ä", 1000) + "\n" + repeat("x", 1001) + " b\na b c d e f\nkeep\r\n");
-  write(dir / "c.de", "hallo welt\na b\nx y\nleer\n\nw\nw\nlang\nb\na\nkeep\n");
+  write_file(dir / "c.de", "hallo welt\na b\nx y\nleer\n\nw\nw\nlang\nb\na\nkeep\n");
   const std::string out = (dir / "out").string();
 
   auto report = clean_corpus((dir / "c").string(), "en", "de", out, limits(1, 5));
-  CHECK(read(out + ".en") == "hello world\nab c\nx y\n" + repeat("ä", 1000) + "\nkeep\n");
-  CHECK(read(out + ".de") == "hallo welt\na b\nx y\nlang\nkeep\n");
+  CHECK(read_file(out + ".en") == "hello world\nab c\nx y\n" + repeat("ä", 1000) + "\nkeep\n");
+  CHECK(read_file(out + ".de") == "hallo welt\na b\nx y\nlang\nkeep\n");
   CHECK(report.input_pairs == 11);
   CHECK(report.kept_pairs == 5);
   CHECK(report.dropped_pairs() == 6);
@@ -106,47 +91,46 @@ TEST_CASE("clean-corpus: files in, kept pairs and counts out", "[clean_corpus]")
   CHECK(report.long_word == 1);
 
   report = clean_corpus((dir / "c").string(), "en", "de", out, limits(1, 10));
-  CHECK(read(out + ".de") == "hallo welt\na b\nx y\nw\nlang\na\nkeep\n");
+  CHECK(read_file(out + ".de") == "hallo welt\na b\nx y\nw\nlang\na\nkeep\n");
   CHECK(report.kept_pairs == 7);
   CHECK(report.over_ratio == 1);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("clean-corpus: a '|' on the first line marks a factored corpus", "[clean_corpus]") {
-  auto dir = scratch_dir();
-  write(dir / "f.en", "a|N b|V\nc|N  d|V\n");
-  write(dir / "f.de", "x\ny|\n");
+  TempDir scratch;
+  const auto& dir = scratch.dir;
+  write_file(dir / "f.en", "a|N b|V\nc|N  d|V\n");
+  write_file(dir / "f.de", "x\ny|\n");
   const std::string out = (dir / "out").string();
   clean_corpus((dir / "f").string(), "en", "de", out, limits(1, 250));
-  CHECK(read(out + ".en") == "a|N b|V\nc|N d|V\n");
-  CHECK(read(out + ".de") == "x\ny|\n");
+  CHECK(read_file(out + ".en") == "a|N b|V\nc|N d|V\n");
+  CHECK(read_file(out + ".de") == "x\ny|\n");
   // A bar on a later line only does not: it is removed.
-  write(dir / "g.en", "a b\nc|N d\n");
-  write(dir / "g.de", "x\ny\n");
+  write_file(dir / "g.en", "a b\nc|N d\n");
+  write_file(dir / "g.de", "x\ny\n");
   clean_corpus((dir / "g").string(), "en", "de", out, limits(1, 250));
-  CHECK(read(out + ".en") == "a b\ncN d\n");
+  CHECK(read_file(out + ".en") == "a b\ncN d\n");
   // An empty factor in a factored corpus is an error naming file:line.
-  const std::string blank = write(dir / "h.en", "a|N b|V\nc|N | d\n");
-  write(dir / "h.de", "x\ny\n");
+  const std::string blank = write_file(dir / "h.en", "a|N b|V\nc|N | d\n");
+  write_file(dir / "h.de", "x\ny\n");
   CHECK_THROWS_WITH(clean_corpus((dir / "h").string(), "en", "de", out, limits(1, 250)),
                     Catch::Contains(blank + ":2") && Catch::Contains("blank factor"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("clean-corpus: errors name the files, counts and lines, and write nothing", "[clean_corpus]") {
-  auto dir = scratch_dir();
-  const std::string en = write(dir / "m.en", "one\ntwo\nthree\n");
-  const std::string de = write(dir / "m.de", "eins\nzwei\n");
+  TempDir scratch;
+  const auto& dir = scratch.dir;
+  const std::string en = write_file(dir / "m.en", "one\ntwo\nthree\n");
+  const std::string de = write_file(dir / "m.de", "eins\nzwei\n");
   const std::string out = (dir / "out").string();
   CHECK_THROWS_WITH(clean_corpus((dir / "m").string(), "en", "de", out, limits(1, 80)),
                     Catch::Contains(en + " has 3 lines") && Catch::Contains(de + " has 2 lines"));
   CHECK_THROWS_WITH(clean_corpus((dir / "m").string(), "de", "en", out, limits(1, 80)),
                     Catch::Contains(de + " has 2 lines") && Catch::Contains(en + " has 3 lines"));
-  const std::string bad = write(dir / "b.de", "eins\nzw\xC3\x28i\ndrei\n");
-  write(dir / "b.en", "one\ntwo\nthree\n");
+  const std::string bad = write_file(dir / "b.de", "eins\nzw\xC3\x28i\ndrei\n");
+  write_file(dir / "b.en", "one\ntwo\nthree\n");
   CHECK_THROWS_WITH(clean_corpus((dir / "b").string(), "en", "de", out, limits(1, 80)),
                     Catch::Contains(bad + ":2") && Catch::Contains("UTF-8"));
   CHECK_FALSE(std::filesystem::exists(out + ".en"));
   CHECK_THROWS_AS(clean_corpus((dir / "missing").string(), "en", "de", out, limits(1, 80)), attn::data::DataError);
-  std::filesystem::remove_all(dir);
 }
