@@ -4,12 +4,13 @@
 #
 # OpenBLAS flavour: we install libopenblas0-openmp (via libopenblas-openmp-dev) so that
 # OpenBLAS shares the OpenMP thread pool with our own kernels. With the pthread flavour the
-# two pools spin-wait against each other on 2 cores and throughput halves.
+# two pools spin-wait against each other on 2 cores and throughput halves. oneDNN
+# (libdnnl-dev, the large float32/bfloat16 GEMMs) uses the same OpenMP runtime.
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 PKGS=(build-essential cmake ninja-build pkg-config
-      libeigen3-dev libopenblas-openmp-dev
+      libeigen3-dev libopenblas-openmp-dev libdnnl-dev
       libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
       libicu-dev trans-de-en)
 missing=()

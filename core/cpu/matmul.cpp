@@ -1,6 +1,9 @@
 // CPU GEMM: out[b] = alpha * a[b] @ b[b] + beta * out[b] (core/backend.hpp, batched_gemm).
 //
-// float32 -> cblas_sgemm, float64 -> cblas_dgemm (OpenBLAS, OpenMP flavour). Each operand
+// float64 -> cblas_dgemm. float32: large products -> oneDNN (core/cpu/onednn_gemm.hpp), in
+// float32 or, when core/matmul_precision.hpp asks for it, with bfloat16 operands; the small
+// products of a batch (attention's per-head ones) -> cblas_sgemm, one per OpenMP thread, as
+// OpenBLAS has the lower per-call cost. Each operand
 // is handed to BLAS as it lies in memory: a row-major view is passed with its row stride as
 // the leading dimension, a column-major view (e.g. a transpose) with CblasTrans. Only a view
 // that is neither (e.g. a broadcast row) is copied. Batch stride 0 means a broadcast operand.
@@ -9,13 +12,15 @@
 // are spread over the threads in a single parallel region. out's matrices may be strided
 // rows (row stride >= N, unit column stride), e.g. a head-interleaved [B, T, H, d] buffer.
 //
-// Why not Eigen's product: bench/bench_matmul.cpp measures both on the Transformer shapes;
-// on this machine OpenBLAS is 25-40% faster on every one (figures in bench/README.md).
+// Why not Eigen's product: bench/bench_matmul.cpp measures the libraries on the Transformer
+// shapes; on this machine Eigen is the slowest on every one (figures in bench/README.md).
 #include <cblas.h>
 
 #include <algorithm>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/cpu/onednn_gemm.hpp"
+#include "core/matmul_precision.hpp"
 
 namespace attn::cpu {
 namespace {
@@ -58,19 +63,32 @@ struct BatchOffsets {
 // The operand itself when BLAS can read it, else a contiguous copy (once, for all batches).
 Tensor blas_readable(const Tensor& t) { return describe_matrix(t).usable ? t : t.contiguous(); }
 
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, const BlasMatrix& da,
-          const BlasMatrix& db, int64_t ldc, double alpha, double beta) {
-  cblas_sgemm(CblasRowMajor, da.trans, db.trans, m, n, k, float(alpha), a, da.ld, b, db.ld, float(beta), c, ldc);
-}
-
-void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, const BlasMatrix& da,
-          const BlasMatrix& db, int64_t ldc, double alpha, double beta) {
-  cblas_dgemm(CblasRowMajor, da.trans, db.trans, m, n, k, alpha, a, da.ld, b, db.ld, beta, c, ldc);
-}
-
 // Below this many multiply-adds per matrix, BLAS's own threading does not pay off and the
 // batch is spread over the OpenMP threads instead (attention's per-head products).
 constexpr int64_t kSmallGemmMacs = int64_t(1) << 21;
+
+// Rounding the operands to bfloat16 costs O(mk + kn) next to the product's O(mnk): it pays
+// only when both m and n are large (so not for one decoding step's few rows).
+bool use_bf16(int64_t m, int64_t n, int64_t k) {
+  return matmul_precision() == MatmulPrecision::BFloat16 && std::min(m, n) >= 64 && m * n * k >= kSmallGemmMacs;
+}
+
+char trans_flag(const BlasMatrix& d) { return d.trans == CblasTrans ? 'T' : 'N'; }
+
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, const BlasMatrix& da,
+          const BlasMatrix& db, int64_t ldc, double alpha, double beta, bool large) {
+  if (!large) {
+    cblas_sgemm(CblasRowMajor, da.trans, db.trans, m, n, k, float(alpha), a, da.ld, b, db.ld, float(beta), c, ldc);
+    return;
+  }
+  const auto product = use_bf16(m, n, k) ? onednn_bf16_gemm : onednn_sgemm;
+  product(trans_flag(da), trans_flag(db), m, n, k, float(alpha), a, da.ld, b, db.ld, float(beta), c, ldc);
+}
+
+void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, const BlasMatrix& da,
+          const BlasMatrix& db, int64_t ldc, double alpha, double beta, bool /*large*/) {
+  cblas_dgemm(CblasRowMajor, da.trans, db.trans, m, n, k, alpha, a, da.ld, b, db.ld, beta, c, ldc);
+}
 
 template <typename T>
 void batched_gemm_typed(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
@@ -82,12 +100,14 @@ void batched_gemm_typed(const Tensor& a, const Tensor& b, const Tensor& out, dou
   T* pc = out.data<T>();
   const BatchOffsets sa(a, inner), sb(b, inner), sc(out, inner);
   const int64_t ldc = std::max<int64_t>(out.stride(-2), std::max<int64_t>(n, 1));
-  auto one = [&](int64_t i) { gemm(pa + sa(i), pb + sb(i), pc + sc(i), m, n, k, da, db, ldc, alpha, beta); };
+  auto one = [&](int64_t i, bool large) {
+    gemm(pa + sa(i), pb + sb(i), pc + sc(i), m, n, k, da, db, ldc, alpha, beta, large);
+  };
   if (batch > 1 && m * n * k < kSmallGemmMacs) {
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < batch; ++i) one(i);
+    for (int64_t i = 0; i < batch; ++i) one(i, false);
   } else {
-    for (int64_t i = 0; i < batch; ++i) one(i);
+    for (int64_t i = 0; i < batch; ++i) one(i, true);
   }
 }
 

@@ -1,0 +1,102 @@
+#include "core/cpu/onednn_gemm.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <vector>
+
+#include "core/bfloat16.hpp"
+#include "core/error.hpp"
+
+namespace attn::cpu {
+namespace {
+
+using dnnl::memory;
+
+// Copies a rows×cols float32 matrix (row stride ld) into dense bfloat16, rows·cols elements.
+void round_to_bfloat16(const float* src, int64_t rows, int64_t cols, int64_t ld, std::vector<uint16_t>& dst) {
+  if (dst.size() < size_t(rows * cols)) dst.resize(size_t(rows * cols));
+  uint16_t* out = dst.data();
+#pragma omp parallel for schedule(static) if (rows * cols >= (int64_t(1) << 16))
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in_row = src + r * ld;
+    uint16_t* out_row = out + r * cols;
+    for (int64_t c = 0; c < cols; ++c) out_row[c] = float_to_bfloat16(in_row[c]);
+  }
+}
+
+// An operand of the product after rounding: dense bfloat16 in the memory order of the
+// float32 source, described to oneDNN by its logical shape and strides.
+struct Bf16Operand {
+  std::vector<uint16_t> storage;
+  memory::desc desc;
+
+  void assign(char trans, int64_t rows, int64_t cols, const float* src, int64_t ld) {
+    const bool transposed = trans == 'T';
+    // In memory a transposed operand is its cols×rows transpose, stored row-major.
+    const int64_t stored_rows = transposed ? cols : rows, stored_cols = transposed ? rows : cols;
+    round_to_bfloat16(src, stored_rows, stored_cols, ld, storage);
+    const memory::dims strides = transposed ? memory::dims{1, rows} : memory::dims{cols, 1};
+    desc = memory::desc({rows, cols}, memory::data_type::bf16, strides);
+  }
+};
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// One matmul primitive per "accumulate into C or not", with every size and stride given at
+// execution time (oneDNN's runtime dimensions), so no primitive is built per shape.
+const dnnl::matmul& bf16_matmul(bool accumulate) {
+  static const auto make = [](bool with_sum) {
+    const auto any = DNNL_RUNTIME_DIM_VAL;
+    const memory::desc a({any, any}, memory::data_type::bf16, memory::dims{any, any});
+    const memory::desc b({any, any}, memory::data_type::bf16, memory::dims{any, any});
+    const memory::desc c({any, any}, memory::data_type::f32, memory::dims{any, 1});
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});  // alpha
+    if (with_sum) {
+      dnnl::post_ops sum;
+      sum.append_sum(1.0f);  // C += alpha·A·B (other betas pre-scale C)
+      attr.set_post_ops(sum);
+    }
+    return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu_engine()));
+  };
+  static const dnnl::matmul overwrite = make(false), accumulate_into = make(true);
+  return accumulate ? accumulate_into : overwrite;
+}
+
+void scale_rows(float* c, int64_t m, int64_t n, int64_t ldc, float beta) {
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j) c[r * ldc + j] *= beta;
+}
+
+}  // namespace
+
+void onednn_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const dnnl_status_t status = dnnl_sgemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  ATTN_CHECK(status == dnnl_success, "oneDNN sgemm failed (status {}) for m={} n={} k={}", int(status), m, n, k);
+}
+
+void onednn_bf16_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                      int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  // Rounded operands live in per-thread buffers that only grow: no allocation per call.
+  thread_local Bf16Operand a16, b16;
+  thread_local dnnl::stream stream(cpu_engine());
+  a16.assign(transa, m, k, a, lda);
+  b16.assign(transb, k, n, b, ldb);
+  if (beta != 0.0f && beta != 1.0f) scale_rows(c, m, n, ldc, beta);
+  const memory::desc c_desc({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  float alpha_value = alpha;
+  const memory::desc scalar({1}, memory::data_type::f32, memory::dims{1});
+  const dnnl::engine& engine = cpu_engine();
+  bf16_matmul(beta != 0.0f)
+      .execute(stream, {{DNNL_ARG_SRC, memory(a16.desc, engine, a16.storage.data())},
+                        {DNNL_ARG_WEIGHTS, memory(b16.desc, engine, b16.storage.data())},
+                        {DNNL_ARG_DST, memory(c_desc, engine, c)},
+                        {DNNL_ARG_ATTR_OUTPUT_SCALES, memory(scalar, engine, &alpha_value)}});
+  stream.wait();
+}
+
+}  // namespace attn::cpu
