@@ -39,7 +39,7 @@ CommandRegistration clean_corpus_command(
       cmd.add_option("min", args->options.min_words, "Fewest words a side may have")->required();
       cmd.add_option("max", args->options.max_words, "Most words a side may have")->required();
       cmd.add_option("--ratio", args->options.max_ratio, "Largest word-count ratio, either way")
-          ->check(CLI::PositiveNumber)
+          ->check(positive_number())
           ->capture_default_str();
       cmd.add_option("--max-word-length", args->options.max_word_length,
                      "Drop pairs with a word longer than this many characters")

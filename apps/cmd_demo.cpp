@@ -16,7 +16,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--threads", options->threads, "Threads (0: default)");
   cmd.add_option("--ding", options->ding_path, "Ding dictionary file (package trans-de-en)")->capture_default_str();
   cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->capture_default_str();
-  cmd.add_option("--beam", options->beam, "Beam size")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();
   return [options] { return run_demo(*options); };
 }
 

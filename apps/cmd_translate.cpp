@@ -45,15 +45,23 @@ int run_translate(const TranslateArgs& args) {
   const data::MosesDetokenizer detokenizer(data::parse_moses_language(task.target_lang));
   const data::BpeEncoder bpe(data::BpeCodes::read(find_bpe_codes(args, task)), {});
 
+  // The sources of the lines with tokens; a line without any is answered with an empty line.
   std::vector<std::vector<int64_t>> sources;
+  std::vector<bool> line_is_empty;
   for (std::string line; std::getline(std::cin, line);) {
     const std::string tokens = args.no_tokenize ? line : tokenizer.tokenize(line);
     const std::vector<int32_t> ids = task.source_dict.encode_line(bpe.process_line(tokens)).ids;
-    sources.emplace_back(ids.begin(), ids.end());
+    line_is_empty.push_back(ids.size() == 1);  // only </s>
+    if (!line_is_empty.back()) sources.emplace_back(ids.begin(), ids.end());
   }
   const auto hypotheses = translate_sentences(*trained.model, sources, args.decoding);
-  for (const auto& nbest : hypotheses) {
-    const std::string text = task.target_dict.decode(nbest.front().tokens, "@@ ");
+  auto nbest = hypotheses.begin();
+  for (const bool empty : line_is_empty) {
+    if (empty) {
+      std::cout << "\n";
+      continue;
+    }
+    const std::string text = task.target_dict.decode((nbest++)->front().tokens, "@@ ");
     std::cout << (args.no_tokenize ? text : detokenizer.detokenize(text)) << "\n";
   }
   return 0;
@@ -65,7 +73,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
-  cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(positive_number())->capture_default_str();
   cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
   cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")->capture_default_str();
   cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")->capture_default_str();

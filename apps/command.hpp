@@ -25,6 +25,18 @@ struct CommandInfo {
 
 std::vector<CommandInfo>& command_registry();
 
+// Checks that an option's value is a number > 0: "--beam: must be a number > 0, got '0'"
+// (CLI::PositiveNumber's message prints its bounds as 0.000000 and a 309-digit maximum).
+inline CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        if (CLI::detail::lexical_cast(text, value) && value > 0) return {};
+        return "must be a number > 0, got '" + text + "'";
+      },
+      "POSITIVE");
+}
+
 struct CommandRegistration {
   CommandRegistration(std::string name, std::string description, CommandSetup setup) {
     command_registry().push_back({std::move(name), std::move(description), std::move(setup)});

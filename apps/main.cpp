@@ -3,8 +3,26 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "apps/command.hpp"
+
+namespace {
+
+// --help exits 0. A rejected command line exits 2, as getopt and argparse tools do (CLI11's
+// own codes, 105-109, read like an error of the command itself); a first word that is no
+// command is named (CLI11 would only say "A subcommand is required").
+int command_line_error(CLI::App& app, const CLI::ParseError& e) {
+  const std::vector<std::string> unknown = app.remaining();
+  if (e.get_exit_code() != 0 && app.get_subcommands().empty() && !unknown.empty() && !unknown.front().starts_with("-")) {
+    std::cerr << "attnlab: unknown command '" << unknown.front() << "' (attnlab --help lists the commands)\n";
+    return 2;
+  }
+  return app.exit(e) == 0 ? 0 : 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"attnlab: a from-scratch tensor engine and sequence-model toolkit for translation"};
@@ -19,7 +37,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return command_line_error(app, e);
   }
   try {
     for (auto& [sub, action] : actions)

@@ -113,7 +113,7 @@ CommandRegistration preprocess_command(
           ->capture_default_str();
       cmd.add_option("--padding-factor", options->padding_factor, "Pad dictionary size to a multiple of this")
           ->capture_default_str();
-      cmd.add_option("--workers", options->workers, "Threads")->check(CLI::PositiveNumber)->capture_default_str();
+      cmd.add_option("--workers", options->workers, "Threads")->check(positive_number())->capture_default_str();
       return [options] { return run_preprocess(*options); };
     });
 

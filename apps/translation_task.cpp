@@ -116,9 +116,13 @@ TrainedModel load_trained_model(const std::string& checkpoint_path) {
   CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/false);
   TrainedModel trained;
   trained.metadata = content.metadata;
-  trained.task = task_from_json(content.metadata.at("task"));
-  trained.model = std::make_shared<nn::EncoderDecoderModel>(nn::config_from_json(content.metadata.at("model_config")));
-  trained.model->load_state_dict(std::map<std::string, Tensor>(content.model.begin(), content.model.end()));
+  try {  // a metadata field missing or wrong, a dictionary gone, weights of another shape
+    trained.task = task_from_json(content.metadata.at("task"));
+    trained.model = std::make_shared<nn::EncoderDecoderModel>(nn::config_from_json(content.metadata.at("model_config")));
+    trained.model->load_state_dict(std::map<std::string, Tensor>(content.model.begin(), content.model.end()));
+  } catch (const std::exception& e) {
+    throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
+  }
   trained.model->eval();
   return trained;
 }
