@@ -10,7 +10,7 @@
 //     the rest of each phase (allocation, autograd bookkeeping, Adam's own loops).
 //
 // Usage: bench_step_profile [--model tiny|base|both] [--threads N] [--steps N] [--warmup N]
-//                           [--kernels]
+//                           [--kernels] [--matmul-precision fp32|bf16]
 // The kernel profile adds a clock read per kernel call; the tokens/s figures of the same run
 // are taken from the unprofiled steps only.
 #include <fmt/format.h>
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/allocator.hpp"
+#include "core/matmul_precision.hpp"
 #include "core/profiler.hpp"
 #include "core/threads.hpp"
 #include "nn/adam.hpp"
@@ -63,6 +64,8 @@ Options parse(int argc, char** argv) {
       o.warmup = std::stoi(value());
     } else if (arg == "--kernels") {
       o.kernels = true;
+    } else if (arg == "--matmul-precision") {
+      set_matmul_precision(parse_matmul_precision(value()));
     } else {
       throw Error(fmt::format("bench_step_profile: unknown argument '{}' (see the header comment)", arg));
     }
@@ -194,8 +197,8 @@ void run_model(const std::string& name, const Options& o) {
   }
   const double cpu_per_step = (process_cpu_seconds() - cpu_start) / o.steps;
   const double tokens = double(kSentences * kLength), per_step = sum.total() / o.steps;
-  fmt::print("{} ({} parameters), {} thread(s), {} steps of {} target tokens\n", name,
-             trainee.model.num_parameters(), o.threads, o.steps, int64_t(tokens));
+  fmt::print("{} ({} parameters), {} thread(s), {} steps of {} target tokens, {} matrix products\n", name,
+             trainee.model.num_parameters(), o.threads, o.steps, int64_t(tokens), to_string(matmul_precision()));
   fmt::print("  {:.0f} tokens/s   step {:.1f} ms = forward {:.1f} + backward {:.1f} + optimizer {:.1f}"
              "   peak tensor memory {:.0f} MiB\n",
              tokens / per_step, 1e3 * per_step, 1e3 * sum.forward / o.steps, 1e3 * sum.backward / o.steps,

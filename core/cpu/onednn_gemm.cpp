@@ -45,25 +45,40 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// One matmul primitive per "accumulate into C or not", with every size and stride given at
-// execution time (oneDNN's runtime dimensions), so no primitive is built per shape.
-const dnnl::matmul& bf16_matmul(bool accumulate) {
-  static const auto make = [](bool with_sum) {
-    const auto any = DNNL_RUNTIME_DIM_VAL;
-    const memory::desc a({any, any}, memory::data_type::bf16, memory::dims{any, any});
-    const memory::desc b({any, any}, memory::data_type::bf16, memory::dims{any, any});
-    const memory::desc c({any, any}, memory::data_type::f32, memory::dims{any, 1});
-    dnnl::primitive_attr attr;
-    attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});  // alpha
-    if (with_sum) {
-      dnnl::post_ops sum;
-      sum.append_sum(1.0f);  // C += alpha·A·B (other betas pre-scale C)
-      attr.set_post_ops(sum);
+// One matmul primitive per operand layout (row- or column-major A and B) and per
+// "accumulate into C or not", with sizes and row strides given at execution time (oneDNN's
+// runtime dimensions), so no primitive is built per shape. (Leaving the layout itself to
+// run time too would select oneDNN's slow reference kernel.)
+memory::desc runtime_matrix(memory::data_type type, bool column_major) {
+  const auto any = DNNL_RUNTIME_DIM_VAL;
+  return memory::desc({any, any}, type, column_major ? memory::dims{1, any} : memory::dims{any, 1});
+}
+
+dnnl::matmul make_bf16_matmul(bool transposed_a, bool transposed_b, bool accumulate) {
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {DNNL_RUNTIME_F32_VAL});  // alpha
+  if (accumulate) {
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);  // C += alpha·A·B (other betas pre-scale C)
+    attr.set_post_ops(sum);
+  }
+  const dnnl::matmul::desc desc(runtime_matrix(memory::data_type::bf16, transposed_a),
+                                runtime_matrix(memory::data_type::bf16, transposed_b),
+                                runtime_matrix(memory::data_type::f32, false));
+  return dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()));
+}
+
+const dnnl::matmul& bf16_matmul(bool transposed_a, bool transposed_b, bool accumulate) {
+  struct Table {
+    dnnl::matmul entries[2][2][2];
+    Table() {
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b)
+          for (int acc = 0; acc < 2; ++acc) entries[a][b][acc] = make_bf16_matmul(a, b, acc);
     }
-    return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu_engine()));
   };
-  static const dnnl::matmul overwrite = make(false), accumulate_into = make(true);
-  return accumulate ? accumulate_into : overwrite;
+  static const Table table;  // built once, thread-safely, on first use
+  return table.entries[transposed_a][transposed_b][accumulate];
 }
 
 void scale_rows(float* c, int64_t m, int64_t n, int64_t ldc, float beta) {
@@ -91,7 +106,7 @@ void onednn_bf16_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k,
   float alpha_value = alpha;
   const memory::desc scalar({1}, memory::data_type::f32, memory::dims{1});
   const dnnl::engine& engine = cpu_engine();
-  bf16_matmul(beta != 0.0f)
+  bf16_matmul(transa == 'T', transb == 'T', beta != 0.0f)
       .execute(stream, {{DNNL_ARG_SRC, memory(a16.desc, engine, a16.storage.data())},
                         {DNNL_ARG_WEIGHTS, memory(b16.desc, engine, b16.storage.data())},
                         {DNNL_ARG_DST, memory(c_desc, engine, c)},
