@@ -1,0 +1,494 @@
+// End-to-end tests of the `attnlab` binary (README.md "Commands", "Preparing data",
+// "Training and decoding"): every test runs the real executable (ATTNLAB_BINARY) through the
+// shell as a user would, on tiny inputs in a TempDir, and checks its exit code, what it prints
+// and what it writes:
+//   * the text tools byte for byte against ../shared/vectors (SPEC-MT-TOOLS.md §1 BPE, §2
+//     Moses, §3 BLEU, §4 fairseq dictionaries);
+//   * the model commands (train, validate, generate, average, translate; SPEC-MODELS.md
+//     §1.6–1.11) on 64 sentence pairs and a one-layer D=32 Transformer, and exact resume;
+//   * bad input — a missing or malformed file, an unknown flag, a corrupt checkpoint — which
+//     must end with exit code 1 (a runtime error: one line "attnlab: error: ..." naming the
+//     file, and the line when there is one) or 2 (a command-line error), never a signal or a
+//     hang (each run is under `timeout`, whose 124 fails the exit-code checks).
+#include <catch.hpp>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/safetensors.hpp"
+#include "test_support.hpp"
+
+using attn::test::read_file;
+using attn::test::TempDir;
+using attn::test::vector_path;
+using attn::test::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kRuntimeError = 1;      // apps/main.cpp: the command threw
+constexpr int kCommandLineError = 2;  // apps/main.cpp: CLI11 rejected the arguments
+constexpr int kTimeoutSeconds = 120;  // far above any run here: only a hang reaches it
+
+struct CommandResult {
+  int exit_code = -1;  // the exit status, or 128 + N when signal N killed the process
+  std::string out, err;
+};
+
+std::string shell_quoted(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// Runs `attnlab ARGS...` in `dir` with standard input from the file `input`.
+CommandResult run_attnlab(const TempDir& dir, const std::vector<std::string>& args,
+                          const std::string& input = "/dev/null") {
+  std::string command = fmt::format("cd {} && timeout -k 5 {} {}", shell_quoted(dir.dir.string()), kTimeoutSeconds,
+                                    shell_quoted(ATTNLAB_BINARY));
+  for (const std::string& arg : args) command += fmt::format(" {}", shell_quoted(arg));
+  const std::string out = dir.file("command.stdout"), err = dir.file("command.stderr");
+  command += fmt::format(" < {} > {} 2> {}", shell_quoted(input), shell_quoted(out), shell_quoted(err));
+  const int status = std::system(command.c_str());
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_file(out);
+  result.err = read_file(err);
+  return result;
+}
+
+void require_success(const CommandResult& result) {
+  INFO("stderr: " << result.err);
+  REQUIRE(result.exit_code == 0);
+}
+
+// A runtime error: exit code 1 and exactly one line on stderr, mentioning each of `names`.
+void require_runtime_error(const CommandResult& result, const std::vector<std::string>& names) {
+  INFO("stderr: " << result.err);
+  REQUIRE(result.exit_code == kRuntimeError);
+  REQUIRE(result.err.starts_with("attnlab: error: "));
+  REQUIRE(result.err.find('\n') == result.err.size() - 1);
+  for (const std::string& name : names) CHECK(result.err.find(name) != std::string::npos);
+}
+
+// A command-line error: exit code 2 and a first stderr line mentioning `name`.
+void require_command_line_error(const CommandResult& result, const std::string& name) {
+  INFO("stderr: " << result.err);
+  REQUIRE(result.exit_code == kCommandLineError);
+  CHECK(result.err.substr(0, result.err.find('\n')).find(name) != std::string::npos);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string joined_lines(const std::vector<std::string>& lines, size_t begin, size_t end) {
+  std::string text;
+  for (size_t i = begin; i < end; ++i) text += lines[i] + "\n";
+  return text;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The flags of a one-layer D=32 Transformer trained with Adam on one thread (bit-reproducible).
+const std::vector<std::string> kTinyTraining = {
+    "--arch", "transformer_tiny", "--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "32",
+    "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
+    "--encoder-attention-heads", "2", "--decoder-attention-heads", "2", "--share-all-embeddings",
+    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", "0.003", "--lr-scheduler", "inverse_sqrt",
+    "--warmup-updates", "4", "--label-smoothing", "0.1", "--max-tokens", "512", "--threads", "1",
+    "--progress", "lines", "--log-interval", "1"};
+
+// The tiny model trained on the workspace's data-bin/ into `save_dir`, stopping as `stop` says.
+CommandResult run_tiny_training(const TempDir& workspace, const std::string& save_dir,
+                                const std::vector<std::string>& stop) {
+  std::vector<std::string> args = {"train", "data-bin", "--save-dir", save_dir, "--bpe-codes",
+                                   workspace.file("bpe/codes")};
+  args.insert(args.end(), kTinyTraining.begin(), kTinyTraining.end());
+  args.insert(args.end(), stop.begin(), stop.end());
+  return run_attnlab(workspace, args);
+}
+
+// The README's pipeline, run once with the CLI itself: 80 sentence pairs of the Moses test
+// corpus (moses/corpus.{en,de}: English lines 31-110, their translations on German lines
+// 32-111) as raw/{train,valid,test}.{en,de} (64/8/8 pairs), tokenized (-a) into tok/, 100
+// BPE merges learnt on both sides (bpe/codes) and applied into bpe/, a joined dictionary and
+// binarized splits in data-bin/, and the tiny model trained for two epochs into checkpoints/.
+struct TrainingWorkspace {
+  TempDir dir;
+  CommandResult training;
+
+  static const TrainingWorkspace& get() {
+    static const TrainingWorkspace workspace;
+    return workspace;
+  }
+
+ private:
+  TrainingWorkspace() {
+    write_raw_splits();
+    for (const std::string split : {"train", "valid", "test"})
+      for (const std::string lang : {"en", "de"}) {
+        const CommandResult tokenized =
+            run_attnlab(dir, {"tokenize", "-a", "-l", lang}, dir.file("raw/" + split + "." + lang));
+        require_success(tokenized);
+        write_file(dir.file("tok/" + split + "." + lang), tokenized.out);
+      }
+    require_success(
+        run_attnlab(dir, {"bpe", "learn", "-s", "100", "-i", "tok/train.en", "tok/train.de", "-o", "bpe/codes"}));
+    for (const std::string split : {"train", "valid", "test"})
+      for (const std::string lang : {"en", "de"})
+        require_success(run_attnlab(dir, {"bpe", "apply", "-c", "bpe/codes", "-i", "tok/" + split + "." + lang, "-o",
+                                          "bpe/" + split + "." + lang}));
+    require_success(run_attnlab(dir, {"preprocess", "--source-lang", "en", "--target-lang", "de", "--trainpref",
+                                      "bpe/train", "--validpref", "bpe/valid", "--testpref", "bpe/test", "--destdir",
+                                      "data-bin", "--joined-dictionary"}));
+    training = run_tiny_training(dir, "checkpoints", {"--max-epoch", "2"});
+    require_success(training);
+  }
+
+  void write_raw_splits() {
+    for (const char* folder : {"raw", "tok", "bpe"}) fs::create_directories(dir.dir / folder);
+    for (const auto& [lang, first] : {std::pair<std::string, size_t>{"en", 30}, {"de", 31}}) {
+      const std::vector<std::string> lines = lines_of(read_file(vector_path("own/moses/corpus." + lang)));
+      REQUIRE(lines.size() >= first + 80);
+      write_file(dir.file("raw/train." + lang), joined_lines(lines, first, first + 64));
+      write_file(dir.file("raw/valid." + lang), joined_lines(lines, first + 64, first + 72));
+      write_file(dir.file("raw/test." + lang), joined_lines(lines, first + 72, first + 80));
+    }
+  }
+};
+
+}  // namespace
+
+// --- commands without a model -------------------------------------------------------------
+
+TEST_CASE("info prints the threads, the BLAS, CUDA and the allocator") {
+  TempDir dir;
+  const CommandResult info = run_attnlab(dir, {"info"});
+  require_success(info);
+  for (const char* line_start : {"threads: ", "blas: ", "cuda: ", "cpu allocator: "})
+    CHECK((contains(info.out, std::string("\n") + line_start) || info.out.starts_with(line_start)));
+  CHECK(contains(info.out, "parallel mode OpenMP"));
+}
+
+TEST_CASE("--help lists every command of the README") {
+  TempDir dir;
+  const CommandResult help = run_attnlab(dir, {"--help"});
+  require_success(help);
+  for (const char* command : {"info", "prepare", "tokenize", "detokenize", "normalize-punctuation",
+                              "remove-non-printing-char", "input-from-sgm", "clean-corpus", "bpe", "preprocess",
+                              "score", "train", "validate", "average", "generate", "translate", "demo"})
+    CHECK(contains(help.out, std::string("  ") + command + " "));
+}
+
+TEST_CASE("tokenize and detokenize reproduce tokenizer.perl -a and detokenizer.perl") {
+  TempDir dir;
+  for (const std::string lang : {"en", "de"}) {
+    INFO("language " << lang);
+    const std::string raw = vector_path("own/moses/corpus." + lang), tokenized = raw + ".tok-a";
+    const CommandResult one_thread = run_attnlab(dir, {"tokenize", "-a", "-l", lang}, raw);
+    require_success(one_thread);
+    CHECK(one_thread.out == read_file(tokenized));
+    const CommandResult two_threads = run_attnlab(dir, {"tokenize", "-a", "-l", lang, "-j", "2"}, raw);
+    require_success(two_threads);
+    CHECK(two_threads.out == one_thread.out);
+    const CommandResult detokenized = run_attnlab(dir, {"detokenize", "-l", lang}, tokenized);
+    require_success(detokenized);
+    CHECK(detokenized.out == read_file(tokenized + ".detok"));
+  }
+}
+
+TEST_CASE("bpe learn and bpe apply reproduce subword-nmt, on stdin and on files") {
+  TempDir dir;
+  const CommandResult learned = run_attnlab(dir, {"bpe", "learn", "-s", "200"}, vector_path("own/bpe/train.tok.en-de"));
+  require_success(learned);
+  CHECK(learned.out == read_file(vector_path("own/bpe/codes.200")));
+
+  require_success(
+      run_attnlab(dir, {"bpe", "learn", "-s", "200", "-o", "codes"}, vector_path("own/bpe/train.tok.en-de")));
+  CHECK(read_file(dir.file("codes")) == learned.out);
+  const CommandResult applied = run_attnlab(dir, {"bpe", "apply", "-c", "codes"}, vector_path("own/bpe/corpus.tok.en"));
+  require_success(applied);
+  CHECK(applied.out == read_file(vector_path("own/bpe/corpus.bpe200.en")));
+  require_success(
+      run_attnlab(dir, {"bpe", "apply", "-c", "codes", "-i", vector_path("own/bpe/corpus.tok.de"), "-o", "out.de"}));
+  CHECK(read_file(dir.file("out.de")) == read_file(vector_path("own/bpe/corpus.bpe200.de")));
+}
+
+TEST_CASE("preprocess writes fairseq's dictionaries and a binarized file per split and side") {
+  // The dictionary vectors were built from corpus.bpe200.en (200 lines) and .de (201 lines);
+  // an empty line makes the sides parallel without adding a word.
+  TempDir dir;
+  write_file(dir.file("corpus.en"), read_file(vector_path("own/bpe/corpus.bpe200.en")) + "\n");
+  fs::copy_file(vector_path("own/bpe/corpus.bpe200.de"), dir.file("corpus.de"));
+  const std::vector<std::string> splits = {"--source-lang", "en", "--target-lang", "de", "--trainpref", "corpus",
+                                           "--validpref", "corpus", "--testpref", "corpus"};
+
+  SECTION("joined dictionary") {
+    std::vector<std::string> args = {"preprocess", "--destdir", "joined", "--joined-dictionary"};
+    args.insert(args.end(), splits.begin(), splits.end());
+    const CommandResult preprocessed = run_attnlab(dir, args);
+    require_success(preprocessed);
+    const std::string expected = read_file(vector_path("own/fairseq/dict.joined.thr0.nwords-1.pad8.txt"));
+    CHECK(read_file(dir.file("joined/dict.en.txt")) == expected);
+    CHECK(read_file(dir.file("joined/dict.de.txt")) == expected);
+    CHECK(contains(preprocessed.out, "Wrote preprocessed data to joined"));
+    for (const char* split : {"train", "valid", "test"})
+      for (const char* lang : {"en", "de"})
+        CHECK(fs::exists(dir.dir / fmt::format("joined/{}.en-de.{}.bin", split, lang)));
+  }
+  SECTION("one dictionary per language") {
+    std::vector<std::string> args = {"preprocess", "--destdir", "separate"};
+    args.insert(args.end(), splits.begin(), splits.end());
+    require_success(run_attnlab(dir, args));
+    for (const std::string lang : {"en", "de"})
+      CHECK(read_file(dir.file("separate/dict." + lang + ".txt")) ==
+            read_file(vector_path("own/fairseq/dict." + lang + "-only.thr0.pad8.txt")));
+  }
+}
+
+TEST_CASE("score prints sacreBLEU's line, and BLEU 100 for a file against itself") {
+  TempDir dir;
+  const nlohmann::json expected =
+      nlohmann::json::parse(read_file(vector_path("own/bleu/sacrebleu_corpus_expected.json")));
+  const std::string hypotheses = vector_path("own/bleu/hyp.txt"), references = vector_path("own/bleu/ref.txt");
+  const CommandResult scored = run_attnlab(dir, {"score", "-r", references}, hypotheses);
+  require_success(scored);
+  CHECK(scored.out == expected["corpus"]["default_13a_exp"]["formatted_w1"].get<std::string>() + "\n");
+
+  const CommandResult itself = run_attnlab(dir, {"score", "-r", references}, references);
+  require_success(itself);
+  CHECK(contains(itself.out, " = 100.0 100.0/100.0/100.0/100.0 "));
+  const CommandResult fairseq = run_attnlab(dir, {"score", "--format", "fairseq", "-r", references}, references);
+  require_success(fairseq);
+  CHECK(fairseq.out.starts_with("BLEU4 = 100.00, 100.0/100.0/100.0/100.0 "));
+}
+
+// --- training and decoding ----------------------------------------------------------------
+
+TEST_CASE("train logs every update and validation and writes fairseq's checkpoints") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const std::string& log = workspace.training.out;
+  INFO(log);
+  CHECK(std::regex_search(log, std::regex(R"(epoch 001 \| update 1 \| loss [0-9.]+ \| nll_loss [0-9.]+ \| ppl )")));
+  CHECK(std::regex_search(log, std::regex(R"(epoch 001 \| valid on 'valid' subset \| loss [0-9.]+ )")));
+  CHECK(std::regex_search(log, std::regex(R"(epoch 002 \| valid on 'valid' subset \| loss [0-9.]+ )")));
+  CHECK(contains(log, "done training (reached --max-epoch 2)"));
+  for (const char* name : {"checkpoint1", "checkpoint2", "checkpoint_last", "checkpoint_best"})
+    for (const char* extension : {".safetensors", ".json"}) {
+      INFO(name << extension);
+      CHECK(fs::exists(workspace.dir.dir / "checkpoints" / (std::string(name) + extension)));
+    }
+}
+
+TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const CommandResult validated =
+      run_attnlab(workspace.dir, {"validate", "data-bin", "--path", "checkpoints/checkpoint2", "--max-tokens", "512",
+                                  "--threads", "1"});
+  require_success(validated);
+  std::smatch numbers;
+  REQUIRE(std::regex_search(
+      validated.out, numbers,
+      std::regex(R"(^valid on 'valid' subset (\| loss [0-9.]+ \| nll_loss [0-9.]+ \| ppl [0-9.]+) \| 8 sentences, )")));
+  CHECK(contains(workspace.training.out, "epoch 002 | valid on 'valid' subset " + numbers[1].str()));
+}
+
+TEST_CASE("generate --beam 2 prints S-, T-, H-, D- and P- lines for every test sentence") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const CommandResult generated =
+      run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--beam", "2",
+                                  "--threads", "1"});
+  require_success(generated);
+  const std::vector<std::string> lines = lines_of(generated.out);
+  REQUIRE(lines.size() == 8 * 5 + 1);
+  for (size_t i = 0; i < 8; ++i) {
+    INFO("sentence " << i);
+    const auto line = [&](size_t k) -> const std::string& { return lines[5 * i + k]; };
+    CHECK(line(0).starts_with(fmt::format("S-{}\t", i)));
+    CHECK(line(1).starts_with(fmt::format("T-{}\t", i)));
+    std::smatch h, d;
+    REQUIRE(std::regex_match(line(2), h, std::regex(fmt::format(R"(H-{}\t(-?[0-9.e+-]+)\t(.*))", i))));
+    REQUIRE(std::regex_match(line(3), d, std::regex(fmt::format(R"(D-{}\t(-?[0-9.e+-]+)\t(.*))", i))));
+    CHECK(h[1] == d[1]);
+    REQUIRE(line(4).starts_with(fmt::format("P-{}\t", i)));
+    // One log-probability per hypothesis token and one for </s>.
+    const std::string tokens = h[2].str();
+    const size_t num_tokens = tokens.empty() ? 0 : size_t(std::count(tokens.begin(), tokens.end(), ' ')) + 1;
+    const std::string scores = line(4).substr(line(4).find('\t') + 1);
+    CHECK(size_t(std::count(scores.begin(), scores.end(), ' ')) + 1 == num_tokens + 1);
+  }
+  CHECK(lines.back().starts_with("Generate test with beam=2: BLEU4 = "));
+}
+
+TEST_CASE("average writes the element-wise mean of the last two epoch checkpoints") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string checkpoints = workspace.dir.file("checkpoints");
+  const CommandResult averaged = run_attnlab(
+      dir, {"average", "--inputs", checkpoints, "--num-epoch-checkpoints", "2", "--output", "averaged"});
+  require_success(averaged);
+  CHECK(contains(averaged.out, "averaged 2 checkpoints"));
+  const attn::SafetensorsFile mean = attn::load_safetensors(dir.file("averaged.safetensors"));
+  const attn::SafetensorsFile first = attn::load_safetensors(checkpoints + "/checkpoint1.safetensors");
+  const attn::SafetensorsFile second = attn::load_safetensors(checkpoints + "/checkpoint2.safetensors");
+  REQUIRE(mean.tensors.size() == first.tensors.size());
+  for (const auto& [name, tensor] : mean.tensors) {
+    const std::vector<double> m = tensor.to_vector(), a = first.at(name).to_vector(), b = second.at(name).to_vector();
+    REQUIRE(m.size() == a.size());
+    for (size_t k = 0; k < m.size(); ++k) {
+      INFO(name << " element " << k);
+      REQUIRE(std::abs(m[k] - (a[k] + b[k]) / 2) <= 1e-6 * (1 + std::abs(m[k])));
+    }
+  }
+  require_success(run_attnlab(dir, {"validate", workspace.dir.file("data-bin"), "--path", "averaged"}));
+}
+
+TEST_CASE("translate writes one line per raw input line, an empty one for an empty one") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::vector<std::string> sources = lines_of(read_file(workspace.dir.file("raw/test.en")));
+  write_file(dir.file("input.en"), joined_lines(sources, 0, 3) + "\n" + joined_lines(sources, 3, 8));
+  const CommandResult translated = run_attnlab(
+      dir, {"translate", "--path", workspace.dir.file("checkpoints/checkpoint_best"), "--beam", "2", "--threads", "1"},
+      dir.file("input.en"));
+  require_success(translated);
+  const std::vector<std::string> lines = lines_of(translated.out);
+  REQUIRE(lines.size() == 9);
+  CHECK(lines[3].empty());
+}
+
+TEST_CASE("train stopped at --max-update 3 and rerun to 7 ends bit-identical to one run to 7") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string split = dir.file("split"), whole = dir.file("whole");
+  require_success(run_tiny_training(workspace.dir, split, {"--max-update", "3"}));
+  const CommandResult resumed = run_tiny_training(workspace.dir, split, {"--max-update", "7"});
+  require_success(resumed);
+  CHECK(contains(resumed.out, "resumed from"));
+  require_success(run_tiny_training(workspace.dir, whole, {"--max-update", "7"}));
+  CHECK(read_file(split + "/checkpoint_last.safetensors") == read_file(whole + "/checkpoint_last.safetensors"));
+}
+
+// --- bad input --------------------------------------------------------------------------------
+
+TEST_CASE("a missing file is an error naming it") {
+  TempDir dir;
+  require_runtime_error(run_attnlab(dir, {"bpe", "apply", "-c", "no-such.codes"}), {"no-such.codes"});
+  require_runtime_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "no-such"}),
+                        {"no-such.en"});
+  require_runtime_error(run_attnlab(dir, {"train", "no-such-dir", "--max-tokens", "100"}), {"no-such-dir"});
+  require_runtime_error(run_attnlab(dir, {"validate", "no-such-dir", "--path", "no-such-checkpoint"}),
+                        {"no-such-checkpoint"});
+  require_command_line_error(run_attnlab(dir, {"score", "-r", "no-such.ref"}), "no-such.ref");
+}
+
+TEST_CASE("a malformed line is an error naming the file and the line") {
+  TempDir dir;
+  write_file(dir.file("bad.codes"), "#version: 0.2\na b\nc\n");
+  require_runtime_error(run_attnlab(dir, {"bpe", "apply", "-c", "bad.codes"}), {"bad.codes:3"});
+  write_file(dir.file("bad.dict.txt"), "hello 3\nworld\n");
+  require_runtime_error(
+      run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--srcdict", "bad.dict.txt", "--tgtdict",
+                        "bad.dict.txt"}),
+      {"bad.dict.txt:2"});
+  write_file(dir.file("bad-utf8.txt"), "fine\nnot \xC3\x28 fine\n");
+  require_runtime_error(run_attnlab(dir, {"tokenize", "-l", "en"}, dir.file("bad-utf8.txt")), {"<stdin>:2"});
+  write_file(dir.file("uneven.en"), "one\ntwo\n");
+  write_file(dir.file("uneven.de"), "eins\n");
+  require_runtime_error(
+      run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "uneven", "--joined-dictionary"}),
+      {"uneven.en", "uneven.de"});
+}
+
+TEST_CASE("an unknown command, flag or value is a command-line error naming it") {
+  TempDir dir;
+  require_command_line_error(run_attnlab(dir, {"frobnicate"}), "frobnicate");
+  require_command_line_error(run_attnlab(dir, {"tokenize", "--no-such-flag"}), "--no-such-flag");
+  require_command_line_error(run_attnlab(dir, {"tokenize", "-l", "xx"}), "xx");
+  require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--beam", "0"}),
+                             "--beam: must be a number > 0, got '0'");
+  require_command_line_error(run_attnlab(dir, {"train"}), "data");
+}
+
+TEST_CASE("an unknown model preset, token mixer or config value is an error naming it") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const auto train_with = [&](const std::vector<std::string>& model_flags) {
+    std::vector<std::string> args = {"train", "data-bin", "--save-dir", dir.file("checkpoints"), "--max-tokens", "512"};
+    args.insert(args.end(), model_flags.begin(), model_flags.end());
+    return run_attnlab(workspace.dir, args);
+  };
+  require_runtime_error(train_with({"--arch", "no_such_arch"}), {"no_such_arch"});
+  require_runtime_error(train_with({"--encoder-self-mixer", "no_such_mixer"}), {"no_such_mixer"});
+  require_runtime_error(train_with({"--encoder-layers", "many"}), {"encoder_layers", "many"});
+  require_runtime_error(train_with({"--model-override", "no_such_key=1"}), {"no_such_key"});
+  CHECK_FALSE(fs::exists(dir.file("checkpoints")));
+}
+
+TEST_CASE("a corrupt checkpoint is an error naming its file, for every command that loads one") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;  // a copy of checkpoint_last (its JSON names its tensor files)
+  for (const char* extension : {".safetensors", ".optimizer.safetensors", ".json"})
+    fs::copy_file(workspace.dir.file(std::string("checkpoints/checkpoint_last") + extension),
+                  dir.file(std::string("checkpoint_last") + extension));
+  const std::string data = workspace.dir.file("data-bin");
+  const std::string weights = dir.file("checkpoint_last.safetensors"), metadata = dir.file("checkpoint_last.json");
+  // The commands that build the model from the checkpoint, and `average`, which reads only its tensor files.
+  const std::vector<std::vector<std::string>> model_loaders = {{"validate", data, "--path", "checkpoint_last"},
+                                                               {"generate", data, "--path", "checkpoint_last"},
+                                                               {"translate", "--path", "checkpoint_last"}};
+  const std::vector<std::string> average = {"average", "--inputs", "checkpoint_last", "checkpoint_last", "--output",
+                                            "averaged"};
+  const auto require_failures = [&](const std::vector<std::vector<std::string>>& commands,
+                                    const std::vector<std::string>& names) {
+    for (const std::vector<std::string>& args : commands) {
+      INFO(args.front());
+      require_runtime_error(run_attnlab(dir, args), names);
+    }
+  };
+  const auto require_every_loader_fails = [&](const std::string& file) {
+    require_failures(model_loaders, {file});
+    require_failures({average}, {file});
+  };
+
+  SECTION("truncated weights") {
+    const std::string bytes = read_file(weights);
+    write_file(weights, bytes.substr(0, bytes.size() / 2));
+    require_every_loader_fails("checkpoint_last.safetensors");
+  }
+  SECTION("weights with a flipped byte") {
+    std::string bytes = read_file(weights);
+    bytes[bytes.size() - 1] ^= 0x55;
+    write_file(weights, bytes);
+    require_every_loader_fails("checkpoint_last.safetensors");
+  }
+  SECTION("metadata cut short") {
+    const std::string json = read_file(metadata);
+    write_file(metadata, json.substr(0, json.size() / 2));
+    require_every_loader_fails("checkpoint_last.json");
+  }
+  SECTION("metadata without the task (average needs only the weights)") {
+    nlohmann::json json = nlohmann::json::parse(read_file(metadata));
+    REQUIRE(json["metadata"].erase("task") == 1);
+    write_file(metadata, json.dump());
+    require_failures(model_loaders, {"checkpoint_last.json", "task"});
+    require_success(run_attnlab(dir, average));
+  }
+}
