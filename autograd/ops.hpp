@@ -76,11 +76,17 @@ Tensor contiguous(const Tensor& x);
 Tensor matmul(const Tensor& a, const Tensor& b);
 // y = x @ w^T + b with w [out, in] (fairseq/PyTorch Linear layout); b may be undefined.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
+// relu(linear(x, w, b)) with the bias add and the ReLU fused into one pass after the GEMM,
+// and a backward that takes the ReLU mask from the output and the bias gradient from the same pass.
+Tensor linear_relu(const Tensor& x, const Tensor& w, const Tensor& b);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps = 1e-5);
 // Inverted dropout; identity when !training or p == 0. The backward reuses the saved mask.
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
+// residual + dropout(x, p, training, gen) with the dropout and the add fused (same mask, same
+// result); x and residual have the same shape.
+Tensor dropout_add(const Tensor& x, const Tensor& residual, double p, bool training, Generator* gen = nullptr);
 
 // shape ops that copy (split/chunk return views; their gradients are joined by one cat)
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);

@@ -9,6 +9,14 @@
 // linear: y = x @ W^T + b with W [out, in]; x is flattened to rows [N, in] so the forward
 // (bias preloaded into the output, beta = 1), dx = dy @ W and dW = dy^T @ x are each one
 // GEMM, and db is the column sum of dy.
+//
+// linear_relu: y = relu(x @ W^T + b), the first layer of a Transformer FFN. The GEMM writes
+// x @ W^T and one fused pass adds the bias and applies the ReLU in place (ops::bias_relu_);
+// the backward gets dz = y > 0 ? dy : 0 and db from one fused pass over y and dy
+// (ops::bias_relu_backward) and then runs linear's two GEMMs on dz. Only y is saved (not
+// the pre-activation).
+#include <utility>
+
 #include "autograd/ops.hpp"
 
 namespace attn {
@@ -58,6 +66,51 @@ void check_linear_args(const Tensor& x, const Tensor& w, const Tensor& b) {
              dtype_name(w.dtype()));
 }
 
+// x flattened to rows [N, in], and the uninitialised output rows [N, out] and its final shape.
+struct LinearRows {
+  Tensor x, y;
+  Shape out_shape;
+};
+
+LinearRows linear_rows(const Tensor& x, const Tensor& w) {
+  LinearRows r;
+  r.x = detach(x).reshape({-1, x.size(-1)});
+  r.y = Tensor({r.x.size(0), w.size(0)}, x.dtype(), x.device());
+  r.out_shape = x.shape();
+  r.out_shape[r.out_shape.size() - 1] = w.size(0);
+  return r;
+}
+
+// The GEMM part of a linear layer's backward, shared by linear and linear_relu: from the
+// gradient of the product g_rows [N, out], dx = g W and dW = gᵀ x, each one GEMM and each
+// only when wanted (x_rows and w are kept only for the gradient that needs them).
+class LinearGemmGrads {
+ public:
+  LinearGemmGrads(const Tensor& x, const Tensor& w, const Tensor& x_rows, bool need_x, bool need_w)
+      : x_shape_(x.shape()), w_shape_(w.shape()), x_rows_(need_w ? x_rows : Tensor()),
+        w_(need_x ? detach(w) : Tensor()) {}
+
+  int64_t out_features() const { return w_shape_[0]; }
+
+  std::pair<Tensor, Tensor> operator()(const Tensor& g_rows) const {
+    Tensor dx, dw;
+    if (w_.defined()) {
+      dx = Tensor({g_rows.size(0), w_shape_[1]}, g_rows.dtype(), g_rows.device());
+      ops::matmul_into(g_rows, w_, dx);
+      dx = dx.view(x_shape_);
+    }
+    if (x_rows_.defined()) {
+      dw = Tensor(w_shape_, g_rows.dtype(), g_rows.device());
+      ops::matmul_into(g_rows.transpose(0, 1), x_rows_, dw);
+    }
+    return {dx, dw};
+  }
+
+ private:
+  Shape x_shape_, w_shape_;
+  Tensor x_rows_, w_;
+};
+
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -70,32 +123,32 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   check_linear_args(x, w, b);
-  const int64_t out_features = w.size(0);
-  Tensor x_rows = detach(x).reshape({-1, x.size(-1)});
-  Tensor y_rows({x_rows.size(0), out_features}, x.dtype(), x.device());
-  if (b.defined()) y_rows.copy_(b);
-  ops::matmul_into(x_rows, w.transpose(0, 1), y_rows, 1.0, b.defined() ? 1.0 : 0.0);
-  Shape out_shape = x.shape();
-  out_shape[out_shape.size() - 1] = out_features;
+  LinearRows rows = linear_rows(x, w);
+  if (b.defined()) rows.y.copy_(b);
+  ops::matmul_into(rows.x, w.transpose(0, 1), rows.y, 1.0, b.defined() ? 1.0 : 0.0);
 
   bool need_x = requires_grad(x), need_w = requires_grad(w), need_b = requires_grad(b);
-  auto backward = [x_shape = x.shape(), x_rows = need_w ? x_rows : Tensor(), w = need_x ? detach(w) : Tensor(),
-                   need_b, out_features](const Tensor& g) {
-    Tensor g_rows = g.reshape({-1, out_features});
-    Tensor dx, dw, db;
-    if (w.defined()) {
-      dx = Tensor({g_rows.size(0), w.size(1)}, g.dtype(), g.device());
-      ops::matmul_into(g_rows, w, dx);
-      dx = dx.view(x_shape);
-    }
-    if (x_rows.defined()) {
-      dw = Tensor(w.defined() ? w.shape() : Shape{out_features, x_rows.size(1)}, g.dtype(), g.device());
-      ops::matmul_into(g_rows.transpose(0, 1), x_rows, dw);
-    }
-    if (need_b) db = ops::sum(g_rows, {0});
-    return std::vector{dx, dw, db};
+  auto backward = [grads = LinearGemmGrads(x, w, rows.x, need_x, need_w), need_b](const Tensor& g) {
+    Tensor g_rows = g.reshape({-1, grads.out_features()});
+    auto [dx, dw] = grads(g_rows);
+    return std::vector{dx, dw, need_b ? ops::sum(g_rows, {0}) : Tensor()};
   };
-  return record("linear", {x, w, b}, y_rows.view(out_shape), backward);
+  return record("linear", {x, w, b}, rows.y.view(rows.out_shape), backward);
+}
+
+Tensor linear_relu(const Tensor& x, const Tensor& w, const Tensor& b) {
+  check_linear_args(x, w, b);
+  LinearRows rows = linear_rows(x, w);
+  ops::matmul_into(rows.x, w.transpose(0, 1), rows.y);
+  ops::bias_relu_(rows.y, b);
+
+  bool need_x = requires_grad(x), need_w = requires_grad(w), need_b = requires_grad(b);
+  auto backward = [grads = LinearGemmGrads(x, w, rows.x, need_x, need_w), y = rows.y, need_b](const Tensor& g) {
+    ops::BiasReluGrads pre = ops::bias_relu_backward(y, g.reshape(y.shape()), need_b);
+    auto [dx, dw] = grads(pre.dz);
+    return std::vector{dx, dw, pre.dbias};
+  };
+  return record("linear_relu", {x, w, b}, rows.y.view(rows.out_shape), backward);
 }
 
 }  // namespace attn

@@ -84,6 +84,20 @@ class Backend {
   virtual void normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) = 0;
   // Inverted dropout: keep = uniform >= p; out = keep ? x / (1 - p) : 0; mask (Bool) records keep.
   virtual void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) = 0;
+  // Dropout fused with the residual add that follows it in a Transformer layer:
+  // out = residual + (keep ? x / (1 - p) : 0), keep drawn exactly as dropout() draws it.
+  virtual void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first,
+                           const Tensor& out, const Tensor& mask) = 0;
+  // The backward of dropout: dx = mask ? dy * scale : 0 (scale = 1 / (1 - p)).
+  virtual void dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) = 0;
+
+  // --- fused bias + ReLU (the first layer of a Transformer FFN) ---
+  // In place over the contiguous [rows, cols] y (a product x Wᵀ): y = relu(y + bias), bias [cols] or
+  // undefined (then y = relu(y)).
+  virtual void bias_relu(const Tensor& y, const Tensor& bias) = 0;
+  // From y = relu(z) [rows, cols] (contiguous) and dy (same shape): dz = y > 0 ? dy : 0 and,
+  // when dbias [cols] is defined, dbias = the column sums of dz, in the same pass.
+  virtual void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) = 0;
 
   // --- indexing ---
   // out[i, :] = weight[indices[i], :]; indices int64 [N] (validated in range), weight [V, D].

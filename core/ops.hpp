@@ -98,6 +98,19 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& x, const Tens
 // --- random ---
 struct DropoutResult { Tensor out, mask; };
 DropoutResult dropout(const Tensor& x, double p, Generator* gen = nullptr);
+// residual + dropout(x) in one pass (a Transformer's residual connection); the mask drawn is
+// the one dropout(x, p, gen) would draw. residual has x's shape, dtype and device.
+DropoutResult dropout_add(const Tensor& x, const Tensor& residual, double p, Generator* gen = nullptr);
+// The backward of both: mask ? dy / (1 - p) : 0.
+Tensor dropout_backward(const Tensor& dy, const Tensor& mask, double p);
+
+// --- fused bias + ReLU (a Transformer FFN's first layer) ---
+// y = relu(y + bias) in place over y [..., F] (contiguous, a fresh product), bias [F] or undefined.
+void bias_relu_(const Tensor& y, const Tensor& bias);
+// From y = relu(z) and dy: dz = y > 0 ? dy : 0 and, when need_bias_grad, dbias [F] = dz summed
+// over all leading dims, in one pass.
+struct BiasReluGrads { Tensor dz, dbias; };
+BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy, bool need_bias_grad);
 
 // --- shape ops that copy ---
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);

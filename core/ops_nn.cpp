@@ -1,5 +1,6 @@
-// Softmax family, layer norm and the fused label-smoothed cross entropy at the tensor level
-// (core/ops.hpp): validation and output allocation, then the backend's last-dim kernels.
+// Softmax family, layer norm, fused bias + ReLU and the fused label-smoothed cross entropy at
+// the tensor level (core/ops.hpp): validation and output allocation, then the backend's
+// last-dim kernels.
 // A softmax over another dim moves that dim last (permute + one contiguous copy) and the
 // result is permuted back (a view). Cross entropy: SPEC-MODELS.md §1.6, legacy eps/V form.
 #include "core/ops.hpp"
@@ -135,6 +136,24 @@ LayerNormGrads layer_norm_backward(const Tensor& dy, const Tensor& x, const Tens
   }
   backend_for(x.device()).layer_norm_backward(dy.contiguous(), x.contiguous(), contiguous_or_undefined(gamma),
                                               mean.contiguous(), rstd.contiguous(), g.dx, g.dgamma, g.dbeta);
+  return g;
+}
+
+void bias_relu_(const Tensor& y, const Tensor& bias) {
+  check_floating("bias_relu_", y, "input");
+  ATTN_CHECK(y.dim() >= 1 && y.is_contiguous(), "bias_relu_: input must be contiguous with at least 1 dim, got {}",
+             y.shape().str());
+  if (bias.defined()) check_tensor("bias_relu_", bias, "bias", Shape{y.size(-1)}, y.dtype(), y.device(), "input");
+  backend_for(y.device()).bias_relu(y, bias);
+}
+
+BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy, bool need_bias_grad) {
+  check_floating("bias_relu_backward", y, "output");
+  check_like("bias_relu_backward", y, "output", dy, "grad");
+  ATTN_CHECK(y.dim() >= 1, "bias_relu_backward: output must have at least 1 dim, got shape {}", y.shape().str());
+  BiasReluGrads g{Tensor(y.shape(), y.dtype(), y.device()), {}};
+  if (need_bias_grad) g.dbias = Tensor(Shape{y.size(-1)}, y.dtype(), y.device());
+  backend_for(y.device()).bias_relu_backward(y.contiguous(), dy, g.dz, g.dbias);
   return g;
 }
 

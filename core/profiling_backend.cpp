@@ -87,6 +87,23 @@ class ProfilingBackend final : public Backend {
     ProfileScope s("dropout");
     in_.dropout(x, p, seed, first, out, mask);
   }
+  void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first, const Tensor& out,
+                   const Tensor& mask) override {
+    ProfileScope s("dropout_add");
+    in_.dropout_add(x, residual, p, seed, first, out, mask);
+  }
+  void dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) override {
+    ProfileScope s("dropout_backward");
+    in_.dropout_backward(dy, mask, scale, dx);
+  }
+  void bias_relu(const Tensor& y, const Tensor& bias) override {
+    ProfileScope s("bias_relu");
+    in_.bias_relu(y, bias);
+  }
+  void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) override {
+    ProfileScope s("bias_relu_backward");
+    in_.bias_relu_backward(y, dy, dz, dbias);
+  }
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override {
     ProfileScope s("index_select_rows");
     in_.index_select_rows(weight, indices, out);

@@ -1,7 +1,8 @@
 // The CPU implementation of the kernel interface (core/backend.hpp). Each group of kernels
 // lives in its own file under core/cpu/: fill/copy and element-wise (elementwise.cpp),
 // reductions and cumsum (reduce.cpp), GEMM (matmul.cpp), softmax (softmax.cpp), layer norm
-// (layer_norm.cpp), RNG and dropout (random.cpp), indexing and top-k (indexing.cpp),
+// (layer_norm.cpp), RNG (random.cpp), dropout and its fused forms (dropout.cpp), fused
+// bias + ReLU (bias_relu.cpp), indexing and top-k (indexing.cpp),
 // cross entropy (cross_entropy.cpp). Parallel over outer dimensions with OpenMP.
 #pragma once
 #include "core/backend.hpp"
@@ -29,6 +30,11 @@ class CpuBackend final : public Backend {
   void uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) override;
   void normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) override;
   void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) override;
+  void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first, const Tensor& out,
+                   const Tensor& mask) override;
+  void dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) override;
+  void bias_relu(const Tensor& y, const Tensor& bias) override;
+  void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) override;
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override;
   void index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) override;
   void topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, const Tensor& indices) override;

@@ -1,10 +1,12 @@
 // CPU random kernels on the Philox stream (core/rng.hpp): element i depends only on
 // (seed, first, i), so any split of the work over threads gives the same tensor, and the
 // CUDA kernels computing the same functions give it too. Work goes in chunks that draw
-// whole Philox blocks (4 words each) instead of one block per word.
+// whole Philox blocks (4 words each, core/cpu/philox_stream.hpp) instead of one block per
+// word. Dropout, which draws from the same stream, is in core/cpu/dropout.cpp.
 #include <cmath>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/cpu/philox_stream.hpp"
 #include "core/cpu/strided_loop.hpp"
 
 namespace attn::cpu {
@@ -12,27 +14,6 @@ namespace attn::cpu {
 namespace {
 
 constexpr int64_t kChunk = 1024;  // elements per batch of uniforms
-
-constexpr int kLanes = 16;  // Philox blocks computed side by side (SIMD lanes)
-
-// words[k] = word (first + start + k) of the stream, k < n. Whole groups of kLanes blocks
-// go through the lane-parallel Philox; a partial block at either end through the scalar one.
-void philox_words(uint64_t seed, uint64_t first, uint64_t start, int64_t n, uint32_t* words) {
-  uint64_t counter = first + start;
-  int64_t k = 0;
-  auto scalar_block = [&] {
-    const std::array<uint32_t, 4> block = philox4x32(seed, 0, counter >> 2);
-    for (unsigned w = unsigned(counter & 3); w < 4 && k < n; ++w, ++k, ++counter) words[k] = block[w];
-  };
-  if (counter & 3) scalar_block();
-  uint32_t lanes[4][kLanes];
-  for (; n - k >= 4 * kLanes; k += 4 * kLanes, counter += 4 * kLanes) {
-    philox4x32_lanes<kLanes>(seed, counter >> 2, lanes);
-    for (int l = 0; l < kLanes; ++l)
-      for (int w = 0; w < 4; ++w) words[k + 4 * l + w] = lanes[w][l];
-  }
-  while (k < n) scalar_block();
-}
 
 // u[k] = the uniform [0, 1) of stream element start + k, k < n <= kChunk; equal to
 // philox_uniform_float / philox_uniform_double of that element.
@@ -88,18 +69,6 @@ void CpuBackend::normal(const Tensor& out, double mean, double stddev, uint64_t 
         if (k + 1 < n) o[lo + k + 1] = static_cast<T>(mean + stddev * radius * std::sin(angle));
       }
     });
-  });
-}
-
-void CpuBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) {
-  dispatch_floating(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    bool* m = mask.data<bool>();
-    for_each_uniform_chunk<T>(x.numel(), seed, first, [&](int64_t lo, int64_t n, const double* u) {
-      for (int64_t k = 0; k < n; ++k) m[lo + k] = u[k] >= p;  // keep
-    });
-    const T scale = T(1.0 / (1.0 - p));
-    map_elements<T, T, bool>([scale](T v, bool keep) { return keep ? v * scale : T(0); }, out, {&x, &mask});
   });
 }
 

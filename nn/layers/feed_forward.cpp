@@ -8,7 +8,7 @@ FeedForward::FeedForward(int64_t dim, int64_t ffn_dim, double act_dropout, Linea
       activation_dropout(act_dropout) {}
 
 Tensor FeedForward::forward(const Tensor& x, bool training) const {
-  Tensor h = relu(fc1->forward(x));
+  Tensor h = fc1->forward_relu(x);
   return fc2->forward(dropout(h, activation_dropout, training));
 }
 

@@ -14,6 +14,8 @@ class Linear : public Module {
   Linear(int64_t in_features, int64_t out_features, bool bias = true, LinearInit init = LinearInit::Xavier,
          double xavier_gain = 1.0);
   Tensor forward(const Tensor& x) const { return linear(x, weight, bias); }
+  // relu(forward(x)), with the bias add and the ReLU fused (autograd/ops.hpp linear_relu).
+  Tensor forward_relu(const Tensor& x) const { return linear_relu(x, weight, bias); }
 
   Tensor weight;  // [out, in]
   Tensor bias;    // [out] or undefined

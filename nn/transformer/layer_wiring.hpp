@@ -30,11 +30,12 @@ inline MixerOptions mixer_options(const TransformerConfig& c, const std::string&
   return o;
 }
 
+// The residual add and the dropout before it run as one fused op (attn::dropout_add).
 template <typename Sublayer>
 Tensor residual_block(const Tensor& x, const LayerNorm& norm, bool normalize_before, double dropout_p, bool training,
                       Sublayer&& f) {
-  if (normalize_before) return x + dropout(f(norm.forward(x)), dropout_p, training);
-  return norm.forward(x + dropout(f(x), dropout_p, training));
+  if (normalize_before) return dropout_add(f(norm.forward(x)), x, dropout_p, training);
+  return norm.forward(dropout_add(f(x), x, dropout_p, training));
 }
 
 }  // namespace attn::nn
