@@ -1,4 +1,4 @@
-// `attnlab demo [--out DIR] [--minutes M] [--threads N]`: the teaching run end to end
+// `attnlab demo [--out DIR] [--minutes M] [--threads N] [--matmul-precision fp32|bf16]`: the teaching run end to end
 // (apps/demo.hpp): Ding EN-DE → tokenize → joint BPE → binarize → train transformer_tiny →
 // average → beam search → BLEU, examples, throughput and memory.
 #include <memory>
@@ -13,7 +13,7 @@ CommandAction setup(CLI::App& cmd) {
   auto options = std::make_shared<DemoOptions>();
   cmd.add_option("--out", options->out_dir, "Output dir (kept; a rerun resumes)")->capture_default_str();
   cmd.add_option("--minutes", options->minutes, "Training time in minutes")->capture_default_str();
-  cmd.add_option("--threads", options->threads, "Threads (0: default)");
+  add_compute_options(cmd, options->compute);
   cmd.add_option("--ding", options->ding_path, "Ding dictionary file (package trans-de-en)")->capture_default_str();
   cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();

@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 
 #include "apps/command.hpp"
+#include "apps/compute_options.hpp"
 #include "apps/translation_task.hpp"
 #include "apps/translator.hpp"
-#include "core/threads.hpp"
 #include "data/bleu.hpp"
 
 namespace attn::app {
@@ -27,7 +27,7 @@ struct GenerateArgs {
   std::string data_dir, path, subset = "test", remove_bpe;
   DecodingOptions decoding;
   bool quiet = false;
-  int threads = 0;
+  ComputeOptions compute;
 };
 
 std::vector<std::vector<int64_t>> all_sentences(const data::BinarizedCorpus& corpus) {
@@ -44,7 +44,7 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
 }
 
 int run_generate(const GenerateArgs& args) {
-  if (args.threads > 0) set_num_threads(args.threads);
+  apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
   const TranslationTask task = open_translation_task(args.data_dir, trained.task.source_lang, trained.task.target_lang);
   check_same_dictionaries(task, trained.task);
@@ -96,7 +96,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
-  cmd.add_option("--threads", args->threads, "Threads (0: default)");
+  add_compute_options(cmd, args->compute);
   return [args] {
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);

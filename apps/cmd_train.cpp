@@ -106,7 +106,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--max-epoch", o.max_epoch, "Stop after N epochs (0: no limit)");
   cmd.add_option("--max-time-minutes", o.max_time_minutes, "Stop after this much training time");
   cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str();
-  cmd.add_option("--threads", o.threads, "Threads (0: default)");
+  add_compute_options(cmd, o.compute);
   // checkpoints and logging
   cmd.add_option("--save-dir", o.save_dir, "Checkpoint folder")->capture_default_str();
   cmd.add_option("--restore-file", o.restore_file, "Resume from this checkpoint (default: the save dir's newest)");

@@ -11,9 +11,9 @@
 
 #include "apps/checkpoint.hpp"
 #include "apps/command.hpp"
+#include "apps/compute_options.hpp"
 #include "apps/translation_task.hpp"
 #include "apps/translator.hpp"
-#include "core/threads.hpp"
 #include "data/bpe_apply.hpp"
 #include "data/moses_detokenizer.hpp"
 #include "data/moses_tokenizer.hpp"
@@ -25,7 +25,7 @@ struct TranslateArgs {
   std::string path, bpe_codes;
   DecodingOptions decoding;
   bool no_tokenize = false;
-  int threads = 0;
+  ComputeOptions compute;
 };
 
 std::string find_bpe_codes(const TranslateArgs& args, const TranslationTask& task) {
@@ -38,7 +38,7 @@ std::string find_bpe_codes(const TranslateArgs& args, const TranslationTask& tas
 }
 
 int run_translate(const TranslateArgs& args) {
-  if (args.threads > 0) set_num_threads(args.threads);
+  apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
   const TranslationTask& task = trained.task;
   const data::MosesTokenizer tokenizer({.language = data::parse_moses_language(task.source_lang)});
@@ -79,7 +79,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")->capture_default_str();
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
-  cmd.add_option("--threads", args->threads, "Threads (0: default)");
+  add_compute_options(cmd, args->compute);
   return [args] { return run_translate(*args); };
 }
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "apps/command.hpp"
+#include "apps/compute_options.hpp"
 #include "apps/evaluation.hpp"
-#include "core/threads.hpp"
 
 namespace attn::app {
 namespace {
@@ -14,11 +14,11 @@ namespace {
 struct ValidateArgs {
   std::string data_dir, path, subset = "valid";
   int64_t max_tokens = 4096, max_sentences = 0;
-  int threads = 0;
+  ComputeOptions compute;
 };
 
 int run_validate(const ValidateArgs& args) {
-  if (args.threads > 0) set_num_threads(args.threads);
+  apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
   const TranslationTask task = open_translation_task(args.data_dir, trained.task.source_lang, trained.task.target_lang);
   check_same_dictionaries(task, trained.task);
@@ -37,7 +37,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--subset,--valid-subset", args->subset, "Split to evaluate")->capture_default_str();
   cmd.add_option("--max-tokens", args->max_tokens, "Tokens per batch")->capture_default_str();
   cmd.add_option("--max-sentences,--batch-size", args->max_sentences, "Sentences per batch");
-  cmd.add_option("--threads", args->threads, "Threads (0: default)");
+  add_compute_options(cmd, args->compute);
   return [args] { return run_validate(*args); };
 }
 

@@ -149,6 +149,7 @@ TrainerOptions training_options(const DemoPaths& paths, const DemoOptions& optio
   o.max_tokens = 1536;
   o.max_time_minutes = options.minutes;
   o.seed = 1;
+  o.compute = options.compute;
   o.save_dir = paths.checkpoints.string();
   o.checkpoints.keep_last_epochs = kAveragedEpochs;
   o.log_interval = 50;
@@ -268,7 +269,7 @@ void report(const DemoPaths& paths, const DemoOptions& options, const Translatio
 }  // namespace
 
 int run_demo(const DemoOptions& options) {
-  if (options.threads > 0) set_num_threads(options.threads);
+  apply_compute_options(options.compute);
   const DemoPaths paths(options.out_dir);
   fs::create_directories(paths.root);
   prepare_raw(paths, options);

@@ -14,6 +14,7 @@
 #pragma once
 #include <string>
 
+#include "apps/compute_options.hpp"
 #include "data/ding_corpus.hpp"
 
 namespace attn::app {
@@ -21,7 +22,7 @@ namespace attn::app {
 struct DemoOptions {
   std::string out_dir = "attnlab-demo";
   double minutes = 10.0;  // training time
-  int threads = 0;        // 0: the default
+  ComputeOptions compute;  // --threads, --matmul-precision
   std::string ding_path = data::kDingDefaultPath;
   int64_t bpe_merges = 8000;
   int64_t beam = 5;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apps/command.hpp"
+#include "apps/thread_wait_policy.hpp"
 
 namespace {
 
@@ -25,6 +26,7 @@ int command_line_error(CLI::App& app, const CLI::ParseError& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::app::choose_thread_wait_policy(argv);
   CLI::App app{"attnlab: a from-scratch tensor engine and sequence-model toolkit for translation"};
   app.require_subcommand(1);
   auto& registry = attn::app::command_registry();

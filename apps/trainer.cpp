@@ -12,7 +12,6 @@
 #include "autograd/autograd.hpp"
 #include "core/profiler.hpp"
 #include "core/rng.hpp"
-#include "core/threads.hpp"
 #include "nn/adam.hpp"
 #include "nn/grad_clip.hpp"
 #include "nn/nag.hpp"
@@ -56,7 +55,7 @@ Trainer::Trainer(TrainerOptions options)
       run_start_(std::chrono::steady_clock::now()) {
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
   ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
-  if (options_.threads > 0) set_num_threads(options_.threads);
+  apply_compute_options(options_.compute);
   task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
   task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   config_ = nn::transformer_preset(options_.arch);

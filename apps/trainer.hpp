@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "apps/checkpoint.hpp"
+#include "apps/compute_options.hpp"
 #include "apps/evaluation.hpp"
 #include "apps/progress.hpp"
 #include "apps/translation_task.hpp"
@@ -80,7 +81,7 @@ struct TrainerOptions {
   int64_t max_update = 0, max_epoch = 0;
   double max_time_minutes = 0.0;
   uint64_t seed = 1;
-  int threads = 0;  // 0: leave the default
+  ComputeOptions compute;  // --threads, --matmul-precision
 
   // Checkpoints, validation, logging.
   std::string save_dir = "checkpoints";

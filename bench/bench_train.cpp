@@ -87,7 +87,7 @@ app::TrainerOptions trainer_options(const std::string& model, const std::string&
   o.lr = {5e-4};
   o.warmup_updates = 4000;
   o.max_tokens = kSentences * kLength;
-  o.threads = threads;
+  o.compute.threads = threads;
   o.progress = app::ProgressMode::kQuiet;
   return o;
 }

@@ -1,0 +1,27 @@
+#include "apps/compute_options.hpp"
+
+#include "core/error.hpp"
+#include "core/matmul_precision.hpp"
+#include "core/threads.hpp"
+
+namespace attn::app {
+
+void add_compute_options(CLI::App& cmd, ComputeOptions& options) {
+  cmd.add_option("--threads", options.threads, "Threads (0: default)");
+  cmd.add_option("--matmul-precision", options.matmul_precision,
+                 "fp32, or bf16: large matrix products with bfloat16 operands and float32 sums (~2x faster "
+                 "on CPUs with AVX512-BF16)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+}
+
+void apply_compute_options(const ComputeOptions& options) {
+  if (options.threads > 0) set_num_threads(options.threads);
+  const MatmulPrecision precision = parse_matmul_precision(options.matmul_precision);
+  ATTN_CHECK(precision != MatmulPrecision::BFloat16 || cpu_has_fast_bf16(),
+             "--matmul-precision bf16: this CPU has no bfloat16 dot-product instructions (AVX512-BF16 or AMX); "
+             "emulated bf16 products would be slower than fp32, use --matmul-precision fp32");
+  set_matmul_precision(precision);
+}
+
+}  // namespace attn::app
