@@ -9,8 +9,8 @@
 // the ReLU mask from the output (y > 0 exactly where z > 0) and accumulates the bias
 // gradient while it writes dz: one read of y and dy, one write of dz.
 //
-// The bias gradient is summed in double, row by row in order, for each column: the same
-// result at every thread count (threads own disjoint column ranges).
+// The bias gradient is summed in double over fixed blocks of rows (in parallel), then over
+// the blocks in order: the same result at every thread count.
 #include <algorithm>
 #include <vector>
 
@@ -44,21 +44,23 @@ void bias_relu_typed(const Tensor& y, const Tensor& bias) {
   });
 }
 
-// dz over columns [lo, hi) of every row, and (when db is not null) those columns' sums.
+// Rows per block of the bias-gradient sum: blocks are the unit of parallel work (contiguous
+// memory per thread), and their fixed size keeps the summation order — hence the result —
+// independent of the thread count.
+constexpr int64_t kRowBlock = 128;
+
+// dz for rows [r0, r1), and (when partial is not null) their column sums in double.
 template <typename T>
-void relu_grad_columns(const T* y, const T* dy, T* dz, T* db, int64_t rows, int64_t cols, int64_t lo, int64_t hi) {
-  std::vector<double> acc(size_t(db != nullptr ? hi - lo : 0), 0.0);
-  double* a = acc.data();
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* ys = y + r * cols + lo;
-    const T* gs = dy + r * cols + lo;
-    T* zs = dz + r * cols + lo;
-    for (int64_t c = 0; c < hi - lo; ++c) zs[c] = ys[c] > T(0) ? gs[c] : T(0);
-    if (db != nullptr)
-      for (int64_t c = 0; c < hi - lo; ++c) a[c] += double(zs[c]);
+void relu_grad_rows(const T* y, const T* dy, T* dz, double* partial, int64_t r0, int64_t r1, int64_t cols) {
+  if (partial != nullptr) std::fill(partial, partial + cols, 0.0);
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* ys = y + r * cols;
+    const T* gs = dy + r * cols;
+    T* zs = dz + r * cols;
+    for (int64_t c = 0; c < cols; ++c) zs[c] = ys[c] > T(0) ? gs[c] : T(0);
+    if (partial != nullptr)
+      for (int64_t c = 0; c < cols; ++c) partial[c] += double(zs[c]);
   }
-  if (db != nullptr)
-    for (int64_t c = 0; c < hi - lo; ++c) db[lo + c] = T(a[c]);
 }
 
 template <typename T>
@@ -68,9 +70,21 @@ void bias_relu_backward_typed(const Tensor& y, const Tensor& dy, const Tensor& d
   const T* yp = y.data<T>();
   const T* gp = g.data<T>();
   T* zp = dz.data<T>();
-  T* bp = dbias.defined() ? dbias.data<T>() : nullptr;
-  parallel_ranges(cols, [&](int64_t lo, int64_t hi) { relu_grad_columns(yp, gp, zp, bp, rows, cols, lo, hi); },
-                  std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, rows)));
+  const int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  std::vector<double> partials(dbias.defined() ? size_t(blocks * cols) : 0);
+  double* pp = partials.empty() ? nullptr : partials.data();
+  parallel_ranges(blocks, [=](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b)
+      relu_grad_rows(yp, gp, zp, pp != nullptr ? pp + b * cols : nullptr, b * kRowBlock,
+                     std::min(rows, (b + 1) * kRowBlock), cols);
+  }, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, kRowBlock * cols)));
+  if (pp == nullptr) return;
+  T* db = dbias.data<T>();
+  for (int64_t c = 0; c < cols; ++c) {
+    double sum = 0.0;
+    for (int64_t b = 0; b < blocks; ++b) sum += pp[b * cols + c];
+    db[c] = T(sum);
+  }
 }
 
 }  // namespace
