@@ -1,5 +1,6 @@
-// matmul throughput: attnlab's ops::matmul_into against raw cblas_sgemm and raw Eigen, in the
-// same run, float32, at 1 and 2 threads, on 2048^3 and the Transformer shapes
+// matmul throughput: attnlab's ops::matmul_into (oneDNN for these large products; fp32, and
+// bf16 under --matmul-precision bf16, rounding included) against raw cblas_sgemm and raw
+// Eigen, in the same run, float32 operands, at 1 and 2 threads, on 2048^3 and the Transformer shapes
 // (tokens x D x F: 4096x512x2048, 4096x2048x512, 4096x512x512) and the weight-gradient
 // shape 512x4096x2048 = X^T @ dY with X [4096, 512] read transposed. Reports GFLOP/s.
 //   build-<dir>/bench/bench_matmul --benchmark_min_time=1
@@ -9,6 +10,7 @@
 #include <Eigen/Core>
 #include <string>
 
+#include "core/matmul_precision.hpp"
 #include "core/ops.hpp"
 #include "core/threads.hpp"
 
@@ -45,8 +47,9 @@ void report(benchmark::State& state, const GemmShape& s) {
       benchmark::Counter(2.0 * double(s.m) * double(s.k) * double(s.n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void bench_attnlab(benchmark::State& state, GemmShape s, int threads) {
+void bench_attnlab(benchmark::State& state, GemmShape s, int threads, attn::MatmulPrecision precision) {
   set_threads(threads);
+  const attn::ScopedMatmulPrecision scoped(precision);
   GemmOperands d(s);
   const attn::Tensor a = d.a_view(s);
   for (auto _ : state) attn::ops::matmul_into(a, d.b, d.out);
@@ -91,7 +94,13 @@ int main(int argc, char** argv) {
   for (const GemmShape& s : shapes)
     for (int threads : {1, 2}) {
       const std::string suffix = "/" + s.name() + "/threads:" + std::to_string(threads);
-      benchmark::RegisterBenchmark(("matmul/attnlab" + suffix).c_str(), bench_attnlab, s, threads)->UseRealTime();
+      benchmark::RegisterBenchmark(("matmul/attnlab" + suffix).c_str(), bench_attnlab, s, threads,
+                                   attn::MatmulPrecision::Float32)
+          ->UseRealTime();
+      if (attn::cpu_has_fast_bf16())
+        benchmark::RegisterBenchmark(("matmul/attnlab_bf16" + suffix).c_str(), bench_attnlab, s, threads,
+                                     attn::MatmulPrecision::BFloat16)
+            ->UseRealTime();
       benchmark::RegisterBenchmark(("matmul/cblas" + suffix).c_str(), bench_cblas, s, threads)->UseRealTime();
       benchmark::RegisterBenchmark(("matmul/eigen" + suffix).c_str(), bench_eigen, s, threads)->UseRealTime();
     }
