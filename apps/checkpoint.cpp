@@ -93,6 +93,40 @@ void keep_newest(const std::string& save_dir, const std::regex& pattern, int64_t
   for (size_t i = size_t(keep); i < found.size(); ++i) remove_checkpoint(found[i].second);
 }
 
+// FNV-1a 64-bit over `n` more bytes.
+uint64_t fnv1a64(uint64_t hash, const char* bytes, size_t n) {
+  for (size_t i = 0; i < n; ++i) hash = (hash ^ uint8_t(bytes[i])) * 0x100000001b3ull;
+  return hash;
+}
+constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ull;
+
+std::string format_checksum(uint64_t hash) { return fmt::format("fnv1a64:{:016x}", hash); }
+
+std::string folder_of(const std::string& base) { return fs::path(base).parent_path().string(); }
+
+bool is_file_reference(const nlohmann::json& j) {
+  return j.is_object() && j.contains("checksum") && (j.contains("file") || j.contains("path"));
+}
+
+// `value` (named `key`, in the metadata of checkpoint `from_base`) with every file reference in
+// it copied beside checkpoint `to_base`.
+nlohmann::json carry_references(const nlohmann::json& value, const std::string& key, const std::string& from_base,
+                                const std::string& to_base) {
+  if (is_file_reference(value)) {
+    const std::string recorded = (value.contains("file") ? value.at("file") : value.at("path")).get<std::string>();
+    try {
+      return keep_file_beside(referenced_file(value, from_base, key), folder_of(to_base),
+                              fs::path(recorded).filename().string());
+    } catch (const CheckpointError& e) {
+      throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(from_base), e.what()));
+    }
+  }
+  if (!value.is_object()) return value;
+  nlohmann::json carried = value;
+  for (auto& [name, part] : carried.items()) part = carry_references(part, name, from_base, to_base);
+  return carried;
+}
+
 const std::regex kEpochPattern("checkpoint([0-9]+)");
 const std::regex kUpdatePattern("checkpoint_([0-9]+)_([0-9]+)");
 
@@ -111,14 +145,13 @@ bool checkpoint_exists(const std::string& base) { return fs::exists(metadata_pat
 std::string file_checksum(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CheckpointError(fmt::format("{}: cannot open", path));
-  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a 64-bit offset basis
+  uint64_t hash = kFnvOffsetBasis;
   std::vector<char> buffer(1 << 20);
   while (in) {
     in.read(buffer.data(), std::streamsize(buffer.size()));
-    const std::streamsize n = in.gcount();
-    for (std::streamsize i = 0; i < n; ++i) hash = (hash ^ uint8_t(buffer[size_t(i)])) * 0x100000001b3ull;
+    hash = fnv1a64(hash, buffer.data(), size_t(in.gcount()));
   }
-  return fmt::format("fnv1a64:{:016x}", hash);
+  return format_checksum(hash);
 }
 
 void save_checkpoint(const std::string& base, const CheckpointContent& content) {
@@ -137,10 +170,11 @@ void save_checkpoint(const std::string& base, const CheckpointContent& content) 
   data::write_file_atomic(metadata_path(base), j.dump(2) + "\n");
 }
 
-nlohmann::json load_checkpoint_metadata(const std::string& path) {
+nlohmann::json load_checkpoint_metadata(const std::string& path, bool with_optimizer) {
   const std::string base = checkpoint_base(path);
   const nlohmann::json j = read_metadata_json(base);
-  for (const auto& [role, description] : j.at("files").items()) verified_file(base, description, role.c_str());
+  for (const auto& [role, description] : j.at("files").items())
+    if (with_optimizer || role != "optimizer") verified_file(base, description, role.c_str());
   return j.at("metadata");
 }
 
@@ -179,11 +213,46 @@ void average_checkpoints_into(const std::vector<std::string>& bases, const std::
   ATTN_CHECK(!bases.empty(), "average: no checkpoints given");
   std::vector<std::string> weights;
   for (const std::string& base : bases) {
-    load_checkpoint_metadata(base);  // verifies the files before averaging them
+    load_checkpoint_metadata(base, /*with_optimizer=*/false);  // verifies the weights before averaging them
     weights.push_back(weights_path(base));
   }
   SafetensorsFile averaged = nn::average_checkpoints(weights);
-  save_checkpoint(checkpoint_base(output), {std::move(averaged.tensors), {}, load_checkpoint_metadata(bases.front())});
+  const std::string first = checkpoint_base(bases.front()), output_base = checkpoint_base(output);
+  const nlohmann::json metadata =
+      carry_references(load_checkpoint_metadata(first, /*with_optimizer=*/false), "metadata", first, output_base);
+  save_checkpoint(output_base, {std::move(averaged.tensors), {}, metadata});
+}
+
+nlohmann::json keep_file_beside(const std::string& source, const std::string& dir, const std::string& name) {
+  const std::string bytes = read_file_bytes(source);
+  const std::string checksum = format_checksum(fnv1a64(kFnvOffsetBasis, bytes.data(), bytes.size()));
+  const std::string copy = (fs::path(dir) / name).string();
+  if (!fs::exists(copy)) {
+    if (!dir.empty()) fs::create_directories(dir);
+    data::write_file_atomic(copy, bytes);
+  } else if (file_checksum(copy) != checksum) {
+    throw CheckpointError(fmt::format("cannot copy {} to {}: that file exists with other contents (checkpoints of "
+                                      "other data in that folder?)",
+                                      source, copy));
+  }
+  return {{"file", name}, {"path", fs::absolute(source).lexically_normal().string()}, {"checksum", checksum}};
+}
+
+std::string referenced_file(const nlohmann::json& reference, const std::string& base, const std::string& what) {
+  std::vector<std::string> candidates;
+  if (reference.contains("file"))
+    candidates.push_back((fs::path(folder_of(base)) / reference.at("file").get<std::string>()).string());
+  if (reference.contains("path")) candidates.push_back(reference.at("path").get<std::string>());
+  const std::string recorded = reference.at("checksum").get<std::string>();
+  for (const std::string& path : candidates) {
+    if (!fs::exists(path)) continue;
+    const std::string checksum = file_checksum(path);
+    if (checksum != recorded)
+      throw CheckpointError(fmt::format("its {} {} changed since it was recorded (checksum {} instead of {})", what,
+                                        path, checksum, recorded));
+    return path;
+  }
+  throw CheckpointError(fmt::format("its {} is missing (no file {})", what, fmt::join(candidates, " nor ")));
 }
 
 std::vector<std::string> checkpoint_names(const std::string& save_dir, const SaveRequest& request,

@@ -11,7 +11,16 @@
 // Each file is written to a temp file, fsynced and renamed; the JSON goes last, so a crash
 // leaves either a complete pair or a JSON whose checksums do not match the tensor files. A
 // torn pair, a truncated file or a missing file is rejected with a CheckpointError naming
-// the file and the problem.
+// the file and the problem. Only the weights are needed to decode or average: a checkpoint
+// whose optimizer file is missing can still be used for that.
+//
+// What a checkpoint needs besides its tensors — the dictionaries, the BPE codes — is copied
+// into its folder (by the trainer when training starts, by `average` beside its output), so a
+// save dir stays usable after the data it was trained on is moved or deleted. The metadata
+// names such a file by a reference
+//   {"file": its name relative to the checkpoint's folder, "path": the absolute path it was
+//    copied from, "checksum": its file_checksum()};
+// checkpoints written before these copies existed have only "path" and "checksum".
 //
 // Names as fairseq's save dir: checkpoint_last, checkpoint_best (lowest valid loss),
 // checkpoint<E> at the end of epoch E, checkpoint_<E>_<U> every --save-interval-updates.
@@ -53,16 +62,26 @@ std::string file_checksum(const std::string& path);
 // Writes the three files (the optimizer file only when content.optimizer is not empty).
 void save_checkpoint(const std::string& base, const CheckpointContent& content);
 // The metadata of a checkpoint (any of its names, see checkpoint_base) after checking that
-// its tensor files are complete (sizes and checksums); throws CheckpointError.
-nlohmann::json load_checkpoint_metadata(const std::string& path);
+// its weights file, and its optimizer file when asked, are complete (sizes and checksums);
+// throws CheckpointError.
+nlohmann::json load_checkpoint_metadata(const std::string& path, bool with_optimizer = true);
 // The whole checkpoint, verified; the optimizer state only when asked (and present).
 CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer = true);
 // Copies a verified checkpoint under a new name (tensor files first, JSON last).
 void copy_checkpoint(const std::string& from_base, const std::string& to_base);
 void remove_checkpoint(const std::string& base);
 // Averages the weights of checkpoints `bases` (SPEC-MODELS.md §1.11, nn/checkpoint_average)
-// into checkpoint `output`, with the first one's metadata and no optimizer state.
+// into checkpoint `output`, with the first one's metadata (the files it references copied
+// beside `output`) and no optimizer state. The inputs need only their weights.
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output);
+
+// Copies `source` into `dir` as `name` (temp file + rename; an identical copy already there is
+// kept, a different one is a CheckpointError) and returns its reference (see the top).
+nlohmann::json keep_file_beside(const std::string& source, const std::string& dir, const std::string& name);
+// The file a reference in the metadata of checkpoint `base` names: its "file" beside the
+// checkpoint, else (older checkpoints, or a checkpoint copied without it) its "path"; the
+// file must have the recorded checksum. Throws CheckpointError naming `what` and the paths.
+std::string referenced_file(const nlohmann::json& reference, const std::string& base, const std::string& what);
 
 struct CheckpointPolicy {
   int64_t save_interval_updates = 0;  // > 0: checkpoint_<E>_<U> every that many updates

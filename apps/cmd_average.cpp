@@ -1,7 +1,8 @@
 // `attnlab average --inputs CKPT... --output OUT` or `--inputs DIR --num-epoch-checkpoints N`
 // (fairseq scripts/average_checkpoints.py; SPEC-MODELS.md §1.11): the arithmetic mean of the
 // model weights, written as checkpoint OUT (OUT.safetensors + OUT.json, the metadata of the
-// first input, no optimizer state) for `generate` / `translate`.
+// first input, no optimizer state; the dictionaries and BPE codes it names are copied beside
+// OUT) for `generate` / `translate`. The inputs need only their weights.
 #include <filesystem>
 #include <memory>
 

@@ -1,7 +1,9 @@
 // `attnlab preprocess`: fairseq-preprocess for translation (SPEC-MT-TOOLS.md §4): builds or
 // loads the dictionaries, writes DESTDIR/dict.SRC.txt and dict.TGT.txt, and binarizes each
 // split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp), reporting sentences,
-// tokens and the share of words replaced by <unk>.
+// tokens and the share of words replaced by <unk>. Every input is read and checked (UTF-8,
+// equal line counts, dictionary format) before anything is written: a bad input leaves
+// DESTDIR as it was.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -39,8 +41,6 @@ data::Dictionary load_or_build(const std::string& dict_path, const std::vector<s
 std::pair<data::Dictionary, data::Dictionary> make_dictionaries(const PreprocessOptions& options) {
   auto train_file = [&](const std::string& lang) { return options.train_prefix + "." + lang; };
   if (options.joined_dictionary) {
-    if (!options.source_dict.empty() && !options.target_dict.empty())
-      throw data::DataError("--joined-dictionary takes --srcdict or --tgtdict, not both");
     std::string given = options.source_dict.empty() ? options.target_dict : options.source_dict;
     data::Dictionary joined =
         load_or_build(given, {train_file(options.source_lang), train_file(options.target_lang)},
@@ -66,24 +66,38 @@ std::vector<std::pair<std::string, std::string>> split_prefixes(const std::strin
   }
 }
 
+struct NamedSplit {
+  std::string name;  // train, valid, valid1, ..., test
+  data::ParallelCorpus corpus;
+};
+
+// Every split the options name, read and checked (UTF-8, equal line counts).
+std::vector<NamedSplit> read_splits(const PreprocessOptions& options) {
+  std::vector<NamedSplit> splits;
+  for (const auto& [split, prefixes] : {std::pair{"train", options.train_prefix}, {"valid", options.valid_prefix},
+                                        {"test", options.test_prefix}})
+    for (const auto& [name, prefix] : split_prefixes(split, prefixes))
+      splits.push_back({name, data::read_parallel_corpus(prefix, options.source_lang, options.target_lang)});
+  return splits;
+}
+
 int run_preprocess(const PreprocessOptions& options) {
-  std::filesystem::create_directories(options.dest_dir);
+  if (options.joined_dictionary && !options.source_dict.empty() && !options.target_dict.empty())
+    throw data::DataError("--joined-dictionary takes --srcdict or --tgtdict, not both");
+  const std::vector<NamedSplit> splits = read_splits(options);
   auto [source_dict, target_dict] = make_dictionaries(options);
+
+  std::filesystem::create_directories(options.dest_dir);
   for (const auto& [lang, dictionary] : {std::pair{options.source_lang, &source_dict}, {options.target_lang, &target_dict}}) {
     std::cout << fmt::format("[{}] Dictionary: {} types\n", lang, dictionary->size());
     dictionary->save(fmt::format("{}/dict.{}.txt", options.dest_dir, lang));
   }
-  for (const auto& [split, prefixes] : {std::pair{"train", options.train_prefix}, {"valid", options.valid_prefix},
-                                        {"test", options.test_prefix}}) {
-    for (const auto& [name, prefix] : split_prefixes(split, prefixes)) {
-      data::ParallelCorpus corpus = data::read_parallel_corpus(prefix, options.source_lang, options.target_lang);
-      for (const auto& [lang, lines, dictionary] :
-           {std::tuple{options.source_lang, &corpus.source, &source_dict},
-            {options.target_lang, &corpus.target, &target_dict}}) {
-        std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
-        data::BinarizeStats stats = data::binarize_lines(*lines, *dictionary, out, options.workers);
-        std::cout << data::binarize_report(lang, name, stats) << "\n";
-      }
+  for (const auto& [name, corpus] : splits) {
+    for (const auto& [lang, lines, dictionary] : {std::tuple{options.source_lang, &corpus.source, &source_dict},
+                                                  {options.target_lang, &corpus.target, &target_dict}}) {
+      std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
+      data::BinarizeStats stats = data::binarize_lines(*lines, *dictionary, out, options.workers);
+      std::cout << data::binarize_report(lang, name, stats) << "\n";
     }
   }
   std::cout << fmt::format("Wrote preprocessed data to {}\n", options.dest_dir);

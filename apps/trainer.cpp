@@ -53,11 +53,14 @@ Trainer::Trainer(TrainerOptions options)
       criterion_(options_.label_smoothing, data::Dictionary::kPad),
       progress_(stdout, progress_is_live(options_.progress)),
       run_start_(std::chrono::steady_clock::now()) {
+  // The inputs in the order a user fixes them: the data, then the batch flags, then the model.
+  task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
+  ATTN_CHECK(options_.bpe_codes.empty() || fs::is_regular_file(options_.bpe_codes), "train: --bpe-codes {}: no such file",
+             options_.bpe_codes);
+  task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
   ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
   apply_compute_options(options_.compute);
-  task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
-  task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   config_ = nn::transformer_preset(options_.arch);
   nn::apply_overrides(config_, options_.model_overrides);
   set_vocabulary(config_, task_);
@@ -76,6 +79,7 @@ Trainer::Trainer(TrainerOptions options)
   ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.path());
   resume();
   fs::create_directories(options_.save_dir);
+  task_record_ = keep_task_beside(task_, options_.save_dir);
   json_log_.open((fs::path(options_.save_dir) / "train_log.jsonl").string(), std::ios::app);
 }
 
@@ -126,7 +130,7 @@ nlohmann::json Trainer::metadata() const {
   const GeneratorState rng = default_generator().state();
   const data::LoaderPosition position = loader_->position();
   nlohmann::json j = {{"model_config", nn::to_json(config_)},
-                      {"task", task_to_json(task_)},
+                      {"task", task_record_},
                       {"optimizer", optimizer_->name()},
                       {"arch", options_.arch},
                       {"label_smoothing", options_.label_smoothing},

@@ -18,6 +18,8 @@
 // With core/profiler.hpp enabled, the phases of train_step are timed as "trainer: forward +
 // loss", "trainer: backward" and "trainer: normalise, clip, optimizer step" (bench/bench_train).
 //
+// When training starts, the dictionaries and the --bpe-codes file are copied into the save
+// dir (apps/translation_task.hpp keep_task_beside), which its checkpoints then refer to.
 // Checkpoints hold everything the loop depends on — weights, optimizer moments and step
 // counts, scheduler state, the default generator (dropout), the loader position, counters,
 // best loss — so a run interrupted after update n and resumed produces bit-identical
@@ -154,6 +156,7 @@ class Trainer {
 
   TrainerOptions options_;
   TranslationTask task_;
+  nlohmann::json task_record_;  // the task as checkpoints record it, its files copied into the save dir
   nn::TransformerConfig config_;
   std::shared_ptr<nn::EncoderDecoderModel> model_;
   nn::LabelSmoothedCrossEntropy criterion_;

@@ -25,18 +25,6 @@ std::set<std::pair<std::string, std::string>> binarized_pairs(const std::string&
   return pairs;
 }
 
-nlohmann::json file_reference(const std::string& path) { return {{"path", path}, {"checksum", file_checksum(path)}}; }
-
-std::string checked_reference(const nlohmann::json& reference, const char* what) {
-  const std::string path = reference.at("path").get<std::string>();
-  if (!fs::exists(path)) throw Error(fmt::format("the checkpoint's {} {} is missing", what, path));
-  const std::string checksum = file_checksum(path);
-  if (checksum != reference.at("checksum").get<std::string>())
-    throw Error(fmt::format("the checkpoint's {} {} changed since training (checksum {} instead of {})", what, path,
-                            checksum, reference.at("checksum").get<std::string>()));
-  return path;
-}
-
 }  // namespace
 
 TranslationTask open_translation_task(const std::string& data_dir, const std::string& source_lang,
@@ -81,26 +69,27 @@ void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task) 
   config.eos_idx = data::Dictionary::kEos;
 }
 
-nlohmann::json task_to_json(const TranslationTask& task) {
-  nlohmann::json j = {{"data_dir", task.data_dir},
-                      {"source_lang", task.source_lang},
-                      {"target_lang", task.target_lang},
-                      {"source_dict", file_reference(task.source_dict_path)},
-                      {"target_dict", file_reference(task.target_dict_path)}};
-  if (!task.bpe_codes.empty()) j["bpe_codes"] = file_reference(task.bpe_codes);
+nlohmann::json keep_task_beside(const TranslationTask& task, const std::string& save_dir) {
+  nlohmann::json j = {
+      {"data_dir", task.data_dir},
+      {"source_lang", task.source_lang},
+      {"target_lang", task.target_lang},
+      {"source_dict", keep_file_beside(task.source_dict_path, save_dir, fmt::format("dict.{}.txt", task.source_lang))},
+      {"target_dict", keep_file_beside(task.target_dict_path, save_dir, fmt::format("dict.{}.txt", task.target_lang))}};
+  if (!task.bpe_codes.empty()) j["bpe_codes"] = keep_file_beside(task.bpe_codes, save_dir, "bpecodes");
   return j;
 }
 
-TranslationTask task_from_json(const nlohmann::json& j) {
+TranslationTask task_from_json(const nlohmann::json& j, const std::string& base) {
   TranslationTask task;
   task.data_dir = j.at("data_dir").get<std::string>();
   task.source_lang = j.at("source_lang").get<std::string>();
   task.target_lang = j.at("target_lang").get<std::string>();
-  task.source_dict_path = checked_reference(j.at("source_dict"), "source dictionary");
-  task.target_dict_path = checked_reference(j.at("target_dict"), "target dictionary");
+  task.source_dict_path = referenced_file(j.at("source_dict"), base, "source dictionary");
+  task.target_dict_path = referenced_file(j.at("target_dict"), base, "target dictionary");
   task.source_dict = data::Dictionary::load(task.source_dict_path);
   task.target_dict = data::Dictionary::load(task.target_dict_path);
-  if (j.contains("bpe_codes")) task.bpe_codes = checked_reference(j.at("bpe_codes"), "BPE codes file");
+  if (j.contains("bpe_codes")) task.bpe_codes = referenced_file(j.at("bpe_codes"), base, "BPE codes");
   return task;
 }
 
@@ -117,7 +106,7 @@ TrainedModel load_trained_model(const std::string& checkpoint_path) {
   TrainedModel trained;
   trained.metadata = content.metadata;
   try {  // a metadata field missing or wrong, a dictionary gone, weights of another shape
-    trained.task = task_from_json(content.metadata.at("task"));
+    trained.task = task_from_json(content.metadata.at("task"), base);
     trained.model = std::make_shared<nn::EncoderDecoderModel>(nn::config_from_json(content.metadata.at("model_config")));
     trained.model->load_state_dict(std::map<std::string, Tensor>(content.model.begin(), content.model.end()));
   } catch (const std::exception& e) {

@@ -1,8 +1,9 @@
 // The translation task: what ties a preprocessed data dir (fairseq layout: dict.SRC.txt,
 // dict.TGT.txt, SPLIT.SRC-TGT.LANG.bin; SPEC-MT-TOOLS.md §4) to a model, for the trainer
 // and the decoding commands. A checkpoint's metadata records the task ("task": data dir,
-// languages, dictionary paths with checksums, optional BPE codes) so that `validate`,
-// `generate` and `translate` rebuild exactly the model and vocabularies it was trained with.
+// languages, the dictionaries and optional BPE codes, copied into the save dir and named by
+// checksummed references, apps/checkpoint.hpp) so that `validate`, `generate` and `translate`
+// rebuild exactly the model and vocabularies it was trained with, wherever the data now is.
 #pragma once
 #include <memory>
 #include <optional>
@@ -38,10 +39,13 @@ SplitCorpora open_split(const TranslationTask& task, const std::string& split);
 // The model configuration for the task's dictionaries: vocabulary sizes, pad and eos.
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task);
 
-// {"data_dir", "source_lang", "target_lang", "source_dict": {"path", "checksum"}, "target_dict": …, "bpe_codes"}
-nlohmann::json task_to_json(const TranslationTask& task);
-// Reopens a task from its JSON; the dictionaries must still have the recorded checksums.
-TranslationTask task_from_json(const nlohmann::json& j);
+// Copies the task's dictionaries (as dict.SRC.txt, dict.TGT.txt) and BPE codes (as bpecodes)
+// into save_dir (keep_file_beside) and returns the task as its checkpoints record it:
+// {"data_dir", "source_lang", "target_lang", "source_dict": reference, "target_dict": …, "bpe_codes": …}
+nlohmann::json keep_task_beside(const TranslationTask& task, const std::string& save_dir);
+// Reopens the task that checkpoint `base` recorded: its files are looked up beside the
+// checkpoint (else at their recorded paths) and must have the recorded checksums.
+TranslationTask task_from_json(const nlohmann::json& j, const std::string& base);
 
 // Throws when the dictionaries of `data` are not (byte for byte) those `trained` recorded.
 void check_same_dictionaries(const TranslationTask& data, const TranslationTask& trained);

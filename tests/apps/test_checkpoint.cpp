@@ -161,3 +161,54 @@ TEST_CASE("checkpoint: averaging writes a loadable checkpoint with the mean weig
   truncate_file(weights_path(dir + "/checkpoint1"), 8);
   CHECK_THROWS_AS(average_checkpoints_into({dir + "/checkpoint1"}, dir + "/again"), CheckpointError);
 }
+
+TEST_CASE("checkpoint: a file kept beside a checkpoint is found there, else at the path it came from", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_beside");
+  const std::string source = dir + "/data/dict.txt", save_dir = dir + "/save", base = save_dir + "/checkpoint_last";
+  fs::create_directories(dir + "/data");
+  std::ofstream(source) << "hello 3\n";
+  const nlohmann::json reference = keep_file_beside(source, save_dir, "dict.en.txt");
+  CHECK(reference.at("file") == "dict.en.txt");
+  CHECK(reference.at("path") == fs::absolute(source).lexically_normal().string());
+  CHECK(reference.at("checksum") == file_checksum(source));
+  CHECK(file_checksum(save_dir + "/dict.en.txt") == file_checksum(source));
+  CHECK(keep_file_beside(source, save_dir, "dict.en.txt") == reference);  // an identical copy is kept
+  std::ofstream(dir + "/data/other.txt") << "world 3\n";
+  CHECK_THROWS_WITH(keep_file_beside(dir + "/data/other.txt", save_dir, "dict.en.txt"),
+                    Catch::Contains("other contents") && Catch::Contains("dict.en.txt"));
+
+  CHECK(referenced_file(reference, base, "source dictionary") == save_dir + "/dict.en.txt");
+  fs::remove(save_dir + "/dict.en.txt");  // the copy gone, or a checkpoint written before copies
+  CHECK(referenced_file(reference, base, "source dictionary") == reference.at("path"));
+  nlohmann::json old_style = reference;
+  old_style.erase("file");
+  CHECK(referenced_file(old_style, base, "source dictionary") == reference.at("path"));
+  std::ofstream(source) << "hello 4\n";
+  CHECK_THROWS_WITH(referenced_file(reference, base, "source dictionary"),
+                    Catch::Contains("source dictionary") && Catch::Contains("changed"));
+  fs::remove(source);
+  CHECK_THROWS_WITH(referenced_file(reference, base, "source dictionary"),
+                    Catch::Contains("missing") && Catch::Contains(save_dir + "/dict.en.txt") && Catch::Contains(source));
+}
+
+TEST_CASE("checkpoint: averaging needs only the weights and copies the files they refer to beside its output",
+          "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_average_beside");
+  std::ofstream(dir + "/codes") << "#version: 0.2\na b\n";
+  for (const auto& [name, scale] : {std::pair{"checkpoint1", 1.0f}, {"checkpoint2", 2.0f}}) {
+    CheckpointContent content = sample_content(scale, 10);
+    content.metadata["task"] = {{"bpe_codes", keep_file_beside(dir + "/codes", dir + "/save", "bpecodes")}};
+    save_checkpoint(dir + "/save/" + name, content);
+  }
+  fs::remove(optimizer_path(dir + "/save/checkpoint1"));
+  CHECK_THROWS_WITH(load_checkpoint_metadata(dir + "/save/checkpoint1"), Catch::Contains("missing"));
+  CHECK(load_checkpoint_metadata(dir + "/save/checkpoint1", /*with_optimizer=*/false).at("note") == "sample");
+
+  average_checkpoints_into({dir + "/save/checkpoint1", dir + "/save/checkpoint2"}, dir + "/elsewhere/averaged");
+  const nlohmann::json reference = load_checkpoint_metadata(dir + "/elsewhere/averaged").at("task").at("bpe_codes");
+  CHECK(reference.at("file") == "bpecodes");
+  fs::remove_all(dir + "/save");
+  fs::remove(dir + "/codes");
+  CHECK(referenced_file(reference, dir + "/elsewhere/averaged", "BPE codes") == dir + "/elsewhere/bpecodes");
+  CHECK(file_checksum(dir + "/elsewhere/bpecodes") == reference.at("checksum"));
+}

@@ -360,6 +360,19 @@ TEST_CASE("average writes the element-wise mean of the last two epoch checkpoint
   require_success(run_attnlab(dir, {"validate", workspace.dir.file("data-bin"), "--path", "averaged"}));
 }
 
+TEST_CASE("average needs only the weights: checkpoints without their optimizer state are averaged") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  for (const char* name : {"checkpoint1", "checkpoint2"})
+    for (const char* extension : {".safetensors", ".json"})
+      fs::copy_file(workspace.dir.file(std::string("checkpoints/") + name + extension),
+                    dir.file(std::string(name) + extension));
+  REQUIRE(fs::exists(workspace.dir.file("checkpoints/checkpoint1.optimizer.safetensors")));
+  require_success(run_attnlab(dir, {"average", "--inputs", "checkpoint1", "checkpoint2", "--output", "averaged"}));
+  require_success(run_attnlab(dir, {"average", "--inputs", ".", "--num-epoch-checkpoints", "2", "--output", "again"}));
+  CHECK(read_file(dir.file("again.safetensors")) == read_file(dir.file("averaged.safetensors")));
+}
+
 TEST_CASE("translate writes one line per raw input line, an empty one for an empty one") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
@@ -386,6 +399,40 @@ TEST_CASE("train stopped at --max-update 3 and rerun to 7 ends bit-identical to 
   CHECK(read_file(split + "/checkpoint_last.safetensors") == read_file(whole + "/checkpoint_last.safetensors"));
 }
 
+TEST_CASE("a save dir holds its dictionaries and BPE codes: it decodes after the data is deleted and it is moved") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;  // a copy of the workspace's data-bin/ and bpe/codes, deleted after training
+  fs::copy(workspace.dir.dir / "data-bin", dir.dir / "data-bin");
+  fs::create_directories(dir.dir / "bpe");
+  fs::copy_file(workspace.dir.file("bpe/codes"), dir.file("bpe/codes"));
+  require_success(run_tiny_training(dir, "checkpoints", {"--max-update", "2"}));
+  for (const auto& [copy, original] : {std::pair<std::string, std::string>{"dict.en.txt", "data-bin/dict.en.txt"},
+                                       {"dict.de.txt", "data-bin/dict.de.txt"}, {"bpecodes", "bpe/codes"}}) {
+    INFO(copy);
+    CHECK(read_file(dir.file("checkpoints/" + copy)) == read_file(dir.file(original)));
+  }
+  const nlohmann::json task = nlohmann::json::parse(read_file(dir.file("checkpoints/checkpoint_last.json")))["metadata"]["task"];
+  CHECK(task["source_dict"]["file"] == "dict.en.txt");
+  CHECK(task["bpe_codes"]["file"] == "bpecodes");
+  require_success(run_attnlab(dir, {"average", "--inputs", "checkpoints/checkpoint_last", "checkpoints/checkpoint_best",
+                                    "--output", "averaged/model"}));
+  for (const char* copy : {"dict.en.txt", "dict.de.txt", "bpecodes"}) CHECK(fs::exists(dir.dir / "averaged" / copy));
+
+  fs::remove_all(dir.dir / "data-bin");
+  fs::remove_all(dir.dir / "bpe");
+  fs::rename(dir.dir / "checkpoints", dir.dir / "moved");
+  write_file(dir.file("input.en"), joined_lines(lines_of(read_file(workspace.dir.file("raw/test.en"))), 0, 2));
+  for (const std::string path : {"moved/checkpoint_last", "averaged/model"}) {
+    INFO(path);
+    const CommandResult translated =
+        run_attnlab(dir, {"translate", "--path", path, "--beam", "2", "--threads", "1"}, dir.file("input.en"));
+    require_success(translated);
+    CHECK(lines_of(translated.out).size() == 2);
+  }
+  require_success(run_attnlab(dir, {"validate", workspace.dir.file("data-bin"), "--path", "moved/checkpoint_last",
+                                    "--threads", "1"}));
+}
+
 // --- bad input --------------------------------------------------------------------------------
 
 TEST_CASE("a missing file is an error naming it") {
@@ -394,6 +441,9 @@ TEST_CASE("a missing file is an error naming it") {
   require_runtime_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "no-such"}),
                         {"no-such.en"});
   require_runtime_error(run_attnlab(dir, {"train", "no-such-dir", "--max-tokens", "100"}), {"no-such-dir"});
+  const CommandResult no_data_no_batch_size = run_attnlab(dir, {"train", "no-such-dir"});
+  require_runtime_error(no_data_no_batch_size, {"no-such-dir"});  // the data first, then the flags
+  CHECK_FALSE(contains(no_data_no_batch_size.err, "--max-tokens"));
   require_runtime_error(run_attnlab(dir, {"validate", "no-such-dir", "--path", "no-such-checkpoint"}),
                         {"no-such-checkpoint"});
   require_command_line_error(run_attnlab(dir, {"score", "-r", "no-such.ref"}), "no-such.ref");
@@ -415,6 +465,26 @@ TEST_CASE("a malformed line is an error naming the file and the line") {
   require_runtime_error(
       run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "uneven", "--joined-dictionary"}),
       {"uneven.en", "uneven.de"});
+  CHECK_FALSE(fs::exists(dir.file("data-bin")));
+}
+
+TEST_CASE("preprocess checks every input before it writes anything") {
+  TempDir dir;
+  write_file(dir.file("train.en"), "one two\nthree\n");
+  write_file(dir.file("train.de"), "eins zwei\ndrei\n");
+  write_file(dir.file("valid.en"), "one\ntwo\n");
+  write_file(dir.file("valid.de"), "eins\n");
+  const std::vector<std::string> args = {"preprocess", "-s", "en", "-t", "de", "--trainpref", "train", "--destdir", "out"};
+  auto with = [&](const std::vector<std::string>& more) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), more.begin(), more.end());
+    return all;
+  };
+  require_runtime_error(run_attnlab(dir, with({"--validpref", "valid"})), {"valid.en", "valid.de"});
+  require_runtime_error(run_attnlab(dir, with({"--testpref", "no-such"})), {"no-such.en"});
+  CHECK_FALSE(fs::exists(dir.file("out")));
+  require_success(run_attnlab(dir, with({"--validpref", "train"})));
+  CHECK(fs::exists(dir.file("out/valid.en-de.de.bin")));
 }
 
 TEST_CASE("an unknown command, flag or value is a command-line error naming it") {
