@@ -46,8 +46,7 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
 int run_generate(const GenerateArgs& args) {
   apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
-  const TranslationTask task = open_translation_task(args.data_dir, trained.task.source_lang, trained.task.target_lang);
-  check_same_dictionaries(task, trained.task);
+  const TranslationTask task = open_task_for(trained, args.data_dir);
   const SplitCorpora corpora = open_split(task, args.subset);
   const std::vector<std::vector<int64_t>> sources = all_sentences(corpora.source);
   const std::vector<std::vector<int64_t>> targets = all_sentences(corpora.target);

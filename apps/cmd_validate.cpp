@@ -20,8 +20,7 @@ struct ValidateArgs {
 int run_validate(const ValidateArgs& args) {
   apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
-  const TranslationTask task = open_translation_task(args.data_dir, trained.task.source_lang, trained.task.target_lang);
-  check_same_dictionaries(task, trained.task);
+  const TranslationTask task = open_task_for(trained, args.data_dir);
   const nn::LabelSmoothedCrossEntropy criterion(trained.metadata.value("label_smoothing", 0.0), data::Dictionary::kPad);
   const ValidationResult r =
       evaluate_loss(*trained.model, open_split(task, args.subset), criterion, args.max_tokens, args.max_sentences);

@@ -93,13 +93,6 @@ TranslationTask task_from_json(const nlohmann::json& j, const std::string& base)
   return task;
 }
 
-void check_same_dictionaries(const TranslationTask& data, const TranslationTask& trained) {
-  for (const auto& [given, recorded] : {std::pair{data.source_dict_path, trained.source_dict_path},
-                                        {data.target_dict_path, trained.target_dict_path}})
-    if (file_checksum(given) != file_checksum(recorded))
-      throw Error(fmt::format("dictionary {} differs from {}, which the model was trained with", given, recorded));
-}
-
 TrainedModel load_trained_model(const std::string& checkpoint_path) {
   const std::string base = checkpoint_base(checkpoint_path);
   CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/false);
@@ -114,6 +107,15 @@ TrainedModel load_trained_model(const std::string& checkpoint_path) {
   }
   trained.model->eval();
   return trained;
+}
+
+TranslationTask open_task_for(const TrainedModel& trained, const std::string& data_dir) {
+  TranslationTask data = open_translation_task(data_dir, trained.task.source_lang, trained.task.target_lang);
+  for (const auto& [given, recorded] : {std::pair{data.source_dict_path, trained.task.source_dict_path},
+                                        {data.target_dict_path, trained.task.target_dict_path}})
+    if (file_checksum(given) != file_checksum(recorded))
+      throw Error(fmt::format("dictionary {} differs from {}, which the model was trained with", given, recorded));
+  return data;
 }
 
 }  // namespace attn::app

@@ -47,9 +47,6 @@ nlohmann::json keep_task_beside(const TranslationTask& task, const std::string& 
 // checkpoint (else at their recorded paths) and must have the recorded checksums.
 TranslationTask task_from_json(const nlohmann::json& j, const std::string& base);
 
-// Throws when the dictionaries of `data` are not (byte for byte) those `trained` recorded.
-void check_same_dictionaries(const TranslationTask& data, const TranslationTask& trained);
-
 // A trained model loaded from a checkpoint for evaluation (eval mode) with its task.
 struct TrainedModel {
   std::shared_ptr<nn::EncoderDecoderModel> model;
@@ -57,5 +54,9 @@ struct TrainedModel {
   nlohmann::json metadata;
 };
 TrainedModel load_trained_model(const std::string& checkpoint_path);
+
+// DATA_DIR opened for the languages `trained` was trained on (validate, generate); throws when
+// its dictionaries are not, byte for byte, those the model recorded.
+TranslationTask open_task_for(const TrainedModel& trained, const std::string& data_dir);
 
 }  // namespace attn::app
