@@ -449,6 +449,17 @@ TEST_CASE("a missing file is an error naming it") {
   require_command_line_error(run_attnlab(dir, {"score", "-r", "no-such.ref"}), "no-such.ref");
 }
 
+TEST_CASE("validate and generate refuse a data dir whose dictionary is not the model's") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;  // the workspace's data-bin/ with one more symbol in the German dictionary
+  fs::copy(workspace.dir.dir / "data-bin", dir.dir / "data-bin");
+  write_file(dir.file("data-bin/dict.de.txt"), read_file(dir.file("data-bin/dict.de.txt")) + "Zusatzwort 1\n");
+  const std::string checkpoint = workspace.dir.file("checkpoints/checkpoint2");
+  for (const char* command : {"validate", "generate"})
+    require_runtime_error(run_attnlab(dir, {command, "data-bin", "--path", checkpoint, "--threads", "1"}),
+                          {"dict.de.txt", "which the model was trained with"});
+}
+
 TEST_CASE("a malformed line is an error naming the file and the line") {
   TempDir dir;
   write_file(dir.file("bad.codes"), "#version: 0.2\na b\nc\n");
