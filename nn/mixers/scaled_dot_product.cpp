@@ -117,9 +117,7 @@ AttentionResult scaled_dot_product_attention(const Tensor& q_in, const Tensor& k
                         const Tensor& d_out = grad;
                         Tensor d_v = product(transpose_last(dropped), d_out, 1.0, v);
                         Tensor d_probs = product(d_out, transpose_last(v));
-                        if (keep.defined())
-                          d_probs = ops::where(keep, ops::mul(d_probs, 1.0 / (1.0 - p)),
-                                               scalar_tensor(0.0, d_probs.dtype(), d_probs.device()));
+                        if (keep.defined()) d_probs = ops::dropout_backward(d_probs, keep, p);
                         Tensor d_scores = ops::softmax_backward(probs, d_probs, -1, false);
                         Tensor d_q = product(d_scores, k, scale, q);
                         Tensor d_k = product(transpose_last(d_scores), q, scale, k);
