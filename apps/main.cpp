@@ -1,4 +1,4 @@
-// attnlab: one binary, one subcommand per file in apps/ (see apps/command.hpp).
+// attnlab: one binary, one subcommand per file in apps/commands/ (see apps/cli/command.hpp).
 #include <algorithm>
 #include <exception>
 #include <iostream>
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "apps/command.hpp"
-#include "apps/thread_wait_policy.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/cli/thread_wait_policy.hpp"
 
 namespace {
 

@@ -136,7 +136,7 @@ struct Trainee {
     return o;
   }
 
-  // One update, as apps/trainer.cpp does it, timed per phase.
+  // One update, as apps/training/trainer.cpp does it, timed per phase.
   PhaseTimes step(const Batch& b) {
     PhaseTimes t;
     auto t0 = Clock::now();

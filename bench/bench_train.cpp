@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/trainer.hpp"
+#include "apps/training/trainer.hpp"
 #include "core/allocator.hpp"
 #include "core/profiler.hpp"
 #include "data/binarized_corpus.hpp"

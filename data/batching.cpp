@@ -12,7 +12,17 @@
 namespace attn::data {
 namespace {
 
-std::vector<int64_t> sentence_lengths(const BinarizedCorpus& corpus) {
+// Sentences held in memory (e.g. lines read by `translate`), with the corpus interface the
+// batching functions below use (size, length, sentence).
+struct SentenceList {
+  const std::vector<std::vector<int64_t>>& rows;
+  size_t size() const { return rows.size(); }
+  size_t length(size_t i) const { return rows[i].size(); }
+  const std::vector<int64_t>& sentence(size_t i) const { return rows[i]; }
+};
+
+template <typename Corpus>
+std::vector<int64_t> sentence_lengths(const Corpus& corpus) {
   std::vector<int64_t> lengths(corpus.size());
   for (size_t i = 0; i < corpus.size(); ++i) lengths[i] = int64_t(corpus.length(i));
   return lengths;
@@ -44,7 +54,8 @@ std::vector<int64_t> decoder_input(const std::vector<int64_t>& target) {
 }
 
 // fairseq's collate: rows sorted by source length (longest first), then padded.
-Batch collate(const BinarizedCorpus& source, const BinarizedCorpus* target, std::vector<size_t> ids,
+template <typename Corpus>
+Batch collate(const Corpus& source, const BinarizedCorpus* target, std::vector<size_t> ids,
               const BatchingOptions& options) {
   std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return source.length(a) > source.length(b); });
   Batch batch;
@@ -218,7 +229,10 @@ void BatchLoader::stop_worker() {
   stop_requested_ = false;
 }
 
-std::vector<Batch> inference_batches(const BinarizedCorpus& source, const BatchingOptions& options) {
+namespace {
+
+template <typename Corpus>
+std::vector<Batch> inference_batches_of(const Corpus& source, const BatchingOptions& options) {
   std::vector<int64_t> lengths = sentence_lengths(source);
   std::vector<size_t> order = length_sorted_order(lengths, {}, false, 0);
   std::vector<Batch> batches;
@@ -226,6 +240,17 @@ std::vector<Batch> inference_batches(const BinarizedCorpus& source, const Batchi
                                  options.required_batch_size_multiple))
     batches.push_back(collate(source, nullptr, std::move(ids), options));
   return batches;
+}
+
+}  // namespace
+
+std::vector<Batch> inference_batches(const BinarizedCorpus& source, const BatchingOptions& options) {
+  return inference_batches_of(source, options);
+}
+
+std::vector<Batch> inference_batches(const std::vector<std::vector<int64_t>>& sentences,
+                                     const BatchingOptions& options) {
+  return inference_batches_of(SentenceList{sentences}, options);
 }
 
 }  // namespace attn::data

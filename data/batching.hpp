@@ -120,5 +120,8 @@ class BatchLoader {
 // Inference: every source sentence once (none filtered), ordered by length, batched by
 // max_tokens / max_sentences; rows carry their original sentence ids. Target fields are empty.
 std::vector<Batch> inference_batches(const BinarizedCorpus& source, const BatchingOptions& options);
+// The same over sentences held in memory (token ids, each ending in </s>).
+std::vector<Batch> inference_batches(const std::vector<std::vector<int64_t>>& sentences,
+                                     const BatchingOptions& options);
 
 }  // namespace attn::data

@@ -2,10 +2,6 @@
 #include "nn/checkpoint_average.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <functional>
-#include <filesystem>
-#include <optional>
 
 #include "core/error.hpp"
 
@@ -49,25 +45,6 @@ void check_same_names(const SafetensorsFile& first, const SafetensorsFile& other
     ATTN_CHECK(first.contains(name), "average: {} has a tensor '{}' that {} lacks", other.path, name, first.path);
 }
 
-// The number a checkpoint file name carries, or none when the name does not match.
-std::optional<int64_t> checkpoint_number(const std::string& file, CheckpointNumbering numbering,
-                                         const std::string& extension) {
-  const std::string prefix = "checkpoint";
-  if (file.size() <= prefix.size() + extension.size() || !file.starts_with(prefix) || !file.ends_with(extension))
-    return std::nullopt;
-  const std::string middle = file.substr(prefix.size(), file.size() - prefix.size() - extension.size());
-  auto all_digits = [](const std::string& s) {
-    return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-  };
-  if (numbering == CheckpointNumbering::Epoch)
-    return all_digits(middle) ? std::optional(std::stoll(middle)) : std::nullopt;
-  // "_<epoch>_<update>"
-  const size_t second = middle.find('_', 1);
-  if (middle.empty() || middle[0] != '_' || second == std::string::npos) return std::nullopt;
-  const std::string epoch = middle.substr(1, second - 1), update = middle.substr(second + 1);
-  return all_digits(epoch) && all_digits(update) ? std::optional(std::stoll(update)) : std::nullopt;
-}
-
 }  // namespace
 
 SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs) {
@@ -103,20 +80,17 @@ void average_checkpoints(const std::vector<std::string>& inputs, const std::stri
 std::vector<std::string> last_checkpoints(const std::string& dir, int n, CheckpointNumbering numbering,
                                           const std::string& extension) {
   ATTN_CHECK(n > 0, "average: the number of checkpoints must be > 0, got {}", n);
-  std::error_code error;
-  std::filesystem::directory_iterator it(dir, error);
-  ATTN_CHECK(!error, "average: cannot list {}: {}", dir, error.message());
-  std::vector<std::pair<int64_t, std::string>> found;
-  for (const auto& entry : it) {
-    const std::string file = entry.path().filename().string();
-    if (auto number = checkpoint_number(file, numbering, extension)) found.emplace_back(*number, entry.path().string());
+  std::vector<NumberedCheckpoint> found;
+  try {
+    found = numbered_checkpoints(dir, numbering, extension);
+  } catch (const Error& e) {
+    throw Error(fmt::format("average: {}", e.what()));
   }
   const char* pattern = numbering == CheckpointNumbering::Epoch ? "checkpoint<epoch>" : "checkpoint_<epoch>_<update>";
   ATTN_CHECK(int64_t(found.size()) >= n, "average: found {} files named {}{} in {} but need {}", found.size(), pattern,
              extension, dir, n);
-  std::sort(found.begin(), found.end(), std::greater<>());
   std::vector<std::string> newest;
-  for (int i = 0; i < n; ++i) newest.push_back(found[size_t(i)].second);
+  for (int i = 0; i < n; ++i) newest.push_back(found[size_t(i)].path);
   return newest;
 }
 

@@ -7,12 +7,13 @@
 // last_checkpoints() picks the files as fairseq's --num-epoch-checkpoints /
 // --num-update-checkpoints do: the N with the highest epoch number in
 // `checkpoint<epoch><ext>`, or the highest update number in `checkpoint_<epoch>_<update><ext>`,
-// newest first.
+// newest first (names: nn/checkpoint_names.hpp).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "core/safetensors.hpp"
+#include "nn/checkpoint_names.hpp"
 
 namespace attn::nn {
 
@@ -22,7 +23,6 @@ SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs);
 // Averages `inputs` and writes the result atomically to `output`.
 void average_checkpoints(const std::vector<std::string>& inputs, const std::string& output);
 
-enum class CheckpointNumbering { Epoch, Update };
 // Throws attn::Error when the folder holds fewer than n matching files.
 std::vector<std::string> last_checkpoints(const std::string& dir, int n, CheckpointNumbering numbering,
                                           const std::string& extension = ".safetensors");

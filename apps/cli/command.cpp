@@ -1,4 +1,4 @@
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 
 namespace attn::app {
 

@@ -1,4 +1,4 @@
-// The `attnlab` command registry. Each command lives in its own file under apps/ and
+// The `attnlab` command registry. Each command lives in its own file under apps/commands/ and
 // registers itself with a static CommandRegistration:
 //
 //   static attn::app::CommandRegistration reg("tokenize", "Moses tokenizer (stdin -> stdout)",

@@ -1,4 +1,4 @@
-#include "apps/compute_options.hpp"
+#include "apps/cli/compute_options.hpp"
 
 #include "core/error.hpp"
 #include "core/matmul_precision.hpp"

@@ -1,5 +1,5 @@
 // Progress bar / progress lines. See progress.hpp.
-#include "apps/progress.hpp"
+#include "apps/cli/progress.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "apps/record_filter.hpp"
+#include "apps/cli/record_filter.hpp"
 
 #include <exception>
 #include <istream>

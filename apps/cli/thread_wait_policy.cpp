@@ -1,4 +1,4 @@
-#include "apps/thread_wait_policy.hpp"
+#include "apps/cli/thread_wait_policy.hpp"
 
 #include <unistd.h>
 

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "apps/checkpoint.hpp"
-#include "apps/command.hpp"
+#include "apps/training/checkpoint.hpp"
+#include "apps/cli/command.hpp"
 #include "nn/checkpoint_average.hpp"
 
 namespace attn::app {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 #include "data/bpe_apply.hpp"
 #include "data/bpe_learn.hpp"
 

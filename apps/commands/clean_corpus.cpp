@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 #include "data/clean_corpus.hpp"
 
 namespace attn::app {

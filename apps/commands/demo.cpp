@@ -1,10 +1,10 @@
 // `attnlab demo [--out DIR] [--minutes M] [--threads N] [--matmul-precision fp32|bf16]`: the teaching run end to end
-// (apps/demo.hpp): Ding EN-DE → tokenize → joint BPE → binarize → train transformer_tiny →
+// (apps/demo/pipeline.hpp): Ding EN-DE → tokenize → joint BPE → binarize → train transformer_tiny →
 // average → beam search → BLEU, examples, throughput and memory.
 #include <memory>
 
-#include "apps/command.hpp"
-#include "apps/demo.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/demo/pipeline.hpp"
 #include "core/matmul_precision.hpp"
 
 namespace attn::app {

@@ -14,10 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
-#include "apps/compute_options.hpp"
-#include "apps/translation_task.hpp"
-#include "apps/translator.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/cli/compute_options.hpp"
+#include "apps/task/translation_task.hpp"
+#include "apps/generation/translator.hpp"
 #include "data/bleu.hpp"
 
 namespace attn::app {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 #include "core/allocator.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"

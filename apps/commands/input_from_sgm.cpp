@@ -2,7 +2,7 @@
 // test set one per line (SPEC-MT-TOOLS.md §2.5; GNMT recipe, §1.5 B).
 #include <iostream>
 
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 #include "data/input_from_sgm.hpp"
 
 namespace attn::app {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 #include "data/ding_corpus.hpp"
 
 namespace attn::app {

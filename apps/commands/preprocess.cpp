@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
 #include "data/parallel_corpus.hpp"

@@ -2,8 +2,8 @@
 // filter (SPEC-MT-TOOLS.md §2.5; second step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
 #include <iostream>
 
-#include "apps/command.hpp"
-#include "apps/record_filter.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/cli/record_filter.hpp"
 #include "data/remove_non_printing.hpp"
 
 namespace attn::app {

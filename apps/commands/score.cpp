@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
+#include "apps/cli/command.hpp"
 #include "data/bleu.hpp"
 #include "data/text_io.hpp"
 

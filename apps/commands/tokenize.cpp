@@ -3,8 +3,8 @@
 #include <iostream>
 #include <memory>
 
-#include "apps/command.hpp"
-#include "apps/record_filter.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/cli/record_filter.hpp"
 #include "data/moses_tokenizer.hpp"
 
 namespace attn::app {

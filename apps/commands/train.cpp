@@ -1,12 +1,12 @@
 // `attnlab train DATA_DIR`: fairseq-train for translation with fairseq's flag names
-// (SPEC-MODELS.md §1.6–1.9; the loop is apps/trainer.hpp).
+// (SPEC-MODELS.md §1.6–1.9; the loop is apps/training/trainer.hpp).
 #include <memory>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
-#include "apps/trainer.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/training/trainer.hpp"
 
 namespace attn::app {
 namespace {

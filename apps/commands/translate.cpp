@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "apps/checkpoint.hpp"
-#include "apps/command.hpp"
-#include "apps/compute_options.hpp"
-#include "apps/translation_task.hpp"
-#include "apps/translator.hpp"
+#include "apps/training/checkpoint.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/cli/compute_options.hpp"
+#include "apps/task/translation_task.hpp"
+#include "apps/generation/translator.hpp"
 #include "data/bpe_apply.hpp"
 #include "data/moses_detokenizer.hpp"
 #include "data/moses_tokenizer.hpp"

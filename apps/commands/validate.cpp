@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "apps/command.hpp"
-#include "apps/compute_options.hpp"
-#include "apps/evaluation.hpp"
+#include "apps/cli/command.hpp"
+#include "apps/cli/compute_options.hpp"
+#include "apps/training/evaluation.hpp"
 
 namespace attn::app {
 namespace {

@@ -1,5 +1,5 @@
 // The teaching demo's stages. See demo.hpp.
-#include "apps/demo.hpp"
+#include "apps/demo/pipeline.hpp"
 
 #include <sys/resource.h>
 
@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "apps/checkpoint.hpp"
-#include "apps/trainer.hpp"
-#include "apps/translation_task.hpp"
-#include "apps/translator.hpp"
+#include "apps/training/checkpoint.hpp"
+#include "apps/training/trainer.hpp"
+#include "apps/task/translation_task.hpp"
+#include "apps/generation/translator.hpp"
 #include "core/allocator.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"

@@ -14,7 +14,7 @@
 #pragma once
 #include <string>
 
-#include "apps/compute_options.hpp"
+#include "apps/cli/compute_options.hpp"
 #include "data/ding_corpus.hpp"
 
 namespace attn::app {

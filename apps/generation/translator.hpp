@@ -1,7 +1,7 @@
 // The generation driver (SPEC-MODELS.md §1.10, DESIGN.md §6): sentences of token ids →
-// batches (sorted by length, left-padded sources, cut by --max-tokens / --batch-size as
-// fairseq's inference batches) → beam search (greedy when beam = 1) → hypotheses back in
-// the input order. Used by `generate`, `translate` and the demo.
+// batches (data::inference_batches: sorted by length, left-padded sources, cut by
+// --max-tokens / --batch-size as fairseq's inference batches) → beam search (greedy when
+// beam = 1) → hypotheses back in the input order. Used by `generate`, `translate` and the demo.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -17,11 +17,6 @@ struct DecodingOptions {
   int64_t max_tokens = 0;     // per batch, padding included (<= 0: no limit)
   int64_t max_sentences = 0;  // per batch (<= 0: no limit; both <= 0: 128 sentences)
 };
-
-// Index lists of the batches: sentences sorted by length (longest first, ties by index),
-// cut greedily so that rows × longest length <= max_tokens and rows <= max_sentences.
-std::vector<std::vector<size_t>> decoding_batches(const std::vector<std::vector<int64_t>>& sources,
-                                                  const DecodingOptions& options);
 
 // Hypotheses (options.search.nbest, best first) of every source sentence (ids ending in
 // </s>), in input order. `on_batch` (optional) is called with the number of sentences done.

@@ -1,5 +1,5 @@
 // data::Batch -> tensors (SPEC-MODELS.md §1.1). See batch_tensors.hpp.
-#include "apps/batch_tensors.hpp"
+#include "apps/task/batch_tensors.hpp"
 
 namespace attn::app {
 namespace {

@@ -1,5 +1,5 @@
 // Data dir + dictionaries + model of a translation run. See translation_task.hpp.
-#include "apps/translation_task.hpp"
+#include "apps/task/translation_task.hpp"
 
 #include <filesystem>
 #include <regex>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/checkpoint.hpp"
+#include "apps/training/checkpoint.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;

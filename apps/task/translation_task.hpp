@@ -2,7 +2,7 @@
 // dict.TGT.txt, SPLIT.SRC-TGT.LANG.bin; SPEC-MT-TOOLS.md §4) to a model, for the trainer
 // and the decoding commands. A checkpoint's metadata records the task ("task": data dir,
 // languages, the dictionaries and optional BPE codes, copied into the save dir and named by
-// checksummed references, apps/checkpoint.hpp) so that `validate`, `generate` and `translate`
+// checksummed references, apps/training/checkpoint.hpp) so that `validate`, `generate` and `translate`
 // rebuild exactly the model and vocabularies it was trained with, wherever the data now is.
 #pragma once
 #include <memory>

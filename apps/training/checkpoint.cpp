@@ -1,10 +1,9 @@
 // Training checkpoints: verified tensor files + JSON metadata, rotation. See checkpoint.hpp.
-#include "apps/checkpoint.hpp"
+#include "apps/training/checkpoint.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -73,24 +72,11 @@ NamedTensors load_tensors(const std::string& path) {
   }
 }
 
-// Epoch or update number of a checkpoint base name, when it is checkpoint<E> / checkpoint_<E>_<U>.
-std::optional<int64_t> numbered(const std::string& name, const std::regex& pattern) {
-  std::smatch match;
-  if (!std::regex_match(name, match, pattern)) return std::nullopt;
-  return std::stoll(match[match.size() - 1].str());
-}
-
-// Removes all but the `keep` highest-numbered checkpoints whose names match `pattern`.
-void keep_newest(const std::string& save_dir, const std::regex& pattern, int64_t keep) {
+// Removes all but the `keep` highest-numbered checkpoints named by `numbering`.
+void keep_newest(const std::string& save_dir, nn::CheckpointNumbering numbering, int64_t keep) {
   if (keep < 0) return;
-  std::vector<std::pair<int64_t, std::string>> found;
-  for (const auto& entry : fs::directory_iterator(save_dir)) {
-    if (entry.path().extension() != ".json") continue;
-    const std::string name = entry.path().stem().string();
-    if (auto number = numbered(name, pattern)) found.emplace_back(*number, (fs::path(save_dir) / name).string());
-  }
-  std::sort(found.begin(), found.end(), std::greater<>());
-  for (size_t i = size_t(keep); i < found.size(); ++i) remove_checkpoint(found[i].second);
+  const std::vector<nn::NumberedCheckpoint> found = nn::numbered_checkpoints(save_dir, numbering, ".json");
+  for (size_t i = size_t(keep); i < found.size(); ++i) remove_checkpoint(checkpoint_base(found[i].path));
 }
 
 // FNV-1a 64-bit over `n` more bytes.
@@ -126,9 +112,6 @@ nlohmann::json carry_references(const nlohmann::json& value, const std::string& 
   for (auto& [name, part] : carried.items()) part = carry_references(part, name, from_base, to_base);
   return carried;
 }
-
-const std::regex kEpochPattern("checkpoint([0-9]+)");
-const std::regex kUpdatePattern("checkpoint_([0-9]+)_([0-9]+)");
 
 }  // namespace
 
@@ -259,9 +242,9 @@ std::vector<std::string> checkpoint_names(const std::string& save_dir, const Sav
                                           const CheckpointPolicy& policy) {
   auto in_dir = [&](const std::string& name) { return (fs::path(save_dir) / name).string(); };
   std::vector<std::string> names;
-  if (request.end_of_epoch && policy.save_epoch_checkpoints) names.push_back(in_dir(fmt::format("checkpoint{}", request.epoch)));
+  if (request.end_of_epoch && policy.save_epoch_checkpoints) names.push_back(in_dir(nn::epoch_checkpoint_name(request.epoch)));
   if (!request.end_of_epoch && policy.save_interval_updates > 0 && request.num_updates % policy.save_interval_updates == 0)
-    names.push_back(in_dir(fmt::format("checkpoint_{}_{}", request.epoch, request.num_updates)));
+    names.push_back(in_dir(nn::update_checkpoint_name(request.epoch, request.num_updates)));
   if (request.is_best) names.push_back(in_dir("checkpoint_best"));
   names.push_back(in_dir("checkpoint_last"));
   return names;
@@ -273,8 +256,8 @@ void save_rotating(const std::string& save_dir, const SaveRequest& request, cons
   const std::vector<std::string> names = checkpoint_names(save_dir, request, policy);
   save_checkpoint(names.front(), content);
   for (size_t i = 1; i < names.size(); ++i) copy_checkpoint(names.front(), names[i]);
-  keep_newest(save_dir, kEpochPattern, policy.keep_last_epochs);
-  keep_newest(save_dir, kUpdatePattern, policy.keep_interval_updates);
+  keep_newest(save_dir, nn::CheckpointNumbering::Epoch, policy.keep_last_epochs);
+  keep_newest(save_dir, nn::CheckpointNumbering::Update, policy.keep_interval_updates);
 }
 
 std::vector<std::string> checkpoints_newest_first(const std::string& save_dir) {

@@ -1,10 +1,10 @@
 // Validation loss / perplexity. See evaluation.hpp.
-#include "apps/evaluation.hpp"
+#include "apps/training/evaluation.hpp"
 
 #include <cmath>
 #include <numbers>
 
-#include "apps/batch_tensors.hpp"
+#include "apps/task/batch_tensors.hpp"
 #include "autograd/autograd.hpp"
 #include "data/batching.hpp"
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "apps/translation_task.hpp"
+#include "apps/task/translation_task.hpp"
 #include "nn/criterion.hpp"
 
 namespace attn::app {

@@ -1,5 +1,5 @@
 // The training loop (SPEC-MODELS.md §1.6–1.9). See trainer.hpp.
-#include "apps/trainer.hpp"
+#include "apps/training/trainer.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/batch_tensors.hpp"
+#include "apps/task/batch_tensors.hpp"
 #include "autograd/autograd.hpp"
 #include "core/profiler.hpp"
 #include "core/rng.hpp"

@@ -11,7 +11,7 @@
 // Epochs follow the batch loader (data/batching.hpp); at the start of each epoch
 // scheduler.step_begin_epoch(epoch) and step_update(num_updates) are called (§1.8). At the
 // end of an epoch: validation on "valid", checkpoint<E>, checkpoint_best, checkpoint_last;
-// every --save-interval-updates: checkpoint_<E>_<U> (apps/checkpoint.hpp). Training stops at
+// every --save-interval-updates: checkpoint_<E>_<U> (apps/training/checkpoint.hpp). Training stops at
 // --max-update, --max-epoch, --max-time-minutes (counted over resumed runs too), or when an
 // old-style cosine schedule's lr falls below --min-lr.
 //
@@ -19,7 +19,7 @@
 // loss", "trainer: backward" and "trainer: normalise, clip, optimizer step" (bench/bench_train).
 //
 // When training starts, the dictionaries and the --bpe-codes file are copied into the save
-// dir (apps/translation_task.hpp keep_task_beside), which its checkpoints then refer to.
+// dir (apps/task/translation_task.hpp keep_task_beside), which its checkpoints then refer to.
 // Checkpoints hold everything the loop depends on — weights, optimizer moments and step
 // counts, scheduler state, the default generator (dropout), the loader position, counters,
 // best loss — so a run interrupted after update n and resumed produces bit-identical
@@ -35,11 +35,11 @@
 #include <string>
 #include <vector>
 
-#include "apps/checkpoint.hpp"
-#include "apps/compute_options.hpp"
-#include "apps/evaluation.hpp"
-#include "apps/progress.hpp"
-#include "apps/translation_task.hpp"
+#include "apps/training/checkpoint.hpp"
+#include "apps/cli/compute_options.hpp"
+#include "apps/training/evaluation.hpp"
+#include "apps/cli/progress.hpp"
+#include "apps/task/translation_task.hpp"
 #include "data/batching.hpp"
 #include "nn/criterion.hpp"
 #include "nn/lr_scheduler.hpp"

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/trainer.hpp"
+#include "apps/training/trainer.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "apps/checkpoint.hpp"
+#include "apps/training/checkpoint.hpp"
 #include "synthetic_corpus.hpp"
 
 using namespace attn;

@@ -1,4 +1,4 @@
-// The line loop behind `attnlab tokenize/detokenize` (apps/record_filter.hpp): records split on
+// The line loop behind `attnlab tokenize/detokenize` (apps/cli/record_filter.hpp): records split on
 // '\n' only, order kept with several threads, a missing final newline kept, invalid UTF-8
 // reported as <stdin>:LINE.
 #include <catch.hpp>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "apps/record_filter.hpp"
+#include "apps/cli/record_filter.hpp"
 #include "data/moses_tokenizer.hpp"
 #include "data/text_io.hpp"
 

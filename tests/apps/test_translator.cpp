@@ -1,12 +1,10 @@
-// Tests of apps/translator (the generation driver behind `attnlab generate` / `translate`):
-// batches respect the token and sentence limits and cover every sentence once; results come
-// back in input order and do not depend on the batching (padding is masked); beam 1 goes
-// through greedy search and equals beam search with beam 1.
+// Tests of apps/generation/translator (the generation driver behind `attnlab generate` /
+// `translate`; its batches are data::inference_batches, tested in tests/data/test_batching):
+// results come back in input order and do not depend on the batching (padding is masked);
+// beam 1 goes through greedy search and equals beam search with beam 1.
 #include <catch.hpp>
 
-#include <set>
-
-#include "apps/translator.hpp"
+#include "apps/generation/translator.hpp"
 #include "core/rng.hpp"
 #include "nn/search/beam_search.hpp"
 
@@ -32,25 +30,6 @@ std::vector<std::vector<int64_t>> sample_sources() {
 }
 
 }  // namespace
-
-TEST_CASE("translator: decoding batches respect the limits and cover each sentence once", "[translator]") {
-  const auto sources = sample_sources();
-  DecodingOptions options;
-  options.max_tokens = 12;
-  const auto batches = decoding_batches(sources, options);
-  std::multiset<size_t> seen;
-  for (const auto& batch : batches) {
-    size_t longest = 0;
-    for (size_t i : batch) longest = std::max(longest, sources[i].size()), seen.insert(i);
-    CHECK(batch.size() * longest <= 12);
-  }
-  CHECK(seen == std::multiset<size_t>{0, 1, 2, 3, 4, 5, 6});
-  CHECK(batches.front() == std::vector<size_t>{2});  // longest first
-  options.max_tokens = 0;
-  options.max_sentences = 3;
-  for (const auto& batch : decoding_batches(sources, options)) CHECK(batch.size() <= 3);
-  CHECK(decoding_batches(sources, options).size() == 3);
-}
 
 TEST_CASE("translator: results are in input order and independent of batching", "[translator]") {
   auto model = tiny_model();

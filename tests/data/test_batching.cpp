@@ -281,3 +281,21 @@ TEST_CASE("inference batches hold every sentence once, ordered by length, with i
   for (size_t i = 0; i < kPairs; ++i) all[i] = int64_t(i);
   CHECK(ids == all);
 }
+
+TEST_CASE("inference batches of sentences in memory equal those of the binarized corpus", "[batching]") {
+  SyntheticPair data;
+  std::vector<std::vector<int64_t>> sentences;
+  for (size_t i = 0; i < data.source.size(); ++i) sentences.push_back(data.source.sentence(i));
+  for (int64_t max_tokens : {0, 12, 64}) {
+    BatchingOptions options = options_with(max_tokens);
+    options.max_sentences = max_tokens == 0 ? 3 : 0;
+    const auto from_corpus = attn::data::inference_batches(data.source, options);
+    const auto from_memory = attn::data::inference_batches(sentences, options);
+    REQUIRE(from_memory.size() == from_corpus.size());
+    for (size_t b = 0; b < from_corpus.size(); ++b) {
+      CHECK(from_memory[b].ids == from_corpus[b].ids);
+      CHECK(from_memory[b].source_tokens == from_corpus[b].source_tokens);
+      CHECK(from_memory[b].source_lengths == from_corpus[b].source_lengths);
+    }
+  }
+}
