@@ -126,6 +126,14 @@ NoGradGuard::NoGradGuard() : previous_(grad_mode) { grad_mode = false; }
 NoGradGuard::~NoGradGuard() { grad_mode = previous_; }
 bool grad_mode_enabled() { return grad_mode; }
 
+namespace {
+// Tells core's unrecorded Tensor::reshape/view which tensors they must refuse (core/tensor.hpp).
+[[maybe_unused]] const bool recording_query_installed = [] {
+  set_gradient_recording_query([](const Tensor& t) { return grad_mode && requires_grad(t); });
+  return true;
+}();
+}  // namespace
+
 bool any_requires_grad(const std::vector<Tensor>& inputs) {
   if (!grad_mode) return false;
   for (const Tensor& t : inputs)

@@ -28,8 +28,11 @@ Tensor part_view(const char* name, const Tensor& x, PartOf part_of) {
 
 }  // namespace
 
-Tensor view(const Tensor& x, const Shape& shape) { return reshaping_view("view", x, x.view(shape)); }
-Tensor reshape(const Tensor& x, const Shape& shape) { return reshaping_view("reshape", x, x.reshape(shape)); }
+// The forward views x's data (Tensor::view/reshape refuse a tensor recording gradients).
+Tensor view(const Tensor& x, const Shape& shape) { return reshaping_view("view", x, x.data_only().view(shape)); }
+Tensor reshape(const Tensor& x, const Shape& shape) {
+  return reshaping_view("reshape", x, x.data_only().reshape(shape));
+}
 Tensor squeeze(const Tensor& x, int64_t dim) { return reshaping_view("squeeze", x, x.squeeze(dim)); }
 Tensor unsqueeze(const Tensor& x, int64_t dim) { return reshaping_view("unsqueeze", x, x.unsqueeze(dim)); }
 

@@ -77,7 +77,7 @@ ValuesIndices topk(const Tensor& x, int64_t k, bool largest) {
   ATTN_CHECK(x.defined() && x.dim() >= 1, "topk: needs a tensor with at least 1 dim");
   const int64_t n = x.size(-1);
   ATTN_CHECK(k >= 0 && k <= n, "topk: k = {} out of range [0, {}] for shape {}", k, n, x.shape().str());
-  const Tensor rows = x.contiguous().reshape({-1, n});
+  const Tensor rows = x.data_only().contiguous().reshape({-1, n});
   ValuesIndices r{empty({rows.shape()[0], k}, x.dtype(), x.device()), empty({rows.shape()[0], k}, DType::Int64, x.device())};
   if (k > 0) backend_for(x.device()).topk(rows, k, largest, r.values, r.indices);
   Shape shape = x.shape();
@@ -92,7 +92,7 @@ Tensor gather_last(const Tensor& x, const Tensor& index) {
              index.shape().str(), x.shape().str());
   const int64_t n = x.size(-1);
   const Tensor idx = checked_indices(index, n, "gather_last", x.device()).reshape({-1});
-  const Tensor rows = x.contiguous().reshape({-1, n});
+  const Tensor rows = x.data_only().contiguous().reshape({-1, n});
   Tensor out = empty({rows.shape()[0]}, x.dtype(), x.device());
   backend_for(x.device()).gather_last(rows, idx, out);
   return out.view(index.shape());

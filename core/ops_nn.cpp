@@ -28,7 +28,7 @@ void check_like(const char* op, const Tensor& ref, const char* ref_name, const T
 }
 
 // 0-d tensors are treated as 1-element vectors by the last-dim kernels.
-Tensor at_least_1d(const Tensor& x) { return x.dim() == 0 ? x.reshape({1}) : x; }
+Tensor at_least_1d(const Tensor& x) { return x.dim() == 0 ? x.data_only().reshape({1}) : x; }
 
 // The permutation of `ndim` dims that moves `dim` last, and its inverse.
 std::vector<int> moving_dim_last(int dim, int ndim) {
@@ -87,7 +87,8 @@ CrossEntropyInputs cross_entropy_inputs(const char* op, const Tensor& logits, co
              targets.device().str(), logits.device().str());
   ATTN_CHECK(epsilon >= 0.0 && epsilon <= 1.0, "{}: epsilon must be in [0, 1], got {}", op, epsilon);
   const int64_t classes = logits.size(-1);
-  return {logits.contiguous().reshape({-1, classes}), targets.to(DType::Int64).contiguous().reshape({-1})};
+  return {logits.data_only().contiguous().reshape({-1, classes}),
+          targets.to(DType::Int64).data_only().contiguous().reshape({-1})};
 }
 
 }  // namespace

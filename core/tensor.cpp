@@ -187,7 +187,21 @@ std::vector<double> Tensor::to_vector() const {
   return values;
 }
 
+namespace {
+GradientRecordingQuery recording_query = nullptr;
+
+void check_not_recording(const Tensor& t, const char* method, const Shape& shape) {
+  ATTN_CHECK(!recording_query || !recording_query(t),
+             "Tensor::{0}({1}) on a {2} tensor that requires grad would cut it off the gradient graph: use "
+             "attn::{0} (autograd/ops.hpp), or {0} data_only() to detach on purpose",
+             method, shape.str(), t.shape().str());
+}
+}  // namespace
+
+void set_gradient_recording_query(GradientRecordingQuery query) { recording_query = query; }
+
 Tensor Tensor::view(const Shape& shape) const {
+  check_not_recording(*this, "view", shape);
   Shape target = infer_shape(shape, numel(), shape_);
   std::optional<Shape> strides = view_strides(shape_, strides_, target);
   ATTN_CHECK(strides.has_value(), "view: cannot view tensor of shape {} with strides {} as {} without a copy (use reshape)",
@@ -196,6 +210,7 @@ Tensor Tensor::view(const Shape& shape) const {
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
+  check_not_recording(*this, "reshape", shape);
   Shape target = infer_shape(shape, numel(), shape_);
   if (std::optional<Shape> strides = view_strides(shape_, strides_, target))
     return Tensor(storage_, target, *strides, offset_, dtype_);

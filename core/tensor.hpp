@@ -56,6 +56,10 @@ class Tensor {
   std::vector<double> to_vector() const;  // all elements in row-major order
 
   // --- views (share storage) ---
+  // These record nothing for autograd. view and reshape, whose recorded twins in
+  // autograd/ops.hpp share their names, refuse a tensor that is recording gradients (it
+  // requires grad and grad mode is on): use attn::reshape / attn::view there, or call them
+  // on data_only() to cut the tensor off the graph on purpose.
   Tensor view(const Shape& shape) const;     // requires compatible strides; one dim may be -1
   Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
   Tensor permute(const std::vector<int>& dims) const;
@@ -100,6 +104,11 @@ T* Tensor::data() const {
              dtype_name(dtype_of<T>::value), dtype_name(dtype_));
   return static_cast<T*>(raw_data());
 }
+
+// Whether a tensor is recording gradients now. core/ cannot tell (it never looks inside the
+// autograd slot); autograd/ installs the answer when it is linked in. Without it: never.
+using GradientRecordingQuery = bool (*)(const Tensor&);
+void set_gradient_recording_query(GradientRecordingQuery query);
 
 // --- creation (core/creation.cpp) ---
 Tensor empty(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());

@@ -24,7 +24,6 @@ struct MixerOptions {
   int64_t num_heads = 1;          // H, with D divisible by H
   double attention_dropout = 0.0;
   bool cross_attention = false;   // keys/values from MixerContext::memory (encoder–decoder)
-  bool causal = false;            // decoder self-attention
   // Variant-specific settings from TransformerConfig::mixer_options ("linformer_k" -> "256").
   std::map<std::string, std::string> extra;
 };

@@ -9,9 +9,9 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerConfig& c)
       dropout_(c.dropout),
       normalize_before_(c.decoder_normalize_before) {
   const int64_t dim = c.decoder_embed_dim, heads = c.decoder_attention_heads;
-  self_attn = register_module("self_attn", create_mixer(mixer_options(c, c.decoder_self_mixer, dim, heads, false, true)));
+  self_attn = register_module("self_attn", create_mixer(mixer_options(c, c.decoder_self_mixer, dim, heads, false)));
   self_attn_layer_norm = register_module("self_attn_layer_norm", std::make_shared<LayerNorm>(dim));
-  encoder_attn = register_module("encoder_attn", create_mixer(mixer_options(c, c.cross_mixer, dim, heads, true, false)));
+  encoder_attn = register_module("encoder_attn", create_mixer(mixer_options(c, c.cross_mixer, dim, heads, true)));
   encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", std::make_shared<LayerNorm>(dim));
   register_module("fc1", ffn.fc1);
   register_module("fc2", ffn.fc2);

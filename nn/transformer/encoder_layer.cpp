@@ -10,7 +10,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerConfig& c)
       normalize_before_(c.encoder_normalize_before) {
   const int64_t dim = c.encoder_embed_dim;
   self_attn = register_module(
-      "self_attn", create_mixer(mixer_options(c, c.encoder_self_mixer, dim, c.encoder_attention_heads, false, false)));
+      "self_attn", create_mixer(mixer_options(c, c.encoder_self_mixer, dim, c.encoder_attention_heads, false)));
   self_attn_layer_norm = register_module("self_attn_layer_norm", std::make_shared<LayerNorm>(dim));
   register_module("fc1", ffn.fc1);
   register_module("fc2", ffn.fc2);

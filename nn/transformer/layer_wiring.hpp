@@ -18,14 +18,13 @@ inline LinearInit ffn_linear_init(const TransformerConfig& c) {
 }
 
 inline MixerOptions mixer_options(const TransformerConfig& c, const std::string& kind, int64_t dim, int64_t heads,
-                                  bool cross, bool causal) {
+                                  bool cross) {
   MixerOptions o;
   o.kind = kind;
   o.embed_dim = dim;
   o.num_heads = heads;
   o.attention_dropout = c.attention_dropout;
   o.cross_attention = cross;
-  o.causal = causal;
   o.extra = c.mixer_options;
   return o;
 }

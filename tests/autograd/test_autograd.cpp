@@ -219,3 +219,16 @@ TEST_CASE("set_grad and set_requires_grad(false)") {
   CHECK_FALSE(requires_grad(x));
   CHECK_FALSE(requires_grad(x * 2.0));
 }
+
+TEST_CASE("Tensor::reshape and view refuse a tensor recording gradients; attn::reshape records") {
+  Tensor x = leaf_from({1, 2, 3, 4}, {2, 2});
+  CHECK_THROWS_WITH(x.reshape({4}), Contains("Tensor::reshape") && Contains("attn::reshape"));
+  CHECK_THROWS_WITH((x * 2.0).view({4}), Contains("Tensor::view"));
+  // Recorded, the gradient flows back through the reshape.
+  backward(sum(reshape(x, {4}) * from_doubles({1, 2, 3, 4}, {4}, DType::Float64)));
+  CHECK(values(grad(x)) == std::vector<double>{1, 2, 3, 4});
+  // Detached on purpose, or with grad mode off, the unrecorded views are allowed.
+  CHECK(x.data_only().reshape({4}).shape() == Shape{4});
+  NoGradGuard no_grad;
+  CHECK(x.reshape({4}).view({2, 2}).shape() == Shape{2, 2});
+}
