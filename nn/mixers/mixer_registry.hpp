@@ -9,24 +9,14 @@
 // self-registration object file that nothing else references).
 #pragma once
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "nn/mixers/mixer_options.hpp"
 #include "nn/mixers/token_mixer.hpp"
 
 namespace attn::nn {
-
-struct MixerOptions {
-  std::string kind;               // "softmax", "kernel:elu+additive", ...
-  int64_t embed_dim = 0;          // D
-  int64_t num_heads = 1;          // H, with D divisible by H
-  double attention_dropout = 0.0;
-  bool cross_attention = false;   // keys/values from MixerContext::memory (encoder–decoder)
-  // Variant-specific settings from TransformerConfig::mixer_options ("linformer_k" -> "256").
-  std::map<std::string, std::string> extra;
-};
 
 using MixerFactory = std::function<std::shared_ptr<TokenMixer>(const MixerOptions&)>;
 

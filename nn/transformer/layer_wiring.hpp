@@ -25,7 +25,6 @@ inline MixerOptions mixer_options(const TransformerConfig& c, const std::string&
   o.num_heads = heads;
   o.attention_dropout = c.attention_dropout;
   o.cross_attention = cross;
-  o.extra = c.mixer_options;
   return o;
 }
 

@@ -1,0 +1,51 @@
+// What a token mixer is built from (SPEC-MODELS.md §2–§5): the place it serves, its layer,
+// and the typed options of its family. The model config is parsed into these once, at the
+// edge (nn/transformer/layer_wiring.hpp); mixers never read config strings.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace attn::nn {
+
+class Module;
+
+// Linformer (SPEC-MODELS.md §4): E, F ∈ ℝ^{k×max_seq_len} over the sequence axis, indexed by
+// position within the sentence (sources are left-padded), pads zeroed before projecting.
+struct LinformerOptions {
+  int64_t max_seq_len = 1024;  // n_max: columns of E and F (longer sentences are refused)
+  int64_t k = 256;             // compressed length (fairseq: max_seq_len / --compressed)
+  bool shared_kv = false;      // E = F within a layer (--shared-kv-compressed)
+  bool shared_layer = false;   // one E for K and V in every layer (--shared-layer-kv-compressed)
+  bool freeze = false;         // E and F not trained (--freeze-compress)
+  bool xavier_init = false;    // default: PyTorch's Linear init U(±1/√max_seq_len)
+};
+
+// LightConv / DynamicConv (SPEC-MODELS.md §3): the conv block linear1 → GLU → conv → linear2.
+struct ConvOptions {
+  int64_t kernel_size = 3;       // K of this layer (from --{encoder,decoder}-kernel-size-list)
+  int64_t conv_dim = 0;          // C (0: the embedding dim)
+  bool glu = true;               // linear1 to 2C and a GLU (--{encoder,decoder}-glu)
+  bool weight_softmax = true;    // softmax over the K taps (--weight-softmax)
+  double weight_dropout = 0.0;   // DropConnect on the normalised taps (--weight-dropout)
+  double input_dropout = 0.0;    // dropout on the block input (--input-dropout)
+  // DynamicConv only: renormalise the softmax over the last T taps of the padded length as
+  // fairseq's TorchScript path does (for its checkpoints); default: over all K taps.
+  bool fairseq_softmax_span = false;
+};
+
+struct MixerOptions {
+  std::string kind;               // "softmax", "linformer", "lightconv", "dynamicconv", "kernel:elu+additive", ...
+  int64_t embed_dim = 0;          // D
+  int64_t num_heads = 1;          // H, with D divisible by H
+  double attention_dropout = 0.0;
+  bool cross_attention = false;   // keys/values from MixerContext::memory (encoder–decoder)
+  int64_t layer = 0;              // index of the layer in its stack (encoder or decoder)
+  LinformerOptions linformer;
+  ConvOptions conv;
+  // A module shared by this place's mixers in every layer of the stack (Linformer's
+  // layerwise E), built once by the stack and saved once; null when the family has none.
+  std::shared_ptr<Module> shared;
+};
+
+}  // namespace attn::nn
