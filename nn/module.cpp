@@ -11,7 +11,9 @@ void Module::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
+// An empty name registers a child inline: its entries appear as the parent's own.
 static std::string join_name(const std::string& prefix, const std::string& name) {
+  if (name.empty()) return prefix;
   return prefix.empty() ? name : prefix + "." + name;
 }
 

@@ -48,6 +48,8 @@ class Module {
   Tensor register_parameter(const std::string& name, Tensor value);
   // Registers a non-trainable tensor saved in the state dict (e.g. a positional table).
   Tensor register_buffer(const std::string& name, Tensor value);
+  // An empty name registers the child inline: its parameters and children are named as if
+  // they were this module's own (a LightConv layer's conv block: `layers.0.linear1`).
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     children_.emplace_back(name, module);

@@ -1,5 +1,6 @@
 // `attnlab train DATA_DIR`: fairseq-train for translation with fairseq's flag names
 // (SPEC-MODELS.md §1.6–1.9; the loop is apps/training/trainer.hpp).
+#include <algorithm>
 #include <memory>
 #include <sstream>
 
@@ -11,20 +12,9 @@
 namespace attn::app {
 namespace {
 
-// Model flags forwarded to the config as "key=value" overrides (transformer_config.hpp).
-constexpr const char* kModelValueFlags[] = {
-    "encoder-layers",          "decoder-layers",          "encoder-embed-dim",     "decoder-embed-dim",
-    "encoder-ffn-embed-dim",   "decoder-ffn-embed-dim",   "encoder-attention-heads", "decoder-attention-heads",
-    "dropout",                 "attention-dropout",       "activation-dropout",    "max-source-positions",
-    "max-target-positions",    "encoder-self-mixer",      "decoder-self-mixer",    "cross-mixer",
-    "ffn-init"};
-constexpr const char* kModelSwitchFlags[] = {
-    "share-all-embeddings", "share-decoder-input-output-embed", "encoder-normalize-before", "decoder-normalize-before",
-    "encoder-learned-pos",  "decoder-learned-pos",              "no-scale-embedding",      "no-decoder-final-norm"};
-
 struct TrainCommandArgs {
   TrainerOptions options;
-  std::map<std::string, std::string> model_values;
+  std::map<std::string, std::string> model_values;  // by config field name
   std::map<std::string, bool> model_switches;
   std::vector<std::string> model_overrides;
   std::string adam_betas = "(0.9, 0.999)";
@@ -75,8 +65,14 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--bpe-codes", o.bpe_codes, "BPE codes of the data, recorded for `attnlab translate`");
   // model
   cmd.add_option("-a,--arch", o.arch, "Model preset (transformer_tiny, transformer_wmt_en_de, ...)")->capture_default_str();
-  for (const char* flag : kModelValueFlags) cmd.add_option(std::string("--") + flag, args->model_values[flag]);
-  for (const char* flag : kModelSwitchFlags) cmd.add_flag(std::string("--") + flag, args->model_switches[flag]);
+  // Every model flag comes from the config's field table (nn/transformer/transformer_config.hpp)
+  // and is forwarded to it as a "key=value" override.
+  for (const nn::ConfigFlag& flag : nn::config_flags()) {
+    std::string name = "--" + flag.name;
+    std::replace(name.begin(), name.end(), '_', '-');
+    if (flag.is_switch) cmd.add_flag(name, args->model_switches[flag.name], flag.help);
+    else cmd.add_option(name, args->model_values[flag.name], flag.help);
+  }
   cmd.add_option("--model-override", args->model_overrides, "Any config field: key=value (repeatable)");
   cmd.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon")->capture_default_str();
   // optimizer and schedule

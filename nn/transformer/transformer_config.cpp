@@ -1,6 +1,7 @@
 #include "nn/transformer/transformer_config.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <variant>
 
 #include <fmt/ranges.h>
@@ -11,46 +12,81 @@ namespace attn::nn {
 namespace {
 
 using FieldPointer = std::variant<int64_t TransformerConfig::*, double TransformerConfig::*,
-                                  bool TransformerConfig::*, std::string TransformerConfig::*>;
+                                  bool TransformerConfig::*, std::string TransformerConfig::*,
+                                  std::vector<int64_t> TransformerConfig::*>;
+// Where a field lives in the JSON, and how the command line sets it.
+enum class Group { Model, MixerOption };
+enum class FlagStyle { None, Value, Switch };
 struct Field {
   const char* name;
   FieldPointer pointer;
+  Group group;
+  FlagStyle flag;
+  const char* help;
 };
 
-// Every scalar field, in fairseq spelling: the single table behind JSON and overrides.
+// Every field, in fairseq spelling: the single table behind the JSON, the overrides and the
+// command-line flags.
 const std::vector<Field>& fields() {
   using C = TransformerConfig;
+  using enum Group;
+  using enum FlagStyle;
   static const std::vector<Field> table = {
-      {"arch", &C::arch},
-      {"src_vocab_size", &C::src_vocab_size},
-      {"tgt_vocab_size", &C::tgt_vocab_size},
-      {"padding_idx", &C::padding_idx},
-      {"eos_idx", &C::eos_idx},
-      {"encoder_embed_dim", &C::encoder_embed_dim},
-      {"encoder_ffn_embed_dim", &C::encoder_ffn_embed_dim},
-      {"encoder_layers", &C::encoder_layers},
-      {"encoder_attention_heads", &C::encoder_attention_heads},
-      {"encoder_normalize_before", &C::encoder_normalize_before},
-      {"encoder_learned_pos", &C::encoder_learned_pos},
-      {"decoder_embed_dim", &C::decoder_embed_dim},
-      {"decoder_ffn_embed_dim", &C::decoder_ffn_embed_dim},
-      {"decoder_layers", &C::decoder_layers},
-      {"decoder_attention_heads", &C::decoder_attention_heads},
-      {"decoder_normalize_before", &C::decoder_normalize_before},
-      {"decoder_learned_pos", &C::decoder_learned_pos},
-      {"no_decoder_final_norm", &C::no_decoder_final_norm},
-      {"dropout", &C::dropout},
-      {"attention_dropout", &C::attention_dropout},
-      {"activation_dropout", &C::activation_dropout},
-      {"share_all_embeddings", &C::share_all_embeddings},
-      {"share_decoder_input_output_embed", &C::share_decoder_input_output_embed},
-      {"no_scale_embedding", &C::no_scale_embedding},
-      {"max_source_positions", &C::max_source_positions},
-      {"max_target_positions", &C::max_target_positions},
-      {"ffn_init", &C::ffn_init},
-      {"encoder_self_mixer", &C::encoder_self_mixer},
-      {"decoder_self_mixer", &C::decoder_self_mixer},
-      {"cross_mixer", &C::cross_mixer},
+      {"arch", &C::arch, Model, None, ""},
+      {"src_vocab_size", &C::src_vocab_size, Model, None, ""},
+      {"tgt_vocab_size", &C::tgt_vocab_size, Model, None, ""},
+      {"padding_idx", &C::padding_idx, Model, None, ""},
+      {"eos_idx", &C::eos_idx, Model, None, ""},
+      {"encoder_embed_dim", &C::encoder_embed_dim, Model, Value, "Encoder width D"},
+      {"encoder_ffn_embed_dim", &C::encoder_ffn_embed_dim, Model, Value, "Encoder FFN width"},
+      {"encoder_layers", &C::encoder_layers, Model, Value, "Encoder layers"},
+      {"encoder_attention_heads", &C::encoder_attention_heads, Model, Value, "Encoder heads (attention and conv)"},
+      {"encoder_normalize_before", &C::encoder_normalize_before, Model, Switch, "Pre-norm encoder"},
+      {"encoder_learned_pos", &C::encoder_learned_pos, Model, Switch, "Learned encoder positions"},
+      {"decoder_embed_dim", &C::decoder_embed_dim, Model, Value, "Decoder width D"},
+      {"decoder_ffn_embed_dim", &C::decoder_ffn_embed_dim, Model, Value, "Decoder FFN width"},
+      {"decoder_layers", &C::decoder_layers, Model, Value, "Decoder layers"},
+      {"decoder_attention_heads", &C::decoder_attention_heads, Model, Value, "Decoder heads (attention and conv)"},
+      {"decoder_normalize_before", &C::decoder_normalize_before, Model, Switch, "Pre-norm decoder"},
+      {"decoder_learned_pos", &C::decoder_learned_pos, Model, Switch, "Learned decoder positions"},
+      {"no_decoder_final_norm", &C::no_decoder_final_norm, Model, Switch, "Pre-norm: no final decoder LayerNorm"},
+      {"dropout", &C::dropout, Model, Value, "Dropout"},
+      {"attention_dropout", &C::attention_dropout, Model, Value, "Dropout on attention weights"},
+      {"activation_dropout", &C::activation_dropout, Model, Value, "Dropout after the FFN's ReLU"},
+      {"share_all_embeddings", &C::share_all_embeddings, Model, Switch, "One embedding for encoder, decoder, output"},
+      {"share_decoder_input_output_embed", &C::share_decoder_input_output_embed, Model, Switch,
+       "Decoder embedding = output matrix"},
+      {"no_scale_embedding", &C::no_scale_embedding, Model, Switch, "No sqrt(D) embedding scale"},
+      {"max_source_positions", &C::max_source_positions, Model, Value, "Longest source (Linformer: E's columns)"},
+      {"max_target_positions", &C::max_target_positions, Model, Value, "Longest target"},
+      {"ffn_init", &C::ffn_init, Model, Value, "FFN init: xavier | torch"},
+      {"encoder_self_mixer", &C::encoder_self_mixer, Model, Value,
+       "softmax | linformer | conv, or one per layer: conv,conv,softmax"},
+      {"decoder_self_mixer", &C::decoder_self_mixer, Model, Value, "softmax | conv, or one per layer"},
+      {"cross_mixer", &C::cross_mixer, Model, Value, "softmax | linformer, or one per layer"},
+      {"encoder_conv_type", &C::encoder_conv_type, MixerOption, Value, "Encoder conv: lightweight | dynamic"},
+      {"decoder_conv_type", &C::decoder_conv_type, MixerOption, Value, "Decoder conv: lightweight | dynamic"},
+      {"encoder_kernel_size_list", &C::encoder_kernel_size_list, MixerOption, Value,
+       "Encoder conv widths, one per layer or one for all: [3,7,15,31,31,31,31]"},
+      {"decoder_kernel_size_list", &C::decoder_kernel_size_list, MixerOption, Value,
+       "Decoder conv widths, one per layer or one for all"},
+      {"encoder_conv_dim", &C::encoder_conv_dim, MixerOption, Value, "Encoder conv channels C (0: embed dim)"},
+      {"decoder_conv_dim", &C::decoder_conv_dim, MixerOption, Value, "Decoder conv channels C (0: embed dim)"},
+      {"encoder_glu", &C::encoder_glu, MixerOption, Value, "GLU before the encoder conv (true/false)"},
+      {"decoder_glu", &C::decoder_glu, MixerOption, Value, "GLU before the decoder conv (true/false)"},
+      {"weight_softmax", &C::weight_softmax, MixerOption, Value, "Softmax over the conv taps (true/false)"},
+      {"weight_dropout", &C::weight_dropout, MixerOption, Value, "DropConnect on the normalised conv taps"},
+      {"input_dropout", &C::input_dropout, MixerOption, Value, "Dropout on the conv block input"},
+      {"fairseq_dynamic_softmax_span", &C::fairseq_dynamic_softmax_span, MixerOption, Switch,
+       "DynamicConv: fairseq's softmax over the padded length's last T taps"},
+      {"compressed", &C::compressed, MixerOption, Value, "Linformer compression ratio: k = max positions / ratio"},
+      {"linformer_k", &C::linformer_k, MixerOption, Value, "Linformer projected length k (overrides --compressed)"},
+      {"shared_kv_compressed", &C::shared_kv_compressed, MixerOption, Value, "Linformer: E = F (true/false)"},
+      {"shared_layer_kv_compressed", &C::shared_layer_kv_compressed, MixerOption, Value,
+       "Linformer: one E for K and V in every layer (true/false)"},
+      {"freeze_compress", &C::freeze_compress, MixerOption, Value, "Linformer: E and F not trained (true/false)"},
+      {"linformer_xavier_init", &C::linformer_xavier_init, MixerOption, Value,
+       "Linformer: Xavier init of E and F (default: PyTorch's Linear init)"},
   };
   return table;
 }
@@ -65,9 +101,9 @@ const Field* find_field(const std::string& name) {
 std::vector<std::string> field_names() {
   std::vector<std::string> names;
   for (const Field& f : fields()) names.push_back(f.name);
-  names.push_back(std::string(kMixerOptionsKey) + ".<name>");
   return names;
 }
+
 
 bool parse_bool(const std::string& key, const std::string& text) {
   if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
@@ -88,6 +124,19 @@ Number parse_number(const std::string& key, const std::string& text, Parse parse
   return value;
 }
 
+// "[3,7,15]", "3,7,15" or "3 7 15".
+std::vector<int64_t> parse_int_list(const std::string& key, std::string text) {
+  for (char& ch : text)
+    if (ch == '[' || ch == ']' || ch == ',' || ch == '(' || ch == ')') ch = ' ';
+  std::istringstream in(text);
+  std::vector<int64_t> values;
+  std::string word;
+  while (in >> word)
+    values.push_back(parse_number<int64_t>(key, word, [](const std::string& w, size_t* n) { return std::stoll(w, n); }));
+  ATTN_CHECK(!values.empty(), "config: '{}' expects a list of integers such as [3,7,15], got '{}'", key, text);
+  return values;
+}
+
 void set_from_text(TransformerConfig& c, const Field& f, const std::string& text) {
   std::visit(
       [&](auto pointer) {
@@ -97,6 +146,7 @@ void set_from_text(TransformerConfig& c, const Field& f, const std::string& text
           c.*pointer = parse_number<int64_t>(f.name, text, [](const std::string& s, size_t* n) { return std::stoll(s, n); });
         else if constexpr (std::is_same_v<T, double>)
           c.*pointer = parse_number<double>(f.name, text, [](const std::string& s, size_t* n) { return std::stod(s, n); });
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) c.*pointer = parse_int_list(f.name, text);
         else c.*pointer = text;
       },
       f.pointer);
@@ -120,29 +170,51 @@ std::string normalized_key(std::string key) {
   return key;
 }
 
-TransformerConfig big_preset(const std::string& arch, double dropout, double attention_dropout,
-                             double activation_dropout, bool pre_norm) {
-  TransformerConfig c;
-  c.arch = arch;
-  c.encoder_embed_dim = c.decoder_embed_dim = 1024;
-  c.encoder_ffn_embed_dim = c.decoder_ffn_embed_dim = 4096;
-  c.encoder_attention_heads = c.decoder_attention_heads = 16;
-  c.dropout = dropout;
-  c.attention_dropout = attention_dropout;
-  c.activation_dropout = activation_dropout;
-  c.encoder_normalize_before = c.decoder_normalize_before = pre_norm;
-  return c;
+std::vector<std::string> split_kinds(const std::string& mixers) {
+  std::vector<std::string> kinds;
+  std::istringstream in(mixers);
+  for (std::string kind; std::getline(in, kind, ',');) kinds.push_back(kind);
+  return kinds;
 }
 
-TransformerConfig tiny_preset() {
-  TransformerConfig c;
-  c.arch = "transformer_tiny";
-  c.encoder_embed_dim = c.decoder_embed_dim = 256;
-  c.encoder_ffn_embed_dim = c.decoder_ffn_embed_dim = 1024;
-  c.encoder_attention_heads = c.decoder_attention_heads = 4;
-  c.encoder_layers = c.decoder_layers = 3;
-  c.dropout = 0.1;
-  return c;
+// A place's mixer list: one kind or one per layer, each a kind that place can use.
+void validate_mixers(const char* field, const std::string& mixers, int64_t layers,
+                     const std::vector<std::string>& allowed) {
+  const std::vector<std::string> kinds = split_kinds(mixers);
+  ATTN_CHECK(kinds.size() == 1 || int64_t(kinds.size()) == layers,
+             "config: {} lists {} mixers but there are {} layers (give one kind, or one per layer)", field,
+             kinds.size(), layers);
+  for (const std::string& kind : kinds) {
+    ATTN_CHECK(kind != "linformer" || std::string(field) != "decoder_self_mixer",
+               "config: decoder_self_mixer cannot be linformer: its compression mixes every position, so it "
+               "cannot be causal (use it for encoder_self_mixer or cross_mixer)");
+    ATTN_CHECK(std::find(allowed.begin(), allowed.end(), kind) != allowed.end(),
+               "config: {}: unknown or unsupported mixer '{}' (this place takes: {})", field, kind,
+               fmt::join(allowed, ", "));
+  }
+}
+
+bool uses_kind(const std::string& mixers, const std::string& kind) {
+  const std::vector<std::string> kinds = split_kinds(mixers);
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+// The conv options of one stack, when one of its layers is a conv block.
+void validate_conv(const char* side, const std::string& type, const std::vector<int64_t>& kernels, int64_t layers,
+                   int64_t conv_dim, int64_t heads, bool centred) {
+  ATTN_CHECK(type == "lightweight" || type == "dynamic", "config: {}_conv_type must be lightweight or dynamic, got '{}'",
+             side, type);
+  ATTN_CHECK(kernels.size() == 1 || int64_t(kernels.size()) == layers,
+             "config: {}_kernel_size_list has {} entries but there are {} {} layers (give one, or one per layer)", side,
+             kernels.size(), layers, side);
+  for (int64_t k : kernels) {
+    ATTN_CHECK(k > 0, "config: {}_kernel_size_list holds {}; kernel sizes must be positive", side, k);
+    ATTN_CHECK(!centred || k % 2 == 1,
+               "config: {}_kernel_size_list holds {}; the encoder's centred convolution needs odd kernel sizes", side, k);
+  }
+  ATTN_CHECK(conv_dim >= 0 && conv_dim % heads == 0,
+             "config: {}_conv_dim {} must be 0 (the embed dim) or a positive multiple of {}_attention_heads {}", side,
+             conv_dim, side, heads);
 }
 
 }  // namespace
@@ -179,24 +251,51 @@ void TransformerConfig::validate() const {
              src_vocab_size, tgt_vocab_size);
   ATTN_CHECK(ffn_init == "xavier" || ffn_init == "torch", "config: ffn_init must be 'xavier' or 'torch', got '{}'",
              ffn_init);
+  validate_mixers("encoder_self_mixer", encoder_self_mixer, encoder_layers, {"softmax", "linformer", "conv"});
+  validate_mixers("decoder_self_mixer", decoder_self_mixer, decoder_layers, {"softmax", "conv"});
+  validate_mixers("cross_mixer", cross_mixer, decoder_layers, {"softmax", "linformer"});
+  if (uses_kind(encoder_self_mixer, "conv"))
+    validate_conv("encoder", encoder_conv_type, encoder_kernel_size_list, encoder_layers, encoder_conv_dim,
+                  encoder_attention_heads, true);
+  if (uses_kind(decoder_self_mixer, "conv"))
+    validate_conv("decoder", decoder_conv_type, decoder_kernel_size_list, decoder_layers, decoder_conv_dim,
+                  decoder_attention_heads, false);
+  for (auto [name, p] : {std::pair{"weight_dropout", weight_dropout}, std::pair{"input_dropout", input_dropout}})
+    ATTN_CHECK(p >= 0.0 && p < 1.0, "config: {} must be in [0, 1), got {}", name, p);
+  if (uses_kind(encoder_self_mixer, "linformer") || uses_kind(cross_mixer, "linformer")) {
+    ATTN_CHECK(compressed >= 1, "config: compressed (the Linformer ratio) must be >= 1, got {}", compressed);
+    const int64_t k = linformer_projected_length(*this);
+    ATTN_CHECK(k >= 1 && k <= max_source_positions,
+               "config: the Linformer projected length k = {} must be in [1, max_source_positions = {}] (set "
+               "--linformer-k or --compressed)",
+               k, max_source_positions);
+  }
   if (share_all_embeddings)
     ATTN_CHECK(src_vocab_size == tgt_vocab_size,
                "config: share_all_embeddings needs a joined dictionary, but the vocabularies have {} and {} symbols",
                src_vocab_size, tgt_vocab_size);
 }
 
-std::vector<std::string> transformer_preset_names() {
-  return {"transformer_wmt_en_de", "transformer_vaswani_wmt_en_de_big", "transformer_wmt_en_de_big",
-          "transformer_wmt_en_de_big_t2t", "transformer_tiny"};
+int64_t linformer_projected_length(const TransformerConfig& c) {
+  return c.linformer_k > 0 ? c.linformer_k : c.max_source_positions / std::max<int64_t>(c.compressed, 1);
 }
 
-TransformerConfig transformer_preset(const std::string& name) {
-  if (name == "transformer_wmt_en_de") return TransformerConfig{};
-  if (name == "transformer_vaswani_wmt_en_de_big") return big_preset(name, 0.3, 0.0, 0.0, false);
-  if (name == "transformer_wmt_en_de_big") return big_preset(name, 0.3, 0.1, 0.0, false);
-  if (name == "transformer_wmt_en_de_big_t2t") return big_preset(name, 0.3, 0.1, 0.1, true);
-  if (name == "transformer_tiny") return tiny_preset();
-  throw Error(fmt::format("unknown Transformer preset '{}' (known: {})", name, fmt::join(transformer_preset_names(), ", ")));
+std::string mixer_kind_of_layer(const std::string& mixers, int64_t layer) {
+  const std::vector<std::string> kinds = split_kinds(mixers);
+  if (kinds.size() <= 1) return mixers;
+  ATTN_CHECK(layer >= 0 && layer < int64_t(kinds.size()), "config: mixer list '{}' has no entry for layer {}", mixers,
+             layer);
+  return kinds[size_t(layer)];
+}
+
+const std::vector<ConfigFlag>& config_flags() {
+  static const std::vector<ConfigFlag> flags = [] {
+    std::vector<ConfigFlag> out;
+    for (const Field& f : fields())
+      if (f.flag != FlagStyle::None) out.push_back({f.name, f.flag == FlagStyle::Switch, f.help});
+    return out;
+  }();
+  return flags;
 }
 
 void apply_override(TransformerConfig& config, const std::string& key_value) {
@@ -204,11 +303,6 @@ void apply_override(TransformerConfig& config, const std::string& key_value) {
   ATTN_CHECK(eq != std::string::npos && eq > 0, "config override '{}' is not of the form key=value", key_value);
   const std::string key = normalized_key(key_value.substr(0, eq));
   const std::string value = key_value.substr(eq + 1);
-  const std::string mixer_prefix = std::string(kMixerOptionsKey) + ".";
-  if (key.rfind(mixer_prefix, 0) == 0 && key.size() > mixer_prefix.size()) {
-    config.mixer_options[key.substr(mixer_prefix.size())] = value;
-    return;
-  }
   const Field* field = find_field(key);
   ATTN_CHECK(field != nullptr, "config: unknown key '{}' (known: {})", key, fmt::join(field_names(), ", "));
   set_from_text(config, *field, value);
@@ -220,26 +314,31 @@ void apply_overrides(TransformerConfig& config, const std::vector<std::string>& 
 
 nlohmann::json to_json(const TransformerConfig& config) {
   nlohmann::json j = nlohmann::json::object();
-  for (const Field& f : fields()) std::visit([&](auto pointer) { j[f.name] = config.*pointer; }, f.pointer);
-  j[kMixerOptionsKey] = config.mixer_options;
+  nlohmann::json mixer_options = nlohmann::json::object();
+  for (const Field& f : fields()) {
+    nlohmann::json& into = f.group == Group::MixerOption ? mixer_options : j;
+    std::visit([&](auto pointer) { into[f.name] = config.*pointer; }, f.pointer);
+  }
+  j[kMixerOptionsKey] = mixer_options;
   return j;
 }
 
 TransformerConfig config_from_json(const nlohmann::json& j) {
   ATTN_CHECK(j.is_object(), "config: expected a JSON object, got {}", j.dump());
   TransformerConfig config;
-  for (const auto& [key, value] : j.items()) {
-    if (key == kMixerOptionsKey) {
-      try {
-        config.mixer_options = value.get<std::map<std::string, std::string>>();
-      } catch (const nlohmann::json::exception&) {
-        throw Error(fmt::format("config: '{}' must map names to strings, got {}", key, value.dump()));
-      }
-      continue;
+  auto read_group = [&config](const nlohmann::json& object, Group group, const std::string& where) {
+    for (const auto& [key, value] : object.items()) {
+      if (group == Group::Model && key == kMixerOptionsKey) continue;
+      const Field* field = find_field(key);
+      ATTN_CHECK(field != nullptr && field->group == group, "config: unknown key '{}' in {}", key, where);
+      set_from_json(config, *field, value);
     }
-    const Field* field = find_field(key);
-    ATTN_CHECK(field != nullptr, "config: unknown key '{}' in JSON", key);
-    set_from_json(config, *field, value);
+  };
+  read_group(j, Group::Model, "the JSON");
+  if (j.contains(kMixerOptionsKey)) {
+    const nlohmann::json& options = j.at(kMixerOptionsKey);
+    ATTN_CHECK(options.is_object(), "config: '{}' must be a JSON object, got {}", kMixerOptionsKey, options.dump());
+    read_group(options, Group::MixerOption, kMixerOptionsKey);
   }
   return config;
 }

@@ -8,7 +8,6 @@
 // by nn/mixers/mixer_registry.hpp ("softmax", later "linformer", "kernel:elu+additive", ...).
 #pragma once
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -52,26 +51,66 @@ struct TransformerConfig {
   // FFN initialisation (§1.4): "xavier" (fairseq 2018–2019) or "torch" (PyTorch default, fairseq ≥ 2020).
   std::string ffn_init = "xavier";
 
-  // Token mixer of each place (nn/mixers/mixer_registry.hpp).
+  // Token mixer of each place (nn/mixers/mixer_registry.hpp): one kind for every layer of
+  // the stack, or a comma-separated list with one kind per layer ("conv,conv,conv,softmax").
+  // Kinds: softmax, linformer (encoder self and cross only), conv (LightConv/DynamicConv
+  // block, its type from {encoder,decoder}_conv_type).
   std::string encoder_self_mixer = "softmax";
   std::string decoder_self_mixer = "softmax";
   std::string cross_mixer = "softmax";
-  // Extra variant options passed to every mixer factory ("linformer_k" -> "256", ...).
-  std::map<std::string, std::string> mixer_options;
+
+  // ---- Variant options (saved under "mixer_options" in the JSON; fairseq's names) ----
+  // LightConv / DynamicConv (SPEC-MODELS.md §3; fairseq models/lightconv.py).
+  std::string encoder_conv_type = "dynamic";  // lightweight | dynamic
+  std::string decoder_conv_type = "dynamic";
+  std::vector<int64_t> encoder_kernel_size_list = {3, 7, 15, 31, 31, 31, 31};  // one per layer, or one for all
+  std::vector<int64_t> decoder_kernel_size_list = {3, 7, 15, 31, 31, 31};
+  int64_t encoder_conv_dim = 0;  // 0: encoder_embed_dim
+  int64_t decoder_conv_dim = 0;  // 0: decoder_embed_dim
+  bool encoder_glu = true;
+  bool decoder_glu = true;
+  bool weight_softmax = true;
+  double weight_dropout = 0.0;
+  double input_dropout = 0.1;
+  // DynamicConv: renormalise over the last T taps of the padded length, as fairseq does (to
+  // reproduce its checkpoints); default off: a sentence's output depends on it alone.
+  bool fairseq_dynamic_softmax_span = false;
+  // Linformer (SPEC-MODELS.md §4): E, F ∈ ℝ^{k×max_source_positions}.
+  int64_t compressed = 4;           // k = max_source_positions / compressed ...
+  int64_t linformer_k = 0;          // ... unless this is > 0
+  bool shared_kv_compressed = false;
+  bool shared_layer_kv_compressed = false;
+  bool freeze_compress = false;
+  bool linformer_xavier_init = false;  // default: PyTorch's Linear init
 
   // Throws attn::Error naming the field when the configuration cannot build a model
   // (non-positive sizes, D not divisible by H, shared embeddings with different vocabularies, ...).
   void validate() const;
 };
 
-// Names of the presets: transformer_wmt_en_de, transformer_vaswani_wmt_en_de_big,
-// transformer_wmt_en_de_big, transformer_wmt_en_de_big_t2t, transformer_tiny.
+// Linformer's k: linformer_k when set, else max_source_positions / compressed.
+int64_t linformer_projected_length(const TransformerConfig& config);
+
+// The kind of a place's mixer in one layer: the single kind, or the layer's entry of a list.
+std::string mixer_kind_of_layer(const std::string& mixers, int64_t layer);
+
+// The presets (nn/transformer/presets.cpp): transformer_wmt_en_de, ..., transformer_tiny,
+// lightconv_* / dynamicconv_* (iwslt_de_en, wmt_en_de, wmt_en_de_big, tiny), linformer_*.
 std::vector<std::string> transformer_preset_names();
 // The preset's configuration (vocabulary sizes still 0); throws listing the known names.
 TransformerConfig transformer_preset(const std::string& name);
 
+// A field that a command-line flag sets (in fairseq's spelling, '--encoder-kernel-size-list').
+struct ConfigFlag {
+  std::string name;  // field name, '_' spelling
+  bool is_switch;    // a flag without value that sets true (fairseq's store_true)
+  std::string help;
+};
+// Every model flag of `attnlab train`, generated from the same table as JSON and overrides.
+const std::vector<ConfigFlag>& config_flags();
+
 // Sets one field from "key=value" (key in fairseq spelling, '-' or '_', e.g.
-// "encoder-layers=3", "share_all_embeddings=true", "mixer_options.linformer_k=64").
+// "encoder-layers=3", "share_all_embeddings=true", "encoder-kernel-size-list=[3,7,15]").
 // Throws on an unknown key or a value that does not parse for that field.
 void apply_override(TransformerConfig& config, const std::string& key_value);
 void apply_overrides(TransformerConfig& config, const std::vector<std::string>& key_values);

@@ -104,13 +104,17 @@ TEST_CASE("Transformer config: presets of §1.5, JSON round trip, overrides, val
   CHECK_THROWS_WITH(nn::transformer_preset("transformer_huge"), Catch::Contains("transformer_tiny"));
 
   nn::apply_overrides(tiny, {"encoder-layers=2", "dropout=0.25", "share_all_embeddings=true", "cross_mixer=softmax",
-                             "mixer_options.linformer_k=64"});
+                             "linformer_k=64", "encoder-kernel-size-list=[3, 5]"});
   CHECK(tiny.encoder_layers == 2);
   CHECK(tiny.dropout == 0.25);
   CHECK(tiny.share_all_embeddings);
-  CHECK(tiny.mixer_options.at("linformer_k") == "64");
+  CHECK(tiny.linformer_k == 64);
+  CHECK(tiny.encoder_kernel_size_list == std::vector<int64_t>{3, 5});
   nlohmann::json j = nn::to_json(tiny);
   CHECK(j["encoder_layers"] == 2);
+  CHECK(j["mixer_options"]["linformer_k"] == 64);  // variant options under mixer_options
+  CHECK(j["mixer_options"]["encoder_kernel_size_list"] == nlohmann::json::array({3, 5}));
+  CHECK_FALSE(j.contains("linformer_k"));
   CHECK(nn::to_json(nn::config_from_json(j)) == j);
   CHECK_THROWS_WITH(nn::apply_override(tiny, "encoder_layerz=2"), Catch::Contains("unknown key 'encoder_layerz'"));
   CHECK_THROWS_WITH(nn::apply_override(tiny, "dropout=high"), Catch::Contains("dropout"));
@@ -133,6 +137,44 @@ TEST_CASE("Transformer config: presets of §1.5, JSON round trip, overrides, val
   bad = tiny_config();
   bad.cross_mixer = "no_such_mixer";
   CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("no_such_mixer"));
+}
+
+TEST_CASE("config: per-layer mixers and the variant options are checked before any work") {
+  auto invalid = [](const std::vector<std::string>& overrides) {
+    nn::TransformerConfig c = tiny_config();
+    nn::apply_overrides(c, overrides);
+    return c;
+  };
+  auto fails_with = [](const nn::TransformerConfig& c, const std::string& text) {
+    CHECK_THROWS_WITH(c.validate(), Catch::Contains(text));
+  };
+  CHECK_NOTHROW(invalid({"encoder_self_mixer=conv,softmax", "encoder_kernel_size_list=[3]"}).validate());
+  CHECK(nn::mixer_kind_of_layer("conv,softmax", 1) == "softmax");
+  CHECK(nn::mixer_kind_of_layer("conv", 5) == "conv");
+  fails_with(invalid({"encoder_self_mixer=conv,conv,softmax"}), "lists 3 mixers but there are 2 layers");
+  fails_with(invalid({"decoder_self_mixer=linformer"}), "cannot be causal");
+  fails_with(invalid({"cross_mixer=conv"}), "this place takes: softmax, linformer");
+  fails_with(invalid({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,4]"}), "needs odd kernel sizes");
+  fails_with(invalid({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,5,7]"}), "has 3 entries but there are 2");
+  fails_with(invalid({"decoder_self_mixer=conv", "decoder_conv_type=fancy"}), "lightweight or dynamic");
+  fails_with(invalid({"cross_mixer=linformer", "linformer_k=4096"}), "projected length k = 4096");
+  CHECK_THROWS_WITH(invalid({"encoder_kernel_size_list=[3,x]"}), Catch::Contains("encoder_kernel_size_list"));
+}
+
+TEST_CASE("presets named as fairseq's architectures, and teaching sizes") {
+  const nn::TransformerConfig big = nn::transformer_preset("lightconv_wmt_en_de_big");
+  CHECK(big.encoder_layers == 7);
+  CHECK(big.encoder_embed_dim == 1024);
+  CHECK(big.weight_dropout == 0.1);
+  CHECK(big.encoder_conv_type == "lightweight");
+  CHECK(big.encoder_kernel_size_list == std::vector<int64_t>{3, 7, 15, 31, 31, 31, 31});
+  CHECK(nn::transformer_preset("dynamicconv_wmt_en_de").decoder_conv_type == "dynamic");
+  CHECK_FALSE(nn::transformer_preset("lightconv_iwslt_de_en").encoder_glu);
+  const nn::TransformerConfig linformer = nn::transformer_preset("linformer_tiny");
+  CHECK(linformer.cross_mixer == "linformer");
+  CHECK(nn::linformer_projected_length(linformer) == 8);
+  CHECK(nn::linformer_projected_length(nn::transformer_preset("linformer_wmt_en_de")) == 256);
+  for (const std::string& name : nn::transformer_preset_names()) CHECK(nn::transformer_preset(name).arch == name);
 }
 
 TEST_CASE("encoder and decoder layers gradcheck in float64, post-norm and pre-norm") {

@@ -1,0 +1,126 @@
+// The model presets, named as fairseq's architectures (SPEC-MODELS.md §1.5, §3.6, §4.4),
+// plus teaching sizes (`*_tiny`) that train in minutes on 2 cores. A preset is a complete
+// TransformerConfig except the vocabulary sizes, which come from the data.
+#include <functional>
+#include <utility>
+
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "nn/transformer/transformer_config.hpp"
+
+namespace attn::nn {
+namespace {
+
+void set_width(TransformerConfig& c, int64_t dim, int64_t ffn, int64_t heads) {
+  c.encoder_embed_dim = c.decoder_embed_dim = dim;
+  c.encoder_ffn_embed_dim = c.decoder_ffn_embed_dim = ffn;
+  c.encoder_attention_heads = c.decoder_attention_heads = heads;
+}
+
+TransformerConfig transformer_big(double dropout, double attention_dropout, double activation_dropout, bool pre_norm) {
+  TransformerConfig c;
+  set_width(c, 1024, 4096, 16);
+  c.dropout = dropout;
+  c.attention_dropout = attention_dropout;
+  c.activation_dropout = activation_dropout;
+  c.encoder_normalize_before = c.decoder_normalize_before = pre_norm;
+  return c;
+}
+
+TransformerConfig transformer_tiny() {
+  TransformerConfig c;
+  set_width(c, 256, 1024, 4);
+  c.encoder_layers = c.decoder_layers = 3;
+  return c;
+}
+
+// fairseq's `lightconv` base architecture: 7 encoder and 6 decoder conv layers with GLU,
+// kernel widths [3, 7, 15, 31, ...], softmax-normalised taps, input dropout 0.1, and
+// softmax cross-attention; weight_dropout follows attention_dropout.
+TransformerConfig lightconv_base(const std::string& conv_type) {
+  TransformerConfig c;
+  c.encoder_layers = 7;
+  c.encoder_self_mixer = c.decoder_self_mixer = "conv";
+  c.encoder_conv_type = c.decoder_conv_type = conv_type;
+  return c;
+}
+
+TransformerConfig lightconv_iwslt_de_en(const std::string& conv_type) {
+  TransformerConfig c = lightconv_base(conv_type);
+  set_width(c, 512, 1024, 4);
+  c.attention_dropout = c.weight_dropout = 0.1;
+  c.encoder_glu = c.decoder_glu = false;
+  c.input_dropout = 0.0;
+  return c;
+}
+
+TransformerConfig lightconv_wmt_en_de_big(const std::string& conv_type) {
+  TransformerConfig c = lightconv_base(conv_type);
+  set_width(c, 1024, 4096, 16);
+  c.dropout = 0.3;
+  c.attention_dropout = c.weight_dropout = 0.1;
+  return c;
+}
+
+// Teaching size: the tiny Transformer's widths with conv blocks of widths 3, 7, 15.
+TransformerConfig lightconv_tiny(const std::string& conv_type) {
+  TransformerConfig c = transformer_tiny();
+  c.encoder_self_mixer = c.decoder_self_mixer = "conv";
+  c.encoder_conv_type = c.decoder_conv_type = conv_type;
+  c.encoder_kernel_size_list = c.decoder_kernel_size_list = {3, 7, 15};
+  return c;
+}
+
+// Linformer in encoder self-attention and cross-attention (the decoder's self-attention
+// must stay causal softmax), as Pampaloni's MT Linformer (§4.4).
+TransformerConfig with_linformer(TransformerConfig c, int64_t k) {
+  c.encoder_self_mixer = c.cross_mixer = "linformer";
+  c.linformer_k = k;
+  return c;
+}
+
+using Preset = std::pair<const char*, std::function<TransformerConfig()>>;
+
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> table = {
+      {"transformer_wmt_en_de", [] { return TransformerConfig{}; }},
+      {"transformer_vaswani_wmt_en_de_big", [] { return transformer_big(0.3, 0.0, 0.0, false); }},
+      {"transformer_wmt_en_de_big", [] { return transformer_big(0.3, 0.1, 0.0, false); }},
+      {"transformer_wmt_en_de_big_t2t", [] { return transformer_big(0.3, 0.1, 0.1, true); }},
+      {"transformer_tiny", transformer_tiny},
+      {"lightconv_iwslt_de_en", [] { return lightconv_iwslt_de_en("lightweight"); }},
+      {"lightconv_wmt_en_de", [] { return lightconv_base("lightweight"); }},
+      {"lightconv_wmt_en_de_big", [] { return lightconv_wmt_en_de_big("lightweight"); }},
+      {"lightconv_tiny", [] { return lightconv_tiny("lightweight"); }},
+      {"dynamicconv_iwslt_de_en", [] { return lightconv_iwslt_de_en("dynamic"); }},
+      {"dynamicconv_wmt_en_de", [] { return lightconv_base("dynamic"); }},
+      {"dynamicconv_wmt_en_de_big", [] { return lightconv_wmt_en_de_big("dynamic"); }},
+      {"dynamicconv_tiny", [] { return lightconv_tiny("dynamic"); }},
+      // k = 256 of 1024 positions (fairseq's ratio 4) compresses no MT sentence; the
+      // teaching size uses k = 8, below most Ding sentences' length.
+      {"linformer_wmt_en_de", [] { return with_linformer(TransformerConfig{}, 256); }},
+      {"linformer_tiny", [] { return with_linformer(transformer_tiny(), 8); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> transformer_preset_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, make] : presets()) names.push_back(name);
+  return names;
+}
+
+TransformerConfig transformer_preset(const std::string& name) {
+  for (const auto& [preset_name, make] : presets())
+    if (name == preset_name) {
+      TransformerConfig c = make();
+      c.arch = name;
+      return c;
+    }
+  throw Error(fmt::format("unknown model preset '{}' (known: {})", name, fmt::join(transformer_preset_names(), ", ")));
+}
+
+}  // namespace attn::nn
