@@ -4,18 +4,22 @@
 
 namespace attn::nn {
 
-TransformerDecoderLayer::TransformerDecoderLayer(const TransformerConfig& c)
+TransformerDecoderLayer::TransformerDecoderLayer(const TransformerConfig& c, int64_t layer,
+                                                 std::shared_ptr<Module> cross_shared)
     : ffn(c.decoder_embed_dim, c.decoder_ffn_embed_dim, c.activation_dropout, ffn_linear_init(c)),
       dropout_(c.dropout),
       normalize_before_(c.decoder_normalize_before) {
-  const int64_t dim = c.decoder_embed_dim, heads = c.decoder_attention_heads;
-  self_attn = register_module("self_attn", create_mixer(mixer_options(c, c.decoder_self_mixer, dim, heads, false)));
-  self_attn_layer_norm = register_module("self_attn_layer_norm", std::make_shared<LayerNorm>(dim));
-  encoder_attn = register_module("encoder_attn", create_mixer(mixer_options(c, c.cross_mixer, dim, heads, true)));
+  const int64_t dim = c.decoder_embed_dim;
+  const MixerOptions self = mixer_options(c, MixerPlace::DecoderSelf, layer);
+  const SublayerNames names = decoder_self_sublayer_names(self);
+  self_attn = register_module(names.mixer, create_mixer(self));
+  self_attn_layer_norm = register_module(names.mixer_norm, std::make_shared<LayerNorm>(dim));
+  encoder_attn = register_module("encoder_attn",
+                                 create_mixer(mixer_options(c, MixerPlace::Cross, layer, std::move(cross_shared))));
   encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", std::make_shared<LayerNorm>(dim));
   register_module("fc1", ffn.fc1);
   register_module("fc2", ffn.fc2);
-  final_layer_norm = register_module("final_layer_norm", std::make_shared<LayerNorm>(dim));
+  final_layer_norm = register_module(names.ffn_norm, std::make_shared<LayerNorm>(dim));
 }
 
 template <typename SelfAttention, typename CrossAttention>

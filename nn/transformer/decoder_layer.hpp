@@ -1,7 +1,8 @@
 // One Transformer decoder layer (SPEC-MODELS.md §1.4): masked self-attention, then
 // encoder–decoder attention, then FFN, each post-norm or pre-norm as in the encoder layer.
 // fairseq names: self_attn, self_attn_layer_norm, encoder_attn, encoder_attn_layer_norm,
-// fc1, fc2, final_layer_norm. Incremental decoding runs one token through the same wiring
+// fc1, fc2, final_layer_norm; a LightConv/DynamicConv layer has its conv block inline
+// (linear1, conv, linear2) with conv_layer_norm (layer_wiring.hpp, SPEC-MODELS.md §3.3). Incremental decoding runs one token through the same wiring
 // with the mixers' step() (KV cache; encoder K/V computed once).
 #pragma once
 #include <memory>
@@ -21,7 +22,9 @@ struct DecoderLayerState {
 
 class TransformerDecoderLayer : public Module {
  public:
-  explicit TransformerDecoderLayer(const TransformerConfig& config);
+  // `layer`: the index in the stack; `cross_shared`: the stack's module shared by every
+  // layer's cross-attention mixer, if the family has one.
+  TransformerDecoderLayer(const TransformerConfig& config, int64_t layer, std::shared_ptr<Module> cross_shared = nullptr);
   // x [B, T, D]; memory [B, S, D] with memory_padding_mask Bool [B, S] (or undefined);
   // self_padding_mask Bool [B, T] or undefined. Optional inspection outputs.
   Tensor forward(const Tensor& x, const Tensor& self_padding_mask, const Tensor& memory,

@@ -4,17 +4,19 @@
 
 namespace attn::nn {
 
-TransformerEncoderLayer::TransformerEncoderLayer(const TransformerConfig& c)
+TransformerEncoderLayer::TransformerEncoderLayer(const TransformerConfig& c, int64_t layer,
+                                                 std::shared_ptr<Module> shared)
     : ffn(c.encoder_embed_dim, c.encoder_ffn_embed_dim, c.activation_dropout, ffn_linear_init(c)),
       dropout_(c.dropout),
       normalize_before_(c.encoder_normalize_before) {
   const int64_t dim = c.encoder_embed_dim;
-  self_attn = register_module(
-      "self_attn", create_mixer(mixer_options(c, c.encoder_self_mixer, dim, c.encoder_attention_heads, false)));
-  self_attn_layer_norm = register_module("self_attn_layer_norm", std::make_shared<LayerNorm>(dim));
+  const MixerOptions options = mixer_options(c, MixerPlace::EncoderSelf, layer, std::move(shared));
+  const SublayerNames names = encoder_sublayer_names(options);
+  self_attn = register_module(names.mixer, create_mixer(options));
+  self_attn_layer_norm = register_module(names.mixer_norm, std::make_shared<LayerNorm>(dim));
   register_module("fc1", ffn.fc1);
   register_module("fc2", ffn.fc2);
-  final_layer_norm = register_module("final_layer_norm", std::make_shared<LayerNorm>(dim));
+  final_layer_norm = register_module(names.ffn_norm, std::make_shared<LayerNorm>(dim));
 }
 
 Tensor TransformerEncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, Tensor* attention) {

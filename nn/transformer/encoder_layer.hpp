@@ -1,7 +1,8 @@
-// One Transformer encoder layer (SPEC-MODELS.md §1.4): self-attention (any token mixer,
-// DESIGN.md §4) then FFN, each wrapped post-norm  x ← LN(x + Dropout(f(x)))  or pre-norm
-//  x ← x + Dropout(f(LN(x))). fairseq names: self_attn, self_attn_layer_norm, fc1, fc2,
-// final_layer_norm.
+// One encoder layer (SPEC-MODELS.md §1.4, §3.3): a token mixer (softmax or Linformer
+// self-attention, or a LightConv/DynamicConv block; DESIGN.md §4) then FFN, each wrapped
+// post-norm  x ← LN(x + Dropout(f(x)))  or pre-norm  x ← x + Dropout(f(LN(x))). fairseq
+// names (layer_wiring.hpp): self_attn, self_attn_layer_norm, fc1, fc2, final_layer_norm; a
+// conv layer: linear1, conv, linear2, layer_norms.0, fc1, fc2, layer_norms.1.
 #pragma once
 #include <memory>
 
@@ -14,7 +15,9 @@ namespace attn::nn {
 
 class TransformerEncoderLayer : public Module {
  public:
-  explicit TransformerEncoderLayer(const TransformerConfig& config);
+  // `layer`: the index in the stack (per-layer mixer kinds and kernel sizes); `shared`: the
+  // stack's module shared by every layer's mixer, if the family has one.
+  TransformerEncoderLayer(const TransformerConfig& config, int64_t layer, std::shared_ptr<Module> shared = nullptr);
   // x [B, S, D]; padding_mask Bool [B, S] or undefined; attention (optional) receives [B, H, S, S].
   Tensor forward(const Tensor& x, const Tensor& padding_mask, Tensor* attention = nullptr);
 

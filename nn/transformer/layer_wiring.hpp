@@ -17,16 +17,26 @@ inline LinearInit ffn_linear_init(const TransformerConfig& c) {
   return c.ffn_init == "torch" ? LinearInit::TorchDefault : LinearInit::Xavier;
 }
 
-inline MixerOptions mixer_options(const TransformerConfig& c, const std::string& kind, int64_t dim, int64_t heads,
-                                  bool cross) {
-  MixerOptions o;
-  o.kind = kind;
-  o.embed_dim = dim;
-  o.num_heads = heads;
-  o.attention_dropout = c.attention_dropout;
-  o.cross_attention = cross;
-  return o;
-}
+// The three places a token mixer serves.
+enum class MixerPlace { EncoderSelf, DecoderSelf, Cross };
+
+// The options of the mixer of `place` in layer `layer` of its stack, parsed from the config
+// (the one place where config fields become typed mixer options). `shared` is the stack's
+// shared module for the family, if any (Linformer's layerwise E).
+MixerOptions mixer_options(const TransformerConfig& c, MixerPlace place, int64_t layer,
+                           std::shared_ptr<Module> shared = nullptr);
+
+// fairseq's module names of a layer's mixer sublayer, which differ between families: a
+// Transformer layer has `self_attn` and `self_attn_layer_norm`; a LightConv layer holds its
+// conv block inline (`linear1`, `conv`, `linear2`) with `conv_layer_norm` in the decoder, and
+// in the encoder `layer_norms.0` (conv) and `layer_norms.1` (FFN).
+struct SublayerNames {
+  std::string mixer;       // "" registers the mixer inline
+  std::string mixer_norm;  // the LayerNorm of the mixer's residual block
+  std::string ffn_norm;    // the LayerNorm of the FFN's residual block
+};
+SublayerNames encoder_sublayer_names(const MixerOptions& self);
+SublayerNames decoder_self_sublayer_names(const MixerOptions& self);
 
 // The residual add and the dropout before it run as one fused op (attn::dropout_add).
 template <typename Sublayer>

@@ -29,7 +29,7 @@ TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_p
       "embed_positions",
       std::make_shared<PositionalEmbedding>(c.max_target_positions, dim, c.padding_idx, c.decoder_learned_pos));
   for (int64_t i = 0; i < c.decoder_layers; ++i)
-    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerDecoderLayer>(c)));
+    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerDecoderLayer>(c, i)));
   if (c.decoder_normalize_before && !c.no_decoder_final_norm)
     layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(dim));
   const bool tied = c.share_decoder_input_output_embed || c.share_all_embeddings;

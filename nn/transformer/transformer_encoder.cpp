@@ -15,7 +15,7 @@ TransformerEncoder::TransformerEncoder(const TransformerConfig& c, std::shared_p
       "embed_positions", std::make_shared<PositionalEmbedding>(c.max_source_positions, c.encoder_embed_dim,
                                                                c.padding_idx, c.encoder_learned_pos));
   for (int64_t i = 0; i < c.encoder_layers; ++i)
-    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerEncoderLayer>(c)));
+    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerEncoderLayer>(c, i)));
   if (c.encoder_normalize_before) layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(c.encoder_embed_dim));
 }
 

@@ -188,14 +188,14 @@ TEST_CASE("encoder and decoder layers gradcheck in float64, post-norm and pre-no
     c.dropout = 0.0;  // deterministic for finite differences (layers are in training mode)
     Tensor pad = ops::ne(from_vector<int64_t>({1, 0, 0, 0, 0, 0}, {2, 3}), 0.0);
 
-    nn::TransformerEncoderLayer enc(c);
+    nn::TransformerEncoderLayer enc(c, 0);
     Leaves enc_inputs = {leaf({2, 3, 4}, 50)};
     append(enc_inputs, to_float64(enc));
     GradcheckResult re = gradcheck([&](const std::vector<Tensor>& in) { return enc.forward(in[0], pad); }, enc_inputs);
     INFO(re.message);
     CHECK(re.ok);
 
-    nn::TransformerDecoderLayer dec(c);
+    nn::TransformerDecoderLayer dec(c, 0);
     Leaves dec_inputs = {leaf({2, 2, 4}, 51), leaf({2, 3, 4}, 52)};
     append(dec_inputs, to_float64(dec));
     GradcheckResult rd = gradcheck(
