@@ -3,7 +3,7 @@
 // -s 40000 (subword-nmt stops at 39,620 merges) and applies the codes to all 17 files, checking
 // both results byte for byte against subword-nmt's output.
 //
-//   bench_bpe [SHARED_DIR]     (default: the shared/ folder next to the source tree)
+//   bench_bpe [VECTORS_DIR]     (default: the repository's tests/vectors)
 #include <omp.h>
 
 #include <algorithm>
@@ -47,8 +47,8 @@ size_t count_tokens(const TextLines& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string shared = argc > 1 ? argv[1] : std::string(ATTNLAB_SOURCE_DIR) + "/../shared";
-  const std::string wmt = shared + "/vectors/upstream/wmt17-en-de/";
+  const std::string vectors = argc > 1 ? argv[1] : std::string(ATTNLAB_SOURCE_DIR) + "/tests/vectors";
+  const std::string wmt = vectors + "/upstream/wmt17-en-de/";
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(wmt + "tok-a")) files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());

@@ -2,7 +2,7 @@
 // lines, SPEC-MT-TOOLS.md §2), one thread, checking the tokenized text byte for byte against
 // tokenizer.perl -a -l de. Prints wall and CPU time (the CPU figure is stable on a busy machine).
 //
-//   bench_moses [SHARED_DIR]     (default: the shared/ folder next to the source tree)
+//   bench_moses [VECTORS_DIR]     (default: the repository's tests/vectors)
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -62,8 +62,8 @@ std::string timed_filter(const char* name, const std::string& text,
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::filesystem::path shared = argc > 1 ? argv[1] : std::string(ATTNLAB_SOURCE_DIR) + "/../shared";
-  std::filesystem::path wmt = shared / "vectors/upstream/wmt17-en-de";
+  std::filesystem::path vectors = argc > 1 ? argv[1] : std::string(ATTNLAB_SOURCE_DIR) + "/tests/vectors";
+  std::filesystem::path wmt = vectors / "upstream/wmt17-en-de";
   const std::string raw = read_folder(wmt / "raw");
   const std::string expected = read_folder(wmt / "tok-a");
 

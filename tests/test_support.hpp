@@ -1,5 +1,5 @@
 // Helpers shared by the tests of every layer: a fresh temporary folder per test, whole files
-// as bytes, paths into the shared test vectors (ATTNLAB_SHARED_DIR/vectors, DESIGN.md §7),
+// as bytes, paths into the test vectors (tests/vectors/, see its README; DESIGN.md §7),
 // and element-wise closeness of tensors. Header-only and free of attnlab headers, so that
 // the data/ tests, which do not link the tensor engine, can include it too.
 #pragma once
@@ -34,9 +34,9 @@ struct TempDir {
   std::string file(const std::string& name) const { return (dir / name).string(); }
 };
 
-// The path of a file under the shared test vectors, e.g. vector_path("own/bpe/codes.200").
+// The path of a file under tests/vectors, e.g. vector_path("own/bpe/codes.200").
 inline std::string vector_path(const std::string& relative) {
-  return std::string(ATTNLAB_SHARED_DIR) + "/vectors/" + relative;
+  return std::string(ATTNLAB_TEST_VECTORS) + "/" + relative;
 }
 
 // The whole file as bytes; fails the test naming the file when it cannot be opened.

@@ -2,7 +2,7 @@
 // "Training and decoding"): every test runs the real executable (ATTNLAB_BINARY) through the
 // shell as a user would, on tiny inputs in a TempDir, and checks its exit code, what it prints
 // and what it writes:
-//   * the text tools byte for byte against ../shared/vectors (SPEC-MT-TOOLS.md §1 BPE, §2
+//   * the text tools byte for byte against tests/vectors (SPEC-MT-TOOLS.md §1 BPE, §2
 //     Moses, §3 BLEU, §4 fairseq dictionaries);
 //   * the model commands (train, validate, generate, average, translate; SPEC-MODELS.md
 //     §1.6–1.11) on 64 sentence pairs and a one-layer D=32 Transformer, and exact resume;
