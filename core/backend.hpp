@@ -99,6 +99,16 @@ class Backend {
   // when dbias [cols] is defined, dbias = the column sums of dz, in the same pass.
   virtual void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) = 0;
 
+  // --- banded convolution (LightConv / DynamicConv, SPEC-MODELS.md §3.1, §3.4) ---
+  // u [B, T, C] and out [B, T, C] contiguous, C = H·R; taps w contiguous, [H, K] (shared by
+  // every position) or [B, T, H, K] (one set per position):
+  //   out[b,t,c] = Σ_j w[(b,t,) c / R, j] · u[b, t + j − P, c]     (u = 0 outside [0, T))
+  virtual void banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) = 0;
+  // Its backward: du [B, T, C] and dw (w's shape; for shared taps summed over b and t) from
+  // dout, both overwritten. Deterministic at any thread count.
+  virtual void banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
+                                    const Tensor& du, const Tensor& dw) = 0;
+
   // --- indexing ---
   // out[i, :] = weight[indices[i], :]; indices int64 [N] (validated in range), weight [V, D].
   virtual void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) = 0;

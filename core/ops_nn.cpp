@@ -158,6 +158,42 @@ BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy, bool need_bi
   return g;
 }
 
+namespace {
+
+void check_banded_conv(const char* op, const Tensor& u, const Tensor& w, int64_t padding_left) {
+  check_floating(op, u, "input");
+  ATTN_CHECK(u.dim() == 3, "{}: input must be [B, T, C], got shape {}", op, u.shape().str());
+  ATTN_CHECK(w.defined() && w.dtype() == u.dtype() && w.device() == u.device(),
+             "{}: taps must be defined with the input's dtype and device", op);
+  const bool shared = w.dim() == 2;
+  ATTN_CHECK(shared || (w.dim() == 4 && w.size(0) == u.size(0) && w.size(1) == u.size(1)),
+             "{}: taps must be [H, K] or [B, T, H, K] = [{}, {}, H, K], got shape {}", op, u.size(0), u.size(1),
+             w.shape().str());
+  const int64_t heads = w.size(-2), kernel = w.size(-1);
+  ATTN_CHECK(heads > 0 && kernel > 0 && u.size(2) % heads == 0,
+             "{}: {} channels cannot be split into the taps' {} heads (taps {})", op, u.size(2), heads, w.shape().str());
+  ATTN_CHECK(padding_left >= 0 && padding_left < kernel, "{}: padding_left {} outside [0, {}] for kernel size {}", op,
+             padding_left, kernel - 1, kernel);
+}
+
+}  // namespace
+
+Tensor banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left) {
+  check_banded_conv("banded_conv", u, w, padding_left);
+  Tensor out(u.shape(), u.dtype(), u.device());
+  backend_for(u.device()).banded_conv(u.contiguous(), w.contiguous(), padding_left, out);
+  return out;
+}
+
+BandedConvGrads banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left) {
+  check_banded_conv("banded_conv_backward", u, w, padding_left);
+  check_like("banded_conv_backward", u, "input", dout, "grad");
+  BandedConvGrads g{Tensor(u.shape(), u.dtype(), u.device()), Tensor(w.shape(), w.dtype(), w.device())};
+  backend_for(u.device()).banded_conv_backward(u.contiguous(), w.contiguous(), dout.contiguous(), padding_left, g.du,
+                                               g.dw);
+  return g;
+}
+
 CrossEntropyResult label_smoothed_cross_entropy(const Tensor& logits, const Tensor& targets, double epsilon,
                                                 int64_t ignore_index) {
   const CrossEntropyInputs in = cross_entropy_inputs("label_smoothed_cross_entropy", logits, targets, epsilon);

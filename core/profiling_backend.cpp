@@ -104,6 +104,15 @@ class ProfilingBackend final : public Backend {
     ProfileScope s("bias_relu_backward");
     in_.bias_relu_backward(y, dy, dz, dbias);
   }
+  void banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) override {
+    ProfileScope s("banded_conv");
+    in_.banded_conv(u, w, padding_left, out);
+  }
+  void banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
+                            const Tensor& du, const Tensor& dw) override {
+    ProfileScope s("banded_conv_backward");
+    in_.banded_conv_backward(u, w, dout, padding_left, du, dw);
+  }
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override {
     ProfileScope s("index_select_rows");
     in_.index_select_rows(weight, indices, out);

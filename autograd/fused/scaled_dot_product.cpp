@@ -1,10 +1,10 @@
-#include "nn/mixers/scaled_dot_product.hpp"
+#include "autograd/fused/scaled_dot_product.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
-namespace attn::nn {
+namespace attn {
 namespace {
 
 constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
@@ -126,4 +126,4 @@ AttentionResult scaled_dot_product_attention(const Tensor& q_in, const Tensor& k
   return result;
 }
 
-}  // namespace attn::nn
+}  // namespace attn

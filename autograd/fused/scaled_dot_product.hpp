@@ -17,7 +17,7 @@
 #pragma once
 #include "autograd/ops.hpp"
 
-namespace attn::nn {
+namespace attn {
 
 struct AttentionOptions {
   Tensor key_padding_mask;      // Bool [B, Tk], true at padded keys; undefined for none
@@ -45,4 +45,4 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
 Tensor additive_attention_mask(const Tensor& key_padding_mask, bool causal, int64_t tq, int64_t tk, DType dtype,
                                Device device);
 
-}  // namespace attn::nn
+}  // namespace attn

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/mixers/scaled_dot_product.hpp"
+#include "autograd/fused/scaled_dot_product.hpp"
 
 namespace attn::nn {
 namespace {

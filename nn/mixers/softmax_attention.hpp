@@ -6,7 +6,7 @@
 //
 // with m = x for self-attention and m = the encoder output for cross-attention. Masks are
 // additive −∞ at padded keys and (causal) future keys; the core is the fused op of
-// nn/mixers/scaled_dot_product.hpp (the d^{-1/2} is applied there, to (W_q x + b_q) kᵀ).
+// autograd/fused/scaled_dot_product.hpp (the d^{-1/2} is applied there, to (W_q x + b_q) kᵀ).
 // Init: W_q, W_k, W_v Xavier-uniform with gain 1/√2, W_o Xavier-uniform, biases 0.
 // fairseq names: q_proj, k_proj, v_proj, out_proj.
 //

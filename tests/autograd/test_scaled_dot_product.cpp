@@ -1,4 +1,4 @@
-// Fused scaled dot-product attention (nn/mixers/scaled_dot_product.hpp): forward against a
+// Fused scaled dot-product attention (autograd/fused/scaled_dot_product.hpp): forward against a
 // plain double-loop reference with padding and causal masks, fully masked rows, float64
 // gradchecks (masks, permuted inputs), and attention dropout against the same computation
 // composed from separate autograd ops with the same seed.
@@ -7,15 +7,15 @@
 #include <cmath>
 #include <limits>
 
-#include "../autograd/grad_test_util.hpp"
-#include "nn/mixers/scaled_dot_product.hpp"
+#include "grad_test_util.hpp"
+#include "autograd/fused/scaled_dot_product.hpp"
 #include "test_support.hpp"
 
 using namespace attn;
 using namespace attn::testing;
 using attn::test::check_close;
-using nn::AttentionOptions;
-using nn::scaled_dot_product_attention;
+using attn::AttentionOptions;
+using attn::scaled_dot_product_attention;
 
 namespace {
 
@@ -70,7 +70,7 @@ TEST_CASE("attention forward equals the double-loop reference with padding and c
       o.causal = causal;
       o.scale = 0.5;
       o.return_probabilities = true;
-      nn::AttentionResult r = scaled_dot_product_attention(q, k, v, o);
+      AttentionResult r = scaled_dot_product_attention(q, k, v, o);
       std::vector<double> probs;
       std::vector<double> expected = reference_attention(q, k, v, o.key_padding_mask, causal, 0.5, &probs);
       CHECK(r.out.shape() == Shape{2, 2, 3, 3});
@@ -84,7 +84,7 @@ TEST_CASE("attention over fully padded keys gives zeros, not NaN, and zero gradi
   AttentionOptions o;
   o.key_padding_mask = padding({{1, 1, 1}, {0, 1, 0}});
   o.return_probabilities = true;
-  nn::AttentionResult r = scaled_dot_product_attention(q, k, v, o);
+  AttentionResult r = scaled_dot_product_attention(q, k, v, o);
   for (double x : r.out.select(0, 0).to_vector()) CHECK(x == 0.0);
   for (double x : r.probabilities.select(0, 0).to_vector()) CHECK(x == 0.0);
   check_close(r.out.to_vector(), reference_attention(q, k, v, o.key_padding_mask, false, 1.0), 1e-12);
@@ -131,7 +131,7 @@ TEST_CASE("attention dropout matches softmax, dropout and matmul composed with t
   };
   auto composed = [&](const std::vector<Tensor>& in) {
     Generator gen(42);
-    Tensor mask = nn::additive_attention_mask(pad, true, 5, 5, in[0].dtype(), in[0].device());
+    Tensor mask = additive_attention_mask(pad, true, 5, 5, in[0].dtype(), in[0].device());
     Tensor scores = matmul(in[0], transpose(in[1], -2, -1)) * 0.5 + mask;
     return matmul(dropout(softmax(scores, -1), p, true, &gen), in[2]);
   };

@@ -9,7 +9,7 @@
 #include "../autograd/grad_test_util.hpp"
 #include "float64_params.hpp"
 #include "nn/mixers/mixer_registry.hpp"
-#include "nn/mixers/scaled_dot_product.hpp"
+#include "autograd/fused/scaled_dot_product.hpp"
 #include "test_support.hpp"
 
 using namespace attn;
@@ -40,7 +40,7 @@ Tensor reference(nn::SoftmaxAttention& a, const Tensor& x, const Tensor& m, cons
   Tensor q = ops::mul(ops::add(ops::matmul(x, a.q_proj->weight.transpose(0, 1)), a.q_proj->bias), 1.0 / std::sqrt(double(d)));
   Tensor k = ops::add(ops::matmul(m, a.k_proj->weight.transpose(0, 1)), a.k_proj->bias);
   Tensor v = ops::add(ops::matmul(m, a.v_proj->weight.transpose(0, 1)), a.v_proj->bias);
-  Tensor mask = nn::additive_attention_mask(pad, causal, x.size(1), m.size(1), x.dtype(), x.device());
+  Tensor mask = additive_attention_mask(pad, causal, x.size(1), m.size(1), x.dtype(), x.device());
   std::vector<Tensor> outs;
   for (int64_t h = 0; h < heads; ++h) {
     Tensor s = ops::matmul(q.narrow(2, h * d, d), k.narrow(2, h * d, d).transpose(1, 2));
