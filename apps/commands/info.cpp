@@ -1,10 +1,15 @@
 // `attnlab info`: what this build runs on — threads and their wait policy, the BLAS and
 // GEMM libraries in use, whether bf16 matrix products are fast here, CUDA devices, and
 // the allocator's statistics. The first thing to paste into a bug report.
+// `attnlab info --arch NAME [--vocab V] [--share-all-embeddings] [--model-override k=v]`
+// builds that model and prints its parameter count by group instead.
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -12,6 +17,8 @@
 #include "core/allocator.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"
+#include "nn/parameter_summary.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
 #ifdef ATTNLAB_WITH_CUDA
 #include "cuda/device_info.hpp"
 #endif
@@ -22,6 +29,26 @@ namespace {
 std::string environment_value(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "unset";
+}
+
+struct InfoArgs {
+  std::string arch;
+  int64_t vocab = 32768;
+  bool share_all_embeddings = false;
+  std::vector<std::string> model_overrides;
+};
+
+int run_model_summary(const InfoArgs& args) {
+  nn::TransformerConfig config = nn::transformer_preset(args.arch);
+  config.src_vocab_size = config.tgt_vocab_size = args.vocab;
+  config.share_all_embeddings = args.share_all_embeddings;
+  nn::apply_overrides(config, args.model_overrides);
+  const nn::EncoderDecoderModel model(config);
+  fmt::print("{}: {} parameters (vocabulary {}{})\n", args.arch, model.num_parameters(), args.vocab,
+             args.share_all_embeddings ? ", shared embeddings" : "");
+  for (const nn::ParameterGroup& group : nn::parameter_summary(model))
+    fmt::print("  {:<28} {:>12}\n", group.name, group.count);
+  return 0;
 }
 
 int run_info() {
@@ -44,8 +71,17 @@ int run_info() {
   return 0;
 }
 
-CommandRegistration info_command("info", "Show threads, BLAS, CUDA devices and memory statistics",
-                                 [](CLI::App&) -> CommandAction { return run_info; });
+CommandAction setup(CLI::App& cmd) {
+  auto args = std::make_shared<InfoArgs>();
+  cmd.add_option("--arch", args->arch, "Print this model preset's parameter count instead");
+  cmd.add_option("--vocab", args->vocab, "Vocabulary size for --arch")->check(positive_number())->capture_default_str();
+  cmd.add_flag("--share-all-embeddings", args->share_all_embeddings, "With --arch: one embedding matrix");
+  cmd.add_option("--model-override", args->model_overrides, "With --arch: any config field, key=value (repeatable)");
+  return [args]() { return args->arch.empty() ? run_info() : run_model_summary(*args); };
+}
+
+CommandRegistration info_command("info", "Show threads, BLAS, CUDA devices and memory; or a model's size (--arch)",
+                                 setup);
 
 }  // namespace
 }  // namespace attn::app

@@ -5,8 +5,11 @@
 namespace attn::nn::init {
 
 Tensor xavier_uniform(const Shape& shape, double gain, Generator* gen) {
-  ATTN_CHECK(shape.size() == 2, "xavier_uniform expects a 2-D weight, got {}", shape.str());
-  double a = gain * std::sqrt(6.0 / double(shape[0] + shape[1]));
+  ATTN_CHECK(shape.size() >= 2, "xavier_uniform expects a weight of 2 or more dims, got {}", shape.str());
+  // fan_in = dim 1 × receptive field, fan_out = dim 0 × receptive field (PyTorch's convention;
+  // a conv weight [H, 1, K] has fans K and H·K).
+  const double receptive = double(shape.numel() / (shape[0] * shape[1]));
+  const double a = gain * std::sqrt(6.0 / (double(shape[0] + shape[1]) * receptive));
   return uniform(shape, -a, a, DType::Float32, gen);
 }
 

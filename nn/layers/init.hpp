@@ -6,7 +6,8 @@
 
 namespace attn::nn::init {
 
-// U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) for a [fan_out, fan_in] weight.
+// U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) for a [fan_out, fan_in, ...] weight
+// (trailing dims multiply both fans, as for a conv kernel).
 Tensor xavier_uniform(const Shape& shape, double gain = 1.0, Generator* gen = nullptr);
 // PyTorch's default nn.Linear weight init: kaiming_uniform(a = sqrt(5)) = U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 Tensor kaiming_uniform_default(const Shape& shape, Generator* gen = nullptr);

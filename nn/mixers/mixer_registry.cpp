@@ -2,6 +2,7 @@
 
 #include <fmt/ranges.h>
 
+#include "nn/mixers/conv_block.hpp"
 #include "nn/mixers/softmax_attention.hpp"
 
 namespace attn::nn {
@@ -10,12 +11,19 @@ namespace {
 std::map<std::string, MixerFactory> builtin_families() {
   return {
       {"softmax", [](const MixerOptions& o) { return std::make_shared<SoftmaxAttention>(o); }},
+      {"lightconv", [](const MixerOptions& o) { return std::make_shared<ConvBlock>(o); }},
+      {"dynamicconv", [](const MixerOptions& o) { return std::make_shared<ConvBlock>(o); }},
   };
 }
 
 std::map<std::string, MixerFactory>& registry() {
   static std::map<std::string, MixerFactory> families = builtin_families();
   return families;
+}
+
+std::map<std::string, StackSharedFactory>& stack_shared_registry() {
+  static std::map<std::string, StackSharedFactory> factories;
+  return factories;
 }
 
 std::string family_of(const std::string& kind) { return kind.substr(0, kind.find(':')); }
@@ -39,6 +47,16 @@ std::vector<std::string> registered_mixer_families() {
   std::vector<std::string> names;
   for (const auto& [name, factory] : registry()) names.push_back(name);
   return names;
+}
+
+void register_stack_shared(const std::string& family, StackSharedFactory factory) {
+  stack_shared_registry()[family] = std::move(factory);
+}
+
+StackShared create_stack_shared(const MixerOptions& options) {
+  auto it = stack_shared_registry().find(family_of(options.kind));
+  if (it == stack_shared_registry().end()) return {};
+  return {it->second.name, it->second.create(options)};
 }
 
 }  // namespace attn::nn

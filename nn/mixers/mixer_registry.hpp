@@ -26,4 +26,20 @@ void register_mixer(const std::string& family, MixerFactory factory);
 std::shared_ptr<TokenMixer> create_mixer(const MixerOptions& options);
 std::vector<std::string> registered_mixer_families();
 
+// A module shared by a family's mixers in every layer of one stack (Linformer's layerwise E):
+// the stack builds it once, from the first layer whose mixer is of that family, registers it
+// under `name` (saved once) and hands it to every layer through MixerOptions::shared.
+// `create` returns null when the options ask for no sharing.
+struct StackSharedFactory {
+  std::string name;
+  std::function<std::shared_ptr<Module>(const MixerOptions&)> create;
+};
+void register_stack_shared(const std::string& family, StackSharedFactory factory);
+
+struct StackShared {
+  std::string name;
+  std::shared_ptr<Module> module;  // null: the family shares nothing across layers
+};
+StackShared create_stack_shared(const MixerOptions& options);
+
 }  // namespace attn::nn

@@ -56,6 +56,14 @@ MixerOptions mixer_options(const TransformerConfig& c, MixerPlace place, int64_t
   return o;
 }
 
+StackShared stack_shared_module(const TransformerConfig& c, MixerPlace place, int64_t layers) {
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    StackShared shared = create_stack_shared(mixer_options(c, place, layer));
+    if (shared.module) return shared;
+  }
+  return {};
+}
+
 SublayerNames encoder_sublayer_names(const MixerOptions& self) {
   if (is_conv(self)) return {"", "layer_norms.0", "layer_norms.1"};
   return {"self_attn", "self_attn_layer_norm", "final_layer_norm"};

@@ -26,6 +26,11 @@ enum class MixerPlace { EncoderSelf, DecoderSelf, Cross };
 MixerOptions mixer_options(const TransformerConfig& c, MixerPlace place, int64_t layer,
                            std::shared_ptr<Module> shared = nullptr);
 
+// The module shared by the mixers of `place` across the stack's `layers` layers (e.g.
+// Linformer's layerwise E), built from the first layer whose family has one; the stack
+// registers it under its name. Null module when none.
+StackShared stack_shared_module(const TransformerConfig& c, MixerPlace place, int64_t layers);
+
 // fairseq's module names of a layer's mixer sublayer, which differ between families: a
 // Transformer layer has `self_attn` and `self_attn_layer_norm`; a LightConv layer holds its
 // conv block inline (`linear1`, `conv`, `linear2`) with `conv_layer_norm` in the decoder, and

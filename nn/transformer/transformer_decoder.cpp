@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "nn/layers/init.hpp"
+#include "nn/transformer/layer_wiring.hpp"
 
 namespace attn::nn {
 namespace {
@@ -28,8 +29,11 @@ TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_p
   embed_positions = register_module(
       "embed_positions",
       std::make_shared<PositionalEmbedding>(c.max_target_positions, dim, c.padding_idx, c.decoder_learned_pos));
+  const StackShared cross_shared = stack_shared_module(c, MixerPlace::Cross, c.decoder_layers);
+  if (cross_shared.module) register_module(cross_shared.name, cross_shared.module);
   for (int64_t i = 0; i < c.decoder_layers; ++i)
-    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerDecoderLayer>(c, i)));
+    layers.push_back(register_module("layers." + std::to_string(i),
+                                     std::make_shared<TransformerDecoderLayer>(c, i, cross_shared.module)));
   if (c.decoder_normalize_before && !c.no_decoder_final_norm)
     layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(dim));
   const bool tied = c.share_decoder_input_output_embed || c.share_all_embeddings;

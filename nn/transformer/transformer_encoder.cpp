@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "nn/transformer/layer_wiring.hpp"
+
 namespace attn::nn {
 
 TransformerEncoder::TransformerEncoder(const TransformerConfig& c, std::shared_ptr<Embedding> embed)
@@ -14,8 +16,11 @@ TransformerEncoder::TransformerEncoder(const TransformerConfig& c, std::shared_p
   embed_positions = register_module(
       "embed_positions", std::make_shared<PositionalEmbedding>(c.max_source_positions, c.encoder_embed_dim,
                                                                c.padding_idx, c.encoder_learned_pos));
+  const StackShared shared = stack_shared_module(c, MixerPlace::EncoderSelf, c.encoder_layers);
+  if (shared.module) register_module(shared.name, shared.module);
   for (int64_t i = 0; i < c.encoder_layers; ++i)
-    layers.push_back(register_module("layers." + std::to_string(i), std::make_shared<TransformerEncoderLayer>(c, i)));
+    layers.push_back(register_module("layers." + std::to_string(i),
+                                     std::make_shared<TransformerEncoderLayer>(c, i, shared.module)));
   if (c.encoder_normalize_before) layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(c.encoder_embed_dim));
 }
 

@@ -11,6 +11,7 @@
 #include "nn/layers/feed_forward.hpp"
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/linear.hpp"
+#include "nn/mixers/conv_block.hpp"
 #include "nn/mixers/softmax_attention.hpp"
 #include "nn/transformer/decoder_layer.hpp"
 #include "nn/transformer/encoder_layer.hpp"
@@ -55,7 +56,15 @@ inline Leaves to_float64(nn::SoftmaxAttention& m) {
   for (auto* p : {&m.q_proj, &m.k_proj, &m.v_proj, &m.out_proj}) append(l, to_float64(**p));
   return l;
 }
+inline Leaves to_float64(nn::ConvBlock& m) {
+  Leaves l = to_float64(*m.linear1);
+  if (m.conv->weight_linear) append(l, to_float64(*m.conv->weight_linear));
+  else promote(m.conv->weight, l);
+  append(l, to_float64(*m.linear2));
+  return l;
+}
 inline Leaves mixer_to_float64(const std::shared_ptr<nn::TokenMixer>& mixer) {
+  if (auto* conv = dynamic_cast<nn::ConvBlock*>(mixer.get())) return to_float64(*conv);
   auto* softmax = dynamic_cast<nn::SoftmaxAttention*>(mixer.get());
   REQUIRE(softmax != nullptr);
   return to_float64(*softmax);

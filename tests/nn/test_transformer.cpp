@@ -290,3 +290,18 @@ TEST_CASE("training mode: dropout is active and every parameter gets a gradient"
   NoGradGuard no_grad;
   CHECK(model.forward(src, prev).to_vector() == model.forward(src, prev).to_vector());
 }
+
+TEST_CASE("parameter counts of the big convolution presets at V = 32,768 with shared embeddings") {
+  // Computed by hand from fairseq's modules: embeddings 33,554,432; an encoder conv layer
+  // 11,546,624 + 16·K (LightConv) or + 1024·16·K (DynamicConv's weight_linear, no bias); a
+  // decoder layer 15,747,072 + the same; K summed over the layers: 149 (encoder), 118 (decoder).
+  auto count = [](const std::string& arch) {
+    nn::TransformerConfig c = nn::transformer_preset(arch);
+    c.src_vocab_size = c.tgt_vocab_size = 32768;
+    c.share_all_embeddings = true;
+    return nn::EncoderDecoderModel(c).num_parameters();
+  };
+  CHECK(count("lightconv_wmt_en_de_big") == 208867504);
+  CHECK(count("dynamicconv_wmt_en_de_big") == 213237760);
+  CHECK(count("transformer_wmt_en_de_big") == 209911808);
+}

@@ -1,0 +1,130 @@
+// One sequence-mixing layer's forward + backward time against sequence length (issue
+// "Attention variants I"): B = 8 sentences of T tokens, d = 512, non-causal self-mixing, the
+// same work as the PyTorch anchor script `torch_layers.py` times (run it beside this one and
+// compare in the same session, bench/README.md "Layers"):
+//
+//   mha          softmax attention, 8 heads
+//   linformer    Linformer, 8 heads, k = 64, E/F over T positions (max_seq_len = T)
+//   lightconv    GLU → LightConv (16 heads, K = 31, softmax taps, centred) → Linear
+//   dynamicconv  GLU → DynamicConv (16 heads, K = 31) → Linear
+//   ffn          the position-wise FFN 512-2048-512, for reference
+//
+// Each layer includes its own input/output projections. Reports the median of --repeats
+// timed iterations after one warm-up, in ms, and one JSON line per (layer, T).
+//
+// Usage: bench_layers [--layers mha,linformer,...] [--T 128,512,2048] [--threads N] [--repeats N]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/threads.hpp"
+#include "nn/layers/feed_forward.hpp"
+#include "nn/mixers/mixer_registry.hpp"
+
+namespace {
+
+using namespace attn;
+constexpr int64_t kBatch = 8, kDim = 512;
+
+struct Options {
+  std::vector<std::string> layers{"mha", "linformer", "lightconv", "dynamicconv", "ffn"};
+  std::vector<int64_t> lengths{128, 512, 2048};
+  int threads = 2, repeats = 5;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::istringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    ATTN_CHECK(i + 1 < argc, "bench_layers: {} needs a value", arg);
+    const std::string value = argv[++i];
+    if (arg == "--layers") o.layers = split(value);
+    else if (arg == "--T") {
+      o.lengths.clear();
+      for (const std::string& t : split(value)) o.lengths.push_back(std::stoll(t));
+    } else if (arg == "--threads") o.threads = std::stoi(value);
+    else if (arg == "--repeats") o.repeats = std::stoi(value);
+    else throw Error(fmt::format("bench_layers: unknown option {}", arg));
+  }
+  return o;
+}
+
+// The layer as a function x -> y, with its parameters alive inside.
+std::function<Tensor(const Tensor&)> make_layer(const std::string& name, int64_t length) {
+  if (name == "ffn") {
+    auto ffn = std::make_shared<nn::FeedForward>(kDim, 4 * kDim, 0.0, nn::LinearInit::Xavier);
+    return [ffn](const Tensor& x) { return ffn->forward(x, true); };
+  }
+  nn::MixerOptions o;
+  o.embed_dim = kDim;
+  o.num_heads = 8;
+  if (name == "mha") o.kind = "softmax";
+  else if (name == "linformer") {
+    o.kind = "linformer";
+    o.linformer.max_seq_len = length;
+    o.linformer.k = 64;
+  } else if (name == "lightconv" || name == "dynamicconv") {
+    o.kind = name;
+    o.num_heads = 16;
+    o.conv.kernel_size = 31;
+    o.conv.input_dropout = 0.0;
+  } else {
+    throw Error(fmt::format("bench_layers: unknown layer '{}' (mha, linformer, lightconv, dynamicconv, ffn)", name));
+  }
+  std::shared_ptr<nn::TokenMixer> mixer = nn::create_mixer(o);
+  return [mixer](const Tensor& x) { return mixer->forward(x, nn::MixerContext{}); };
+}
+
+double median_ms(const std::function<Tensor(const Tensor&)>& layer, int64_t length, int repeats) {
+  Tensor x = normal({kBatch, length, kDim}, 0, 1, DType::Float32);
+  set_requires_grad(x);
+  const Tensor grad_y = normal({kBatch, length, kDim}, 0, 1, DType::Float32);
+  auto step = [&] {
+    backward(layer(x), grad_y);
+    zero_grad(x);
+  };
+  step();  // warm-up: allocator caches, first-touch pages
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options o = parse(argc, argv);
+    set_num_threads(o.threads);
+    fmt::print("{:<12} {:>6} {:>10}   (B {}, d {}, {} threads, forward + backward, median of {})\n", "layer", "T",
+               "ms", kBatch, kDim, o.threads, o.repeats);
+    for (const std::string& name : o.layers)
+      for (int64_t length : o.lengths) {
+        manual_seed(0);
+        const double ms = median_ms(make_layer(name, length), length, o.repeats);
+        fmt::print("{:<12} {:>6} {:>10.1f}\n", name, length, ms);
+        fmt::print(stderr, "{{\"layer\": \"{}\", \"T\": {}, \"threads\": {}, \"ms\": {:.2f}}}\n", name, length,
+                   o.threads, ms);
+      }
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bench_layers: {}\n", e.what());
+    return 1;
+  }
+}
