@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "nn/mixers/conv_block.hpp"
+#include "nn/mixers/linformer_attention.hpp"
 #include "nn/mixers/softmax_attention.hpp"
 
 namespace attn::nn {
@@ -13,7 +14,12 @@ std::map<std::string, MixerFactory> builtin_families() {
       {"softmax", [](const MixerOptions& o) { return std::make_shared<SoftmaxAttention>(o); }},
       {"lightconv", [](const MixerOptions& o) { return std::make_shared<ConvBlock>(o); }},
       {"dynamicconv", [](const MixerOptions& o) { return std::make_shared<ConvBlock>(o); }},
+      {"linformer", [](const MixerOptions& o) { return std::make_shared<LinformerAttention>(o); }},
   };
+}
+
+std::map<std::string, StackSharedFactory> builtin_stack_shared() {
+  return {{"linformer", {"compress_layer", make_linformer_layer_compression}}};
 }
 
 std::map<std::string, MixerFactory>& registry() {
@@ -22,7 +28,7 @@ std::map<std::string, MixerFactory>& registry() {
 }
 
 std::map<std::string, StackSharedFactory>& stack_shared_registry() {
-  static std::map<std::string, StackSharedFactory> factories;
+  static std::map<std::string, StackSharedFactory> factories = builtin_stack_shared();
   return factories;
 }
 

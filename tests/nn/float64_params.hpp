@@ -12,6 +12,7 @@
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/linear.hpp"
 #include "nn/mixers/conv_block.hpp"
+#include "nn/mixers/linformer_attention.hpp"
 #include "nn/mixers/softmax_attention.hpp"
 #include "nn/transformer/decoder_layer.hpp"
 #include "nn/transformer/encoder_layer.hpp"
@@ -63,7 +64,14 @@ inline Leaves to_float64(nn::ConvBlock& m) {
   append(l, to_float64(*m.linear2));
   return l;
 }
+inline Leaves to_float64(nn::LinformerAttention& m) {
+  Leaves l;
+  for (auto* p : {&m.q_proj, &m.k_proj, &m.v_proj, &m.out_proj, &m.compress_k, &m.compress_v})
+    if (*p) append(l, to_float64(**p));
+  return l;
+}
 inline Leaves mixer_to_float64(const std::shared_ptr<nn::TokenMixer>& mixer) {
+  if (auto* linformer = dynamic_cast<nn::LinformerAttention*>(mixer.get())) return to_float64(*linformer);
   if (auto* conv = dynamic_cast<nn::ConvBlock*>(mixer.get())) return to_float64(*conv);
   auto* softmax = dynamic_cast<nn::SoftmaxAttention*>(mixer.get());
   REQUIRE(softmax != nullptr);
