@@ -13,6 +13,7 @@
 // timed iterations after one warm-up, in ms, and one JSON line per (layer, T).
 //
 // Usage: bench_layers [--layers mha,linformer,...] [--T 128,512,2048] [--threads N] [--repeats N]
+//                     [--kernels 1]   (then also the time per backend kernel of one more iteration)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/profiler.hpp"
 #include "core/threads.hpp"
 #include "nn/layers/feed_forward.hpp"
 #include "nn/mixers/mixer_registry.hpp"
@@ -35,6 +37,7 @@ struct Options {
   std::vector<std::string> layers{"mha", "linformer", "lightconv", "dynamicconv", "ffn"};
   std::vector<int64_t> lengths{128, 512, 2048};
   int threads = 2, repeats = 5;
+  bool kernels = false;
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -56,6 +59,7 @@ Options parse(int argc, char** argv) {
       for (const std::string& t : split(value)) o.lengths.push_back(std::stoll(t));
     } else if (arg == "--threads") o.threads = std::stoi(value);
     else if (arg == "--repeats") o.repeats = std::stoi(value);
+    else if (arg == "--kernels") o.kernels = value != "0";
     else throw Error(fmt::format("bench_layers: unknown option {}", arg));
   }
   return o;
@@ -87,7 +91,7 @@ std::function<Tensor(const Tensor&)> make_layer(const std::string& name, int64_t
   return [mixer](const Tensor& x) { return mixer->forward(x, nn::MixerContext{}); };
 }
 
-double median_ms(const std::function<Tensor(const Tensor&)>& layer, int64_t length, int repeats) {
+double median_ms(const std::function<Tensor(const Tensor&)>& layer, int64_t length, int repeats, bool kernels) {
   Tensor x = normal({kBatch, length, kDim}, 0, 1, DType::Float32);
   set_requires_grad(x);
   const Tensor grad_y = normal({kBatch, length, kDim}, 0, 1, DType::Float32);
@@ -101,6 +105,14 @@ double median_ms(const std::function<Tensor(const Tensor&)>& layer, int64_t leng
     const auto start = std::chrono::steady_clock::now();
     step();
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  if (kernels) {
+    profiler::reset();
+    profiler::set_enabled(true);
+    step();
+    profiler::set_enabled(false);
+    for (const profiler::Entry& e : profiler::snapshot())
+      fmt::print("    {:<28} {:>5} calls {:>9.2f} ms\n", e.name, e.calls, 1e3 * e.seconds);
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
@@ -117,7 +129,7 @@ int main(int argc, char** argv) {
     for (const std::string& name : o.layers)
       for (int64_t length : o.lengths) {
         manual_seed(0);
-        const double ms = median_ms(make_layer(name, length), length, o.repeats);
+        const double ms = median_ms(make_layer(name, length), length, o.repeats, o.kernels);
         fmt::print("{:<12} {:>6} {:>10.1f}\n", name, length, ms);
         fmt::print(stderr, "{{\"layer\": \"{}\", \"T\": {}, \"threads\": {}, \"ms\": {:.2f}}}\n", name, length,
                    o.threads, ms);
