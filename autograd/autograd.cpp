@@ -1,5 +1,5 @@
 // The tape: autograd metadata on tensors, grad mode, and recording ops as graph nodes
-// (DESIGN.md §3). The backward walk itself is in autograd/engine.cpp.
+// (docs/design.md §3). The backward walk itself is in autograd/engine.cpp.
 #include "autograd/autograd.hpp"
 
 #include <utility>

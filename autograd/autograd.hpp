@@ -1,4 +1,4 @@
-// Reverse-mode automatic differentiation, define-by-run (DESIGN.md §3).
+// Reverse-mode automatic differentiation, define-by-run (docs/design.md §3).
 //
 // A tensor that requires grad carries an AutogradMeta (in core's opaque slot): its .grad
 // and, for non-leaves, the Node that produced it. Each differentiable op in

@@ -1,4 +1,4 @@
-// The backward engine (DESIGN.md §3): from the root, count how many recorded consumers
+// The backward engine (docs/design.md §3): from the root, count how many recorded consumers
 // each reachable node has, then run nodes in reverse topological order (a node runs once
 // every consumer has handed it its gradient, Kahn's algorithm). Work is linear in the size
 // of the graph; a node's gradient buffer is dropped as soon as the node has run, and the

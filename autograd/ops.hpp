@@ -98,7 +98,7 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim);
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1);
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& indices);
 
-// Label-smoothed cross entropy (SPEC-MODELS.md §1.6): logits [N, V], targets int64 [N].
+// Label-smoothed cross entropy (docs/models.md §1.6): logits [N, V], targets int64 [N].
 // Returns the summed smoothed loss (0-d, logits' dtype) over non-ignored targets; the
 // summed NLL and the count come back through the optional pointers.
 Tensor label_smoothed_cross_entropy(const Tensor& logits, const Tensor& targets, double epsilon,

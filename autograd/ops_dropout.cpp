@@ -1,6 +1,6 @@
 // Differentiable inverted dropout (Srivastava et al. 2014, with the 1/(1-p) scaling at
 // training time), alone and fused with the residual add a Transformer layer puts after it
-// (SPEC-MODELS.md §1.4: x + Dropout(f(x))). The forward's Bool keep-mask is saved (one byte
+// (docs/models.md §1.4: x + Dropout(f(x))). The forward's Bool keep-mask is saved (one byte
 // per element) and the backward is one kernel, dx = keep ? dy / (1 - p) : 0; the fused form
 // hands dy to the residual unchanged, so it saves the add's pass and output tensor in the
 // forward and nothing extra is kept for the backward.

@@ -1,4 +1,4 @@
-// Differentiable label-smoothed cross entropy (SPEC-MODELS.md §1.6, legacy eps/V form) over
+// Differentiable label-smoothed cross entropy (docs/models.md §1.6, legacy eps/V form) over
 // the fused core kernels: the forward never materialises log-probabilities or a one-hot
 // matrix and saves only the per-row log-sum-exp; the backward writes
 //   dlogits = dy * (softmax(logits) - q),  q = (1 - eps) * onehot(target) + eps / V,

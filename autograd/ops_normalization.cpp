@@ -1,5 +1,5 @@
 // Differentiable softmax, log-softmax and layer norm, each with the fused backward kernel
-// from core (DESIGN.md §3: fused ops where they matter for speed and memory):
+// from core (docs/design.md §3: fused ops where they matter for speed and memory):
 //   softmax:      dx = y * (dy - sum(dy * y))          (from the saved output y)
 //   log_softmax:  dx = dy - exp(y) * sum(dy)
 //   layer_norm:   y = (x - mean) * rstd * gamma + beta (Ba et al. 2016, eq. 4), with mean and

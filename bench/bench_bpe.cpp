@@ -1,4 +1,4 @@
-// BPE speed on the WMT17 newstest2017 EN-DE data (SPEC-MT-TOOLS.md §1.6: fastBPE learns 40,000
+// BPE speed on the WMT17 newstest2017 EN-DE data (docs/mt-tools.md §1.6: fastBPE learns 40,000
 // merges on these 1.08M tokens in 2.9 s, subword-nmt in 26.6 s, on 2 cores). Learns with
 // -s 40000 (subword-nmt stops at 39,620 merges) and applies the codes to all 17 files, checking
 // both results byte for byte against subword-nmt's output.

@@ -1,5 +1,5 @@
 // Moses tokenizer and detokenizer speed on the 17 WMT17 newstest2017 German files (51,068
-// lines, SPEC-MT-TOOLS.md §2), one thread, checking the tokenized text byte for byte against
+// lines, docs/mt-tools.md §2), one thread, checking the tokenized text byte for byte against
 // tokenizer.perl -a -l de. Prints wall and CPU time (the CPU figure is stable on a busy machine).
 //
 //   bench_moses [VECTORS_DIR]     (default: the repository's tests/vectors)

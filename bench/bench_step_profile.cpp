@@ -1,7 +1,7 @@
 // Training-step profile (issue 4, "Benchmarks"): target tokens/s of one full Transformer
 // training step — forward, label-smoothed cross entropy (ε = 0.1), backward, gradient
 // normalisation and norm, Adam — on random batches of 128 sentences × 32 tokens, vocabulary
-// 8,000 with all embeddings tied (SPEC-MODELS.md §1.1–1.7), and where the time goes:
+// 8,000 with all embeddings tied (docs/models.md §1.1–1.7), and where the time goes:
 //
 //   * the split forward (model + criterion) / backward / optimizer (multiply_grads,
 //     clip_grad_norm, Adam step, zero_grad), timed around each phase;
@@ -94,7 +94,7 @@ struct Batch {
   Tensor src, prev_output, target;
 };
 
-// prev_output = </s> y_1 … y_{n−1}: the target shifted right by one (SPEC-MODELS.md §1.1).
+// prev_output = </s> y_1 … y_{n−1}: the target shifted right by one (docs/models.md §1.1).
 Batch random_batch(const nn::TransformerConfig& c) {
   Batch b;
   b.src = random_tokens(1);

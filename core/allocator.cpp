@@ -1,4 +1,4 @@
-// Caching allocator (DESIGN.md §2): requests are rounded to size classes, freed blocks go
+// Caching allocator (docs/design.md §2): requests are rounded to size classes, freed blocks go
 // to per-class free lists and are handed out again, so steady-state training does no
 // system allocation. One mutex guards the lists and the statistics.
 #include "core/allocator.hpp"

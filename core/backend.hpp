@@ -99,7 +99,7 @@ class Backend {
   // when dbias [cols] is defined, dbias = the column sums of dz, in the same pass.
   virtual void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) = 0;
 
-  // --- banded convolution (LightConv / DynamicConv, SPEC-MODELS.md §3.1, §3.4) ---
+  // --- banded convolution (LightConv / DynamicConv, docs/models.md §3.1, §3.4) ---
   // u [B, T, C] and out [B, T, C] contiguous, C = H·R; taps w contiguous, [H, K] (shared by
   // every position) or [B, T, H, K] (one set per position):
   //   out[b,t,c] = Σ_j w[(b,t,) c / R, j] · u[b, t + j − P, c]     (u = 0 outside [0, T))
@@ -122,7 +122,7 @@ class Backend {
 
   // --- losses ---
   // Label-smoothed cross entropy over logits [N, V] (contiguous) and targets int64 [N]
-  // (SPEC-MODELS.md §1.6, legacy eps/V form). Rows whose target == ignore_index contribute
+  // (docs/models.md §1.6, legacy eps/V form). Rows whose target == ignore_index contribute
   // nothing. Writes per-row log-sum-exp [N] (for backward), and returns through the 0-d
   // float64 outputs the summed smoothed loss, the summed NLL and the non-ignored count.
   virtual void label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon, int64_t ignore_index,

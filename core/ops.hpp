@@ -112,7 +112,7 @@ void bias_relu_(const Tensor& y, const Tensor& bias);
 struct BiasReluGrads { Tensor dz, dbias; };
 BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy, bool need_bias_grad);
 
-// --- banded convolution (LightConv / DynamicConv, SPEC-MODELS.md §3.1) ---
+// --- banded convolution (LightConv / DynamicConv, docs/models.md §3.1) ---
 // out[b,t,c] = Σ_j w[(b,t,) c / (C/H), j] · u[b, t+j−P, c] for u [B, T, C] and taps w [H, K]
 // (shared) or [B, T, H, K]; P = padding_left ∈ [0, K−1], C divisible by H.
 Tensor banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left);

@@ -2,7 +2,7 @@
 // the tensor level (core/ops.hpp): validation and output allocation, then the backend's
 // last-dim kernels.
 // A softmax over another dim moves that dim last (permute + one contiguous copy) and the
-// result is permuted back (a view). Cross entropy: SPEC-MODELS.md §1.6, legacy eps/V form.
+// result is permuted back (a view). Cross entropy: docs/models.md §1.6, legacy eps/V form.
 #include "core/ops.hpp"
 
 namespace attn::ops {

@@ -1,4 +1,4 @@
-// Tensor files in the safetensors format (DESIGN.md §4 "Checkpoints"), readable by the
+// Tensor files in the safetensors format (docs/design.md §4 "Checkpoints"), readable by the
 // Python ecosystem (`safetensors.torch.load_file`):
 //
 //   [8 bytes: N, unsigned little-endian] [N bytes: JSON header] [raw little-endian data]

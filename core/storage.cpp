@@ -1,4 +1,4 @@
-// Storage: one allocator block shared by a tensor and its views (DESIGN.md §2).
+// Storage: one allocator block shared by a tensor and its views (docs/design.md §2).
 #include "core/storage.hpp"
 
 namespace attn {

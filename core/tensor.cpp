@@ -1,4 +1,4 @@
-// Tensor handle, views and copies (DESIGN.md §2). Views only recompute shape, strides and
+// Tensor handle, views and copies (docs/design.md §2). Views only recompute shape, strides and
 // offset; data moves only in contiguous/clone/to/copy_/fill_, through the device's kernels.
 #include "core/tensor.hpp"
 

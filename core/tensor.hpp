@@ -4,7 +4,7 @@
 // Strides and offset are in elements; shapes are row-major.
 //
 // Tensor also carries an opaque slot for autograd metadata. core/ never looks inside it:
-// autograd/ defines AutogradMeta and the functions that use it (DESIGN.md §1, §3).
+// autograd/ defines AutogradMeta and the functions that use it (docs/design.md §1, §3).
 #pragma once
 #include <cstdint>
 #include <memory>

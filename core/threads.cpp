@@ -1,4 +1,4 @@
-// Thread count for OpenMP and the OpenMP build of OpenBLAS (one shared pool, DESIGN.md §2).
+// Thread count for OpenMP and the OpenMP build of OpenBLAS (one shared pool, docs/design.md §2).
 #include "core/threads.hpp"
 
 #include <cblas.h>

@@ -1,6 +1,6 @@
 // Batches of token ids for training and inference, as fairseq's LanguagePairDataset and
-// batch_by_size build them (SPEC-MODELS.md §1.1; no tensors: data/ does not depend on the
-// tensor engine, apps/ turns these arrays into tensors, DESIGN.md §1).
+// batch_by_size build them (docs/models.md §1.1; no tensors: data/ does not depend on the
+// tensor engine, apps/ turns these arrays into tensors, docs/design.md §1).
 //
 // Layout of one batch of B pairs (row-major [B, L] arrays, <pad> = 1, </s> = 2):
 // * source: tokens followed by </s>, padded on the left by default (left_pad_source);

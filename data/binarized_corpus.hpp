@@ -1,5 +1,5 @@
 // Binarized, memory-mapped corpus: one file per split and language holding every sentence's
-// token ids (including the final </s>), as fairseq-preprocess writes them (SPEC-MT-TOOLS.md §4)
+// token ids (including the final </s>), as fairseq-preprocess writes them (docs/mt-tools.md §4)
 // but in attnlab's own single-file layout. All integers little-endian:
 //
 //   offset  size  field

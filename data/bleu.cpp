@@ -1,5 +1,5 @@
 // BLEU statistics and the sacreBLEU / multi-bleu.perl / fairseq-score arithmetic and output
-// lines; see bleu.hpp and SPEC-MT-TOOLS.md §3.
+// lines; see bleu.hpp and docs/mt-tools.md §3.
 #include "data/bleu.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // BLEU (Papineni et al. 2002) as three reference tools compute it, to their printed digits
-// (SPEC-MT-TOOLS.md §3, SPEC-MODELS.md §1.12):
+// (docs/mt-tools.md §3, docs/models.md §1.12):
 //
 //   sacreBLEU 2.x (§3.2)   corpus and sentence BLEU, tokenizers 13a/intl/char/none,
 //                          smoothing exp/floor/add-k/none, effective order, signature;

@@ -1,5 +1,5 @@
 // sacreBLEU / multi-bleu.perl / fairseq tokenization rules; see bleu_tokenizers.hpp and
-// SPEC-MT-TOOLS.md §3.
+// docs/mt-tools.md §3.
 #include "data/bleu_tokenizers.hpp"
 
 #include <unicode/uchar.h>

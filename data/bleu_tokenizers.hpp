@@ -1,4 +1,4 @@
-// How BLEU scorers cut a line into tokens (SPEC-MT-TOOLS.md §0 whitespace sets, §3.1, §3.2,
+// How BLEU scorers cut a line into tokens (docs/mt-tools.md §0 whitespace sets, §3.1, §3.2,
 // §3.4, §3.5). Each scorer has its own rules and the differences change scores:
 //
 //   sacreBLEU   rstrip() → lower() (full Unicode) → tokenizer 13a | intl | char | none →

@@ -1,4 +1,4 @@
-// subword-nmt-compatible BPE application (SPEC-MT-TOOLS.md §1.2–§1.4).
+// subword-nmt-compatible BPE application (docs/mt-tools.md §1.2–§1.4).
 #include "data/bpe_apply.hpp"
 
 #include <omp.h>

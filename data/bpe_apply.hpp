@@ -1,4 +1,4 @@
-// Applying BPE codes, byte-exact with subword-nmt 0.3.9 `apply_bpe` (SPEC-MT-TOOLS.md §1.2
+// Applying BPE codes, byte-exact with subword-nmt 0.3.9 `apply_bpe` (docs/mt-tools.md §1.2
 // codes format, §1.3 algorithm, §1.4 line handling).
 //
 // Each word starts as its characters (the last one glued to "</w>" in v0.2 codes); the

@@ -1,4 +1,4 @@
-// subword-nmt-compatible BPE learning (SPEC-MT-TOOLS.md §1.1). The names in comments
+// subword-nmt-compatible BPE learning (docs/mt-tools.md §1.1). The names in comments
 // (stats, big_stats, indices, replace_pair, update_pair_statistics, prune_stats) are the
 // upstream ones; each step below does what its namesake does, on integer ids.
 #include "data/bpe_learn.hpp"

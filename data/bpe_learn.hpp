@@ -1,5 +1,5 @@
 // Learning byte-pair-encoding merges, byte-exact with subword-nmt 0.3.9 `learn_bpe`
-// (SPEC-MT-TOOLS.md §1.1, codes format §1.2, I/O §1.4, joint recipe §1.5 (C)).
+// (docs/mt-tools.md §1.1, codes format §1.2, I/O §1.4, joint recipe §1.5 (C)).
 //
 // Sennrich et al. 2016: start from characters (the last one carrying the end-of-word marker
 // "</w>"), repeatedly merge the most frequent adjacent symbol pair. subword-nmt's choices are

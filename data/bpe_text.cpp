@@ -1,4 +1,4 @@
-// subword-nmt's line, word and character conventions (SPEC-MT-TOOLS.md §1.4, §0).
+// subword-nmt's line, word and character conventions (docs/mt-tools.md §1.4, §0).
 #include "data/bpe_text.hpp"
 
 #include <fstream>

@@ -1,4 +1,4 @@
-// subword-nmt's text conventions, shared by BPE learning and applying (SPEC-MT-TOOLS.md §1.1
+// subword-nmt's text conventions, shared by BPE learning and applying (docs/mt-tools.md §1.1
 // step 1, §1.4, §0 "Conventions"):
 //   * which characters end a line depends on how subword-nmt opened the input: standard input
 //     is a Python text stream (universal newlines: \n, \r, \r\n, each read as \n), `-i FILE`
@@ -61,7 +61,7 @@ inline size_t utf8_char_length(unsigned char lead) {
 std::vector<std::string_view> split_code_points(std::string_view word);
 // Number of code points in valid UTF-8.
 size_t count_code_points(std::string_view s);
-// Python str.isspace() / re `\s` for one code point (the PyWS set of SPEC-MT-TOOLS.md §0).
+// Python str.isspace() / re `\s` for one code point (the PyWS set of docs/mt-tools.md §0).
 bool is_python_space(char32_t c);
 // Decodes the code point starting at s[pos] (valid UTF-8 assumed).
 char32_t decode_code_point(std::string_view s, size_t pos);

@@ -1,4 +1,4 @@
-// clean-corpus-n.perl (SPEC-MT-TOOLS.md §2.5); the header lists the rules.
+// clean-corpus-n.perl (docs/mt-tools.md §2.5); the header lists the rules.
 #include "data/clean_corpus.hpp"
 
 #include <algorithm>

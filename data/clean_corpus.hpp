@@ -1,4 +1,4 @@
-// Moses clean-corpus-n.perl [-ratio R] CORPUS L1 L2 OUT MIN MAX (SPEC-MT-TOOLS.md §2.5): keeps
+// Moses clean-corpus-n.perl [-ratio R] CORPUS L1 L2 OUT MIN MAX (docs/mt-tools.md §2.5): keeps
 // the sentence pairs of CORPUS.L1 / CORPUS.L2 that are not empty, have MIN..MAX words on
 // both sides, a word-count ratio of at most R both ways (default 9) and no word longer than
 // 1000 characters, and writes them, cleaned, to OUT.L1 / OUT.L2. The recipes (§1.5) apply

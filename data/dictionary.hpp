@@ -1,5 +1,5 @@
 // fairseq Dictionary: symbols <-> ids, the dict.txt file format, and line encoding
-// (SPEC-MT-TOOLS.md §4; SPEC-MODELS.md §1.1 for the special ids).
+// (docs/mt-tools.md §4; docs/models.md §1.1 for the special ids).
 //
 // * ids 0..3 are the specials <s> <pad> </s> <unk>; real symbols follow.
 // * Building: count whitespace-separated tokens of every line (plus one </s> per line), then

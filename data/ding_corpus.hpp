@@ -1,6 +1,6 @@
 // The Ding EN-DE teaching corpus: real sentence pairs taken from the Ding German-English
 // dictionary (Frank Richter, TU Chemnitz; GPL), shipped by Debian's package trans-de-en as
-// /usr/share/trans/de-en (DESIGN.md §5; issue 3 "Corpora").
+// /usr/share/trans/de-en (docs/design.md §5; issue 3 "Corpora").
 //
 // Each dictionary line is `German :: English`; both sides are split at ` | ` into aligned
 // sub-entries (skipped when the two sides have different counts). A sub-entry pair is kept

@@ -1,4 +1,4 @@
-// input-from-sgm.perl on bytes (SPEC-MT-TOOLS.md §2.5); the header lists the rules.
+// input-from-sgm.perl on bytes (docs/mt-tools.md §2.5); the header lists the rules.
 #include "data/input_from_sgm.hpp"
 
 #include <algorithm>

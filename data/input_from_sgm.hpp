@@ -1,4 +1,4 @@
-// Moses input-from-sgm.perl (SPEC-MT-TOOLS.md §2.5): the segments of a WMT SGML test set
+// Moses input-from-sgm.perl (docs/mt-tools.md §2.5): the segments of a WMT SGML test set
 // (newstest2014-deen-src.de.sgm, ...), one per line, as the GNMT recipe extracts them (§1.5 B).
 // The script works on bytes, line by line (lines split on '\n'):
 //   * an opening tag is `<seg` (any case) plus at least one byte up to the next '>'

@@ -1,5 +1,5 @@
 // Moses detokenizer: a byte-exact port of detokenizer.perl (mosesdecoder 3445289) for
-// English, German and languages without special rules (SPEC-MT-TOOLS.md §2.4): " @-@ "
+// English, German and languages without special rules (docs/mt-tools.md §2.4): " @-@ "
 // joined, entities decoded, then each token attached to its left or right neighbour by the
 // script's rules (CJK runs, currency and opening brackets, closing punctuation, English
 // contractions and possessives, alternating quotes).

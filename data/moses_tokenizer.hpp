@@ -1,5 +1,5 @@
 // Moses tokenizer: a byte-exact port of tokenizer.perl (mosesdecoder 3445289, non-Penn mode)
-// for English, German and languages without special rules. SPEC-MT-TOOLS.md §2.1-§2.3: the
+// for English, German and languages without special rules. docs/mt-tools.md §2.1-§2.3: the
 // line loop (§2.2) and the seventeen rules of tokenize() in the script's order (§2.3).
 // Legacy2018 reproduces the script before 2018-11-07 (commit 9fc964da7), whose last word keeps
 // its final period when it is a non-breaking prefix (== sacremoses 0.1.1 on the WMT17 data).

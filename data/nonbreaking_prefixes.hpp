@@ -1,4 +1,4 @@
-// Moses non-breaking prefixes (SPEC-MT-TOOLS.md §2.3, "Non-breaking prefix files"): words
+// Moses non-breaking prefixes (docs/mt-tools.md §2.3, "Non-breaking prefix files"): words
 // such as "Mr" or "z.B" whose final period does not end a sentence. The lists for en and de
 // (data/resources/nonbreaking_prefix.*) are compiled into the program, so it reads no files
 // at run time.

@@ -1,4 +1,4 @@
-// normalize-punctuation.perl, rule by rule on bytes (SPEC-MT-TOOLS.md §2.5). Each `s///g` is a
+// normalize-punctuation.perl, rule by rule on bytes (docs/mt-tools.md §2.5). Each `s///g` is a
 // left-to-right scan with non-overlapping matches, as Perl does it.
 #include "data/normalize_punctuation.hpp"
 

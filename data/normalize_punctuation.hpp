@@ -1,4 +1,4 @@
-// Moses normalize-punctuation.perl [-penn] -l LANG (SPEC-MT-TOOLS.md §2.5), the first step of
+// Moses normalize-punctuation.perl [-penn] -l LANG (docs/mt-tools.md §2.5), the first step of
 // fairseq's prepare-wmt14en2de.sh on the training corpora (§1.5 A). The script works on the
 // bytes of each line (no UTF-8 decoding): `\d` is [0-9], `[a-z]` with /i is the ASCII
 // letters, `\s` is one of the bytes \t \n \v \f \r and space, and the "pseudo-space" rules

@@ -1,6 +1,6 @@
 // A plain parallel corpus: PREFIX.SRC and PREFIX.TGT, one sentence per line, line i of one
 // file translating line i of the other (the input format of fairseq-preprocess and of the
-// WMT recipes, SPEC-MT-TOOLS.md §1.5 and §4). Lines must be valid UTF-8 (errors name
+// WMT recipes, docs/mt-tools.md §1.5 and §4). Lines must be valid UTF-8 (errors name
 // file:line) and both files must have the same number of lines (errors name both files
 // and their counts).
 #pragma once

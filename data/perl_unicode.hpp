@@ -1,4 +1,4 @@
-// Text as the Moses Perl scripts see it (SPEC-MT-TOOLS.md §0 "Perl Unicode properties"):
+// Text as the Moses Perl scripts see it (docs/mt-tools.md §0 "Perl Unicode properties"):
 // UTF-8 <-> code points, the two string operations both scripts repeat, and the character
 // classes tokenizer.perl and detokenizer.perl use, answered by ICU:
 //   \p{IsAlpha} = Alphabetic            \p{IsAlnum} = Alphabetic ∪ Nd

@@ -1,4 +1,4 @@
-// remove-non-printing-char.perl: s/\p{C}/ /g on the decoded line (SPEC-MT-TOOLS.md §2.5).
+// remove-non-printing-char.perl: s/\p{C}/ /g on the decoded line (docs/mt-tools.md §2.5).
 #include "data/remove_non_printing.hpp"
 
 #include <unicode/uchar.h>

@@ -1,4 +1,4 @@
-// Moses remove-non-printing-char.perl (SPEC-MT-TOOLS.md §2.5), the second step of fairseq's
+// Moses remove-non-printing-char.perl (docs/mt-tools.md §2.5), the second step of fairseq's
 // prepare-wmt14en2de.sh (§1.5 A): every code point of general category C (Cc control, Cf
 // format, Cs surrogate, Co private use, Cn unassigned) becomes a space, e.g. tab, '\r', soft
 // hyphen U+00AD, ZERO WIDTH SPACE U+200B, the BOM U+FEFF and bidi marks. Categories come

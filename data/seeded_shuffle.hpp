@@ -2,7 +2,7 @@
 // std::shuffle and std::uniform_int_distribution are implementation-defined, so a seed would
 // not give the same order with another standard library; this uses SplitMix64 (Steele et al.
 // 2014) and a Fisher-Yates shuffle with Lemire's unbiased bounded draw, fully specified here.
-// data/ does not use core/'s Philox RNG: it must not depend on the tensor engine (DESIGN.md §1).
+// data/ does not use core/'s Philox RNG: it must not depend on the tensor engine (docs/design.md §1).
 #pragma once
 #include <cstddef>
 #include <cstdint>

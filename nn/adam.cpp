@@ -1,4 +1,4 @@
-// Adam with fairseq's semantics (SPEC-MODELS.md §1.7). See adam.hpp.
+// Adam with fairseq's semantics (docs/models.md §1.7). See adam.hpp.
 #include "nn/adam.hpp"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Adam as fairseq applies it (SPEC-MODELS.md §1.7; Kingma & Ba 2015, Algorithm 1), with
+// Adam as fairseq applies it (docs/models.md §1.7; Kingma & Ba 2015, Algorithm 1), with
 // weight decay decoupled from the gradient (Loshchilov & Hutter 2019). At step t of a
 // parameter θ with gradient g:
 //

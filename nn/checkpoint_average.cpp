@@ -1,4 +1,4 @@
-// Checkpoint averaging (SPEC-MODELS.md §1.11). See checkpoint_average.hpp.
+// Checkpoint averaging (docs/models.md §1.11). See checkpoint_average.hpp.
 #include "nn/checkpoint_average.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Checkpoint averaging as fairseq's scripts/average_checkpoints.py does it
-// (SPEC-MODELS.md §1.11): every tensor is the arithmetic mean θ̄ = (1/N)·Σθ_i over the N
+// (docs/models.md §1.11): every tensor is the arithmetic mean θ̄ = (1/N)·Σθ_i over the N
 // files (summed in float64, then rounded to the tensor's dtype); integer and BOOL tensors
 // are floor-divided, ⌊Σθ_i / N⌋; the metadata is copied from the first file. All files
 // must hold the same names with the same dtypes and shapes.

@@ -1,4 +1,4 @@
-// fairseq's names of numbered checkpoints (SPEC-MODELS.md §1.11): `checkpoint<E>` is saved at
+// fairseq's names of numbered checkpoints (docs/models.md §1.11): `checkpoint<E>` is saved at
 // the end of epoch E, `checkpoint_<E>_<U>` every --save-interval-updates (U updates done).
 // The one place that writes and reads these names: the trainer saves and rotates them
 // (apps/training/checkpoint.cpp), `average` picks the newest (nn/checkpoint_average.cpp).

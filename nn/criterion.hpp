@@ -1,4 +1,4 @@
-// Label-smoothed cross entropy over a model's output (SPEC-MODELS.md §1.6, legacy form):
+// Label-smoothed cross entropy over a model's output (docs/models.md §1.6, legacy form):
 // for each non-pad target with log-probabilities ℓ ∈ ℝ^V and gold y,
 //   loss = (1−ε)·(−ℓ_y) + (ε/V)·(−Σ_v ℓ_v),
 // i.e. cross entropy against (1−ε)·onehot(y) + (ε/V)·1. Pad targets are masked; the

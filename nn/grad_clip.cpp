@@ -1,4 +1,4 @@
-// Gradient normalisation and clipping (SPEC-MODELS.md §1.9). See grad_clip.hpp.
+// Gradient normalisation and clipping (docs/models.md §1.9). See grad_clip.hpp.
 #include "nn/grad_clip.hpp"
 
 #include <algorithm>

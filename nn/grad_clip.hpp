@@ -1,5 +1,5 @@
 // Gradient normalisation and clipping by global norm, as fairseq's trainer does
-// (SPEC-MODELS.md §1.9; fairseq utils.clip_grad_norm_). A training step does, in order:
+// (docs/models.md §1.9; fairseq utils.clip_grad_norm_). A training step does, in order:
 //
 //   multiply_grads(params, 1 / Σ sample_size);       // per-token mean over the whole update
 //   double norm = clip_grad_norm(params, clip_norm); // the norm logged as "gnorm"

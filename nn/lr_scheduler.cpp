@@ -1,4 +1,4 @@
-// Learning-rate schedules (SPEC-MODELS.md §1.8). See lr_scheduler.hpp.
+// Learning-rate schedules (docs/models.md §1.8). See lr_scheduler.hpp.
 #include "nn/lr_scheduler.hpp"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Learning-rate schedules, updated per update as fairseq does (SPEC-MODELS.md §1.8).
+// Learning-rate schedules, updated per update as fairseq does (docs/models.md §1.8).
 //
 // The trainer owns the update counter and drives a schedule like fairseq's trainer:
 //   lr = sched.lr();                      // schedule(0), before update 1

@@ -1,7 +1,7 @@
 // Module: a node of the model tree with named parameters and sub-modules, train/eval
 // mode, and state_dict() with fairseq-style hierarchical names
 // (`encoder.layers.0.self_attn.k_proj.weight`) so checkpoints line up with the reference
-// implementations (DESIGN.md §4).
+// implementations (docs/design.md §4).
 //
 // Parameters are Tensor handles registered once; loading a state dict copies values into
 // them in place, so every handle (optimizer, tied embeddings) stays valid.

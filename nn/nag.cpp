@@ -1,4 +1,4 @@
-// NAG with fairseq's semantics (SPEC-MODELS.md §1.7). See nag.hpp.
+// NAG with fairseq's semantics (docs/models.md §1.7). See nag.hpp.
 #include "nn/nag.hpp"
 
 namespace attn::nn {

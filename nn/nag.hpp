@@ -1,4 +1,4 @@
-// Nesterov's accelerated gradient in fairseq's formulation (SPEC-MODELS.md §1.7;
+// Nesterov's accelerated gradient in fairseq's formulation (docs/models.md §1.7;
 // Sutskever et al. 2013). The stored parameters are the look-ahead point φ = θ + μ·b, so
 // the gradient is taken at the stored values. With momentum μ, buffer b (zero at start)
 // and r = lr / lr_old correcting b when the schedule changes lr, each step does:

@@ -1,4 +1,4 @@
-// Optimizer base (SPEC-MODELS.md §1.7). See optimizer.hpp.
+// Optimizer base (docs/models.md §1.7). See optimizer.hpp.
 #include "nn/optimizer.hpp"
 
 #include <set>

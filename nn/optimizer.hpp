@@ -1,5 +1,5 @@
 // Optimizer: updates a fixed list of named float32 parameters from their gradients
-// (attn::grad(p)), as fairseq's optimizers do (SPEC-MODELS.md §1.7). Adam and NAG derive
+// (attn::grad(p)), as fairseq's optimizers do (docs/models.md §1.7). Adam and NAG derive
 // from it (nn/adam.hpp, nn/nag.hpp).
 //
 // * The learning rate is set from outside before each step (the schedule, §1.8).

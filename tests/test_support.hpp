@@ -1,5 +1,5 @@
 // Helpers shared by the tests of every layer: a fresh temporary folder per test, whole files
-// as bytes, paths into the test vectors (tests/vectors/, see its README; DESIGN.md §7),
+// as bytes, paths into the test vectors (tests/vectors/, see its README; docs/design.md §7),
 // and element-wise closeness of tensors. Header-only and free of attnlab headers, so that
 // the data/ tests, which do not link the tensor engine, can include it too.
 #pragma once

@@ -1,4 +1,4 @@
-// Progress display of long-running commands (DESIGN.md §6): on a terminal a live bar
+// Progress display of long-running commands (docs/design.md §6): on a terminal a live bar
 // redrawn in place ("[#####.....]  42% | status"), elsewhere (a log file, a pipe) plain
 // lines only, so logs stay readable.
 #pragma once

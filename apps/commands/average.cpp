@@ -1,5 +1,5 @@
 // `attnlab average --inputs CKPT... --output OUT` or `--inputs DIR --num-epoch-checkpoints N`
-// (fairseq scripts/average_checkpoints.py; SPEC-MODELS.md §1.11): the arithmetic mean of the
+// (fairseq scripts/average_checkpoints.py; docs/models.md §1.11): the arithmetic mean of the
 // model weights, written as checkpoint OUT (OUT.safetensors + OUT.json, the metadata of the
 // first input, no optimizer state; the dictionaries and BPE codes it names are copied beside
 // OUT) for `generate` / `translate`. The inputs need only their weights.

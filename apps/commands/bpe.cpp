@@ -1,5 +1,5 @@
 // `attnlab bpe learn | apply | learn-joint`: subword-nmt's learn-bpe, apply-bpe and
-// learn-joint-bpe-and-vocab (SPEC-MT-TOOLS.md §1). Standard input is split into lines like a
+// learn-joint-bpe-and-vocab (docs/mt-tools.md §1). Standard input is split into lines like a
 // Python text stream, `-i FILE` like subword-nmt's codecs reader (§1.4).
 #include <iostream>
 #include <iterator>

@@ -1,5 +1,5 @@
 // `attnlab clean-corpus [--ratio R] CORPUS L1 L2 OUT MIN MAX`: Moses clean-corpus-n.perl
-// (SPEC-MT-TOOLS.md §2.5): keeps the pairs of CORPUS.L1/.L2 with MIN..MAX words per side and
+// (docs/mt-tools.md §2.5): keeps the pairs of CORPUS.L1/.L2 with MIN..MAX words per side and
 // a word ratio of at most R, writes OUT.L1/.L2 and reports kept/dropped counts on stderr.
 #include <iostream>
 #include <memory>

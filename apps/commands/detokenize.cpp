@@ -1,5 +1,5 @@
 // `attnlab detokenize`: the Moses detokenizer as a stdin -> stdout filter, byte-exact with
-// `detokenizer.perl -q -l LANG` (SPEC-MT-TOOLS.md §2.4).
+// `detokenizer.perl -q -l LANG` (docs/mt-tools.md §2.4).
 #include <iostream>
 #include <memory>
 

@@ -1,11 +1,11 @@
 // `attnlab generate DATA_DIR --path CKPT --subset test --beam B --lenpen A ...`: batched beam
-// search over a binarized split (SPEC-MODELS.md §1.10), printing fairseq-generate's lines in
+// search over a binarized split (docs/models.md §1.10), printing fairseq-generate's lines in
 // the original sentence order so existing scripts keep working:
 //   S-i  source (BPE removed with --remove-bpe)      T-i  reference
 //   H-i  score  hypothesis tokens                    D-i  score  detokenized hypothesis
 //   P-i  per-token log-probabilities
 // Scores are in base 2 as current fairseq prints them (score / ln 2); the closing line is
-// fairseq's "Generate test with beam=B: BLEU4 = ..." (fairseq-score, SPEC-MT-TOOLS.md §3.4).
+// fairseq's "Generate test with beam=B: BLEU4 = ..." (fairseq-score, docs/mt-tools.md §3.4).
 #include <chrono>
 #include <cmath>
 #include <iostream>

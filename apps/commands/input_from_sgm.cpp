@@ -1,5 +1,5 @@
 // `attnlab input-from-sgm < file.sgm`: Moses input-from-sgm.perl, the segments of a WMT SGML
-// test set one per line (SPEC-MT-TOOLS.md §2.5; GNMT recipe, §1.5 B).
+// test set one per line (docs/mt-tools.md §2.5; GNMT recipe, §1.5 B).
 #include <iostream>
 
 #include "apps/cli/command.hpp"

@@ -1,5 +1,5 @@
 // `attnlab normalize-punctuation -l LANG`: Moses normalize-punctuation.perl as a stdin -> stdout
-// filter (SPEC-MT-TOOLS.md §2.5; first step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
+// filter (docs/mt-tools.md §2.5; first step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
 #include <iostream>
 #include <memory>
 

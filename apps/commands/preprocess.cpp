@@ -1,4 +1,4 @@
-// `attnlab preprocess`: fairseq-preprocess for translation (SPEC-MT-TOOLS.md §4): builds or
+// `attnlab preprocess`: fairseq-preprocess for translation (docs/mt-tools.md §4): builds or
 // loads the dictionaries, writes DESTDIR/dict.SRC.txt and dict.TGT.txt, and binarizes each
 // split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp), reporting sentences,
 // tokens and the share of words replaced by <unk>. Every input is read and checked (UTF-8,

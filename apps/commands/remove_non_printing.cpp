@@ -1,5 +1,5 @@
 // `attnlab remove-non-printing-char`: Moses remove-non-printing-char.perl as a stdin -> stdout
-// filter (SPEC-MT-TOOLS.md §2.5; second step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
+// filter (docs/mt-tools.md §2.5; second step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
 #include <iostream>
 
 #include "apps/cli/command.hpp"

@@ -1,5 +1,5 @@
 // `attnlab score --ref REF [--ref REF2 …] < HYP`: BLEU of the hypotheses on stdin, printed
-// the way one of three reference tools prints it (SPEC-MT-TOOLS.md §3, SPEC-MODELS.md §1.12):
+// the way one of three reference tools prints it (docs/mt-tools.md §3, docs/models.md §1.12):
 //
 //   --format sacrebleu   (default) sacreBLEU 2.x text line with its signature, corpus or
 //                        --sentence level; --tokenize, --smooth, --smooth-value, --width;

@@ -1,5 +1,5 @@
 // `attnlab tokenize`: the Moses tokenizer as a stdin -> stdout filter, byte-exact with
-// `tokenizer.perl -q [-a] [-no-escape] -l LANG` (SPEC-MT-TOOLS.md §2.1-§2.3).
+// `tokenizer.perl -q [-a] [-no-escape] -l LANG` (docs/mt-tools.md §2.1-§2.3).
 #include <iostream>
 #include <memory>
 

@@ -1,5 +1,5 @@
 // `attnlab train DATA_DIR`: fairseq-train for translation with fairseq's flag names
-// (SPEC-MODELS.md §1.6–1.9; the loop is apps/training/trainer.hpp).
+// (docs/models.md §1.6–1.9; the loop is apps/training/trainer.hpp).
 #include <algorithm>
 #include <memory>
 #include <sstream>

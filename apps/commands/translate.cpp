@@ -1,7 +1,7 @@
 // `attnlab translate --path CKPT`: raw sentences on stdin -> translations on stdout, through
-// the whole text pipeline: Moses tokenizer (SPEC-MT-TOOLS.md §2) -> BPE (§1; the codes the
+// the whole text pipeline: Moses tokenizer (docs/mt-tools.md §2) -> BPE (§1; the codes the
 // checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint) -> dictionary ids ->
-// beam search (SPEC-MODELS.md §1.10) -> BPE removed -> Moses detokenizer. Output order =
+// beam search (docs/models.md §1.10) -> BPE removed -> Moses detokenizer. Output order =
 // input order; empty input lines give empty output lines.
 #include <filesystem>
 #include <iostream>

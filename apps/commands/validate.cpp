@@ -1,5 +1,5 @@
 // `attnlab validate DATA_DIR --path CKPT --subset valid|test`: loss and perplexity of a
-// checkpoint on a split (fairseq-validate; SPEC-MODELS.md §1.6, in bits).
+// checkpoint on a split (fairseq-validate; docs/models.md §1.6, in bits).
 #include <memory>
 
 #include <fmt/format.h>

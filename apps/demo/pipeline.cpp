@@ -138,7 +138,7 @@ TrainerOptions training_options(const DemoPaths& paths, const DemoOptions& optio
   o.target_lang = kTarget;
   o.bpe_codes = paths.codes.string();
   o.arch = "transformer_tiny";
-  // Pre-norm (SPEC-MODELS.md §1.4): at this learning rate it learns markedly faster in the first
+  // Pre-norm (docs/models.md §1.4): at this learning rate it learns markedly faster in the first
   // thousand updates than post-norm (valid ppl 182 vs 223 after 370 updates on this corpus).
   o.model_overrides = {"share_all_embeddings=true", "dropout=0.1", "encoder_normalize_before=true",
                        "decoder_normalize_before=true"};

@@ -1,13 +1,13 @@
 // `attnlab demo`: the teaching run end to end on the Ding EN→DE corpus (issue 4 "The
-// demo"; DESIGN.md §5–6). Stages, each writing into the output dir and skipped when its
+// demo"; docs/design.md §5–6). Stages, each writing into the output dir and skipped when its
 // output is already there (so a rerun resumes where the last one stopped):
 //   1 raw/        prepare ding (train / valid / test .en .de)
-//   2 tok/        Moses tokenizer (SPEC-MT-TOOLS.md §2)
+//   2 tok/        Moses tokenizer (docs/mt-tools.md §2)
 //   3 bpe/codes   joint BPE, ~8k merges (§1.5)
 //   4 bpe/        BPE applied to every split
 //   5 data-bin/   joined dictionary + binarized splits (§4)
 //   6 checkpoints/  transformer_tiny for --minutes of training (resumes a cut run)
-//   7 checkpoints/checkpoint_avg  the last epoch checkpoints averaged (SPEC-MODELS.md §1.11)
+//   7 checkpoints/checkpoint_avg  the last epoch checkpoints averaged (docs/models.md §1.11)
 //   8 gen/        beam search on the test set (§1.10), BPE removed, detokenized
 // and finally prints sacreBLEU with its signature, tokenized BLEU, example translations
 // beside their references, training throughput and peak memory.

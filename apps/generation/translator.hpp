@@ -1,4 +1,4 @@
-// The generation driver (SPEC-MODELS.md §1.10, DESIGN.md §6): sentences of token ids →
+// The generation driver (docs/models.md §1.10, docs/design.md §6): sentences of token ids →
 // batches (data::inference_batches: sorted by length, left-padded sources, cut by
 // --max-tokens / --batch-size as fairseq's inference batches) → beam search (greedy when
 // beam = 1) → hypotheses back in the input order. Used by `generate`, `translate` and the demo.

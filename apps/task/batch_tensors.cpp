@@ -1,4 +1,4 @@
-// data::Batch -> tensors (SPEC-MODELS.md §1.1). See batch_tensors.hpp.
+// data::Batch -> tensors (docs/models.md §1.1). See batch_tensors.hpp.
 #include "apps/task/batch_tensors.hpp"
 
 namespace attn::app {

@@ -1,7 +1,7 @@
 // Turning data/'s batches (plain row-major int64 arrays, data/batching.hpp) into the int64
-// tensors the model takes (SPEC-MODELS.md §1.1): src_tokens [B, S] left-padded,
+// tensors the model takes (docs/models.md §1.1): src_tokens [B, S] left-padded,
 // prev_output_tokens and target [B, T] right-padded. This is the one place where data/ and
-// the tensor engine meet (DESIGN.md §6).
+// the tensor engine meet (docs/design.md §6).
 #pragma once
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // The translation task: what ties a preprocessed data dir (fairseq layout: dict.SRC.txt,
-// dict.TGT.txt, SPLIT.SRC-TGT.LANG.bin; SPEC-MT-TOOLS.md §4) to a model, for the trainer
+// dict.TGT.txt, SPLIT.SRC-TGT.LANG.bin; docs/mt-tools.md §4) to a model, for the trainer
 // and the decoding commands. A checkpoint's metadata records the task ("task": data dir,
 // languages, the dictionaries and optional BPE codes, copied into the save dir and named by
 // checksummed references, apps/training/checkpoint.hpp) so that `validate`, `generate` and `translate`

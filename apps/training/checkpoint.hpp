@@ -1,4 +1,4 @@
-// Training checkpoints (DESIGN.md §4 "Checkpoints"; SPEC-MODELS.md §1.11 for the names).
+// Training checkpoints (docs/design.md §4 "Checkpoints"; docs/models.md §1.11 for the names).
 //
 // A checkpoint called NAME in a save dir is three files:
 //   NAME.safetensors            the model weights under fairseq's names (state_dict());
@@ -70,7 +70,7 @@ CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer =
 // Copies a verified checkpoint under a new name (tensor files first, JSON last).
 void copy_checkpoint(const std::string& from_base, const std::string& to_base);
 void remove_checkpoint(const std::string& base);
-// Averages the weights of checkpoints `bases` (SPEC-MODELS.md §1.11, nn/checkpoint_average)
+// Averages the weights of checkpoints `bases` (docs/models.md §1.11, nn/checkpoint_average)
 // into checkpoint `output`, with the first one's metadata (the files it references copied
 // beside `output`) and no optimizer state. The inputs need only their weights.
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output);

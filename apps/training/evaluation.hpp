@@ -1,5 +1,5 @@
 // Loss and perplexity of a model on a binarized split, as fairseq's validation reports them
-// (SPEC-MODELS.md §1.6): the label-smoothed loss and the NLL summed over non-pad target
+// (docs/models.md §1.6): the label-smoothed loss and the NLL summed over non-pad target
 // tokens, divided by their count and by ln 2 (bits); ppl = 2^nll_loss.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The training loop (SPEC-MODELS.md §1.6–1.9). See trainer.hpp.
+// The training loop (docs/models.md §1.6–1.9). See trainer.hpp.
 #include "apps/training/trainer.hpp"
 
 #include <cmath>

@@ -1,5 +1,5 @@
-// The training loop of `attnlab train` (fairseq's train.py + trainer.py; SPEC-MODELS.md
-// §1.6–1.9, DESIGN.md §6). One update (train_step) does, in the order of §1.9:
+// The training loop of `attnlab train` (fairseq's train.py + trainer.py; docs/models.md
+// §1.6–1.9, docs/design.md §6). One update (train_step) does, in the order of §1.9:
 //   zero grads → for each of the --update-freq micro-batches: forward, label-smoothed loss
 //   (summed), backward (gradients add up) → multiply grads by 1/Σ ntokens → clip by global
 //   norm (the norm is logged as gnorm) → NaN/inf check → optimizer step →

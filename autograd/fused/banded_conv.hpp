@@ -1,5 +1,5 @@
 // The banded convolution of LightConv and DynamicConv as one differentiable op with a fused
-// backward (SPEC-MODELS.md §3.1, §3.4; the kernels: core/cpu/banded_conv.cpp):
+// backward (docs/models.md §3.1, §3.4; the kernels: core/cpu/banded_conv.cpp):
 //
 //   O[b,t,c] = Σ_j W[(b,t,) h(c), j] · U[b, t+j−P, c]       h(c) = c / (C/H), U = 0 outside [0, T)
 //   ∂L/∂U[b,s,c] = Σ_j W[(b, s−j+P,) h(c), j] · G[b, s−j+P, c]

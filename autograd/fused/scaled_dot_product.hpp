@@ -1,5 +1,5 @@
-// Fused scaled dot-product attention with its own backward (SPEC-MODELS.md §1.4;
-// Vaswani et al. 2017, eq. 1), one differentiable op (DESIGN.md §3):
+// Fused scaled dot-product attention with its own backward (docs/models.md §1.4;
+// Vaswani et al. 2017, eq. 1), one differentiable op (docs/design.md §3):
 //
 //   S = scale · Q Kᵀ + M          M additive: −∞ at padded keys and (causal) future keys
 //   P = softmax(S)                rows whose keys are all masked give P = 0, not NaN

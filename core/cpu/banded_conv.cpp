@@ -1,5 +1,5 @@
 // CPU banded convolution, the core of LightConv and DynamicConv (Wu et al. 2019;
-// SPEC-MODELS.md §3.1, §3.4), computed directly on the band: no T×T band matrix and no
+// docs/models.md §3.1, §3.4), computed directly on the band: no T×T band matrix and no
 // unfolded copy of the input. With R = C/H channels per head, h(c) = c / R, and taps
 // w[b,t,h,j] (shared taps: w[h,j] for every b, t):
 //

@@ -1,5 +1,5 @@
 // CPU fused bias + ReLU, the first layer of the Transformer's feed-forward block
-// (SPEC-MODELS.md §1.4: FFN(x) = fc2(ReLU(x W1ᵀ + b1))), and its backward (core/backend.hpp).
+// (docs/models.md §1.4: FFN(x) = fc2(ReLU(x W1ᵀ + b1))), and its backward (core/backend.hpp).
 //
 // What is fused, and why: unfused, the bias was broadcast-copied into the output before the
 // GEMM (one pass), ReLU read that and wrote a second [rows, F] tensor (two passes, and the

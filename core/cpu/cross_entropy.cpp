@@ -1,4 +1,4 @@
-// CPU fused label-smoothed cross entropy over logits [N, V] (SPEC-MODELS.md §1.6, legacy
+// CPU fused label-smoothed cross entropy over logits [N, V] (docs/models.md §1.6, legacy
 // eps/V form), without materialising log-probabilities or a one-hot matrix. Per row with
 // gold y and lse = log sum_v exp(x_v) (computed stably around the row max):
 //   nll    = -log p_y             = lse - x_y

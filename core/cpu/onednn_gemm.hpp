@@ -4,7 +4,7 @@
 //
 // Why oneDNN for the large products: on the Transformer's shapes its float32 GEMM is 5-25%
 // faster than OpenBLAS on this machine, and it has bfloat16 kernels for CPUs with
-// AVX512-BF16/AMX (bench/README.md, "GEMM"). Both run on the OpenMP pool (DESIGN.md §2).
+// AVX512-BF16/AMX (bench/README.md, "GEMM"). Both run on the OpenMP pool (docs/design.md §2).
 #pragma once
 #include <cstdint>
 

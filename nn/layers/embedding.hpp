@@ -1,5 +1,5 @@
 // Token embedding E [V, D] drawn from N(0, 1/D) with the padding row zeroed
-// (SPEC-MODELS.md §1.2). The √D scale is applied by the model, not here.
+// (docs/models.md §1.2). The √D scale is applied by the model, not here.
 #pragma once
 #include "nn/module.hpp"
 

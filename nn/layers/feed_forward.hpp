@@ -1,4 +1,4 @@
-// Position-wise feed-forward block fc2(ActDrop(ReLU(fc1 x))) (SPEC-MODELS.md §1.4).
+// Position-wise feed-forward block fc2(ActDrop(ReLU(fc1 x))) (docs/models.md §1.4).
 // fc1 and the ReLU run as one fused op (attn::linear_relu: bias and ReLU in one pass).
 // The sub-modules are named fc1/fc2 as in fairseq's layers; the owner registers them
 // directly on the layer so state-dict names are `...layers.N.fc1.weight`.

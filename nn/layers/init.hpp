@@ -1,4 +1,4 @@
-// Parameter initialisers (SPEC-MODELS.md §1.2, §1.4): every draw comes from the seeded
+// Parameter initialisers (docs/models.md §1.2, §1.4): every draw comes from the seeded
 // counter-based generator, so a seed fixes the initial model.
 #pragma once
 #include "core/rng.hpp"

@@ -1,4 +1,4 @@
-// LayerNorm over the last dim with affine parameters, ε = 1e-5 (SPEC-MODELS.md §1.4).
+// LayerNorm over the last dim with affine parameters, ε = 1e-5 (docs/models.md §1.4).
 #pragma once
 #include "nn/module.hpp"
 

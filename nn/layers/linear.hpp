@@ -1,4 +1,4 @@
-// Linear layer y = x Wᵀ + b with W [out, in] (fairseq/PyTorch layout, SPEC-MODELS.md §1.4).
+// Linear layer y = x Wᵀ + b with W [out, in] (fairseq/PyTorch layout, docs/models.md §1.4).
 #pragma once
 #include "nn/module.hpp"
 

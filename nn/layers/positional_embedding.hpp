@@ -1,4 +1,4 @@
-// Positions in fairseq's layout and offsets (SPEC-MODELS.md §1.3).
+// Positions in fairseq's layout and offsets (docs/models.md §1.3).
 //
 // Sinusoidal: PE[r] = [sin(r ω_0) … sin(r ω_{h−1}), cos(r ω_0) … cos(r ω_{h−1})] with
 // h = ⌊D/2⌋, ω_i = exp(−i ln(10000)/(h − 1)); halves concatenated, a zero column when D is

@@ -1,5 +1,5 @@
 // The LightConv / DynamicConv block as a token mixer (Wu et al. 2019, "Pay Less Attention
-// with Lightweight and Dynamic Convolutions"; SPEC-MODELS.md §3.1, §3.3, §3.5):
+// with Lightweight and Dynamic Convolutions"; docs/models.md §3.1, §3.3, §3.5):
 //
 //   u = GLU(W1 · InputDropout(x) + b1)      (W1: D → 2C with GLU, value ⊙ σ(gate); else D → C)
 //   u[t] = 0 at source pads                  (encoder)

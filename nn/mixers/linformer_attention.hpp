@@ -1,5 +1,5 @@
 // Linformer attention as a token mixer (Wang et al. 2020, "Linformer: Self-Attention with
-// Linear Complexity"; SPEC-MODELS.md §4), for encoder self-attention and encoder–decoder
+// Linear Complexity"; docs/models.md §4), for encoder self-attention and encoder–decoder
 // attention. The keys and values are compressed along the sequence axis by learned
 // E, F ∈ ℝ^{k×n_max} before attending:
 //

@@ -1,4 +1,4 @@
-// What a token mixer is built from (SPEC-MODELS.md §2–§5): the place it serves, its layer,
+// What a token mixer is built from (docs/models.md §2–§5): the place it serves, its layer,
 // and the typed options of its family. The model config is parsed into these once, at the
 // edge (nn/transformer/layer_wiring.hpp); mixers never read config strings.
 #pragma once
@@ -10,7 +10,7 @@ namespace attn::nn {
 
 class Module;
 
-// Linformer (SPEC-MODELS.md §4): E, F ∈ ℝ^{k×max_seq_len} over the sequence axis, indexed by
+// Linformer (docs/models.md §4): E, F ∈ ℝ^{k×max_seq_len} over the sequence axis, indexed by
 // position within the sentence (sources are left-padded), pads zeroed before projecting.
 struct LinformerOptions {
   int64_t max_seq_len = 1024;  // n_max: columns of E and F (longer sentences are refused)
@@ -21,7 +21,7 @@ struct LinformerOptions {
   bool xavier_init = false;    // default: PyTorch's Linear init U(±1/√max_seq_len)
 };
 
-// LightConv / DynamicConv (SPEC-MODELS.md §3): the conv block linear1 → GLU → conv → linear2.
+// LightConv / DynamicConv (docs/models.md §3): the conv block linear1 → GLU → conv → linear2.
 struct ConvOptions {
   int64_t kernel_size = 3;       // K of this layer (from --{encoder,decoder}-kernel-size-list)
   int64_t conv_dim = 0;          // C (0: the embedding dim)

@@ -1,4 +1,4 @@
-// Creating token mixers by name (DESIGN.md §4): the model config names the mixer of each
+// Creating token mixers by name (docs/design.md §4): the model config names the mixer of each
 // place ("softmax", and later "linformer", "lightconv", "kernel:elu+additive", ...), and the
 // layers ask this registry for it, so a new variant plugs in by registering a factory —
 // the model code never changes.

@@ -1,4 +1,4 @@
-// Multi-head softmax attention as a token mixer (SPEC-MODELS.md §1.4; Vaswani et al. 2017,
+// Multi-head softmax attention as a token mixer (docs/models.md §1.4; Vaswani et al. 2017,
 // §3.2.2). Per head h, with d = D/H and head h owning channels [h·d, (h+1)·d):
 //
 //   q = (W_q x + b_q)·d^{-1/2}   (scaled after the bias)     k = W_k m + b_k     v = W_v m + b_v

@@ -1,4 +1,4 @@
-// The token-mixer interface (DESIGN.md §4): every attention variant — softmax, Linformer,
+// The token-mixer interface (docs/design.md §4): every attention variant — softmax, Linformer,
 // LightConv/DynamicConv, kernelized and decaying attention — implements it, and the
 // encoder/decoder layers only ever talk to a TokenMixer, so a new variant plugs in without
 // touching the model code.

@@ -1,5 +1,5 @@
 // Batched beam search on the incremental decoder state with fairseq's semantics
-// (SPEC-MODELS.md §1.10; fairseq sequence_generator.py / search.py):
+// (docs/models.md §1.10; fairseq sequence_generator.py / search.py):
 // * scores are cumulative log-probabilities; the pad token is never selected;
 // * at step 0 only beam 0 is expanded;
 // * the top 2·beam candidates over (beam × V) cumulative scores are taken;

@@ -1,4 +1,4 @@
-// A finished translation of one source sentence (SPEC-MODELS.md §1.10), as fairseq's
+// A finished translation of one source sentence (docs/models.md §1.10), as fairseq's
 // generator reports it: the tokens (ending in </s>), the length-normalised score
 // S = Σ log p / L^lenpen, the per-token log-probabilities (fairseq's P- line) and, on
 // request, the cross-attention of each output token over the source ([L, S], last decoder

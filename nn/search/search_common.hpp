@@ -1,4 +1,4 @@
-// Pieces shared by greedy and beam search (SPEC-MODELS.md §1.10): the output-length
+// Pieces shared by greedy and beam search (docs/models.md §1.10): the output-length
 // limit, the per-step constraints on the log-probabilities, and a hypothesis under
 // construction with its cumulative scores.
 #pragma once

@@ -1,4 +1,4 @@
-// Inspection of a whole model's attention (DESIGN.md §4): the weights every head of every
+// Inspection of a whole model's attention (docs/design.md §4): the weights every head of every
 // layer puts on each position, one [B, H, Tq, Tk] tensor per layer and place.
 #pragma once
 #include <vector>

@@ -1,8 +1,8 @@
-// One Transformer decoder layer (SPEC-MODELS.md §1.4): masked self-attention, then
+// One Transformer decoder layer (docs/models.md §1.4): masked self-attention, then
 // encoder–decoder attention, then FFN, each post-norm or pre-norm as in the encoder layer.
 // fairseq names: self_attn, self_attn_layer_norm, encoder_attn, encoder_attn_layer_norm,
 // fc1, fc2, final_layer_norm; a LightConv/DynamicConv layer has its conv block inline
-// (linear1, conv, linear2) with conv_layer_norm (layer_wiring.hpp, SPEC-MODELS.md §3.3). Incremental decoding runs one token through the same wiring
+// (linear1, conv, linear2) with conv_layer_norm (layer_wiring.hpp, docs/models.md §3.3). Incremental decoding runs one token through the same wiring
 // with the mixers' step() (KV cache; encoder K/V computed once).
 #pragma once
 #include <memory>

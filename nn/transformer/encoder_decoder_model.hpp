@@ -1,4 +1,4 @@
-// The encoder–decoder Transformer (SPEC-MODELS.md §1.1–1.5, §2; Vaswani et al. 2017,
+// The encoder–decoder Transformer (docs/models.md §1.1–1.5, §2; Vaswani et al. 2017,
 // Ott et al. 2018) with fairseq's state-dict names:
 //   encoder.embed_tokens.weight, encoder.layers.N.self_attn.{q,k,v,out}_proj.{weight,bias},
 //   encoder.layers.N.{self_attn_layer_norm,fc1,fc2,final_layer_norm}.*,

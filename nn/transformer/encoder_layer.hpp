@@ -1,5 +1,5 @@
-// One encoder layer (SPEC-MODELS.md §1.4, §3.3): a token mixer (softmax or Linformer
-// self-attention, or a LightConv/DynamicConv block; DESIGN.md §4) then FFN, each wrapped
+// One encoder layer (docs/models.md §1.4, §3.3): a token mixer (softmax or Linformer
+// self-attention, or a LightConv/DynamicConv block; docs/design.md §4) then FFN, each wrapped
 // post-norm  x ← LN(x + Dropout(f(x)))  or pre-norm  x ← x + Dropout(f(LN(x))). fairseq
 // names (layer_wiring.hpp): self_attn, self_attn_layer_norm, fc1, fc2, final_layer_norm; a
 // conv layer: linear1, conv, linear2, layer_norms.0, fc1, fc2, layer_norms.1.

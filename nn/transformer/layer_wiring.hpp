@@ -1,5 +1,5 @@
 // Shared by the encoder and decoder layers: how one layer's pieces are built from the
-// config, and the residual wiring of SPEC-MODELS.md §1.4:
+// config, and the residual wiring of docs/models.md §1.4:
 //   post-norm  x ← LN(x + Dropout(f(x)))
 //   pre-norm   x ← x + Dropout(f(LN(x)))
 #pragma once

@@ -1,4 +1,4 @@
-// The model presets, named as fairseq's architectures (SPEC-MODELS.md §1.5, §3.6, §4.4),
+// The model presets, named as fairseq's architectures (docs/models.md §1.5, §3.6, §4.4),
 // plus teaching sizes (`*_tiny`) that train in minutes on 2 cores. A preset is a complete
 // TransformerConfig except the vocabulary sizes, which come from the data.
 #include <functional>

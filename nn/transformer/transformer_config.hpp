@@ -1,9 +1,9 @@
-// Configuration of the encoder–decoder Transformer (SPEC-MODELS.md §1.2–1.5, §2): every
+// Configuration of the encoder–decoder Transformer (docs/models.md §1.2–1.5, §2): every
 // field of fairseq's `transformer` architecture that changes the model, with fairseq's
 // argument names, the presets of §1.5 plus `transformer_tiny` for teaching runs, a JSON
 // round trip (saved beside checkpoints) and "key=value" overrides (CLI flags).
 //
-// Token mixers are named per place (DESIGN.md §4): encoder self-attention, decoder
+// Token mixers are named per place (docs/design.md §4): encoder self-attention, decoder
 // self-attention and encoder–decoder (cross) attention each take a kind string understood
 // by nn/mixers/mixer_registry.hpp ("softmax", later "linformer", "kernel:elu+additive", ...).
 #pragma once
@@ -60,7 +60,7 @@ struct TransformerConfig {
   std::string cross_mixer = "softmax";
 
   // ---- Variant options (saved under "mixer_options" in the JSON; fairseq's names) ----
-  // LightConv / DynamicConv (SPEC-MODELS.md §3; fairseq models/lightconv.py).
+  // LightConv / DynamicConv (docs/models.md §3; fairseq models/lightconv.py).
   std::string encoder_conv_type = "dynamic";  // lightweight | dynamic
   std::string decoder_conv_type = "dynamic";
   std::vector<int64_t> encoder_kernel_size_list = {3, 7, 15, 31, 31, 31, 31};  // one per layer, or one for all
@@ -75,7 +75,7 @@ struct TransformerConfig {
   // DynamicConv: renormalise over the last T taps of the padded length, as fairseq does (to
   // reproduce its checkpoints); default off: a sentence's output depends on it alone.
   bool fairseq_dynamic_softmax_span = false;
-  // Linformer (SPEC-MODELS.md §4): E, F ∈ ℝ^{k×max_source_positions}.
+  // Linformer (docs/models.md §4): E, F ∈ ℝ^{k×max_source_positions}.
   int64_t compressed = 4;           // k = max_source_positions / compressed ...
   int64_t linformer_k = 0;          // ... unless this is > 0
   bool shared_kv_compressed = false;

@@ -1,4 +1,4 @@
-// The Transformer decoder (SPEC-MODELS.md §1.2–1.4): x_0 = Dropout(√D·E[prev] + PE[pos]),
+// The Transformer decoder (docs/models.md §1.2–1.4): x_0 = Dropout(√D·E[prev] + PE[pos]),
 // the decoder layers (causal self-attention, cross-attention, FFN), a final LayerNorm for
 // pre-norm models (unless no_decoder_final_norm), and the output projection — tied to the
 // input embedding (share_decoder_input_output_embed / share_all_embeddings, no bias) or

@@ -1,4 +1,4 @@
-// The Transformer encoder (SPEC-MODELS.md §1.2–1.4): x_0 = Dropout(√D·E[src] + PE[pos]),
+// The Transformer encoder (docs/models.md §1.2–1.4): x_0 = Dropout(√D·E[src] + PE[pos]),
 // multiplied by (1 − pad_mask) (encoder pad zeroing, §1.2), then the stack of encoder
 // layers, then a final LayerNorm for pre-norm models only. Sources are left-padded (§1.1).
 #pragma once

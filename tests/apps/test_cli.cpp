@@ -2,9 +2,9 @@
 // "Training and decoding"): every test runs the real executable (ATTNLAB_BINARY) through the
 // shell as a user would, on tiny inputs in a TempDir, and checks its exit code, what it prints
 // and what it writes:
-//   * the text tools byte for byte against tests/vectors (SPEC-MT-TOOLS.md §1 BPE, §2
+//   * the text tools byte for byte against tests/vectors (docs/mt-tools.md §1 BPE, §2
 //     Moses, §3 BLEU, §4 fairseq dictionaries);
-//   * the model commands (train, validate, generate, average, translate; SPEC-MODELS.md
+//   * the model commands (train, validate, generate, average, translate; docs/models.md
 //     §1.6–1.11) on 64 sentence pairs and a one-layer D=32 Transformer, and exact resume;
 //   * bad input — a missing or malformed file, an unknown flag, a corrupt checkpoint — which
 //     must end with exit code 1 (a runtime error: one line "attnlab: error: ..." naming the

@@ -1,4 +1,4 @@
-// Shared by the gradient tests (DESIGN.md §7: gradients against finite differences):
+// Shared by the gradient tests (docs/design.md §7: gradients against finite differences):
 // random float64 leaves (contiguous or deliberately strided), and check_gradients(), which
 // runs gradcheck in float64 and then checks that the same computation in float32 gives the
 // same gradients within float32 tolerance.

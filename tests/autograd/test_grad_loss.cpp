@@ -1,5 +1,5 @@
 // Gradient of the fused label-smoothed cross entropy (autograd/ops_loss.cpp,
-// SPEC-MODELS.md §1.6 legacy form): gradcheck with ignored targets, and value, NLL, count
+// docs/models.md §1.6 legacy form): gradcheck with ignored targets, and value, NLL, count
 // and gradient against the composed definition
 //   loss = sum over non-ignored rows of (1 - eps) * nll + eps / V * smooth.
 #include <catch.hpp>

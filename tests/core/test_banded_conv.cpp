@@ -1,4 +1,4 @@
-// The banded convolution kernels (core/cpu/banded_conv.cpp, SPEC-MODELS.md §3.1, §3.4):
+// The banded convolution kernels (core/cpu/banded_conv.cpp, docs/models.md §3.1, §3.4):
 // forward and backward against plain float64 loops for shared [H, K] and per-position
 // [B, T, H, K] taps, centred and causal padding, K > T, K = 1, T = 1, strided inputs; the
 // same bits at 1 and 2 threads; bad shapes are named.

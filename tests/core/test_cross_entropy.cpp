@@ -1,5 +1,5 @@
 // ops::label_smoothed_cross_entropy and its backward (core/ops_nn.cpp,
-// core/cpu/cross_entropy.cpp) against SPEC-MODELS.md §1.6 (legacy eps/V form) computed
+// core/cpu/cross_entropy.cpp) against docs/models.md §1.6 (legacy eps/V form) computed
 // the plain way — full float64 log-softmax and an explicit smoothed target distribution —
 // and the §8 numeric anchor.
 #include <catch.hpp>
@@ -49,7 +49,7 @@ Tensor targets_tensor(const std::vector<int64_t>& t) { return from_vector(t, Sha
 
 }  // namespace
 
-TEST_CASE("label smoothing anchor of SPEC-MODELS.md §8: legacy loss 0.502618", "[cross_entropy]") {
+TEST_CASE("label smoothing anchor of docs/models.md §8: legacy loss 0.502618", "[cross_entropy]") {
   const Tensor logits = from_doubles({std::log(0.7), std::log(0.1), std::log(0.1), std::log(0.1)}, {1, 4}, DType::Float64);
   const ops::CrossEntropyResult r = ops::label_smoothed_cross_entropy(logits, targets_tensor({0}), 0.1, kPad);
   CHECK(r.loss.item() == Approx(0.502618).margin(1e-6));

@@ -1,4 +1,4 @@
-// Batching (SPEC-MODELS.md §1.1): token budget with padding, every pair once per epoch,
+// Batching (docs/models.md §1.1): token budget with padding, every pair once per epoch,
 // padding layout, decoder-input shift, seeded determinism, exact resume, length filtering.
 #include <catch.hpp>
 

@@ -1,5 +1,5 @@
 // Tests of data/bleu against what sacreBLEU 2.6.0, multi-bleu.perl, fairseq-score and NLTK
-// printed on the vectors of SPEC-MT-TOOLS.md §3: n-gram counts exactly, scores to 1e-9
+// printed on the vectors of docs/mt-tools.md §3: n-gram counts exactly, scores to 1e-9
 // relative, formatted lines byte for byte.
 #include <catch.hpp>
 

@@ -1,6 +1,6 @@
 // Tests of data/bleu_tokenizers: sacreBLEU 13a/intl/char on 794 strings whose outputs
 // sacreBLEU 2.6.0 produced, the ATAT one-liner on 28 cases, and the Python / Perl
-// whitespace and case rules (SPEC-MT-TOOLS.md §0, §3).
+// whitespace and case rules (docs/mt-tools.md §0, §3).
 #include <catch.hpp>
 
 #include <string>

@@ -1,4 +1,4 @@
-// BPE learning against subword-nmt's own output (SPEC-MT-TOOLS.md §1.1, §1.5 (C)):
+// BPE learning against subword-nmt's own output (docs/mt-tools.md §1.1, §1.5 (C)):
 // vectors/own/bpe/, vectors/upstream/subword-nmt-tests/ and vectors/upstream/wmt17-en-de/bpe/.
 #include <catch.hpp>
 

@@ -1,5 +1,5 @@
 // clean-corpus-n.perl: line cleaning, the drop rules and the file-level behaviour
-// (SPEC-MT-TOOLS.md §2.5). Expected outputs written by hand from the script's rules (no
+// (docs/mt-tools.md §2.5). Expected outputs written by hand from the script's rules (no
 // upstream vectors exist for this script).
 #include <catch.hpp>
 

@@ -1,4 +1,4 @@
-// fairseq Dictionary (SPEC-MT-TOOLS.md §4): byte-exact dict.txt against vectors/own/fairseq/.
+// fairseq Dictionary (docs/mt-tools.md §4): byte-exact dict.txt against vectors/own/fairseq/.
 #include <catch.hpp>
 
 #include "data/dictionary.hpp"

@@ -1,4 +1,4 @@
-// input-from-sgm.perl: segments of a WMT SGML file (SPEC-MT-TOOLS.md §2.5). Expected outputs
+// input-from-sgm.perl: segments of a WMT SGML file (docs/mt-tools.md §2.5). Expected outputs
 // written by hand from the script's rules (no upstream vectors exist for this script).
 #include <catch.hpp>
 

@@ -1,5 +1,5 @@
 // Byte-exact checks of the Moses detokenizer port against detokenizer.perl's outputs
-// (SPEC-MT-TOOLS.md §2.4; vectors/own/moses/*.tok-a.detok).
+// (docs/mt-tools.md §2.4; vectors/own/moses/*.tok-a.detok).
 #include <catch.hpp>
 
 #include "data/moses_detokenizer.hpp"

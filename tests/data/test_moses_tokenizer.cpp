@@ -1,5 +1,5 @@
 // Byte-exact checks of the Moses tokenizer port against tokenizer.perl's outputs
-// (SPEC-MT-TOOLS.md §2.1-§2.3; vectors/own/moses/ and vectors/upstream/wmt17-en-de/).
+// (docs/mt-tools.md §2.1-§2.3; vectors/own/moses/ and vectors/upstream/wmt17-en-de/).
 #include <catch.hpp>
 
 #include "data/moses_tokenizer.hpp"

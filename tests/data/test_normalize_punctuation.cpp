@@ -1,5 +1,5 @@
 // normalize-punctuation.perl rules, one case per rule, expected outputs written by hand from
-// the script's rules (SPEC-MT-TOOLS.md §2.5; no upstream vectors exist for this script).
+// the script's rules (docs/mt-tools.md §2.5; no upstream vectors exist for this script).
 #include <catch.hpp>
 
 #include "data/normalize_punctuation.hpp"

@@ -1,4 +1,4 @@
-// remove-non-printing-char.perl: every \p{C} code point becomes a space (SPEC-MT-TOOLS.md §2.5).
+// remove-non-printing-char.perl: every \p{C} code point becomes a space (docs/mt-tools.md §2.5).
 // Expected outputs written by hand from the rule (no upstream vectors exist for this script).
 #include <catch.hpp>
 

@@ -1,4 +1,4 @@
-// Tests for nn/checkpoint_average (SPEC-MODELS.md §1.11): means of every dtype (integers
+// Tests for nn/checkpoint_average (docs/models.md §1.11): means of every dtype (integers
 // floor-divided), metadata from the first file, mismatches named, and fairseq's choice of
 // the last N epoch/update checkpoints.
 #include <catch.hpp>

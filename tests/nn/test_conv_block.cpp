@@ -1,4 +1,4 @@
-// The LightConv / DynamicConv block (nn/mixers/conv_block.hpp, SPEC-MODELS.md §3): fairseq
+// The LightConv / DynamicConv block (nn/mixers/conv_block.hpp, docs/models.md §3): fairseq
 // names and shapes, the forward against a plain float64 loop, a sentence's output alone
 // equal to inside any batch (and fairseq's softmax span that breaks this, on request),
 // float64 gradchecks, decoding steps equal to the parallel forward, DropConnect.

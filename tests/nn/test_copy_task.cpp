@@ -2,7 +2,7 @@
 // criterion, Adam and the inverse-sqrt schedule learns to reverse random token sequences
 // and then decodes held-out sequences exactly with greedy search (≥ 99% exact match).
 // Sources are left-padded, targets right-padded, prev_output_tokens = </s> y_1 … y_{n−1}
-// (SPEC-MODELS.md §1.1), so padding, masking, the loss and decoding are all exercised.
+// (docs/models.md §1.1), so padding, masking, the loss and decoding are all exercised.
 #include <catch.hpp>
 
 #include <algorithm>

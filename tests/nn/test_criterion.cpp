@@ -1,4 +1,4 @@
-// Label-smoothed cross entropy criterion (nn/criterion.hpp, SPEC-MODELS.md §1.6): the §8
+// Label-smoothed cross entropy criterion (nn/criterion.hpp, docs/models.md §1.6): the §8
 // anchor (legacy ε/V form), pad masking, token counts, gradients, shape errors.
 #include <catch.hpp>
 

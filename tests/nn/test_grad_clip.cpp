@@ -1,4 +1,4 @@
-// Tests for nn/grad_clip (SPEC-MODELS.md §1.9): the global norm against hand values and a
+// Tests for nn/grad_clip (docs/models.md §1.9): the global norm against hand values and a
 // double reference, clipping by min(1, c/(norm + 1e-6)), c = 0 disabling it, non-finite
 // norms leaving the gradients alone, and independence from the thread count.
 #include <catch.hpp>

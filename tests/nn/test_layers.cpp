@@ -1,5 +1,5 @@
 // nn/layers: Linear, Embedding, LayerNorm, FeedForward and fairseq positions
-// (SPEC-MODELS.md §1.2–1.4): forward values against plain references, initialisation
+// (docs/models.md §1.2–1.4): forward values against plain references, initialisation
 // ranges, float64 gradchecks, and the sinusoid layout and §8 anchors.
 #include <catch.hpp>
 

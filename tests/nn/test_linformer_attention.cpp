@@ -1,4 +1,4 @@
-// Linformer attention (nn/mixers/linformer_attention.hpp, SPEC-MODELS.md §4): fairseq names
+// Linformer attention (nn/mixers/linformer_attention.hpp, docs/models.md §4): fairseq names
 // and the sharing modes (layerwise E saved once by the encoder), the forward against a plain
 // float64 loop with left padding, a sentence alone equal to inside any batch, float64
 // gradchecks, cross-attention decoding steps equal to the forward, the implied attention map,

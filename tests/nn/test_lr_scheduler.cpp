@@ -1,4 +1,4 @@
-// Tests for nn/lr_scheduler: the numeric anchors of SPEC-MODELS.md §8 and the formulas of §1.8.
+// Tests for nn/lr_scheduler: the numeric anchors of docs/models.md §8 and the formulas of §1.8.
 #include <catch.hpp>
 
 #include <cmath>

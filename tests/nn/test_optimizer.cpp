@@ -1,5 +1,5 @@
 // Tests for nn/optimizer, nn/adam and nn/nag: each against a plain double-precision
-// reference of the formulas in SPEC-MODELS.md §1.7 over several steps with a changing lr,
+// reference of the formulas in docs/models.md §1.7 over several steps with a changing lr,
 // hand-computed first steps, and a state round trip through a safetensors file that
 // continues bit-identically.
 #include <catch.hpp>

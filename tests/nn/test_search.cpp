@@ -1,4 +1,4 @@
-// Greedy and beam search (nn/search/, SPEC-MODELS.md §1.10): batched beam search on the
+// Greedy and beam search (nn/search/, docs/models.md §1.10): batched beam search on the
 // incremental state against a plain per-sentence reference that rescores every prefix with
 // the full parallel forward; beam 1 == greedy; batching invariance; length limits, pad
 // never chosen, score normalisation, n-best order, attention; option errors.

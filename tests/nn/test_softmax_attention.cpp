@@ -1,5 +1,5 @@
 // Multi-head softmax attention as a token mixer (nn/mixers/softmax_attention.hpp,
-// SPEC-MODELS.md §1.4) and the mixer registry: fairseq names and init, the forward against
+// docs/models.md §1.4) and the mixer registry: fairseq names and init, the forward against
 // per-head formulas, float64 gradchecks, incremental decoding (KV cache, cross K/V once,
 // reorder) against the parallel forward, and inspection.
 #include <catch.hpp>

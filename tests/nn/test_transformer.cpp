@@ -1,4 +1,4 @@
-// The encoder–decoder Transformer (nn/transformer/, SPEC-MODELS.md §1.2–1.5): fairseq
+// The encoder–decoder Transformer (nn/transformer/, docs/models.md §1.2–1.5): fairseq
 // state-dict names and tying, config presets/JSON/overrides, float64 gradchecks of the
 // encoder and decoder layers (post- and pre-norm), incremental decoding == the parallel
 // forward, padding invariance, and attention inspection.

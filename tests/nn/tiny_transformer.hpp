@@ -1,5 +1,5 @@
 // Test helper: tiny Transformer configurations and random batches in fairseq's layout
-// (left-padded sources ending in </s>, SPEC-MODELS.md §1.1).
+// (left-padded sources ending in </s>, docs/models.md §1.1).
 #pragma once
 #include <vector>
 
