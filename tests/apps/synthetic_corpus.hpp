@@ -1,8 +1,9 @@
 // Test fixture for apps/ tests: a tiny synthetic translation task (target = reversed
 // source over the words w0..w{V-1}) binarized in a fresh temp dir in fairseq's layout
-// (dict.src.txt, dict.tgt.txt, {train,valid,test}.src-tgt.{src,tgt}.bin), and trainer
-// options for a very small Transformer on it.
+// (dict.src.txt, dict.tgt.txt, {train,valid,test}.src-tgt.{src,tgt}.bin), trainer options
+// for a very small Transformer on it, and a bit-for-bit comparison of two models.
 #pragma once
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -66,6 +67,18 @@ inline TrainerOptions tiny_trainer_options(const std::string& data_dir, const st
   o.log_interval = 0;
   o.progress = ProgressMode::kQuiet;
   return o;
+}
+
+// Whether two models' state dicts are equal bit for bit (names, shapes and bytes).
+inline bool bitwise_equal(nn::EncoderDecoderModel& a, nn::EncoderDecoderModel& b) {
+  const nn::NamedTensors sa = a.state_dict(), sb = b.state_dict();
+  if (sa.size() != sb.size()) return false;
+  for (size_t i = 0; i < sa.size(); ++i) {
+    const Tensor x = sa[i].second.contiguous(), y = sb[i].second.contiguous();
+    if (sa[i].first != sb[i].first || x.shape() != y.shape() || std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) != 0)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace attn::app::testing

@@ -6,7 +6,6 @@
 #include <catch.hpp>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -15,21 +14,10 @@
 
 using namespace attn;
 using namespace attn::app;
+using testing::bitwise_equal;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Whether two models' state dicts are equal bit for bit.
-bool bitwise_equal(nn::EncoderDecoderModel& a, nn::EncoderDecoderModel& b) {
-  const nn::NamedTensors sa = a.state_dict(), sb = b.state_dict();
-  if (sa.size() != sb.size()) return false;
-  for (size_t i = 0; i < sa.size(); ++i) {
-    const Tensor x = sa[i].second.contiguous(), y = sb[i].second.contiguous();
-    if (sa[i].first != sb[i].first || x.shape() != y.shape() || std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) != 0)
-      return false;
-  }
-  return true;
-}
 
 double max_abs_difference(nn::EncoderDecoderModel& a, nn::EncoderDecoderModel& b) {
   const nn::NamedTensors sa = a.named_parameters(), sb = b.named_parameters();

@@ -5,26 +5,15 @@
 // translate with beam search.
 #include <catch.hpp>
 
-#include <cstring>
 
 #include "apps/generation/translator.hpp"
 #include "synthetic_corpus.hpp"
 
 using namespace attn;
 using namespace attn::app;
+using testing::bitwise_equal;
 
 namespace {
-
-bool bitwise_equal(nn::EncoderDecoderModel& a, nn::EncoderDecoderModel& b) {
-  const nn::NamedTensors sa = a.state_dict(), sb = b.state_dict();
-  if (sa.size() != sb.size()) return false;
-  for (size_t i = 0; i < sa.size(); ++i) {
-    const Tensor x = sa[i].second.contiguous(), y = sb[i].second.contiguous();
-    if (sa[i].first != sb[i].first || x.shape() != y.shape() || std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) != 0)
-      return false;
-  }
-  return true;
-}
 
 // The tiny trainer options with a variant's overrides on top.
 TrainerOptions variant_options(const std::string& root, const std::string& name, const std::vector<std::string>& overrides) {
