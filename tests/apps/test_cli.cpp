@@ -187,6 +187,22 @@ TEST_CASE("info prints the threads, the BLAS, CUDA and the allocator") {
   CHECK(contains(info.out, "parallel mode OpenMP"));
 }
 
+TEST_CASE("info --arch prints a preset's parameter count, and refuses a bad variant setting") {
+  TempDir dir;
+  const CommandResult big = run_attnlab(dir, {"info", "--arch", "lightconv_wmt_en_de_big", "--share-all-embeddings"});
+  require_success(big);
+  CHECK(contains(big.out, "lightconv_wmt_en_de_big: 208867504 parameters"));
+  CHECK(contains(big.out, "encoder.layers"));
+  const CommandResult even = run_attnlab(dir, {"info", "--arch", "lightconv_tiny", "--model-override",
+                                               "encoder_kernel_size_list=[3,4,5]"});
+  CHECK(even.exit_code == 1);
+  CHECK(contains(even.err, "encoder_kernel_size_list holds 4"));
+  const CommandResult causal = run_attnlab(dir, {"info", "--arch", "transformer_tiny", "--model-override",
+                                                 "decoder_self_mixer=linformer"});
+  CHECK(causal.exit_code == 1);
+  CHECK(contains(causal.err, "cannot be causal"));
+}
+
 TEST_CASE("--help lists every command of the README") {
   TempDir dir;
   const CommandResult help = run_attnlab(dir, {"--help"});
