@@ -8,9 +8,10 @@
 namespace attn::nn {
 namespace {
 
-// K̄ and V̄ of the encoder output, computed once for decoding.
+// K̄, V̄ (and E_b, for the implied map) of the encoder output, computed once for decoding.
 struct CompressedMemory : MixerState {
-  Tensor keys, values;
+  Tensor keys, values;  // [B, H, k, d]
+  Tensor key_columns;   // E_b [B, k, M]
 };
 
 CompressedMemory& as_memory(MixerState& state) {
@@ -19,6 +20,7 @@ CompressedMemory& as_memory(MixerState& state) {
   return *memory;
 }
 
+// E or F: a bias-free Linear(n_max → k), as fairseq names it.
 std::shared_ptr<Linear> compression(const LinformerOptions& o) {
   auto layer = std::make_shared<Linear>(o.max_seq_len, o.k, false,
                                         o.xavier_init ? LinearInit::Xavier : LinearInit::TorchDefault);
@@ -26,12 +28,36 @@ std::shared_ptr<Linear> compression(const LinformerOptions& o) {
   return layer;
 }
 
-// Each key's position within its sentence, counting real tokens only (0 for pads): the
-// column of E it meets. int64 [B, M].
-Tensor sentence_positions(const Tensor& key_padding_mask, int64_t batch, int64_t length) {
-  if (!key_padding_mask.defined()) return arange(0, double(length)).unsqueeze(0).expand({batch, length});
+// The stack's layerwise E, checked against this layer's k and n_max.
+std::shared_ptr<Linear> layer_compression(const MixerOptions& o) {
+  auto shared = std::dynamic_pointer_cast<Linear>(o.shared);
+  ATTN_CHECK(shared != nullptr,
+             "linformer attention: shared_layer (--shared-layer-kv-compressed) needs the stack's compress_layer "
+             "(a Linear) in MixerOptions::shared, which is {}",
+             o.shared ? "another kind of module" : "null");
+  ATTN_CHECK(shared->weight.shape() == Shape({o.linformer.k, o.linformer.max_seq_len}),
+             "linformer attention: the stack's compress_layer is {}, this layer needs [k = {}, max_seq_len = {}]",
+             shared->weight.shape().str(), o.linformer.k, o.linformer.max_seq_len);
+  return shared;
+}
+
+// Each key's position within its sentence, counting real tokens only (pads: 0, masked
+// later), int64 [B, M]. Left padding gives t − (M − L_b); no padding side is assumed.
+Tensor positions_in_sentence(const Tensor& key_padding_mask, int64_t batch, int64_t length, Device device) {
+  if (!key_padding_mask.defined())
+    return arange(0, double(length), 1.0, DType::Int64, device).unsqueeze(0).expand({batch, length});
   const Tensor real = ops::eq(key_padding_mask, 0.0).to(DType::Int64);
-  return ops::mul(ops::sub(ops::cumsum(real, 1), 1.0), real);  // pads: 0
+  return ops::mul(ops::sub(ops::cumsum(real, 1), 1.0), real);
+}
+
+// E_b [B, k, M]: E's column positions[b, t] for each key, zero at pads — one gather of
+// E's columns, then the mask.
+Tensor sentence_columns(const Tensor& e, const Tensor& positions, const Tensor& key_padding_mask) {
+  const int64_t batch = positions.size(0), length = positions.size(1);
+  const Tensor gathered = index_select(e, 1, positions.reshape({batch * length}));  // [k, B·M]
+  const Tensor columns = permute(reshape(gathered, {e.size(0), batch, length}), {1, 0, 2});
+  if (!key_padding_mask.defined()) return columns;
+  return masked_fill(columns, unsqueeze(key_padding_mask, 1), 0.0);
 }
 
 }  // namespace
@@ -47,7 +73,7 @@ LinformerAttention::LinformerAttention(const MixerOptions& o)
   ATTN_CHECK(o.embed_dim > 0 && o.num_heads > 0 && o.embed_dim % o.num_heads == 0,
              "linformer attention: embed_dim {} must be a positive multiple of num_heads {}", o.embed_dim, o.num_heads);
   ATTN_CHECK(k_ >= 1 && k_ <= max_seq_len_,
-             "linformer attention: k = {} must be in [1, max_seq_len = {}] (--linformer-k / --compressed)", k_,
+             "linformer attention: k = {} must be in [1, max_seq_len = {}] (--linformer-k, or --compressed)", k_,
              max_seq_len_);
   const double qkv_gain = 1.0 / std::sqrt(2.0);
   q_proj = register_module("q_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
@@ -55,13 +81,11 @@ LinformerAttention::LinformerAttention(const MixerOptions& o)
   v_proj = register_module("v_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
   out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier));
   if (o.linformer.shared_layer) {
-    compress_k = std::dynamic_pointer_cast<Linear>(o.shared);  // the stack's, saved once there
-    ATTN_CHECK(compress_k != nullptr,
-               "linformer attention: --shared-layer-kv-compressed needs the stack's shared compress_layer");
-  } else {
-    compress_k = register_module("compress_k", compression(o.linformer));
-    if (!o.linformer.shared_kv) compress_v = register_module("compress_v", compression(o.linformer));
+    compress_k = layer_compression(o);  // the stack's, saved once there: not a child of this module
+    return;
   }
+  compress_k = register_module("compress_k", compression(o.linformer));
+  if (!o.linformer.shared_kv) compress_v = register_module("compress_v", compression(o.linformer));
 }
 
 Tensor LinformerAttention::split_heads(const Tensor& x) const {
@@ -71,82 +95,75 @@ Tensor LinformerAttention::split_heads(const Tensor& x) const {
 LinformerAttention::Compressed LinformerAttention::compress(const Tensor& memory, const Tensor& key_padding_mask) const {
   const int64_t batch = memory.size(0), length = memory.size(1);
   ATTN_CHECK(length <= max_seq_len_,
-             "linformer attention: {} keys but E has max_seq_len = {} columns (--max-source-positions); "
-             "longer sentences cannot be compressed",
+             "linformer attention: {} key positions are longer than --max-source-positions {} (max_seq_len, the "
+             "columns of E); longer sentences cannot be compressed",
              length, max_seq_len_);
-  Tensor keys = k_proj->forward(memory), values = v_proj->forward(memory);
-  if (key_padding_mask.defined()) {  // zeroed after the biased projection: pads add nothing to K̄, V̄
-    const Tensor pads = unsqueeze(key_padding_mask, -1);
-    keys = masked_fill(keys, pads, 0.0);
-    values = masked_fill(values, pads, 0.0);
-  }
-  const Tensor positions = sentence_positions(key_padding_mask, batch, length);
-  const Tensor flat = positions.reshape({batch * length});
-  // E_m [B, k, M]: E's columns at each key's position within its sentence.
-  auto columns = [&](const Linear& e) {
-    return permute(reshape(index_select(e.weight, 1, flat), {k_, batch, length}), {1, 0, 2});
-  };
-  const Tensor e = columns(*compress_k);
-  const Tensor f = compress_v ? columns(*compress_v) : e;
-  return {split_heads(matmul(e, keys)), split_heads(matmul(f, values)), positions};
+  ATTN_CHECK(!key_padding_mask.defined() || key_padding_mask.shape() == Shape({batch, length}),
+             "linformer attention: key_padding_mask must be [{}, {}], got {}", batch, length,
+             key_padding_mask.shape().str());
+  const Tensor positions = positions_in_sentence(key_padding_mask, batch, length, memory.device());
+  // Zero columns at pads zero the pad rows of K and V after the biased projection.
+  const Tensor e = sentence_columns(compress_k->weight, positions, key_padding_mask);
+  const Tensor f = compress_v ? sentence_columns(compress_v->weight, positions, key_padding_mask) : e;
+  const Tensor keys = matmul(e, k_proj->forward(memory));  // K̄ = E_b K  [B, k, D]
+  const Tensor values = matmul(f, v_proj->forward(memory));  // V̄ = F_b V
+  return {split_heads(keys), split_heads(values), e};
 }
 
-Tensor LinformerAttention::attend(const Tensor& x, const Compressed& c, const Tensor& key_padding_mask,
-                                  Tensor* weights) const {
+Tensor LinformerAttention::attend(const Tensor& x, const Compressed& c, Tensor* weights) const {
   AttentionOptions options;
   options.scale = 1.0 / std::sqrt(double(head_dim_));
   options.dropout = attention_dropout_;
   options.training = is_training();
   options.return_probabilities = weights != nullptr;
   const AttentionResult r = scaled_dot_product_attention(split_heads(q_proj->forward(x)), c.keys, c.values, options);
-  if (weights) {  // the implied map over key positions: P̄ · E_m, zero at pads
+  if (weights) {  // the implied map over key positions: P̄ E_b [B, H, N, M]
     NoGradGuard no_grad;
-    const int64_t batch = x.size(0), length = c.positions.size(1);
-    const Tensor e = ops::index_select(detach(compress_k->weight), 1, c.positions.reshape({-1}))
-                         .reshape({k_, batch, length})
-                         .permute({1, 0, 2});
-    Tensor implied = ops::matmul(r.probabilities, e.unsqueeze(1));
-    if (key_padding_mask.defined())
-      implied = ops::masked_fill(implied, key_padding_mask.unsqueeze(1).unsqueeze(1), 0.0);
-    *weights = implied;
+    *weights = ops::matmul(r.probabilities, detach(c.key_columns).unsqueeze(1));
   }
   const Tensor merged = reshape(permute(r.out, {0, 2, 1, 3}), {x.size(0), x.size(1), embed_dim_});
   return out_proj->forward(merged);
 }
 
 Tensor LinformerAttention::forward(const Tensor& x, const MixerContext& ctx) {
-  ATTN_CHECK(!ctx.causal, "linformer attention cannot be causal (its compression mixes every position): "
-                          "use it for encoder self-attention or cross-attention, not decoder self-attention");
+  ATTN_CHECK(!ctx.causal,
+             "linformer cannot be used for decoder self-attention: it cannot be causal (its compression mixes "
+             "every position); use it for encoder self-attention or cross-attention");
   ATTN_CHECK(x.dim() == 3 && x.size(2) == embed_dim_, "linformer attention: input must be [B, T, {}], got {}",
              embed_dim_, x.shape().str());
   const Tensor& memory = cross_attention_ ? ctx.memory : x;
   ATTN_CHECK(memory.defined(), "linformer cross-attention needs the encoder output (MixerContext::memory)");
-  return attend(x, compress(memory, ctx.key_padding_mask), ctx.key_padding_mask, ctx.attention_weights);
+  return attend(x, compress(memory, ctx.key_padding_mask), ctx.attention_weights);
 }
 
 std::unique_ptr<MixerState> LinformerAttention::init_state(int64_t batch, const MixerContext& ctx) {
-  ATTN_CHECK(cross_attention_, "linformer attention decodes only as cross-attention (it cannot be causal)");
+  ATTN_CHECK(cross_attention_, "linformer attention decodes only as cross-attention: it cannot be causal, so "
+                               "it cannot be used for decoder self-attention");
   ATTN_CHECK(ctx.memory.defined() && ctx.memory.size(0) == batch,
              "linformer cross-attention: init_state needs the encoder output for {} sentences", batch);
   const Compressed c = compress(ctx.memory, ctx.key_padding_mask);
   auto state = std::make_unique<CompressedMemory>();
   state->keys = c.keys.contiguous();
   state->values = c.values.contiguous();
+  state->key_columns = detach(c.key_columns).contiguous();
   return state;
 }
 
 Tensor LinformerAttention::step(const Tensor& x, MixerState& state, const MixerContext& ctx) {
+  ATTN_CHECK(cross_attention_, "linformer attention: step() is for cross-attention only; self-attention "
+                               "Linformer cannot be causal, so it cannot be used for decoder self-attention");
   CompressedMemory& memory = as_memory(state);
-  ATTN_CHECK(x.dim() == 3 && x.size(1) == 1 && x.size(0) == memory.keys.size(0),
+  ATTN_CHECK(x.dim() == 3 && x.size(1) == 1 && x.size(2) == embed_dim_ && x.size(0) == memory.keys.size(0),
              "linformer attention: a decoding step takes [{}, 1, {}], got {}", memory.keys.size(0), embed_dim_,
              x.shape().str());
-  return attend(x, {memory.keys, memory.values, Tensor()}, Tensor(), nullptr);
+  return attend(x, {memory.keys, memory.values, memory.key_columns}, ctx.attention_weights);
 }
 
 void LinformerAttention::reorder(MixerState& state, const Tensor& order) {
   CompressedMemory& memory = as_memory(state);
   memory.keys = ops::index_select(memory.keys, 0, order);
   memory.values = ops::index_select(memory.values, 0, order);
+  memory.key_columns = ops::index_select(memory.key_columns, 0, order);
 }
 
 std::shared_ptr<Module> make_linformer_layer_compression(const MixerOptions& options) {
