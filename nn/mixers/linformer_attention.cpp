@@ -1,10 +1,6 @@
 // Linformer attention. See linformer_attention.hpp.
 #include "nn/mixers/linformer_attention.hpp"
 
-#include <cmath>
-
-#include "autograd/fused/scaled_dot_product.hpp"
-
 namespace attn::nn {
 namespace {
 
@@ -63,33 +59,16 @@ Tensor sentence_columns(const Tensor& e, const Tensor& positions, const Tensor& 
 }  // namespace
 
 LinformerAttention::LinformerAttention(const MixerOptions& o)
-    : embed_dim_(o.embed_dim),
-      num_heads_(o.num_heads),
-      head_dim_(o.num_heads > 0 ? o.embed_dim / o.num_heads : 0),
-      max_seq_len_(o.linformer.max_seq_len),
-      k_(o.linformer.k),
-      attention_dropout_(o.attention_dropout),
-      cross_attention_(o.cross_attention) {
-  ATTN_CHECK(o.embed_dim > 0 && o.num_heads > 0 && o.embed_dim % o.num_heads == 0,
-             "linformer attention: embed_dim {} must be a positive multiple of num_heads {}", o.embed_dim, o.num_heads);
+    : MultiHeadMixer(o, "linformer attention"), max_seq_len_(o.linformer.max_seq_len), k_(o.linformer.k) {
   ATTN_CHECK(k_ >= 1 && k_ <= max_seq_len_,
              "linformer attention: k = {} must be in [1, max_seq_len = {}] (--linformer-k, or --compressed)", k_,
              max_seq_len_);
-  const double qkv_gain = 1.0 / std::sqrt(2.0);
-  q_proj = register_module("q_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
-  k_proj = register_module("k_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
-  v_proj = register_module("v_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier));
   if (o.linformer.shared_layer) {
     compress_k = layer_compression(o);  // the stack's, saved once there: not a child of this module
     return;
   }
   compress_k = register_module("compress_k", compression(o.linformer));
   if (!o.linformer.shared_kv) compress_v = register_module("compress_v", compression(o.linformer));
-}
-
-Tensor LinformerAttention::split_heads(const Tensor& x) const {
-  return permute(view(x, {x.size(0), x.size(1), num_heads_, head_dim_}), {0, 2, 1, 3});
 }
 
 LinformerAttention::Compressed LinformerAttention::compress(const Tensor& memory, const Tensor& key_padding_mask) const {
@@ -111,18 +90,13 @@ LinformerAttention::Compressed LinformerAttention::compress(const Tensor& memory
 }
 
 Tensor LinformerAttention::attend(const Tensor& x, const Compressed& c, Tensor* weights) const {
-  AttentionOptions options;
-  options.scale = 1.0 / std::sqrt(double(head_dim_));
-  options.dropout = attention_dropout_;
-  options.training = is_training();
-  options.return_probabilities = weights != nullptr;
-  const AttentionResult r = scaled_dot_product_attention(split_heads(q_proj->forward(x)), c.keys, c.values, options);
+  const AttentionResult r =
+      scaled_dot_product_attention(split_heads(q_proj->forward(x)), c.keys, c.values, attention_options(weights));
   if (weights) {  // the implied map over key positions: P̄ E_b [B, H, N, M]
     NoGradGuard no_grad;
     *weights = ops::matmul(r.probabilities, detach(c.key_columns).unsqueeze(1));
   }
-  const Tensor merged = reshape(permute(r.out, {0, 2, 1, 3}), {x.size(0), x.size(1), embed_dim_});
-  return out_proj->forward(merged);
+  return merge_heads_and_project(r.out);
 }
 
 Tensor LinformerAttention::forward(const Tensor& x, const MixerContext& ctx) {

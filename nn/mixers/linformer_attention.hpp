@@ -31,12 +31,11 @@
 #pragma once
 #include <memory>
 
-#include "nn/layers/linear.hpp"
-#include "nn/mixers/mixer_registry.hpp"
+#include "nn/mixers/multi_head_mixer.hpp"
 
 namespace attn::nn {
 
-class LinformerAttention : public TokenMixer {
+class LinformerAttention : public MultiHeadMixer {
  public:
   explicit LinformerAttention(const MixerOptions& options);
 
@@ -46,8 +45,7 @@ class LinformerAttention : public TokenMixer {
   void reorder(MixerState& state, const Tensor& order) override;
   std::string kind() const override { return "linformer"; }
 
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
-  // E and F, weights [k, n_max]; compress_v is null when F = E (key-value or layerwise
+  // q_proj, k_proj, v_proj, out_proj: MultiHeadMixer. E and F, weights [k, n_max]; compress_v is null when F = E (key-value or layerwise
   // sharing), and compress_k is the stack's module under layerwise sharing.
   std::shared_ptr<Linear> compress_k, compress_v;
 
@@ -58,11 +56,8 @@ class LinformerAttention : public TokenMixer {
   };
   Compressed compress(const Tensor& memory, const Tensor& key_padding_mask) const;
   Tensor attend(const Tensor& x, const Compressed& c, Tensor* weights) const;
-  Tensor split_heads(const Tensor& x) const;  // [B, T, D] -> [B, H, T, d]
 
-  int64_t embed_dim_, num_heads_, head_dim_, max_seq_len_, k_;
-  double attention_dropout_;
-  bool cross_attention_;
+  int64_t max_seq_len_, k_;
 };
 
 // The layerwise-shared E of a stack (a bias-free Linear(max_seq_len → k), which the stack

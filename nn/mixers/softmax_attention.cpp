@@ -1,8 +1,6 @@
 #include "nn/mixers/softmax_attention.hpp"
 
-#include <cmath>
-
-#include "autograd/fused/scaled_dot_product.hpp"
+#include <algorithm>
 
 namespace attn::nn {
 namespace {
@@ -44,39 +42,16 @@ KeyValueCache& as_cache(MixerState& state) {
 
 }  // namespace
 
-SoftmaxAttention::SoftmaxAttention(const MixerOptions& o)
-    : embed_dim_(o.embed_dim),
-      num_heads_(o.num_heads),
-      head_dim_(o.num_heads > 0 ? o.embed_dim / o.num_heads : 0),
-      attention_dropout_(o.attention_dropout),
-      cross_attention_(o.cross_attention) {
-  ATTN_CHECK(o.embed_dim > 0 && o.num_heads > 0 && o.embed_dim % o.num_heads == 0,
-             "softmax attention: embed_dim {} must be a positive multiple of num_heads {}", o.embed_dim, o.num_heads);
-  const double qkv_gain = 1.0 / std::sqrt(2.0);
-  q_proj = register_module("q_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
-  k_proj = register_module("k_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
-  v_proj = register_module("v_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier, qkv_gain));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim_, embed_dim_, true, LinearInit::Xavier));
-}
-
-Tensor SoftmaxAttention::split_heads(const Tensor& x) const {
-  return attn::permute(attn::view(x, {x.size(0), x.size(1), num_heads_, head_dim_}), {0, 2, 1, 3});
-}
+SoftmaxAttention::SoftmaxAttention(const MixerOptions& o) : MultiHeadMixer(o, "softmax attention") {}
 
 Tensor SoftmaxAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
                                 bool causal, Tensor* weights) {
-  AttentionOptions options;
+  AttentionOptions options = attention_options(weights);
   options.key_padding_mask = key_padding_mask;
   options.causal = causal;
-  options.scale = 1.0 / std::sqrt(double(head_dim_));
-  options.dropout = attention_dropout_;
-  options.training = is_training();
-  options.return_probabilities = weights != nullptr;
   AttentionResult r = scaled_dot_product_attention(q, k, v, options);
   if (weights) *weights = r.probabilities;
-  const int64_t batch = r.out.size(0), length = r.out.size(2);
-  Tensor merged = attn::reshape(attn::permute(r.out, {0, 2, 1, 3}), {batch, length, embed_dim_});
-  return out_proj->forward(merged);
+  return merge_heads_and_project(r.out);
 }
 
 Tensor SoftmaxAttention::forward(const Tensor& x, const MixerContext& ctx) {

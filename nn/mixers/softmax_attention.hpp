@@ -16,12 +16,11 @@
 #pragma once
 #include <memory>
 
-#include "nn/layers/linear.hpp"
-#include "nn/mixers/mixer_registry.hpp"
+#include "nn/mixers/multi_head_mixer.hpp"
 
 namespace attn::nn {
 
-class SoftmaxAttention : public TokenMixer {
+class SoftmaxAttention : public MultiHeadMixer {
  public:
   explicit SoftmaxAttention(const MixerOptions& options);
 
@@ -31,17 +30,12 @@ class SoftmaxAttention : public TokenMixer {
   void reorder(MixerState& state, const Tensor& order) override;
   std::string kind() const override { return "softmax"; }
 
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
+  // q_proj, k_proj, v_proj, out_proj: MultiHeadMixer.
 
  private:
-  Tensor split_heads(const Tensor& x) const;  // [B, T, D] -> [B, H, T, d] (a view)
   // The fused attention over (q, k, v) heads, then out_proj; stores the weights when asked.
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask, bool causal,
                 Tensor* weights);
-
-  int64_t embed_dim_, num_heads_, head_dim_;
-  double attention_dropout_;
-  bool cross_attention_;
 };
 
 }  // namespace attn::nn

@@ -52,7 +52,8 @@ inline Leaves to_float64(nn::FeedForward& m) {
   append(l, to_float64(*m.fc2));
   return l;
 }
-inline Leaves to_float64(nn::SoftmaxAttention& m) {
+// q_proj, k_proj, v_proj, out_proj: all of softmax attention.
+inline Leaves to_float64(nn::MultiHeadMixer& m) {
   Leaves l;
   for (auto* p : {&m.q_proj, &m.k_proj, &m.v_proj, &m.out_proj}) append(l, to_float64(**p));
   return l;
@@ -65,8 +66,8 @@ inline Leaves to_float64(nn::ConvBlock& m) {
   return l;
 }
 inline Leaves to_float64(nn::LinformerAttention& m) {
-  Leaves l;
-  for (auto* p : {&m.q_proj, &m.k_proj, &m.v_proj, &m.out_proj, &m.compress_k, &m.compress_v})
+  Leaves l = to_float64(static_cast<nn::MultiHeadMixer&>(m));
+  for (auto* p : {&m.compress_k, &m.compress_v})
     if (*p) append(l, to_float64(**p));
   return l;
 }
