@@ -109,6 +109,19 @@ class Backend {
   virtual void banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
                                     const Tensor& du, const Tensor& dw) = 0;
 
+  // --- gated linear attention (kernelized / decaying attention, docs/models.md §5.0, §5.6) ---
+  // Per row r of q, k [R, T, M] and v [R, T, N] (all contiguous), with gates a [R, T, N] and
+  // b [R, T, M] (each undefined: all ones):
+  //   S_t = (a_t b_tᵀ) ⊙ S_{t−1} + v_t k_tᵀ,   y_t = S_t q_t       (S ∈ ℝ^{N×M})
+  // state [R, N, M] holds S_0 on entry and S_T on return; y [R, T, N] is overwritten.
+  virtual void gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                      const Tensor& b, const Tensor& state, const Tensor& y) = 0;
+  // Its backward from S_0 = 0: dq, dk, dv and da, db (undefined when the gate is) from dy, all
+  // overwritten; S is recomputed per chunk, never rebuilt by dividing by a gate.
+  virtual void gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                               const Tensor& b, const Tensor& dy, const Tensor& dq, const Tensor& dk,
+                                               const Tensor& dv, const Tensor& da, const Tensor& db) = 0;
+
   // --- indexing ---
   // out[i, :] = weight[indices[i], :]; indices int64 [N] (validated in range), weight [V, D].
   virtual void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) = 0;

@@ -119,6 +119,18 @@ Tensor banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left);
 struct BandedConvGrads { Tensor du, dw; };
 BandedConvGrads banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left);
 
+// --- gated linear attention (docs/models.md §5.0, §5.6) ---
+// S_t = (a_t b_tᵀ) ⊙ S_{t−1} + v_t k_tᵀ, y_t = S_t q_t per row of q, k [R, T, M], v [R, T, N],
+// gates a [R, T, N] and b [R, T, M] in [0, 1] (undefined: ones). `state` [R, N, M] (undefined:
+// S_0 = 0) is read as S_0; the result carries y [R, T, N] and S_T.
+struct GatedLinearAttentionResult { Tensor y, state; };
+GatedLinearAttentionResult gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                                  const Tensor& b, const Tensor& state = {});
+// The backward from S_0 = 0: gradients of q, k, v, a, b (the last two undefined when the gate is).
+struct GatedLinearAttentionGrads { Tensor dq, dk, dv, da, db; };
+GatedLinearAttentionGrads gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                          const Tensor& a, const Tensor& b, const Tensor& dy);
+
 // --- shape ops that copy ---
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim);

@@ -194,6 +194,56 @@ BandedConvGrads banded_conv_backward(const Tensor& u, const Tensor& w, const Ten
   return g;
 }
 
+namespace {
+
+void check_gated_linear_attention(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                  const Tensor& b) {
+  check_floating(op, q, "queries");
+  ATTN_CHECK(q.dim() == 3, "{}: queries must be [R, T, M], got shape {}", op, q.shape().str());
+  check_like(op, q, "queries", k, "keys");
+  ATTN_CHECK(v.defined() && v.dim() == 3 && v.size(0) == q.size(0) && v.size(1) == q.size(1) &&
+                 v.dtype() == q.dtype() && v.device() == q.device(),
+             "{}: values must be [{}, {}, N] like the queries, got {}", op, q.size(0), q.size(1),
+             v.defined() ? v.shape().str() : "undefined");
+  if (a.defined()) check_like(op, v, "values", a, "value gates");
+  if (b.defined()) check_like(op, q, "queries", b, "key gates");
+}
+
+// Contiguous, or undefined when t is.
+Tensor contiguous_or_none(const Tensor& t) { return t.defined() ? t.contiguous() : Tensor(); }
+
+}  // namespace
+
+GatedLinearAttentionResult gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                                  const Tensor& b, const Tensor& state) {
+  check_gated_linear_attention("gated_linear_attention", q, k, v, a, b);
+  const Shape state_shape{q.size(0), v.size(2), q.size(2)};
+  GatedLinearAttentionResult r{Tensor(v.shape(), v.dtype(), v.device()), Tensor(state_shape, q.dtype(), q.device())};
+  if (state.defined()) {
+    ATTN_CHECK(state.shape() == state_shape && state.dtype() == q.dtype(),
+               "gated_linear_attention: state must be {} {}, got {} {}", state_shape.str(), dtype_name(q.dtype()),
+               state.shape().str(), dtype_name(state.dtype()));
+    r.state.copy_(state);
+  } else {
+    r.state.zero_();
+  }
+  backend_for(q.device()).gated_linear_attention(q.contiguous(), k.contiguous(), v.contiguous(), contiguous_or_none(a),
+                                                 contiguous_or_none(b), r.state, r.y);
+  return r;
+}
+
+GatedLinearAttentionGrads gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                          const Tensor& a, const Tensor& b, const Tensor& dy) {
+  check_gated_linear_attention("gated_linear_attention_backward", q, k, v, a, b);
+  check_like("gated_linear_attention_backward", v, "values", dy, "grad");
+  auto like = [](const Tensor& t) { return t.defined() ? Tensor(t.shape(), t.dtype(), t.device()) : Tensor(); };
+  GatedLinearAttentionGrads g{like(q), like(k), like(v), like(a), like(b)};
+  backend_for(q.device()).gated_linear_attention_backward(q.contiguous(), k.contiguous(), v.contiguous(),
+                                                          contiguous_or_none(a), contiguous_or_none(b), dy.contiguous(),
+                                                          g.dq, g.dk, g.dv, g.da, g.db);
+  return g;
+}
+
 CrossEntropyResult label_smoothed_cross_entropy(const Tensor& logits, const Tensor& targets, double epsilon,
                                                 int64_t ignore_index) {
   const CrossEntropyInputs in = cross_entropy_inputs("label_smoothed_cross_entropy", logits, targets, epsilon);

@@ -113,6 +113,17 @@ class ProfilingBackend final : public Backend {
     ProfileScope s("banded_conv_backward");
     in_.banded_conv_backward(u, w, dout, padding_left, du, dw);
   }
+  void gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a, const Tensor& b,
+                              const Tensor& state, const Tensor& y) override {
+    ProfileScope s("gated_linear_attention");
+    in_.gated_linear_attention(q, k, v, a, b, state, y);
+  }
+  void gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                       const Tensor& b, const Tensor& dy, const Tensor& dq, const Tensor& dk,
+                                       const Tensor& dv, const Tensor& da, const Tensor& db) override {
+    ProfileScope s("gated_linear_attention_backward");
+    in_.gated_linear_attention_backward(q, k, v, a, b, dy, dq, dk, dv, da, db);
+  }
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override {
     ProfileScope s("index_select_rows");
     in_.index_select_rows(weight, indices, out);
