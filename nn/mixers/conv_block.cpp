@@ -13,6 +13,7 @@ namespace {
 // first step).
 struct ConvWindow : MixerState {
   Tensor inputs;
+  int64_t size_bytes() const override { return tensor_bytes({inputs}); }
 };
 
 ConvWindow& as_window(MixerState& state) {

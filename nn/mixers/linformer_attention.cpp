@@ -8,6 +8,7 @@ namespace {
 struct CompressedMemory : MixerState {
   Tensor keys, values;  // [B, H, k, d]
   Tensor key_columns;   // E_b [B, k, M]
+  int64_t size_bytes() const override { return tensor_bytes({keys, values, key_columns}); }
 };
 
 CompressedMemory& as_memory(MixerState& state) {

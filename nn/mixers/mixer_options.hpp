@@ -34,6 +34,14 @@ struct ConvOptions {
   bool fairseq_softmax_span = false;
 };
 
+// Kernelized and decaying attention (docs/models.md §5), kind `kernel:<feature map>+<rule>`.
+struct KernelOptions {
+  // T2R: φ's size m; RFA: the number of random features D (φ has 2D). The T2R code's
+  // --causal-proj-dim (decoder self-attention) or --cross-proj-dim (the other places).
+  int64_t feature_size = 32;
+  int64_t dpfp_rolls = 2;  // DPFP's ν (--dpfp-rolls)
+};
+
 struct MixerOptions {
   std::string kind;               // "softmax", "linformer", "lightconv", "dynamicconv", "kernel:elu+additive", ...
   int64_t embed_dim = 0;          // D
@@ -43,6 +51,7 @@ struct MixerOptions {
   int64_t layer = 0;              // index of the layer in its stack (encoder or decoder)
   LinformerOptions linformer;
   ConvOptions conv;
+  KernelOptions kernel;
   // A module shared by this place's mixers in every layer of the stack (Linformer's
   // layerwise E), built once by the stack and saved once; null when the family has none.
   std::shared_ptr<Module> shared;

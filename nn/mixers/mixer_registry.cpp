@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "nn/mixers/conv_block.hpp"
+#include "nn/mixers/kernel_attention.hpp"
 #include "nn/mixers/linformer_attention.hpp"
 #include "nn/mixers/softmax_attention.hpp"
 
@@ -15,6 +16,7 @@ std::map<std::string, MixerFactory> builtin_families() {
       {"lightconv", [](const MixerOptions& o) { return std::make_shared<ConvBlock>(o); }},
       {"dynamicconv", [](const MixerOptions& o) { return std::make_shared<ConvBlock>(o); }},
       {"linformer", [](const MixerOptions& o) { return std::make_shared<LinformerAttention>(o); }},
+      {"kernel", [](const MixerOptions& o) { return std::make_shared<KernelAttention>(o); }},
   };
 }
 

@@ -12,6 +12,8 @@ struct KeyValueCache : MixerState {
   Tensor keys, values;
   int64_t length = 0;
 
+  int64_t size_bytes() const override { return tensor_bytes({keys, values}); }
+
   Tensor filled(const Tensor& t) const { return t.narrow(2, 0, length); }
 
   void append(const Tensor& k, const Tensor& v) {  // k, v [B, H, n, d]

@@ -11,6 +11,7 @@
 // * inspection: the weights each head puts on each position, [B, H, Tq, Tk], explicit for
 //   softmax attention and implied for the others.
 #pragma once
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -34,7 +35,12 @@ struct MixerContext {
 // Per-sequence decoding state of one mixer (KV cache, (S, z) sums, conv window, ...).
 struct MixerState {
   virtual ~MixerState() = default;
+  // Bytes the state holds for its sentences (what decoding memory grows with).
+  virtual int64_t size_bytes() const = 0;
 };
+
+// Bytes of a state's tensors (undefined ones count 0).
+int64_t tensor_bytes(std::initializer_list<Tensor> tensors);
 
 class TokenMixer : public Module {
  public:

@@ -52,6 +52,8 @@ MixerOptions mixer_options(const TransformerConfig& c, MixerPlace place, int64_t
   o.layer = layer;
   if (is_conv(o)) o.conv = conv_options(c, encoder, layer);
   if (o.kind == "linformer") o.linformer = linformer_options(c);
+  o.kernel.feature_size = place == MixerPlace::DecoderSelf ? c.causal_proj_dim : c.cross_proj_dim;
+  o.kernel.dpfp_rolls = c.dpfp_rolls;
   o.shared = std::move(shared);
   return o;
 }

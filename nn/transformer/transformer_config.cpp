@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "nn/mixers/kernel_attention.hpp"
 
 namespace attn::nn {
 namespace {
@@ -61,9 +62,10 @@ const std::vector<Field>& fields() {
       {"max_target_positions", &C::max_target_positions, Model, Value, "Longest target"},
       {"ffn_init", &C::ffn_init, Model, Value, "FFN init: xavier | torch"},
       {"encoder_self_mixer", &C::encoder_self_mixer, Model, Value,
-       "softmax | linformer | conv, or one per layer: conv,conv,softmax"},
-      {"decoder_self_mixer", &C::decoder_self_mixer, Model, Value, "softmax | conv, or one per layer"},
-      {"cross_mixer", &C::cross_mixer, Model, Value, "softmax | linformer, or one per layer"},
+       "softmax | linformer | conv | kernel:MAP+additive, or one per layer: conv,conv,softmax"},
+      {"decoder_self_mixer", &C::decoder_self_mixer, Model, Value,
+       "softmax | conv | kernel:MAP+RULE (MAP: elu t2r rfa dpfp identity; RULE: additive gated decay), or one per layer"},
+      {"cross_mixer", &C::cross_mixer, Model, Value, "softmax | linformer | kernel:MAP+additive, or one per layer"},
       {"encoder_conv_type", &C::encoder_conv_type, MixerOption, Value, "Encoder conv: lightweight | dynamic"},
       {"decoder_conv_type", &C::decoder_conv_type, MixerOption, Value, "Decoder conv: lightweight | dynamic"},
       {"encoder_kernel_size_list", &C::encoder_kernel_size_list, MixerOption, Value,
@@ -87,6 +89,11 @@ const std::vector<Field>& fields() {
       {"freeze_compress", &C::freeze_compress, MixerOption, Value, "Linformer: E and F not trained (true/false)"},
       {"linformer_xavier_init", &C::linformer_xavier_init, MixerOption, Value,
        "Linformer: Xavier init of E and F (default: PyTorch's Linear init)"},
+      {"causal_proj_dim", &C::causal_proj_dim, MixerOption, Value,
+       "Kernel attention in decoder self-attention: T2R feature size / RFA random features"},
+      {"cross_proj_dim", &C::cross_proj_dim, MixerOption, Value,
+       "Kernel attention elsewhere (cross, encoder self): T2R feature size / RFA random features"},
+      {"dpfp_rolls", &C::dpfp_rolls, MixerOption, Value, "DPFP feature map: rolls nu (features 2*d*nu)"},
   };
   return table;
 }
@@ -188,9 +195,17 @@ void validate_mixers(const char* field, const std::string& mixers, int64_t layer
     ATTN_CHECK(kind != "linformer" || std::string(field) != "decoder_self_mixer",
                "config: decoder_self_mixer cannot be linformer: its compression mixes every position, so it "
                "cannot be causal (use it for encoder_self_mixer or cross_mixer)");
+    if (kind.rfind("kernel:", 0) == 0) {
+      try {
+        check_kernel_mixer_kind(kind, std::string(field) == "decoder_self_mixer", std::string(field) == "cross_mixer");
+      } catch (const Error& e) {
+        throw Error(fmt::format("config: {}: {}", field, e.what()));
+      }
+      continue;
+    }
     ATTN_CHECK(std::find(allowed.begin(), allowed.end(), kind) != allowed.end(),
-               "config: {}: unknown or unsupported mixer '{}' (this place takes: {})", field, kind,
-               fmt::join(allowed, ", "));
+               "config: {}: unknown or unsupported mixer '{}' (this place takes: {}, kernel:<map>+<rule>)", field,
+               kind, fmt::join(allowed, ", "));
   }
 }
 
@@ -270,6 +285,9 @@ void TransformerConfig::validate() const {
                "--linformer-k or --compressed)",
                k, max_source_positions);
   }
+  for (auto [name, v] : {std::pair{"causal_proj_dim", causal_proj_dim}, std::pair{"cross_proj_dim", cross_proj_dim},
+                         std::pair{"dpfp_rolls", dpfp_rolls}})
+    ATTN_CHECK(v > 0, "config: {} must be positive, got {}", name, v);
   if (share_all_embeddings)
     ATTN_CHECK(src_vocab_size == tgt_vocab_size,
                "config: share_all_embeddings needs a joined dictionary, but the vocabularies have {} and {} symbols",

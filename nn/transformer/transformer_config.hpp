@@ -54,7 +54,8 @@ struct TransformerConfig {
   // Token mixer of each place (nn/mixers/mixer_registry.hpp): one kind for every layer of
   // the stack, or a comma-separated list with one kind per layer ("conv,conv,conv,softmax").
   // Kinds: softmax, linformer (encoder self and cross only), conv (LightConv/DynamicConv
-  // block, its type from {encoder,decoder}_conv_type).
+  // block, its type from {encoder,decoder}_conv_type), kernel:<map>+<rule> (kernelized and
+  // decaying attention; gated and decay rules in decoder self-attention only).
   std::string encoder_self_mixer = "softmax";
   std::string decoder_self_mixer = "softmax";
   std::string cross_mixer = "softmax";
@@ -82,6 +83,11 @@ struct TransformerConfig {
   bool shared_layer_kv_compressed = false;
   bool freeze_compress = false;
   bool linformer_xavier_init = false;  // default: PyTorch's Linear init
+  // Kernelized attention (docs/models.md §5; the T2R code's names): T2R's feature size m, or
+  // RFA's number of random features, for decoder self-attention and for the other places.
+  int64_t causal_proj_dim = 4;
+  int64_t cross_proj_dim = 32;
+  int64_t dpfp_rolls = 2;  // DPFP's ν
 
   // Throws attn::Error naming the field when the configuration cannot build a model
   // (non-positive sizes, D not divisible by H, shared embeddings with different vocabularies, ...).

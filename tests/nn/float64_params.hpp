@@ -12,6 +12,7 @@
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/linear.hpp"
 #include "nn/mixers/conv_block.hpp"
+#include "nn/mixers/kernel_attention.hpp"
 #include "nn/mixers/linformer_attention.hpp"
 #include "nn/mixers/softmax_attention.hpp"
 #include "nn/transformer/decoder_layer.hpp"
@@ -71,7 +72,14 @@ inline Leaves to_float64(nn::LinformerAttention& m) {
     if (*p) append(l, to_float64(**p));
   return l;
 }
+inline Leaves to_float64(nn::KernelAttention& m) {
+  Leaves l = to_float64(static_cast<nn::MultiHeadMixer&>(m));
+  if (auto projection = m.feature_map->projection()) append(l, to_float64(*projection));
+  for (const auto& gate : m.rule->gates()) append(l, to_float64(*gate));
+  return l;
+}
 inline Leaves mixer_to_float64(const std::shared_ptr<nn::TokenMixer>& mixer) {
+  if (auto* kernel = dynamic_cast<nn::KernelAttention*>(mixer.get())) return to_float64(*kernel);
   if (auto* linformer = dynamic_cast<nn::LinformerAttention*>(mixer.get())) return to_float64(*linformer);
   if (auto* conv = dynamic_cast<nn::ConvBlock*>(mixer.get())) return to_float64(*conv);
   auto* softmax = dynamic_cast<nn::SoftmaxAttention*>(mixer.get());
