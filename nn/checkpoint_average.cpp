@@ -38,6 +38,14 @@ Tensor mean_of_sum(Tensor sum, int64_t n, DType dtype) {
   return sum.to(dtype);
 }
 
+// Tensors that are fixed draws, copied rather than averaged (the last component of the name).
+bool is_fixed_draw(const std::string& name) {
+  const std::string leaf = name.substr(name.rfind('.') + 1);
+  return leaf == "random_matrices";
+}
+
+bool same_values(const Tensor& a, const Tensor& b) { return a.to_vector() == b.to_vector(); }
+
 void check_same_names(const SafetensorsFile& first, const SafetensorsFile& other) {
   for (const auto& [name, t] : first.tensors)
     ATTN_CHECK(other.contains(name), "average: {} has no tensor '{}' (present in {})", other.path, name, first.path);
@@ -63,12 +71,22 @@ SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs) {
       ATTN_CHECK(t.dtype() == reference.dtype() && t.shape() == reference.shape(),
                  "average: tensor '{}' is {} {} in {} but {} {} in {}", name, dtype_name(t.dtype()), t.shape().str(),
                  other.path, dtype_name(reference.dtype()), reference.shape().str(), first.path);
-      add_into(sums[i].second, t);
+      if (!is_fixed_draw(name)) {
+        add_into(sums[i].second, t);
+        continue;
+      }
+      ATTN_CHECK(same_values(t, reference),
+                 "average: '{}' (fixed random features) differs between {} and {}; these checkpoints come from "
+                 "different runs and cannot be averaged",
+                 name, first.path, other.path);
     }
   }
-  for (size_t i = 0; i < sums.size(); ++i)
-    result.tensors.emplace_back(sums[i].first,
-                                mean_of_sum(sums[i].second, int64_t(inputs.size()), first.tensors[i].second.dtype()));
+  for (size_t i = 0; i < sums.size(); ++i) {
+    const auto& [name, reference] = first.tensors[i];
+    result.tensors.emplace_back(name, is_fixed_draw(name) ? reference
+                                                          : mean_of_sum(sums[i].second, int64_t(inputs.size()),
+                                                                        reference.dtype()));
+  }
   return result;
 }
 

@@ -4,6 +4,10 @@
 // are floor-divided, ⌊Σθ_i / N⌋; the metadata is copied from the first file. All files
 // must hold the same names with the same dtypes and shapes.
 //
+// Fixed random draws (RFA's `random_matrices`, docs/models.md §5.2) are not averaged: a mean of
+// random features is not a random feature. They must be the same in every file (one run) and
+// are copied.
+//
 // last_checkpoints() picks the files as fairseq's --num-epoch-checkpoints /
 // --num-update-checkpoints do: the N with the highest epoch number in
 // `checkpoint<epoch><ext>`, or the highest update number in `checkpoint_<epoch>_<update><ext>`,

@@ -1,4 +1,4 @@
-// The model presets, named as fairseq's architectures (docs/models.md §1.5, §3.6, §4.4),
+// The model presets, named as fairseq's architectures (docs/models.md §1.5, §3.6, §4.4, §5),
 // plus teaching sizes (`*_tiny`) that train in minutes on 2 cores. A preset is a complete
 // TransformerConfig except the vocabulary sizes, which come from the data.
 #include <functional>
@@ -80,6 +80,22 @@ TransformerConfig with_linformer(TransformerConfig c, int64_t k) {
   return c;
 }
 
+// Kernelized attention in the decoder's causal self-attention and cross-attention, the
+// encoder keeping softmax (T2R's MT setup, docs/models.md §5.4), with T2R's feature sizes:
+// 4 (causal) and 32 (cross) — for RFA the number of random features.
+TransformerConfig with_kernel_decoder(TransformerConfig c, const std::string& map) {
+  c.decoder_self_mixer = c.cross_mixer = "kernel:" + map + "+additive";
+  c.causal_proj_dim = 4;
+  c.cross_proj_dim = 32;
+  return c;
+}
+
+// Decaying fast weights in the decoder's self-attention (Mao 2022, docs/models.md §5.6).
+TransformerConfig with_decay_decoder(TransformerConfig c) {
+  c.decoder_self_mixer = "kernel:identity+decay";
+  return c;
+}
+
 using Preset = std::pair<const char*, std::function<TransformerConfig()>>;
 
 const std::vector<Preset>& presets() {
@@ -101,6 +117,14 @@ const std::vector<Preset>& presets() {
       // teaching size uses k = 8, below most Ding sentences' length.
       {"linformer_wmt_en_de", [] { return with_linformer(TransformerConfig{}, 256); }},
       {"linformer_tiny", [] { return with_linformer(transformer_tiny(), 8); }},
+      // T2R's WMT14 EN-DE rows (its Table 2) are Transformer-big models.
+      {"t2r_wmt_en_de_big", [] { return with_kernel_decoder(transformer_big(0.3, 0.1, 0.0, false), "t2r"); }},
+      {"elu_wmt_en_de_big", [] { return with_kernel_decoder(transformer_big(0.3, 0.1, 0.0, false), "elu"); }},
+      {"rfa_wmt_en_de_big", [] { return with_kernel_decoder(transformer_big(0.3, 0.1, 0.0, false), "rfa"); }},
+      {"t2r_tiny", [] { return with_kernel_decoder(transformer_tiny(), "t2r"); }},
+      {"elu_tiny", [] { return with_kernel_decoder(transformer_tiny(), "elu"); }},
+      {"rfa_tiny", [] { return with_kernel_decoder(transformer_tiny(), "rfa"); }},
+      {"decay_tiny", [] { return with_decay_decoder(transformer_tiny()); }},
   };
   return table;
 }

@@ -86,3 +86,20 @@ TEST_CASE("the last N checkpoints are chosen by number, newest first", "[checkpo
                     Contains("found 4") && Contains("need 5"));
   CHECK_THROWS_WITH(last_checkpoints(tmp.file("nowhere"), 1, CheckpointNumbering::Epoch), Contains("nowhere"));
 }
+
+TEST_CASE("averaging copies fixed random features and refuses files whose features differ", "[checkpoint_average]") {
+  TempDir tmp;
+  const Tensor features = from_vector<float>({0.3f, -1.7f, 2.9f}, {3});
+  auto write = [&](const std::string& name, float w, const Tensor& draws) {
+    save_safetensors(tmp.file(name), {{"decoder.layers.0.encoder_attn.random_matrices", draws},
+                                      {"decoder.w", from_vector<float>({w}, {1})}});
+    return tmp.file(name);
+  };
+  const std::vector<std::string> same = {write("a", 1, features), write("b", 2, features), write("c", 6, features)};
+  const SafetensorsFile avg = average_checkpoints(same);
+  CHECK(avg.at("decoder.w").item() == 3.0);
+  CHECK(avg.at("decoder.layers.0.encoder_attn.random_matrices").to_vector() == features.to_vector());
+  const std::string other = write("d", 2, from_vector<float>({0.3f, -1.7f, 3.0f}, {3}));
+  CHECK_THROWS_WITH(average_checkpoints({same[0], other}),
+                    Contains("random_matrices") && Contains("different runs") && Contains(other));
+}
