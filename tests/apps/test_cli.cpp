@@ -389,6 +389,58 @@ TEST_CASE("average needs only the weights: checkpoints without their optimizer s
   CHECK(read_file(dir.file("again.safetensors")) == read_file(dir.file("averaged.safetensors")));
 }
 
+TEST_CASE("convert swaps the decoder's attention for T2R, carrying every shared weight over; the result decodes") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string source = workspace.dir.file("checkpoints/checkpoint_last");
+  const CommandResult converted =
+      run_attnlab(dir, {"convert", "--from", source, "--output", "t2r/converted", "--model-override",
+                        "decoder_self_mixer=kernel:t2r+additive", "--model-override", "cross_mixer=kernel:t2r+additive",
+                        "--model-override", "causal_proj_dim=3"});
+  require_success(converted);
+  CHECK(contains(converted.out, "new 4 tensors:\n  decoder.layers.0.self_attn.fc3.weight\n"
+                                "  decoder.layers.0.self_attn.fc3.bias\n  decoder.layers.0.encoder_attn.fc4.weight\n"
+                                "  decoder.layers.0.encoder_attn.fc4.bias\n"));
+  CHECK(contains(converted.out, "dropped 0 tensors\n"));
+  const attn::SafetensorsFile before = attn::load_safetensors(source + ".safetensors");
+  const attn::SafetensorsFile after = attn::load_safetensors(dir.file("t2r/converted.safetensors"));
+  REQUIRE(after.tensors.size() == before.tensors.size() + 4);
+  for (const auto& [name, tensor] : before.tensors) {
+    INFO(name);
+    CHECK(after.at(name).to_vector() == tensor.to_vector());
+  }
+  CHECK(after.at("decoder.layers.0.self_attn.fc3.weight").shape() == attn::Shape({2 * 3, 16}));
+  CHECK(after.at("decoder.layers.0.encoder_attn.fc4.weight").shape() == attn::Shape({2 * 32, 16}));
+  CHECK(fs::exists(dir.file("t2r/dict.en.txt")));
+  require_success(
+      run_attnlab(dir, {"generate", workspace.dir.file("data-bin"), "--path", "t2r/converted", "--beam", "2"}));
+
+  // And back: T2R to softmax drops the feature maps.
+  const CommandResult back = run_attnlab(dir, {"convert", "--from", "t2r/converted", "--output", "back",
+                                               "--model-override", "decoder_self_mixer=softmax",
+                                               "--model-override", "cross_mixer=softmax"});
+  require_success(back);
+  CHECK(contains(back.out, "new 0 tensors\n"));
+  CHECK(contains(back.out, "dropped 4 tensors:"));
+  CHECK(attn::load_safetensors(dir.file("back.safetensors")).tensors.size() == before.tensors.size());
+}
+
+TEST_CASE("convert refuses widths and head counts that cannot map, naming the key or field and both values") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string source = workspace.dir.file("checkpoints/checkpoint_last");
+  require_runtime_error(run_attnlab(dir, {"convert", "--from", source, "--output", "wide", "--model-override",
+                                          "encoder_embed_dim=64", "--model-override", "decoder_embed_dim=64"}),
+                        {"cannot carry 'encoder.embed_tokens.weight'", "[192, 32]", "[192, 64]"});
+  require_runtime_error(run_attnlab(dir, {"convert", "--from", source, "--output", "heads", "--model-override",
+                                          "decoder_attention_heads=4"}),
+                        {"decoder_attention_heads is 2", "but 4"});
+  require_runtime_error(run_attnlab(dir, {"convert", "--from", source, "--output", "x", "--model-override",
+                                          "cross_mixer=kernel:elu+decay"}),
+                        {"cross_mixer", "kernel:elu+decay", "decoder self-attention only"});
+  CHECK_FALSE(fs::exists(dir.file("wide.safetensors")));
+}
+
 TEST_CASE("translate writes one line per raw input line, an empty one for an empty one") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
