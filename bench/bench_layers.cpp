@@ -7,6 +7,8 @@
 //   linformer    Linformer, 8 heads, k = 64, E/F over T positions (max_seq_len = T)
 //   lightconv    GLU → LightConv (16 heads, K = 31, softmax taps, centred) → Linear
 //   dynamicconv  GLU → DynamicConv (16 heads, K = 31) → Linear
+//   linear_causal  causal linear attention, ELU+1 features, 8 heads (kernel:elu+additive, the scan)
+//   linear       the same, non-causal (S and z summed once)
 //   ffn          the position-wise FFN 512-2048-512, for reference
 //
 // Each layer includes its own input/output projections. Reports the median of --repeats
@@ -19,10 +21,10 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "core/profiler.hpp"
 #include "core/threads.hpp"
 #include "nn/layers/feed_forward.hpp"
@@ -34,34 +36,18 @@ using namespace attn;
 constexpr int64_t kBatch = 8, kDim = 512;
 
 struct Options {
-  std::vector<std::string> layers{"mha", "linformer", "lightconv", "dynamicconv", "ffn"};
-  std::vector<int64_t> lengths{128, 512, 2048};
-  int threads = 2, repeats = 5;
-  bool kernels = false;
+  std::vector<std::string> layers;
+  std::vector<int64_t> lengths;
+  int threads, repeats;
+  bool kernels;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::istringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
-  return parts;
-}
-
 Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    ATTN_CHECK(i + 1 < argc, "bench_layers: {} needs a value", arg);
-    const std::string value = argv[++i];
-    if (arg == "--layers") o.layers = split(value);
-    else if (arg == "--T") {
-      o.lengths.clear();
-      for (const std::string& t : split(value)) o.lengths.push_back(std::stoll(t));
-    } else if (arg == "--threads") o.threads = std::stoi(value);
-    else if (arg == "--repeats") o.repeats = std::stoi(value);
-    else if (arg == "--kernels") o.kernels = value != "0";
-    else throw Error(fmt::format("bench_layers: unknown option {}", arg));
-  }
+  bench::BenchArgs args("bench_layers", argc, argv);
+  Options o{args.list("layers", {"mha", "linformer", "lightconv", "dynamicconv", "linear_causal", "linear", "ffn"}),
+            args.numbers("T", {128, 512, 2048}), int(args.number("threads", 2)), int(args.number("repeats", 5)),
+            args.number("kernels", 0) != 0};
+  args.check_all_used();
   return o;
 }
 
@@ -84,11 +70,16 @@ std::function<Tensor(const Tensor&)> make_layer(const std::string& name, int64_t
     o.num_heads = 16;
     o.conv.kernel_size = 31;
     o.conv.input_dropout = 0.0;
+  } else if (name == "linear_causal" || name == "linear") {
+    o.kind = "kernel:elu+additive";
   } else {
-    throw Error(fmt::format("bench_layers: unknown layer '{}' (mha, linformer, lightconv, dynamicconv, ffn)", name));
+    throw Error(fmt::format(
+        "bench_layers: unknown layer '{}' (mha, linformer, lightconv, dynamicconv, linear_causal, linear, ffn)", name));
   }
   std::shared_ptr<nn::TokenMixer> mixer = nn::create_mixer(o);
-  return [mixer](const Tensor& x) { return mixer->forward(x, nn::MixerContext{}); };
+  nn::MixerContext ctx;
+  ctx.causal = name == "linear_causal";
+  return [mixer, ctx](const Tensor& x) { return mixer->forward(x, ctx); };
 }
 
 double median_ms(const std::function<Tensor(const Tensor&)>& layer, int64_t length, int repeats, bool kernels) {

@@ -7,7 +7,12 @@
 // share (core/profiler.hpp, from separately profiled steps) and peak memory (allocator
 // peak and peak RSS). bench_step_profile times the bare model step without the trainer.
 //
-// Usage: bench_train [--model tiny|base|both] [--threads N] [--steps N] [--warmup N]
+// Usage: bench_train [--model tiny,base,PRESET...] [--override key=value ...] [--threads N] [--steps N]
+//                    [--warmup N]
+// --model takes tiny (transformer_tiny), base (transformer_wmt_en_de) or any preset (t2r_tiny,
+// lightconv_tiny, ...); --override changes any config field of every model, e.g. the base
+// model with T2R in the decoder: --model base --override decoder_self_mixer=kernel:t2r+additive
+// --override cross_mixer=kernel:t2r+additive.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -19,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "apps/training/trainer.hpp"
+#include "bench_args.hpp"
 #include "core/allocator.hpp"
 #include "core/profiler.hpp"
 #include "data/binarized_corpus.hpp"
@@ -31,27 +37,15 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kSentences = 128, kLength = 32, kVocab = 8000, kBatches = 4;
 
 struct Options {
-  std::vector<std::string> models{"tiny", "base"};
-  int threads = 2, steps = 5, warmup = 2;
+  std::vector<std::string> models, overrides;
+  int threads, steps, warmup;
 };
 
 Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    ATTN_CHECK(i + 1 < argc, "bench_train: {} needs a value", arg);
-    const std::string value = argv[++i];
-    if (arg == "--model")
-      o.models = value == "both" ? std::vector<std::string>{"tiny", "base"} : std::vector<std::string>{value};
-    else if (arg == "--threads")
-      o.threads = std::stoi(value);
-    else if (arg == "--steps")
-      o.steps = std::stoi(value);
-    else if (arg == "--warmup")
-      o.warmup = std::stoi(value);
-    else
-      throw Error(fmt::format("bench_train: unknown argument '{}' (see the header comment)", arg));
-  }
+  bench::BenchArgs args("bench_train", argc, argv);
+  Options o{args.list("model", {"tiny", "base"}), args.list("override", {}), int(args.number("threads", 2)),
+            int(args.number("steps", 5)), int(args.number("warmup", 2))};
+  args.check_all_used();
   return o;
 }
 
@@ -75,12 +69,14 @@ std::string write_corpus() {
   return dir.string();
 }
 
-app::TrainerOptions trainer_options(const std::string& model, const std::string& data_dir, int threads) {
+app::TrainerOptions trainer_options(const std::string& model, const std::vector<std::string>& overrides,
+                                    const std::string& data_dir, int threads) {
   app::TrainerOptions o;
   o.data_dir = data_dir;
   o.save_dir = data_dir + "/checkpoints-" + model;
-  o.arch = model == "tiny" ? "transformer_tiny" : "transformer_wmt_en_de";
+  o.arch = model == "tiny" ? "transformer_tiny" : model == "base" ? "transformer_wmt_en_de" : model;
   o.model_overrides = {"share_all_embeddings=true"};
+  o.model_overrides.insert(o.model_overrides.end(), overrides.begin(), overrides.end());
   o.label_smoothing = 0.1;
   o.adam_beta2 = 0.98;
   o.lr_scheduler = "inverse_sqrt";
@@ -99,7 +95,7 @@ double peak_rss_mib() {
 }
 
 void run(const std::string& model, const std::string& data_dir, const Options& options) {
-  app::Trainer trainer(trainer_options(model, data_dir, options.threads));
+  app::Trainer trainer(trainer_options(model, options.overrides, data_dir, options.threads));
   const app::SplitCorpora corpora = app::open_split(trainer.task(), "train");
   data::BatchingOptions batching;
   batching.max_tokens = kSentences * kLength;
