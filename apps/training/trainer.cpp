@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "apps/task/batch_tensors.hpp"
 #include "autograd/autograd.hpp"
@@ -156,9 +157,9 @@ void Trainer::restore(const std::string& base) {
   CheckpointContent content = load_checkpoint(base);
   const nlohmann::json& meta = content.metadata;
   const nn::TransformerConfig saved = nn::config_from_json(meta.at("model_config"));
-  ATTN_CHECK(nn::to_json(saved) == nn::to_json(config_),
-             "train: checkpoint {} was trained with another model configuration:\n  checkpoint: {}\n  this run:   {}",
-             base, nn::to_json(saved).dump(), nn::to_json(config_).dump());
+  const std::vector<std::string> differences = nn::config_differences(saved, config_);
+  ATTN_CHECK(differences.empty(), "train: checkpoint {} was trained with another model configuration (checkpoint vs this run): {}",
+             base, fmt::join(differences, "; "));
   ATTN_CHECK(meta.at("optimizer").get<std::string>() == optimizer_->name(),
              "train: checkpoint {} holds a '{}' optimizer state but this run uses --optimizer {}", base,
              meta.at("optimizer").get<std::string>(), optimizer_->name());

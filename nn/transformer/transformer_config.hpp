@@ -122,6 +122,8 @@ void apply_override(TransformerConfig& config, const std::string& key_value);
 void apply_overrides(TransformerConfig& config, const std::vector<std::string>& key_values);
 
 nlohmann::json to_json(const TransformerConfig& config);
+// The fields in which two configurations differ, one "name: A vs B" each (empty when equal).
+std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b);
 // Fields missing from the JSON keep their defaults; unknown keys are rejected.
 TransformerConfig config_from_json(const nlohmann::json& j);
 

@@ -78,3 +78,28 @@ TEST_CASE("variants train, resume bit-identically, reload and translate", "[trai
     }
   }
 }
+
+TEST_CASE("a variant resumed with another rule, or loaded without its feature maps, is refused naming the key",
+          "[trainer][variants]") {
+  const std::string root = testing::fresh_temp_dir("variants_refused");
+  testing::write_reversal_corpus(root);
+  TrainerOptions decay = variant_options(root, "decay", {"decoder_self_mixer=kernel:identity+decay"});
+  decay.max_update = 2;
+  Trainer(decay).train();
+  TrainerOptions gated = decay;
+  gated.model_overrides.push_back("decoder_self_mixer=kernel:elu+gated");
+  gated.max_update = 4;
+  CHECK_THROWS_WITH(Trainer(gated),
+                    Catch::Matchers::Contains("decoder_self_mixer: \"kernel:identity+decay\" vs \"kernel:elu+gated\""));
+
+  nn::TransformerConfig config = Trainer(decay).model().config();
+  const nn::NamedTensors softmax_weights = [&] {
+    nn::TransformerConfig softmax = config;
+    softmax.decoder_self_mixer = "softmax";
+    return nn::EncoderDecoderModel(softmax).state_dict();
+  }();
+  config.decoder_self_mixer = config.cross_mixer = "kernel:t2r+additive";
+  nn::EncoderDecoderModel t2r(config);
+  CHECK_THROWS_WITH(t2r.load_state_dict(std::map<std::string, Tensor>(softmax_weights.begin(), softmax_weights.end())),
+                    Catch::Matchers::Contains("decoder.layers.0.self_attn.fc3.weight"));
+}
