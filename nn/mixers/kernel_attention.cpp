@@ -9,9 +9,10 @@ namespace {
 // The recurrent decoding state: S (with z as its last row for normalised rules) per sentence
 // and head, and the folded feature projections of maps that fold (T2R), made once per decode.
 struct RecurrentState : MixerState {
-  Tensor sums;  // [B, H, N, m]
+  Tensor sums;       // [B, H, N, m]
+  Tensor key_shift;  // the feature map's running stabiliser [B, H, 1, 1] (Performer), else undefined
   FeatureMap::Folded queries, keys;
-  int64_t size_bytes() const override { return tensor_bytes({sums}); }
+  int64_t size_bytes() const override { return tensor_bytes({sums, key_shift}); }
 };
 
 RecurrentState& as_recurrent(MixerState& state) {
@@ -63,8 +64,7 @@ Tensor KernelAttention::heads_of(const Tensor& t) const {
   return permute(view(t, {t.size(0), t.size(1), num_heads_, t.size(2) / num_heads_}), {0, 2, 1, 3});
 }
 
-Tensor KernelAttention::masked_key_features(const Tensor& keys, const Tensor& key_padding_mask) const {
-  const Tensor phi = feature_map->keys(keys);
+Tensor KernelAttention::masked_key_features(const Tensor& phi, const Tensor& key_padding_mask) const {
   if (!key_padding_mask.defined()) return phi;
   ATTN_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == phi.size(0) &&
                  key_padding_mask.size(1) == phi.size(2),
@@ -80,10 +80,14 @@ Tensor KernelAttention::forward(const Tensor& x, const MixerContext& ctx) {
   ATTN_CHECK(source.defined(), "{} cross-attention needs the encoder output (MixerContext::memory)", kind_);
   if (!ctx.causal) check_kernel_mixer_kind(kind_, false, cross_attention_);
   const Tensor phi_q = feature_map->queries(split_heads(q_proj->forward(x)));
-  const Tensor phi_k = masked_key_features(split_heads(k_proj->forward(source)), ctx.key_padding_mask);
-  const Tensor v = split_heads(v_proj->forward(source));
-  const Tensor y = ctx.causal ? rule->causal(x, phi_q, phi_k, v, guard_) : rule->non_causal(phi_q, phi_k, v, guard_);
-  return merge_heads_and_project(y);
+  const Tensor keys = split_heads(k_proj->forward(source)), v = split_heads(v_proj->forward(source));
+  if (!ctx.causal)
+    return merge_heads_and_project(
+        rule->non_causal(phi_q, masked_key_features(feature_map->keys(keys), ctx.key_padding_mask), v, guard_));
+  Tensor shift;
+  const FeatureMap::CausalKeys causal = feature_map->causal_keys(keys, shift);
+  return merge_heads_and_project(
+      rule->causal(x, phi_q, masked_key_features(causal.phi, ctx.key_padding_mask), v, guard_, causal.decay));
 }
 
 std::unique_ptr<MixerState> KernelAttention::init_state(int64_t batch, const MixerContext& ctx) {
@@ -92,7 +96,8 @@ std::unique_ptr<MixerState> KernelAttention::init_state(int64_t batch, const Mix
   if (cross_attention_) {
     ATTN_CHECK(ctx.memory.defined() && ctx.memory.size(0) == batch,
                "{} cross-attention: init_state needs the encoder output for {} sentences", kind_, batch);
-    const Tensor phi_k = masked_key_features(split_heads(k_proj->forward(ctx.memory)), ctx.key_padding_mask);
+    const Tensor phi_k =
+        masked_key_features(feature_map->keys(split_heads(k_proj->forward(ctx.memory))), ctx.key_padding_mask);
     state->sums = detach(rule->summarize(phi_k, split_heads(v_proj->forward(ctx.memory))));
   } else {
     state->sums = rule->empty_state(batch, q_proj->weight);
@@ -107,25 +112,24 @@ Tensor KernelAttention::step(const Tensor& x, MixerState& state, const MixerCont
   RecurrentState& s = as_recurrent(state);
   ATTN_CHECK(s.sums.size(0) == x.size(0), "{}: decoding state holds {} sentences, the step {}", kind_, s.sums.size(0),
              x.size(0));
-  auto features = [&](const FeatureMap::Folded& folded, const std::shared_ptr<Linear>& projection, bool query) {
-    if (folded.weight.defined()) return heads_of(relu(linear(x, folded.weight, folded.bias)));
-    const Tensor projected = split_heads(projection->forward(x));
-    return query ? feature_map->queries(projected) : feature_map->keys(projected);
-  };
-  const Tensor phi_q = features(s.queries, q_proj, true);
+  const Tensor phi_q = s.queries.weight.defined() ? heads_of(relu(linear(x, s.queries.weight, s.queries.bias)))
+                                                  : feature_map->queries(split_heads(q_proj->forward(x)));
   if (cross_attention_) return merge_heads_and_project(rule->read(phi_q, s.sums, guard_));
-  Tensor phi_k = features(s.keys, k_proj, false);
+  FeatureMap::CausalKeys keys;
+  if (s.keys.weight.defined()) keys.phi = heads_of(relu(linear(x, s.keys.weight, s.keys.bias)));
+  else keys = feature_map->causal_keys(split_heads(k_proj->forward(x)), s.key_shift);
   if (ctx.key_padding_mask.defined())  // this step's column of the prefix mask
-    phi_k = masked_fill(phi_k, view(narrow(ctx.key_padding_mask, 1, ctx.key_padding_mask.size(1) - 1, 1),
-                                    {x.size(0), 1, 1, 1}),
-                        0.0);
+    keys.phi = masked_fill(keys.phi, view(narrow(ctx.key_padding_mask, 1, ctx.key_padding_mask.size(1) - 1, 1),
+                                          {x.size(0), 1, 1, 1}),
+                           0.0);
   const Tensor v = split_heads(v_proj->forward(x));
-  return merge_heads_and_project(rule->step(x, phi_q, phi_k, v, s.sums, guard_));
+  return merge_heads_and_project(rule->step(x, phi_q, keys.phi, v, s.sums, guard_, keys.decay));
 }
 
 void KernelAttention::reorder(MixerState& state, const Tensor& order) {
   RecurrentState& s = as_recurrent(state);
   s.sums = ops::index_select(s.sums, 0, order);
+  if (s.key_shift.defined()) s.key_shift = ops::index_select(s.key_shift, 0, order);
 }
 
 }  // namespace attn::nn

@@ -45,7 +45,7 @@ class KernelAttention : public MultiHeadMixer {
 
  private:
   // φ(k) [B, H, T, m] with the features of padded keys set to 0.
-  Tensor masked_key_features(const Tensor& keys, const Tensor& key_padding_mask) const;
+  Tensor masked_key_features(const Tensor& phi, const Tensor& key_padding_mask) const;
   // [B, T, H·w] -> [B, H, T, w]
   Tensor heads_of(const Tensor& t) const;
 

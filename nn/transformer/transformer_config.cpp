@@ -64,7 +64,7 @@ const std::vector<Field>& fields() {
       {"encoder_self_mixer", &C::encoder_self_mixer, Model, Value,
        "softmax | linformer | conv | kernel:MAP+additive, or one per layer: conv,conv,softmax"},
       {"decoder_self_mixer", &C::decoder_self_mixer, Model, Value,
-       "softmax | conv | kernel:MAP+RULE (MAP: elu t2r rfa dpfp identity; RULE: additive gated decay), or one per layer"},
+       "softmax | conv | kernel:MAP+RULE (MAP: elu t2r rfa performer dpfp identity; RULE: additive gated decay), or one per layer"},
       {"cross_mixer", &C::cross_mixer, Model, Value, "softmax | linformer | kernel:MAP+additive, or one per layer"},
       {"encoder_conv_type", &C::encoder_conv_type, MixerOption, Value, "Encoder conv: lightweight | dynamic"},
       {"decoder_conv_type", &C::decoder_conv_type, MixerOption, Value, "Decoder conv: lightweight | dynamic"},
@@ -90,9 +90,9 @@ const std::vector<Field>& fields() {
       {"linformer_xavier_init", &C::linformer_xavier_init, MixerOption, Value,
        "Linformer: Xavier init of E and F (default: PyTorch's Linear init)"},
       {"causal_proj_dim", &C::causal_proj_dim, MixerOption, Value,
-       "Kernel attention in decoder self-attention: T2R feature size / RFA random features"},
+       "Kernel attention in decoder self-attention: T2R/Performer feature size, RFA random features"},
       {"cross_proj_dim", &C::cross_proj_dim, MixerOption, Value,
-       "Kernel attention elsewhere (cross, encoder self): T2R feature size / RFA random features"},
+       "Kernel attention elsewhere (cross, encoder self): T2R/Performer feature size, RFA random features"},
       {"dpfp_rolls", &C::dpfp_rolls, MixerOption, Value, "DPFP feature map: rolls nu (features 2*d*nu)"},
   };
   return table;

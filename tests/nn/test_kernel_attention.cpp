@@ -6,6 +6,7 @@
 // float64 gradchecks, guarded denominators on all-padding rows, and the errors.
 #include <catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "../autograd/grad_test_util.hpp"
@@ -47,11 +48,12 @@ Tensor pad_mask(const std::vector<std::vector<int>>& rows) {
 }
 
 // Every kind decoder self-attention takes, and those the non-causal places take.
-const std::vector<std::string> kCausalKinds = {"kernel:elu+additive",   "kernel:t2r+additive",   "kernel:rfa+additive",
-                                               "kernel:dpfp+additive",  "kernel:elu+gated",      "kernel:t2r+gated",
-                                               "kernel:identity+decay", "kernel:elu+decay",      "kernel:dpfp+decay"};
+const std::vector<std::string> kCausalKinds = {
+    "kernel:elu+additive", "kernel:t2r+additive",   "kernel:rfa+additive", "kernel:dpfp+additive",
+    "kernel:performer+additive", "kernel:elu+gated", "kernel:t2r+gated",   "kernel:performer+gated",
+    "kernel:identity+decay", "kernel:elu+decay",     "kernel:dpfp+decay"};
 const std::vector<std::string> kNonCausalKinds = {"kernel:elu+additive", "kernel:t2r+additive", "kernel:rfa+additive",
-                                                  "kernel:dpfp+additive"};
+                                                  "kernel:dpfp+additive", "kernel:performer+additive"};
 
 // The quadratic form of the additive rule (docs/models.md §5.0a) from the mixer's own φ, q, k, v:
 // A = φ(Q) φ(K)ᵀ (⊙ L when causal, pads 0), Y = A V ⊘ guard(A 1), then out_proj.
@@ -109,6 +111,7 @@ TEST_CASE("kernel attention: softmax's projection names beside the T2R code's na
   CHECK(names(kernel_options("kernel:t2r+additive", 8, 2, false, 4)) == with({"fc3.weight [8, 4]", "fc3.bias [8]"}));
   CHECK(names(kernel_options("kernel:t2r+additive", 8, 2, true, 5)) == with({"fc4.weight [10, 4]", "fc4.bias [10]"}));
   CHECK(names(kernel_options("kernel:rfa+additive", 8, 2, true, 6)) == with({"random_matrices [2, 6, 4]"}));
+  CHECK(names(kernel_options("kernel:performer+additive", 8, 2, false, 5)) == with({"random_matrices [2, 5, 4]"}));
   CHECK(names(kernel_options("kernel:elu+gated", 8, 2, false)) == with({"gate_proj.weight [2, 8]", "gate_proj.bias [2]"}));
   CHECK(names(kernel_options("kernel:identity+decay", 8, 2, false)) ==
         with({"gate_k_proj.weight [8, 8]", "gate_k_proj.bias [8]", "gate_v_proj.weight [8, 8]", "gate_v_proj.bias [8]"}));
@@ -160,6 +163,28 @@ TEST_CASE("kernel attention: each feature map against its formula") {
       CHECK(phi[size_t(3 + i)] == Approx(std::cos(dot) / std::sqrt(3.0)).margin(1e-6));
     }
   }
+  {  // Performer: m^{-1/2} exp(Ω x' − ‖x'‖²/2 − c), x' = d^{-1/4} x; one key: c = max of Ω x' − ‖x'‖²/2
+    auto m = kernel_mixer(kernel_options("kernel:performer+additive", 4, 1, false, 6));
+    to_float64(*m);
+    const std::vector<double> phi = m->feature_map->keys(x).to_vector(), omega = m->state_dict().back().second.to_vector();
+    const std::vector<double> xs = x.to_vector();
+    std::vector<double> u(6);
+    double squared = 0;
+    for (double v : xs) squared += v * v / 2.0;  // ‖x'‖² = ‖x‖²/√d = ‖x‖²/2
+    for (int64_t i = 0; i < 6; ++i) {
+      for (int64_t j = 0; j < 4; ++j) u[size_t(i)] += omega[size_t(i * 4 + j)] * xs[size_t(j)] / std::sqrt(2.0);
+      u[size_t(i)] -= squared / 2.0;
+    }
+    const double c = *std::max_element(u.begin(), u.end());
+    for (int64_t i = 0; i < 6; ++i) CHECK(phi[size_t(i)] == Approx(std::exp(u[size_t(i)] - c) / std::sqrt(6.0)).margin(1e-12));
+    // Ω's rows within a block of d are orthogonal
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t k = i + 1; k < 4; ++k) {
+        double dot = 0;
+        for (int64_t j = 0; j < 4; ++j) dot += omega[size_t(i * 4 + j)] * omega[size_t(k * 4 + j)];
+        CHECK(std::abs(dot) < 1e-5);
+      }
+  }
 }
 
 TEST_CASE("kernel attention: the parallel forms equal the quadratic masked form in float64") {
@@ -174,8 +199,11 @@ TEST_CASE("kernel attention: the parallel forms equal the quadratic masked form 
       if (cross) ctx.memory = memory;
       if (!causal) ctx.key_padding_mask = cross ? pad_mask({{1, 1, 0, 0}, {0, 0, 0, 0}}) : pad_mask({{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}});
       INFO(kind << " form " << form);
+      // Performer's causal keys carry a running stabiliser, the reference's keys a global one: equal
+      // up to the denominator's + 1e-6, which does not scale with the stabiliser.
+      const double tolerance = kind == "kernel:performer+additive" && causal ? 1e-6 : 1e-12;
       check_close(m->forward(x, ctx), quadratic_additive(*m, x, cross ? memory : Tensor(), ctx.key_padding_mask, causal),
-                  1e-12);
+                  tolerance);
     }
 }
 
@@ -203,8 +231,9 @@ TEST_CASE("kernel attention: decoding steps with a constant-size state equal the
     check_close(decode_steps(*m, x), m->forward(x, ctx), 1e-12);
     NoGradGuard no_grad;
     auto state = m->init_state(2, ctx);
+    m->step(x.narrow(1, 0, 1), *state, ctx);
     const int64_t bytes = state->size_bytes();
-    for (int64_t t = 0; t < 20; ++t) m->step(x.narrow(1, t, 1), *state, ctx);
+    for (int64_t t = 1; t < 20; ++t) m->step(x.narrow(1, t, 1), *state, ctx);
     CHECK(state->size_bytes() == bytes);
     CHECK(bytes > 0);
   }
@@ -273,6 +302,7 @@ TEST_CASE("kernel attention gradcheck in float64 (inputs and every parameter)") 
     bool cross, causal;
   };
   for (const Case& c : {Case{"kernel:t2r+additive", false, true}, Case{"kernel:t2r+additive", true, false},
+                        Case{"kernel:performer+additive", false, true}, Case{"kernel:performer+additive", false, false},
                         Case{"kernel:elu+additive", false, false}, Case{"kernel:rfa+gated", false, true},
                         Case{"kernel:identity+decay", false, true}, Case{"kernel:dpfp+decay", false, true}}) {
     auto m = kernel_mixer(kernel_options(c.kind, 4, 2, c.cross, 2));
@@ -326,4 +356,14 @@ TEST_CASE("kernel attention refuses kinds a place cannot take, naming them") {
   auto decay = kernel_mixer(kernel_options("kernel:elu+gated", 8, 2, false));
   CHECK_THROWS_WITH(decay->forward(normal({1, 2, 8}, 0, 1), nn::MixerContext{}),
                     Contains("(encoder self-attention needs a non-causal rule"));
+}
+
+TEST_CASE("kernel attention: Performer's running stabiliser keeps large keys finite, causal and recurrent alike") {
+  auto m = kernel_mixer(kernel_options("kernel:performer+additive", 8, 2, false, 6));
+  const Tensor x = normal({1, 12, 8}, 0, 30);  // exp(Ω k') alone would overflow float32
+  nn::MixerContext ctx;
+  ctx.causal = true;
+  const Tensor parallel = m->forward(x, ctx), stepped = decode_steps(*m, x);
+  for (double v : parallel.to_vector()) REQUIRE(std::isfinite(v));
+  check_close(stepped, parallel, 1e-3 * (1.0 + ops::amax(ops::abs(parallel)).item()));
 }

@@ -18,7 +18,8 @@ struct MapEntry {
 const std::map<std::string, MapEntry>& factories() {
   static const std::map<std::string, MapEntry> table = {
       {"dpfp", {make_dpfp_feature_map, true}}, {"elu", {make_elu_feature_map, true}},
-      {"identity", {make_identity_feature_map, false}}, {"rfa", {make_rfa_feature_map, true}},
+      {"identity", {make_identity_feature_map, false}}, {"performer", {make_performer_feature_map, true}},
+      {"rfa", {make_rfa_feature_map, true}},
       {"t2r", {make_t2r_feature_map, true}},
   };
   return table;

@@ -8,6 +8,7 @@
 //   t2r        φ(x) = ReLU(W_φ x + b_φ), learned, m = feature size (Kasai et al. 2021, §5.4)
 //   rfa        φ(x) = D^{-1/2}[sin(W x̂), cos(W x̂)], x̂ = x/‖x‖, m = 2·feature size (Peng et al. 2021, §5.2)
 //   dpfp       φ_ν(x) = concat_s r(x) ⊙ roll(r(x), s), r(x) = [ReLU(x), ReLU(−x)], m = 2dν (Schlag et al. 2021, §5.5)
+//   performer  φ(x) = m^{-1/2} exp(Ω x' − ‖x'‖²/2 − c), x' = d^{-1/4} x, orthogonal Ω (Choromanski et al. 2021, §5.3)
 #pragma once
 #include <memory>
 #include <string>
@@ -27,10 +28,10 @@ struct DenominatorGuard {
 };
 
 struct FeatureMapOptions {
-  std::string name;          // identity | elu | t2r | rfa | dpfp
+  std::string name;          // identity | elu | t2r | rfa | dpfp | performer
   int64_t num_heads = 1;     // H
   int64_t head_dim = 1;      // d
-  int64_t feature_size = 0;  // t2r: m; rfa: D (φ has 2D dims); others: unused
+  int64_t feature_size = 0;  // t2r, performer: m; rfa: D (φ has 2D dims); others: unused
   int64_t dpfp_rolls = 2;    // dpfp: ν
   bool cross_attention = false;
 };
@@ -39,8 +40,15 @@ class FeatureMap : public Module {
  public:
   // q [B, H, T, d] as projected (W_q x + b_q, unscaled) -> φ(q) [B, H, T, m].
   virtual Tensor queries(const Tensor& q) const = 0;
-  // k [B, H, T, d] -> φ(k) [B, H, T, m].
+  // k [B, H, T, d] -> φ(k) [B, H, T, m] (every key sees every other: non-causal forms).
   virtual Tensor keys(const Tensor& k) const = 0;
+  // Keys of the causal forms. A map whose keys carry a running stabiliser (Performer) also
+  // returns the decay a_t [B, H, T, 1] by which the state is rescaled when the stabiliser
+  // grows; `shift` [B, H, 1, 1] carries it from call to call (decoding; undefined at the start).
+  struct CausalKeys {
+    Tensor phi, decay;  // decay undefined: none
+  };
+  virtual CausalKeys causal_keys(const Tensor& k, Tensor& /*shift*/) const { return {keys(k), {}}; }
   virtual int64_t feature_dim() const = 0;  // m
   virtual DenominatorGuard guard() const = 0;
 
@@ -71,5 +79,6 @@ std::shared_ptr<FeatureMap> make_elu_feature_map(const FeatureMapOptions& option
 std::shared_ptr<FeatureMap> make_t2r_feature_map(const FeatureMapOptions& options);
 std::shared_ptr<FeatureMap> make_rfa_feature_map(const FeatureMapOptions& options);
 std::shared_ptr<FeatureMap> make_dpfp_feature_map(const FeatureMapOptions& options);
+std::shared_ptr<FeatureMap> make_performer_feature_map(const FeatureMapOptions& options);
 
 }  // namespace attn::nn

@@ -47,12 +47,18 @@ Tensor UpdateRule::normalise(const Tensor& y, const DenominatorGuard& guard) con
   return narrow(y, -1, 0, width) / guard.apply(narrow(y, -1, width, 1));
 }
 
+Tensor UpdateRule::value_gate(const Write& w, const Tensor& key_decay, const Shape& values) const {
+  Tensor gate = w.value_gate;
+  if (key_decay.defined()) gate = gate.defined() ? gate * key_decay : key_decay;
+  return gate.defined() ? as_rows(expand(gate, values)) : Tensor();
+}
+
 Tensor UpdateRule::causal(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v,
-                          const DenominatorGuard& guard) const {
+                          const DenominatorGuard& guard, const Tensor& key_decay) const {
   const Write w = write(x, phi_k);
   const Tensor values = normalised() ? with_normaliser_column(v) : v;
   const Shape value_shape = values.shape();
-  const Tensor a = w.value_gate.defined() ? as_rows(expand(w.value_gate, value_shape)) : Tensor();
+  const Tensor a = value_gate(w, key_decay, value_shape);
   const Tensor b = w.key_gate.defined() ? as_rows(w.key_gate) : Tensor();
   const Tensor y = reshape(gated_linear_attention(as_rows(phi_q), as_rows(w.key), as_rows(values), a, b), value_shape);
   return normalised() ? normalise(y, guard) : y;
@@ -83,10 +89,11 @@ Tensor UpdateRule::empty_state(int64_t batch, const Tensor& like) const {
 }
 
 Tensor UpdateRule::step(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v, Tensor& state,
-                        const DenominatorGuard& guard) const {
+                        const DenominatorGuard& guard, const Tensor& key_decay) const {
   const Write w = write(x, phi_k);
   const Tensor values = normalised() ? with_normaliser_column(v) : v;
-  const Tensor a = w.value_gate.defined() ? detach(as_rows(expand(w.value_gate, values.shape()))) : Tensor();
+  const Tensor gate = value_gate(w, key_decay, values.shape());
+  const Tensor a = gate.defined() ? detach(gate) : Tensor();
   const Tensor b = w.key_gate.defined() ? detach(as_rows(w.key_gate)) : Tensor();
   const Shape state_shape = state.shape();
   const ops::GatedLinearAttentionResult r =

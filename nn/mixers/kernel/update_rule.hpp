@@ -49,8 +49,10 @@ class UpdateRule : public Module {
 
   // Causal parallel form over whole sequences: x [B, T, D], φ(q), φ(k) [B, H, T, m], v [B, H, T, d_v]
   // -> [B, H, T, d_v].
+  // `key_decay` [B, H, T, 1] (optional): the feature map's rescaling of the state (Performer's
+  // running stabiliser), applied on top of the rule's own value gate.
   Tensor causal(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v,
-                const DenominatorGuard& guard) const;
+                const DenominatorGuard& guard, const Tensor& key_decay = {}) const;
   // Non-causal form (every query sees every key; padded keys must have φ(k) = 0): S and z
   // summed once. Refused for causal-only rules.
   Tensor non_causal(const Tensor& phi_q, const Tensor& phi_k, const Tensor& v, const DenominatorGuard& guard) const;
@@ -64,13 +66,15 @@ class UpdateRule : public Module {
   // One token: x [B, 1, D], φ(q), φ(k) [B, H, 1, m], v [B, H, 1, d_v]; advances `state` in place
   // of the handle and returns [B, H, 1, d_v].
   Tensor step(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v, Tensor& state,
-              const DenominatorGuard& guard) const;
+              const DenominatorGuard& guard, const Tensor& key_decay = {}) const;
 
  protected:
   explicit UpdateRule(const UpdateRuleOptions& options) : options_(options) {}
   UpdateRuleOptions options_;
 
  private:
+  // The value gate of the scan: the rule's, times the map's key decay; [B, H, T, N] rows.
+  Tensor value_gate(const Write& w, const Tensor& key_decay, const Shape& values) const;
   Tensor with_normaliser_column(const Tensor& v) const;  // [.., d_v] -> [.., d_v + 1] ones last
   Tensor normalise(const Tensor& y, const DenominatorGuard& guard) const;  // [.., N] -> [.., d_v]
 };
