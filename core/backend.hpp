@@ -122,6 +122,17 @@ class Backend {
                                                const Tensor& b, const Tensor& dy, const Tensor& dq, const Tensor& dk,
                                                const Tensor& dv, const Tensor& da, const Tensor& db) = 0;
 
+  // --- delta rule (docs/models.md §5.5) ---
+  // Per row r of q, k [R, T, M], v [R, T, N] and write strengths beta [R, T] (all contiguous):
+  //   u_t = β_t (v_t − W_{t−1} k_t),   W_t = W_{t−1} + u_t k_tᵀ,   y_t = W_t q_t   (W ∈ ℝ^{N×M})
+  // state [R, N, M] holds W_0 on entry and W_T on return; y [R, T, N] is overwritten.
+  virtual void delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& state,
+                          const Tensor& y) = 0;
+  // Its backward from W_0 = 0: dq, dk, dv, dbeta (overwritten) from dy; W recomputed per chunk.
+  virtual void delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                                   const Tensor& dy, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                                   const Tensor& dbeta) = 0;
+
   // --- indexing ---
   // out[i, :] = weight[indices[i], :]; indices int64 [N] (validated in range), weight [V, D].
   virtual void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) = 0;

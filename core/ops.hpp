@@ -131,6 +131,16 @@ struct GatedLinearAttentionGrads { Tensor dq, dk, dv, da, db; };
 GatedLinearAttentionGrads gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                                                           const Tensor& a, const Tensor& b, const Tensor& dy);
 
+// --- delta rule (docs/models.md §5.5) ---
+// u_t = β_t (v_t − W_{t−1} k_t), W_t = W_{t−1} + u_t k_tᵀ, y_t = W_t q_t per row of q, k [R, T, M],
+// v [R, T, N], beta [R, T]; `state` [R, N, M] (undefined: W_0 = 0) is read as W_0.
+struct DeltaRuleResult { Tensor y, state; };
+DeltaRuleResult delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                           const Tensor& state = {});
+struct DeltaRuleGrads { Tensor dq, dk, dv, dbeta; };
+DeltaRuleGrads delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                                   const Tensor& dy);
+
 // --- shape ops that copy ---
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim);

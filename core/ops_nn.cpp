@@ -209,6 +209,19 @@ void check_gated_linear_attention(const char* op, const Tensor& q, const Tensor&
   if (b.defined()) check_like(op, q, "queries", b, "key gates");
 }
 
+// The state tensor of a recurrence: a copy of `initial` (checked against `shape`), or zeros.
+Tensor initial_state(const char* op, const Tensor& initial, const Shape& shape, const Tensor& like) {
+  Tensor state(shape, like.dtype(), like.device());
+  if (!initial.defined()) {
+    state.zero_();
+    return state;
+  }
+  ATTN_CHECK(initial.shape() == shape && initial.dtype() == like.dtype(), "{}: state must be {} {}, got {} {}", op,
+             shape.str(), dtype_name(like.dtype()), initial.shape().str(), dtype_name(initial.dtype()));
+  state.copy_(initial);
+  return state;
+}
+
 // Contiguous, or undefined when t is.
 Tensor contiguous_or_none(const Tensor& t) { return t.defined() ? t.contiguous() : Tensor(); }
 
@@ -217,16 +230,8 @@ Tensor contiguous_or_none(const Tensor& t) { return t.defined() ? t.contiguous()
 GatedLinearAttentionResult gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
                                                   const Tensor& b, const Tensor& state) {
   check_gated_linear_attention("gated_linear_attention", q, k, v, a, b);
-  const Shape state_shape{q.size(0), v.size(2), q.size(2)};
-  GatedLinearAttentionResult r{Tensor(v.shape(), v.dtype(), v.device()), Tensor(state_shape, q.dtype(), q.device())};
-  if (state.defined()) {
-    ATTN_CHECK(state.shape() == state_shape && state.dtype() == q.dtype(),
-               "gated_linear_attention: state must be {} {}, got {} {}", state_shape.str(), dtype_name(q.dtype()),
-               state.shape().str(), dtype_name(state.dtype()));
-    r.state.copy_(state);
-  } else {
-    r.state.zero_();
-  }
+  GatedLinearAttentionResult r{Tensor(v.shape(), v.dtype(), v.device()),
+                               initial_state("gated_linear_attention", state, {q.size(0), v.size(2), q.size(2)}, q)};
   backend_for(q.device()).gated_linear_attention(q.contiguous(), k.contiguous(), v.contiguous(), contiguous_or_none(a),
                                                  contiguous_or_none(b), r.state, r.y);
   return r;
@@ -241,6 +246,34 @@ GatedLinearAttentionGrads gated_linear_attention_backward(const Tensor& q, const
   backend_for(q.device()).gated_linear_attention_backward(q.contiguous(), k.contiguous(), v.contiguous(),
                                                           contiguous_or_none(a), contiguous_or_none(b), dy.contiguous(),
                                                           g.dq, g.dk, g.dv, g.da, g.db);
+  return g;
+}
+
+namespace {
+
+void check_delta_rule(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta) {
+  check_gated_linear_attention(op, q, k, v, Tensor(), Tensor());
+  check_tensor(op, beta, "write strengths", Shape{q.size(0), q.size(1)}, q.dtype(), q.device(), "the queries' [R, T]");
+}
+
+}  // namespace
+
+DeltaRuleResult delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& state) {
+  check_delta_rule("delta_rule", q, k, v, beta);
+  DeltaRuleResult r{Tensor(v.shape(), v.dtype(), v.device()),
+                    initial_state("delta_rule", state, {q.size(0), v.size(2), q.size(2)}, q)};
+  backend_for(q.device()).delta_rule(q.contiguous(), k.contiguous(), v.contiguous(), beta.contiguous(), r.state, r.y);
+  return r;
+}
+
+DeltaRuleGrads delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                                   const Tensor& dy) {
+  check_delta_rule("delta_rule_backward", q, k, v, beta);
+  check_like("delta_rule_backward", v, "values", dy, "grad");
+  auto like = [](const Tensor& t) { return Tensor(t.shape(), t.dtype(), t.device()); };
+  DeltaRuleGrads g{like(q), like(k), like(v), like(beta)};
+  backend_for(q.device()).delta_rule_backward(q.contiguous(), k.contiguous(), v.contiguous(), beta.contiguous(),
+                                              dy.contiguous(), g.dq, g.dk, g.dv, g.dbeta);
   return g;
 }
 

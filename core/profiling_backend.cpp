@@ -124,6 +124,16 @@ class ProfilingBackend final : public Backend {
     ProfileScope s("gated_linear_attention_backward");
     in_.gated_linear_attention_backward(q, k, v, a, b, dy, dq, dk, dv, da, db);
   }
+  void delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& state,
+                  const Tensor& y) override {
+    ProfileScope s("delta_rule");
+    in_.delta_rule(q, k, v, beta, state, y);
+  }
+  void delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& dy,
+                           const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& dbeta) override {
+    ProfileScope s("delta_rule_backward");
+    in_.delta_rule_backward(q, k, v, beta, dy, dq, dk, dv, dbeta);
+  }
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override {
     ProfileScope s("index_select_rows");
     in_.index_select_rows(weight, indices, out);

@@ -3,7 +3,7 @@
 // reductions and cumsum (reduce.cpp), GEMM (matmul.cpp), softmax (softmax.cpp), layer norm
 // (layer_norm.cpp), RNG (random.cpp), dropout and its fused forms (dropout.cpp), fused
 // bias + ReLU (bias_relu.cpp), the banded convolution (banded_conv.cpp), gated linear
-// attention (gated_linear_attention.cpp), indexing and top-k (indexing.cpp), cross entropy
+// attention (gated_linear_attention.cpp), the delta rule (delta_rule.cpp), indexing and top-k (indexing.cpp), cross entropy
 // (cross_entropy.cpp). Parallel over outer dimensions with OpenMP.
 #pragma once
 #include "core/backend.hpp"
@@ -44,6 +44,10 @@ class CpuBackend final : public Backend {
   void gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
                                        const Tensor& b, const Tensor& dy, const Tensor& dq, const Tensor& dk,
                                        const Tensor& dv, const Tensor& da, const Tensor& db) override;
+  void delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& state,
+                  const Tensor& y) override;
+  void delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& dy,
+                           const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& dbeta) override;
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override;
   void index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) override;
   void topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, const Tensor& indices) override;
