@@ -39,7 +39,7 @@ KindParts parse_kind(const std::string& kind) {
 
 void check_kernel_mixer_kind(const std::string& kind, bool causal, bool cross_attention) {
   const KindParts parts = parse_kind(kind);
-  ATTN_CHECK(feature_map_is_normalisable(parts.map) || !update_rule_is_normalised(parts.rule),
+  ATTN_CHECK(feature_map_is_normalisable(parts.map) || !update_rule_needs_kernel_features(parts.rule),
              "kernel attention '{}': the {} feature map gives no kernel features to normalise by; use it with a rule "
              "without a normaliser (decay)",
              kind, parts.map);

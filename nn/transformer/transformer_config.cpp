@@ -64,7 +64,7 @@ const std::vector<Field>& fields() {
       {"encoder_self_mixer", &C::encoder_self_mixer, Model, Value,
        "softmax | linformer | conv | kernel:MAP+additive, or one per layer: conv,conv,softmax"},
       {"decoder_self_mixer", &C::decoder_self_mixer, Model, Value,
-       "softmax | conv | kernel:MAP+RULE (MAP: elu t2r rfa performer dpfp identity; RULE: additive gated decay), or one per layer"},
+       "softmax | conv | kernel:MAP+RULE (MAP: elu t2r rfa performer dpfp identity; RULE: additive gated decay delta), or one per layer"},
       {"cross_mixer", &C::cross_mixer, Model, Value, "softmax | linformer | kernel:MAP+additive, or one per layer"},
       {"encoder_conv_type", &C::encoder_conv_type, MixerOption, Value, "Encoder conv: lightweight | dynamic"},
       {"decoder_conv_type", &C::decoder_conv_type, MixerOption, Value, "Decoder conv: lightweight | dynamic"},

@@ -55,7 +55,7 @@ struct TransformerConfig {
   // the stack, or a comma-separated list with one kind per layer ("conv,conv,conv,softmax").
   // Kinds: softmax, linformer (encoder self and cross only), conv (LightConv/DynamicConv
   // block, its type from {encoder,decoder}_conv_type), kernel:<map>+<rule> (kernelized and
-  // decaying attention; gated and decay rules in decoder self-attention only).
+  // decaying attention; gated, decay and delta rules in decoder self-attention only).
   std::string encoder_self_mixer = "softmax";
   std::string decoder_self_mixer = "softmax";
   std::string cross_mixer = "softmax";

@@ -1,6 +1,6 @@
 // Every attention variant end to end through the trainer and the decoder (apps/training,
 // apps/generation): LightConv, DynamicConv, Linformer (with layerwise sharing), kernelized
-// and decaying attention (T2R, gated RFA, DPFP/ELU with the decay rule), and a model
+// and decaying attention (T2R, gated RFA, the decay rule, the delta rule, Performer), and a model
 // that mixes kinds across layers each train, resume bit-identically after an interruption,
 // reload from their checkpoint (the config in the metadata rebuilds the same model) and
 // translate with beam search.
@@ -44,6 +44,8 @@ TEST_CASE("variants train, resume bit-identically, reload and translate", "[trai
       {"rfa_gated", {"decoder_self_mixer=kernel:rfa+gated", "cross_mixer=kernel:rfa+additive", "cross_proj_dim=4"}},
       {"decay", {"encoder_self_mixer=kernel:dpfp+additive", "decoder_self_mixer=kernel:identity+decay",
                  "cross_mixer=kernel:elu+additive"}},
+      {"delta_performer", {"decoder_self_mixer=kernel:dpfp+delta", "cross_mixer=kernel:performer+additive",
+                           "cross_proj_dim=8"}},
       {"mixed", {"encoder_self_mixer=conv,softmax", "cross_mixer=softmax,linformer", "decoder_self_mixer=conv,softmax",
                  "encoder_kernel_size_list=[3]", "decoder_kernel_size_list=[3]", "linformer_k=4",
                  "max_source_positions=16"}},

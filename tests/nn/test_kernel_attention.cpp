@@ -51,7 +51,8 @@ Tensor pad_mask(const std::vector<std::vector<int>>& rows) {
 const std::vector<std::string> kCausalKinds = {
     "kernel:elu+additive", "kernel:t2r+additive",   "kernel:rfa+additive", "kernel:dpfp+additive",
     "kernel:performer+additive", "kernel:elu+gated", "kernel:t2r+gated",   "kernel:performer+gated",
-    "kernel:identity+decay", "kernel:elu+decay",     "kernel:dpfp+decay"};
+    "kernel:identity+decay", "kernel:elu+decay",     "kernel:dpfp+decay",   "kernel:dpfp+delta",
+    "kernel:elu+delta", "kernel:performer+delta"};
 const std::vector<std::string> kNonCausalKinds = {"kernel:elu+additive", "kernel:t2r+additive", "kernel:rfa+additive",
                                                   "kernel:dpfp+additive", "kernel:performer+additive"};
 
@@ -113,6 +114,7 @@ TEST_CASE("kernel attention: softmax's projection names beside the T2R code's na
   CHECK(names(kernel_options("kernel:rfa+additive", 8, 2, true, 6)) == with({"random_matrices [2, 6, 4]"}));
   CHECK(names(kernel_options("kernel:performer+additive", 8, 2, false, 5)) == with({"random_matrices [2, 5, 4]"}));
   CHECK(names(kernel_options("kernel:elu+gated", 8, 2, false)) == with({"gate_proj.weight [2, 8]", "gate_proj.bias [2]"}));
+  CHECK(names(kernel_options("kernel:dpfp+delta", 8, 2, false)) == with({"beta_proj.weight [2, 8]", "beta_proj.bias [2]"}));
   CHECK(names(kernel_options("kernel:identity+decay", 8, 2, false)) ==
         with({"gate_k_proj.weight [8, 8]", "gate_k_proj.bias [8]", "gate_v_proj.weight [8, 8]", "gate_v_proj.bias [8]"}));
   // random_matrices is a buffer: not trained
@@ -304,7 +306,8 @@ TEST_CASE("kernel attention gradcheck in float64 (inputs and every parameter)") 
   for (const Case& c : {Case{"kernel:t2r+additive", false, true}, Case{"kernel:t2r+additive", true, false},
                         Case{"kernel:performer+additive", false, true}, Case{"kernel:performer+additive", false, false},
                         Case{"kernel:elu+additive", false, false}, Case{"kernel:rfa+gated", false, true},
-                        Case{"kernel:identity+decay", false, true}, Case{"kernel:dpfp+decay", false, true}}) {
+                        Case{"kernel:identity+decay", false, true}, Case{"kernel:dpfp+decay", false, true},
+                        Case{"kernel:dpfp+delta", false, true}, Case{"kernel:t2r+delta", false, true}}) {
     auto m = kernel_mixer(kernel_options(c.kind, 4, 2, c.cross, 2));
     m->train();
     Leaves inputs;
@@ -346,7 +349,11 @@ TEST_CASE("kernel attention refuses kinds a place cannot take, naming them") {
                     Contains("must be kernel:<feature map>+<update rule>"));
   CHECK_THROWS_WITH(kernel_mixer(kernel_options("kernel:cosine+additive", 8, 2, false)),
                     Contains("unknown feature map 'cosine'"));
-  CHECK_THROWS_WITH(kernel_mixer(kernel_options("kernel:elu+delta", 8, 2, false)), Contains("unknown update rule 'delta'"));
+  CHECK_THROWS_WITH(kernel_mixer(kernel_options("kernel:elu+hebbian", 8, 2, false)),
+                    Contains("unknown update rule 'hebbian'"));
+  CHECK_THROWS_WITH(kernel_mixer(kernel_options("kernel:identity+delta", 8, 2, false)),
+                    Contains("no kernel features to normalise by"));
+  CHECK_THROWS_WITH(kernel_mixer(kernel_options("kernel:dpfp+delta", 8, 2, true)), Contains("cross-attention needs"));
   CHECK_THROWS_WITH(kernel_mixer(kernel_options("kernel:identity+additive", 8, 2, false)),
                     Contains("no kernel features to normalise by"));
   CHECK_THROWS_WITH(kernel_mixer(kernel_options("kernel:elu+decay", 8, 2, true)),

@@ -8,9 +8,9 @@
 namespace attn::nn {
 namespace {
 
-class AdditiveRule final : public UpdateRule {
+class AdditiveRule final : public ScanRule {
  public:
-  explicit AdditiveRule(const UpdateRuleOptions& o) : UpdateRule(o) {}
+  explicit AdditiveRule(const UpdateRuleOptions& o) : ScanRule(o) {}
   Write write(const Tensor&, const Tensor& phi_k) const override { return {{}, {}, phi_k}; }
 };
 

@@ -11,9 +11,9 @@
 namespace attn::nn {
 namespace {
 
-class DecayRule final : public UpdateRule {
+class DecayRule final : public ScanRule {
  public:
-  explicit DecayRule(const UpdateRuleOptions& o) : UpdateRule(o) {
+  explicit DecayRule(const UpdateRuleOptions& o) : ScanRule(o) {
     gate_k_proj = register_module("gate_k_proj", gate(o.feature_dim));
     gate_v_proj = register_module("gate_v_proj", gate(o.value_dim));
   }

@@ -11,9 +11,9 @@
 namespace attn::nn {
 namespace {
 
-class GatedRule final : public UpdateRule {
+class GatedRule final : public ScanRule {
  public:
-  explicit GatedRule(const UpdateRuleOptions& o) : UpdateRule(o) {
+  explicit GatedRule(const UpdateRuleOptions& o) : ScanRule(o) {
     gate_proj = register_module("gate_proj", std::make_shared<Linear>(o.embed_dim, o.num_heads));
     gate_proj->bias.data_only().copy_(uniform_gate_bias(o.value_dim, o.num_heads));
   }

@@ -14,14 +14,15 @@ namespace {
 
 struct RuleEntry {
   std::function<std::shared_ptr<UpdateRule>(const UpdateRuleOptions&)> make;
-  bool normalised, causal_only;
+  bool normalised, causal_only, kernel_features;
 };
 
 const std::map<std::string, RuleEntry>& factories() {
   static const std::map<std::string, RuleEntry> table = {
-      {"additive", {make_additive_rule, true, false}},
-      {"decay", {make_decay_rule, false, true}},
-      {"gated", {make_gated_rule, true, true}},
+      {"additive", {make_additive_rule, true, false, true}},
+      {"decay", {make_decay_rule, false, true, false}},
+      {"delta", {make_delta_rule, false, true, true}},
+      {"gated", {make_gated_rule, true, true, true}},
   };
   return table;
 }
@@ -33,10 +34,11 @@ const RuleEntry& entry(const std::string& name) {
   return it->second;
 }
 
-// [B, H, T, w] -> [B·H, T, w]: the rows of the scan.
-Tensor as_rows(const Tensor& t) { return reshape(contiguous(t), {t.size(0) * t.size(1), t.size(2), t.size(3)}); }
-
 }  // namespace
+
+Tensor UpdateRule::as_rows(const Tensor& t) {
+  return reshape(contiguous(t), {t.size(0) * t.size(1), t.size(2), t.size(3)});
+}
 
 Tensor UpdateRule::with_normaliser_column(const Tensor& v) const {
   return cat({v, ones({v.size(0), v.size(1), v.size(2), 1}, v.dtype(), v.device())}, -1);
@@ -47,13 +49,13 @@ Tensor UpdateRule::normalise(const Tensor& y, const DenominatorGuard& guard) con
   return narrow(y, -1, 0, width) / guard.apply(narrow(y, -1, width, 1));
 }
 
-Tensor UpdateRule::value_gate(const Write& w, const Tensor& key_decay, const Shape& values) const {
+Tensor ScanRule::value_gate(const Write& w, const Tensor& key_decay, const Shape& values) const {
   Tensor gate = w.value_gate;
   if (key_decay.defined()) gate = gate.defined() ? gate * key_decay : key_decay;
   return gate.defined() ? as_rows(expand(gate, values)) : Tensor();
 }
 
-Tensor UpdateRule::causal(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v,
+Tensor ScanRule::causal(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v,
                           const DenominatorGuard& guard, const Tensor& key_decay) const {
   const Write w = write(x, phi_k);
   const Tensor values = normalised() ? with_normaliser_column(v) : v;
@@ -88,7 +90,7 @@ Tensor UpdateRule::empty_state(int64_t batch, const Tensor& like) const {
   return zeros({batch, options_.num_heads, rows, options_.feature_dim}, like.dtype(), like.device());
 }
 
-Tensor UpdateRule::step(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v, Tensor& state,
+Tensor ScanRule::step(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& v, Tensor& state,
                         const DenominatorGuard& guard, const Tensor& key_decay) const {
   const Write w = write(x, phi_k);
   const Tensor values = normalised() ? with_normaliser_column(v) : v;
@@ -116,6 +118,7 @@ const std::vector<std::string>& update_rule_names() {
 std::shared_ptr<UpdateRule> make_update_rule(const UpdateRuleOptions& o) { return entry(o.name).make(o); }
 bool update_rule_is_normalised(const std::string& name) { return entry(name).normalised; }
 bool update_rule_is_causal_only(const std::string& name) { return entry(name).causal_only; }
+bool update_rule_needs_kernel_features(const std::string& name) { return entry(name).kernel_features; }
 
 Tensor uniform_gate_bias(int64_t entries, int64_t size) {
   const double n = double(std::max<int64_t>(entries, 3));
