@@ -54,7 +54,7 @@ KernelAttention::KernelAttention(const MixerOptions& o) : MultiHeadMixer(o, "ker
   check_kernel_mixer_kind(o.kind, !o.cross_attention, o.cross_attention);
   const KindParts parts = parse_kind(o.kind);
   feature_map = register_module("", make_feature_map({parts.map, o.num_heads, head_dim_, o.kernel.feature_size,
-                                                      o.kernel.dpfp_rolls, o.cross_attention}));
+                                                      o.kernel.dpfp_rolls, o.cross_attention, o.kernel.redraw}));
   rule = register_module(
       "", make_update_rule({parts.rule, o.embed_dim, o.num_heads, head_dim_, feature_map->feature_dim()}));
   guard_ = feature_map->guard();
@@ -79,6 +79,7 @@ Tensor KernelAttention::forward(const Tensor& x, const MixerContext& ctx) {
   const Tensor& source = cross_attention_ ? ctx.memory : x;
   ATTN_CHECK(source.defined(), "{} cross-attention needs the encoder output (MixerContext::memory)", kind_);
   if (!ctx.causal) check_kernel_mixer_kind(kind_, false, cross_attention_);
+  feature_map->start_forward();
   const Tensor phi_q = feature_map->queries(split_heads(q_proj->forward(x)));
   const Tensor keys = split_heads(k_proj->forward(source)), v = split_heads(v_proj->forward(source));
   if (!ctx.causal)

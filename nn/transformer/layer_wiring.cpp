@@ -54,6 +54,7 @@ MixerOptions mixer_options(const TransformerConfig& c, MixerPlace place, int64_t
   if (o.kind == "linformer") o.linformer = linformer_options(c);
   o.kernel.feature_size = place == MixerPlace::DecoderSelf ? c.causal_proj_dim : c.cross_proj_dim;
   o.kernel.dpfp_rolls = c.dpfp_rolls;
+  o.kernel.redraw = c.redraw_random_features;
   o.shared = std::move(shared);
   return o;
 }

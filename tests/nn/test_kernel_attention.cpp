@@ -29,6 +29,7 @@ nn::MixerOptions kernel_options(const std::string& kind, int64_t dim, int64_t he
   o.num_heads = heads;
   o.cross_attention = cross;
   o.kernel.feature_size = feature_size;
+  o.kernel.redraw = false;  // deterministic in training mode too (gradchecks); redraws: their own test
   return o;
 }
 
@@ -373,4 +374,24 @@ TEST_CASE("kernel attention: Performer's running stabiliser keeps large keys fin
   const Tensor parallel = m->forward(x, ctx), stepped = decode_steps(*m, x);
   for (double v : parallel.to_vector()) REQUIRE(std::isfinite(v));
   check_close(stepped, parallel, 1e-3 * (1.0 + ops::amax(ops::abs(parallel)).item()));
+}
+
+TEST_CASE("kernel attention: RFA draws fresh features at every training forward and evaluates with the saved ones") {
+  nn::MixerOptions o = kernel_options("kernel:rfa+additive", 8, 2, false, 4);
+  o.kernel.redraw = true;
+  auto m = kernel_mixer(o);
+  const Tensor x = normal({1, 5, 8}, 0, 1);
+  nn::MixerContext ctx;
+  ctx.causal = true;
+  const Tensor evaluated = m->forward(x, ctx);
+  check_close(m->forward(x, ctx), evaluated, 0.0);
+  m->train();
+  manual_seed(3);
+  const Tensor first = m->forward(x, ctx), second = m->forward(x, ctx);
+  CHECK(ops::amax(ops::abs(ops::sub(first, second))).item() > 1e-3);
+  CHECK(ops::amax(ops::abs(ops::sub(first, evaluated))).item() > 1e-3);
+  manual_seed(3);  // the draws come from the run's generator: its state reproduces them
+  check_close(m->forward(x, ctx), first, 0.0);
+  m->eval();
+  check_close(m->forward(x, ctx), evaluated, 0.0);
 }
