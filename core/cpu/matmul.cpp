@@ -75,10 +75,24 @@ bool use_bf16(int64_t m, int64_t n, int64_t k) {
 
 char trans_flag(const BlasMatrix& d) { return d.trans == CblasTrans ? 'T' : 'N'; }
 
+// A few rows times a weight matrix (a decoding step's projections, B·beam rows): oneDNN's
+// sgemm streams the weights fastest up to 8 rows; from 9 to 47 rows it is fastest called on
+// blocks of 8 rows (measured on 2 threads, weights not in cache, 512×2048: 16 rows 264 µs
+// blocked vs 455 µs in one call and 310 µs with OpenBLAS; 32 rows 419 / 525 / 449 µs).
+constexpr int64_t kRowBlock = 8, kBlockedRowsBelow = 48;
+
 void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, const BlasMatrix& da,
           const BlasMatrix& db, int64_t ldc, double alpha, double beta, bool large) {
   if (!large) {
     cblas_sgemm(CblasRowMajor, da.trans, db.trans, m, n, k, float(alpha), a, da.ld, b, db.ld, float(beta), c, ldc);
+    return;
+  }
+  if (m > kRowBlock && m < kBlockedRowsBelow) {
+    for (int64_t row = 0; row < m; row += kRowBlock) {
+      const float* block = a + (da.trans == CblasTrans ? row : row * da.ld);
+      onednn_sgemm(trans_flag(da), trans_flag(db), std::min(kRowBlock, m - row), n, k, float(alpha), block, da.ld, b,
+                   db.ld, float(beta), c + row * ldc, ldc);
+    }
     return;
   }
   const auto product = use_bf16(m, n, k) ? onednn_bf16_gemm : onednn_sgemm;

@@ -138,6 +138,18 @@ TEST_CASE("matmul_into accumulates alpha * a @ b + beta * out", "[matmul]") {
   require_close(out, expected, tolerance_for(dtype, 1e-5));
 }
 
+TEST_CASE("a few rows (a decoding step's 9-47, computed in blocks of 8) accumulate into a strided out", "[matmul]") {
+  const Tensor a = random_tensor({300, 29}, DType::Float32, 18).transpose(0, 1).narrow(1, 0, 290);  // [29, 290], column-major
+  const Tensor b = random_tensor({150, 290}, DType::Float32, 19).transpose(0, 1);  // [290, 150]
+  const Tensor wide = random_tensor({29, 160}, DType::Float32, 20), out = wide.narrow(1, 5, 150);
+  const std::vector<double> before = out.to_vector(), product = reference_product(a, b);
+  ops::matmul_into(a, b, out, -1.5, 0.25);
+  std::vector<double> expected(before.size());
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = -1.5 * product[i] + 0.25 * before[i];
+  require_close(out, expected, tolerance_for(DType::Float32, 1e-4));
+  require_close(ops::matmul(a.contiguous(), b), product, tolerance_for(DType::Float32, 1e-4));
+}
+
 TEST_CASE("empty dimensions give empty or zero products", "[matmul]") {
   const Tensor zero_k = ops::matmul(random_tensor({3, 0}, DType::Float32, 18), random_tensor({0, 2}, DType::Float32, 19));
   REQUIRE(zero_k.shape() == Shape{3, 2});
