@@ -576,6 +576,32 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
   require_command_line_error(run_attnlab(dir, {"train"}), "data");
 }
 
+TEST_CASE("train takes the variant flags: a per-layer conv/softmax encoder, a T2R decoder; the checkpoint records them") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  std::vector<std::string> args = {"train", "data-bin", "--save-dir", dir.file("variant"), "--max-update", "2"};
+  args.insert(args.end(), kTinyTraining.begin(), kTinyTraining.end());
+  const std::vector<std::string> variant = {
+      "--model-override", "encoder_layers=2", "--encoder-self-mixer", "conv,softmax", "--encoder-conv-type", "lightweight",
+      "--encoder-kernel-size-list", "[5]", "--weight-dropout", "0.1", "--decoder-self-mixer", "kernel:t2r+additive",
+      "--cross-mixer", "kernel:performer+additive", "--causal-proj-dim", "3", "--cross-proj-dim", "6"};
+  args.insert(args.end(), variant.begin(), variant.end());
+  require_success(run_attnlab(workspace.dir, args));
+  const nlohmann::json metadata = nlohmann::json::parse(read_file(dir.file("variant/checkpoint_last.json")));
+  const nlohmann::json& config = metadata.at("metadata").at("model_config");
+  CHECK(config.at("encoder_self_mixer") == "conv,softmax");
+  CHECK(config.at("decoder_self_mixer") == "kernel:t2r+additive");
+  CHECK(config.at("mixer_options").at("encoder_kernel_size_list") == nlohmann::json::array({5}));
+  CHECK(config.at("mixer_options").at("causal_proj_dim") == 3);
+  const attn::SafetensorsFile weights = attn::load_safetensors(dir.file("variant/checkpoint_last.safetensors"));
+  CHECK(weights.at("encoder.layers.0.conv.weight").shape() == attn::Shape({2, 1, 5}));
+  CHECK(weights.at("encoder.layers.1.self_attn.q_proj.weight").shape() == attn::Shape({32, 32}));
+  CHECK(weights.at("decoder.layers.0.self_attn.fc3.weight").shape() == attn::Shape({2 * 3, 16}));
+  CHECK(weights.at("decoder.layers.0.encoder_attn.random_matrices").shape() == attn::Shape({2, 6, 16}));
+  require_success(run_attnlab(workspace.dir, {"generate", "data-bin", "--path", dir.file("variant/checkpoint_last"),
+                                              "--beam", "2", "--threads", "1"}));
+}
+
 TEST_CASE("an unknown model preset, token mixer or config value is an error naming it") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
