@@ -3,15 +3,20 @@
 
 #include <fmt/ranges.h>
 
+#include "nn/layers/stacked_linear.hpp"
+
 namespace attn::nn {
 namespace {
 
 // The recurrent decoding state: S (with z as its last row for normalised rules) per sentence
-// and head, and the folded feature projections of maps that fold (T2R), made once per decode.
+// and head, and the step's projections, made once per decode: the query's (cross-attention),
+// or the query's, key's and value's as one product (self-attention), with the feature map
+// folded into them when it can fold (T2R).
 struct RecurrentState : MixerState {
   Tensor sums;       // [B, H, N, m]
   Tensor key_shift;  // the feature map's running stabiliser [B, H, 1, 1] (Performer), else undefined
-  FeatureMap::Folded queries, keys;
+  StackedLinear projections;
+  bool folded = false;  // projections give the features ReLU(W̃x + b̃) of queries and keys
   int64_t size_bytes() const override { return tensor_bytes({sums, key_shift}); }
 };
 
@@ -93,16 +98,22 @@ Tensor KernelAttention::forward(const Tensor& x, const MixerContext& ctx) {
 
 std::unique_ptr<MixerState> KernelAttention::init_state(int64_t batch, const MixerContext& ctx) {
   auto state = std::make_unique<RecurrentState>();
-  state->queries = feature_map->fold(q_proj->weight, q_proj->bias, true);
+  const FeatureMap::Folded queries = feature_map->fold(q_proj->weight, q_proj->bias, true);
+  state->folded = queries.weight.defined();
+  const Tensor query_weight = state->folded ? queries.weight : q_proj->weight;
+  const Tensor query_bias = state->folded ? queries.bias : q_proj->bias;
   if (cross_attention_) {
     ATTN_CHECK(ctx.memory.defined() && ctx.memory.size(0) == batch,
                "{} cross-attention: init_state needs the encoder output for {} sentences", kind_, batch);
     const Tensor phi_k =
         masked_key_features(feature_map->keys(split_heads(k_proj->forward(ctx.memory))), ctx.key_padding_mask);
     state->sums = detach(rule->summarize(phi_k, split_heads(v_proj->forward(ctx.memory))));
+    state->projections = StackedLinear({query_weight}, {query_bias});
   } else {
     state->sums = rule->empty_state(batch, q_proj->weight);
-    state->keys = feature_map->fold(k_proj->weight, k_proj->bias, false);
+    const FeatureMap::Folded keys = feature_map->fold(k_proj->weight, k_proj->bias, false);
+    state->projections = StackedLinear({query_weight, state->folded ? keys.weight : k_proj->weight, v_proj->weight},
+                                       {query_bias, state->folded ? keys.bias : k_proj->bias, v_proj->bias});
   }
   return state;
 }
@@ -113,18 +124,17 @@ Tensor KernelAttention::step(const Tensor& x, MixerState& state, const MixerCont
   RecurrentState& s = as_recurrent(state);
   ATTN_CHECK(s.sums.size(0) == x.size(0), "{}: decoding state holds {} sentences, the step {}", kind_, s.sums.size(0),
              x.size(0));
-  const Tensor phi_q = s.queries.weight.defined() ? heads_of(relu(linear(x, s.queries.weight, s.queries.bias)))
-                                                  : feature_map->queries(split_heads(q_proj->forward(x)));
+  const std::vector<Tensor> projected = s.projections.forward(x);  // q (cross), or q, k, v (self)
+  const Tensor phi_q = s.folded ? heads_of(relu(projected[0])) : feature_map->queries(split_heads(projected[0]));
   if (cross_attention_) return merge_heads_and_project(rule->read(phi_q, s.sums, guard_));
   FeatureMap::CausalKeys keys;
-  if (s.keys.weight.defined()) keys.phi = heads_of(relu(linear(x, s.keys.weight, s.keys.bias)));
-  else keys = feature_map->causal_keys(split_heads(k_proj->forward(x)), s.key_shift);
+  if (s.folded) keys.phi = heads_of(relu(projected[1]));
+  else keys = feature_map->causal_keys(split_heads(projected[1]), s.key_shift);
   if (ctx.key_padding_mask.defined())  // this step's column of the prefix mask
     keys.phi = masked_fill(keys.phi, view(narrow(ctx.key_padding_mask, 1, ctx.key_padding_mask.size(1) - 1, 1),
                                           {x.size(0), 1, 1, 1}),
                            0.0);
-  const Tensor v = split_heads(v_proj->forward(x));
-  return merge_heads_and_project(rule->step(x, phi_q, keys.phi, v, s.sums, guard_, keys.decay));
+  return merge_heads_and_project(rule->step(x, phi_q, keys.phi, split_heads(projected[2]), s.sums, guard_, keys.decay));
 }
 
 void KernelAttention::reorder(MixerState& state, const Tensor& order) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "nn/layers/stacked_linear.hpp"
+
 namespace attn::nn {
 namespace {
 
@@ -11,6 +13,7 @@ namespace {
 struct KeyValueCache : MixerState {
   Tensor keys, values;
   int64_t length = 0;
+  StackedLinear projections;  // self-attention: q_proj, k_proj, v_proj as one product per step
 
   int64_t size_bytes() const override { return tensor_bytes({keys, values}); }
 
@@ -75,6 +78,9 @@ std::unique_ptr<MixerState> SoftmaxAttention::init_state(int64_t batch, const Mi
     cache->keys = split_heads(k_proj->forward(ctx.memory)).contiguous();
     cache->values = split_heads(v_proj->forward(ctx.memory)).contiguous();
     cache->length = cache->keys.size(2);
+  } else {
+    cache->projections =
+        StackedLinear({q_proj->weight, k_proj->weight, v_proj->weight}, {q_proj->bias, k_proj->bias, v_proj->bias});
   }
   return cache;
 }
@@ -83,11 +89,17 @@ Tensor SoftmaxAttention::step(const Tensor& x, MixerState& state, const MixerCon
   ATTN_CHECK(x.dim() == 3 && x.size(1) == 1 && x.size(2) == embed_dim_,
              "softmax attention: a decoding step takes [B, 1, {}], got {}", embed_dim_, x.shape().str());
   KeyValueCache& cache = as_cache(state);
-  if (!cross_attention_) cache.append(split_heads(k_proj->forward(x)), split_heads(v_proj->forward(x)));
+  Tensor q;
+  if (cross_attention_) {
+    q = split_heads(q_proj->forward(x));
+  } else {
+    const std::vector<Tensor> qkv = cache.projections.forward(x);
+    cache.append(split_heads(qkv[1]), split_heads(qkv[2]));
+    q = split_heads(qkv[0]);
+  }
   ATTN_CHECK(cache.length > 0 && cache.keys.size(0) == x.size(0),
              "softmax attention: decoding state holds {} sentences, the step {}",
              cache.keys.defined() ? cache.keys.size(0) : 0, x.size(0));
-  Tensor q = split_heads(q_proj->forward(x));
   return attend(q, cache.filled(cache.keys), cache.filled(cache.values), ctx.key_padding_mask, false,
                 ctx.attention_weights);
 }
