@@ -86,6 +86,26 @@ inline void check_gradients(const GradcheckFn& f, const std::vector<Tensor>& inp
   check_float32_agrees(f, inputs, float32_tolerance);
 }
 
+// A fused op and the same computation written with plain ops, each applied to its own copy of
+// the inputs (`fused_inputs`, `plain_inputs`): equal values, and equal gradients of every input
+// for the output weights `g`.
+template <typename Fused, typename Plain>
+void check_same_as_plain_ops(Fused fused, Plain plain, const std::vector<Tensor>& fused_inputs,
+                             const std::vector<Tensor>& plain_inputs, const Tensor& g, double tolerance = 1e-12) {
+  const Tensor a = fused(fused_inputs), b = plain(plain_inputs);
+  REQUIRE(a.shape() == b.shape());
+  const std::vector<double> va = a.to_vector(), vb = b.to_vector();
+  for (size_t i = 0; i < va.size(); ++i) REQUIRE(std::abs(va[i] - vb[i]) <= tolerance);
+  backward(a, detach(g));
+  backward(b, detach(g));
+  for (size_t i = 0; i < fused_inputs.size(); ++i) {
+    INFO("gradient of input " << i);
+    const std::vector<double> ga = grad(fused_inputs[i]).to_vector(), gb = grad(plain_inputs[i]).to_vector();
+    REQUIRE(ga.size() == gb.size());
+    for (size_t k = 0; k < ga.size(); ++k) REQUIRE(std::abs(ga[k] - gb[k]) <= tolerance);
+  }
+}
+
 // The values of a tensor, for comparing with expected literals.
 inline std::vector<double> values(const Tensor& t) { return t.to_vector(); }
 

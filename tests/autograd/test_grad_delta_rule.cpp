@@ -38,14 +38,7 @@ TEST_CASE("delta_rule equals the step-by-step plain-ops recurrence in value and 
   auto inputs = [] {
     return std::vector<Tensor>{leaf({2, 6, 3}, 91), leaf({2, 6, 3}, 92), leaf({2, 6, 4}, 93), leaf({2, 6}, 94, 0.0, 1.0)};
   };
-  const std::vector<Tensor> x = inputs(), y = inputs();
-  const Tensor g = leaf({2, 6, 4}, 95);
-  const Tensor fused = delta_rule(x[0], x[1], x[2], x[3]), plain = stepwise(y[0], y[1], y[2], y[3]);
-  attn::test::check_close(fused, plain, 1e-12);
-  backward(fused, detach(g));
-  backward(plain, detach(g));
-  for (size_t i = 0; i < x.size(); ++i) {
-    INFO("input " << i);
-    attn::test::check_close(grad(x[i]), grad(y[i]), 1e-12);
-  }
+  check_same_as_plain_ops([](const std::vector<Tensor>& in) { return delta_rule(in[0], in[1], in[2], in[3]); },
+                          [](const std::vector<Tensor>& in) { return stepwise(in[0], in[1], in[2], in[3]); }, inputs(),
+                          inputs(), leaf({2, 6, 4}, 95));
 }

@@ -48,15 +48,8 @@ TEST_CASE("gated_linear_attention equals the step-by-step plain-ops recurrence i
     return std::vector<Tensor>{leaf({2, 7, 3}, 61), leaf({2, 7, 3}, 62), leaf({2, 7, 4}, 63),
                                leaf({2, 7, 4}, 64, 0.0, 1.0), leaf({2, 7, 3}, 65, 0.0, 1.0)};
   };
-  const std::vector<Tensor> x = inputs(), y = inputs();
-  const Tensor g = leaf({2, 7, 4}, 66);
-  const Tensor fused = gated_linear_attention(x[0], x[1], x[2], x[3], x[4]);
-  const Tensor plain = stepwise(y[0], y[1], y[2], y[3], y[4]);
-  attn::test::check_close(fused, plain, 1e-12);
-  backward(fused, detach(g));
-  backward(plain, detach(g));
-  for (size_t i = 0; i < x.size(); ++i) {
-    INFO("input " << i);
-    attn::test::check_close(grad(x[i]), grad(y[i]), 1e-12);
-  }
+  check_same_as_plain_ops(
+      [](const std::vector<Tensor>& in) { return gated_linear_attention(in[0], in[1], in[2], in[3], in[4]); },
+      [](const std::vector<Tensor>& in) { return stepwise(in[0], in[1], in[2], in[3], in[4]); }, inputs(), inputs(),
+      leaf({2, 7, 4}, 66));
 }

@@ -1,6 +1,6 @@
-// Test helper for float64 gradient checks of nn/ layers: replaces a layer's float32
-// parameter handles by float64 leaves with the same values, and returns those leaves so
-// gradcheck can perturb them in place (the layer reads the same storage).
+// Test helpers for the nn/ layer tests: float64 gradient checks replace a layer's float32
+// parameter handles by float64 leaves with the same values, and return those leaves so
+// gradcheck can perturb them in place (the layer reads the same storage); key-padding masks.
 #pragma once
 #include <catch.hpp>
 
@@ -19,6 +19,14 @@
 #include "nn/transformer/encoder_layer.hpp"
 
 namespace attn::testing {
+
+// A key-padding mask from 0/1 rows: Bool [B, T], true at padding.
+inline Tensor pad_mask(const std::vector<std::vector<int>>& rows) {
+  std::vector<int64_t> flags;
+  for (const auto& row : rows)
+    for (int p : row) flags.push_back(p);
+  return ops::ne(from_vector(flags, {int64_t(rows.size()), int64_t(rows[0].size())}), 0.0);
+}
 
 using Leaves = std::vector<Tensor>;
 

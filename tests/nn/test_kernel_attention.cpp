@@ -41,13 +41,6 @@ std::shared_ptr<nn::KernelAttention> kernel_mixer(const nn::MixerOptions& o) {
   return m;
 }
 
-Tensor pad_mask(const std::vector<std::vector<int>>& rows) {
-  std::vector<int64_t> flags;
-  for (const auto& row : rows)
-    for (int p : row) flags.push_back(p);
-  return ops::ne(from_vector(flags, {int64_t(rows.size()), int64_t(rows[0].size())}), 0.0);
-}
-
 // Every kind decoder self-attention takes, and those the non-causal places take.
 const std::vector<std::string> kCausalKinds = {
     "kernel:elu+additive", "kernel:t2r+additive",   "kernel:rfa+additive", "kernel:dpfp+additive",

@@ -60,13 +60,6 @@ std::shared_ptr<nn::LinformerAttention> linformer64(const nn::MixerOptions& o) {
   return m;
 }
 
-Tensor pad_mask(const std::vector<std::vector<int>>& rows) {
-  std::vector<int64_t> flags;
-  for (const auto& row : rows)
-    for (int p : row) flags.push_back(p);
-  return ops::ne(from_vector(flags, {int64_t(rows.size()), int64_t(rows[0].size())}), 0.0);
-}
-
 std::vector<double> values_of(const Tensor& t) { return t.to(DType::Float64).to_vector(); }
 
 struct Reference {
