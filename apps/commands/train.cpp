@@ -106,6 +106,12 @@ CommandAction setup(CLI::App& cmd) {
   // checkpoints and logging
   cmd.add_option("--save-dir", o.save_dir, "Checkpoint folder")->capture_default_str();
   cmd.add_option("--restore-file", o.restore_file, "Resume from this checkpoint (default: the save dir's newest)");
+  cmd.add_option("--finetune-from-model", o.finetune_from_model,
+                 "Start from this checkpoint's weights only (when the save dir has none to resume from)");
+  cmd.add_flag("--reset-optimizer", o.reset.optimizer, "Restore without the optimizer state, update count and schedule");
+  cmd.add_flag("--reset-lr-scheduler", o.reset.lr_scheduler, "Restore without the schedule's state");
+  cmd.add_flag("--reset-meters", o.reset.meters, "Restore without best loss, skipped updates and training time");
+  cmd.add_flag("--reset-dataloader", o.reset.dataloader, "Restore without the data position (epoch 1, fresh --seed)");
   cmd.add_option("--save-interval-updates", o.checkpoints.save_interval_updates, "checkpoint_E_U every N updates");
   cmd.add_option("--keep-last-epochs", o.checkpoints.keep_last_epochs, "Keep the newest N epoch checkpoints");
   cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");

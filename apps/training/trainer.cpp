@@ -153,47 +153,92 @@ void Trainer::save(const SaveRequest& request) {
   save_rotating(options_.save_dir, request, options_.checkpoints, content);
 }
 
-void Trainer::restore(const std::string& base) {
-  CheckpointContent content = load_checkpoint(base);
+// The run's dictionaries must be the ones the checkpoint's embeddings were trained with.
+void Trainer::check_same_dictionaries(const nlohmann::json& task, const std::string& base) const {
+  for (auto [key, path] : {std::pair{"source_dict", task_.source_dict_path}, std::pair{"target_dict", task_.target_dict_path}}) {
+    const std::string saved = task.at(key).at("checksum").get<std::string>(), mine = file_checksum(path);
+    ATTN_CHECK(saved == mine, "train: checkpoint {} was trained with another {} than {} ({} vs {})", base,
+               key == std::string("source_dict") ? "source dictionary" : "target dictionary", path, saved, mine);
+  }
+}
+
+void Trainer::restore(const std::string& base, const ResetOptions& reset) {
+  const CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/!reset.optimizer);
   const nlohmann::json& meta = content.metadata;
-  const nn::TransformerConfig saved = nn::config_from_json(meta.at("model_config"));
-  const std::vector<std::string> differences = nn::config_differences(saved, config_);
-  ATTN_CHECK(differences.empty(), "train: checkpoint {} was trained with another model configuration (checkpoint vs this run): {}",
-             base, fmt::join(differences, "; "));
-  ATTN_CHECK(meta.at("optimizer").get<std::string>() == optimizer_->name(),
-             "train: checkpoint {} holds a '{}' optimizer state but this run uses --optimizer {}", base,
-             meta.at("optimizer").get<std::string>(), optimizer_->name());
-  model_->load_state_dict(std::map<std::string, Tensor>(content.model.begin(), content.model.end()));
-  optimizer_->load_state_dict(std::map<std::string, Tensor>(content.optimizer.begin(), content.optimizer.end()));
-  scheduler_->load_state_dict(meta.at("scheduler"));
-  optimizer_->set_lr(meta.at("lr").get<double>());
-  default_generator().set_state({meta.at("rng").at("seed").get<uint64_t>(), meta.at("rng").at("offset").get<uint64_t>()});
-  loader_->restore({meta.at("loader").at("epoch").get<int64_t>(), meta.at("loader").at("batch_index").get<int64_t>()});
-  num_updates_ = meta.at("num_updates").get<int64_t>();
-  skipped_updates_ = meta.value("skipped_updates", int64_t(0));
-  previous_seconds_ = meta.value("training_seconds", 0.0);
-  if (!meta.at("best_loss").is_null()) best_loss_ = meta.at("best_loss").get<double>();
+  try {
+    check_same_dictionaries(meta.at("task"), base);
+    const std::vector<std::string> differences =
+        nn::config_differences(nn::config_from_json(meta.at("model_config")), config_);
+    ATTN_CHECK(differences.empty() || reset.any(),
+               "train: checkpoint {} was trained with another model configuration (checkpoint vs this run): {}", base,
+               fmt::join(differences, "; "));
+    if (!differences.empty())
+      info(fmt::format("model configuration differs from {} (checkpoint vs this run): {}", base, fmt::join(differences, "; ")));
+    try {
+      model_->load_state_dict(std::map<std::string, Tensor>(content.model.begin(), content.model.end()));
+    } catch (const Error& e) {
+      throw Error(fmt::format("train: the weights of {} do not fit this model: {} ({} adds or drops weights by name)",
+                              weights_path(base), e.what(), "`attnlab convert`"));
+    }
+    if (!reset.optimizer) restore_optimizer(content, base, reset.lr_scheduler);
+    if (!reset.dataloader) {
+      default_generator().set_state({meta.at("rng").at("seed").get<uint64_t>(), meta.at("rng").at("offset").get<uint64_t>()});
+      loader_->restore({meta.at("loader").at("epoch").get<int64_t>(), meta.at("loader").at("batch_index").get<int64_t>()});
+    }
+    if (!reset.meters) {
+      skipped_updates_ = meta.value("skipped_updates", int64_t(0));
+      previous_seconds_ = meta.value("training_seconds", 0.0);
+      if (!meta.at("best_loss").is_null()) best_loss_ = meta.at("best_loss").get<double>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
+  }
   restored_from_ = base;
 }
 
+void Trainer::restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler) {
+  const nlohmann::json& meta = content.metadata;
+  ATTN_CHECK(!content.optimizer.empty(),
+             "train: checkpoint {} holds weights only (no optimizer state); start from it with --finetune-from-model "
+             "or --reset-optimizer",
+             base);
+  ATTN_CHECK(meta.at("optimizer").get<std::string>() == optimizer_->name(),
+             "train: checkpoint {} holds a '{}' optimizer state but this run uses --optimizer {} (or pass --reset-optimizer)",
+             base, meta.at("optimizer").get<std::string>(), optimizer_->name());
+  optimizer_->load_state_dict(std::map<std::string, Tensor>(content.optimizer.begin(), content.optimizer.end()));
+  num_updates_ = meta.at("num_updates").get<int64_t>();
+  if (reset_lr_scheduler) return;  // begin_epoch() sets the fresh schedule's lr at num_updates_
+  scheduler_->load_state_dict(meta.at("scheduler"));
+  optimizer_->set_lr(meta.at("lr").get<double>());
+}
+
 void Trainer::resume() {
+  const bool finetune = !options_.finetune_from_model.empty();
+  ATTN_CHECK(!finetune || (options_.restore_file.empty() && !options_.reset.any()),
+             "train: --finetune-from-model resets the optimizer, schedule, meters and data position itself; it cannot "
+             "be combined with --restore-file or --reset-*");
   if (!options_.restore_file.empty()) {
     std::string base = checkpoint_base(options_.restore_file);
     if (!checkpoint_exists(base) && fs::path(base).parent_path().empty())
       base = (fs::path(options_.save_dir) / base).string();  // fairseq resolves it in the save dir
-    restore(base);
+    restore(base, options_.reset);
   } else {
     for (const std::string& base : checkpoints_newest_first(options_.save_dir)) {
       try {
-        restore(base);
+        restore(base, options_.reset);
         break;
       } catch (const CheckpointError& e) {
         progress_.line(fmt::format("warning: not resuming from {}: {}", base, e.what()));
       }
     }
   }
-  if (restored_from_)
-    info(fmt::format("resumed from {} (epoch {}, update {})", *restored_from_, epoch(), num_updates_));
+  if (restored_from_) {
+    info(fmt::format("resumed from {} (epoch {}, update {}){}", *restored_from_, epoch(), num_updates_,
+                     finetune ? "; --finetune-from-model is ignored once the save dir has a checkpoint" : ""));
+  } else if (finetune) {
+    restore(checkpoint_base(options_.finetune_from_model), ResetOptions{true, true, true, true});
+    info(fmt::format("finetuning from the weights of {} (new optimizer, schedule and data order)", *restored_from_));
+  }
 }
 
 // --- one update -----------------------------------------------------------------------

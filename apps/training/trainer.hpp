@@ -25,7 +25,16 @@
 // best loss — so a run interrupted after update n and resumed produces bit-identical
 // parameters to an uninterrupted run (same thread count). Resuming: --restore-file, else
 // the newest valid checkpoint of the save dir (checkpoint_last first; a torn one is
-// reported and skipped).
+// reported and skipped). An exact resume needs the same model configuration and optimizer.
+//
+// Starting from another run's weights (fairseq's flags): --reset-optimizer,
+// --reset-lr-scheduler, --reset-meters and --reset-dataloader drop those parts of the
+// restored checkpoint (ResetOptions); --finetune-from-model CKPT, when the save dir has
+// nothing to resume from, takes only CKPT's weights (all four reset) — the finetune step of
+// swap-then-finetune after `attnlab convert`. Once the finetuning run has saved, it resumes
+// from its own save dir like any run. Weights load strictly: a tensor missing, unexpected or
+// of another shape is an error naming it; other differences of configuration (dropout, a
+// feature map without weights of its own) are listed, not refused.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -48,6 +57,15 @@
 namespace attn::app {
 
 enum class ProgressMode { kAuto, kBar, kLines, kQuiet };
+
+// What a restore leaves out of a checkpoint (fairseq's --reset-* flags).
+struct ResetOptions {
+  bool optimizer = false;     // optimizer state and kind, the update count, the schedule's state
+  bool lr_scheduler = false;  // the schedule's state (its lr is recomputed at the update count)
+  bool meters = false;        // best validation loss, skipped-update count, training time
+  bool dataloader = false;    // the epoch and batch position and the random stream (--seed)
+  bool any() const { return optimizer || lr_scheduler || meters || dataloader; }
+};
 
 struct TrainerOptions {
   std::string data_dir;
@@ -88,6 +106,8 @@ struct TrainerOptions {
   // Checkpoints, validation, logging.
   std::string save_dir = "checkpoints";
   std::string restore_file;
+  std::string finetune_from_model;  // weights to start from when the save dir has no checkpoint
+  ResetOptions reset;
   CheckpointPolicy checkpoints;
   int64_t validate_interval_updates = 0;
   bool skip_invalid_updates = false;
@@ -143,7 +163,9 @@ class Trainer {
   void build_optimizer();
   void build_scheduler();
   void resume();
-  void restore(const std::string& base);
+  void restore(const std::string& base, const ResetOptions& reset);
+  void restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler);
+  void check_same_dictionaries(const nlohmann::json& task, const std::string& base) const;
   nlohmann::json metadata() const;
   void begin_epoch();
   std::optional<std::string> stop_reason(bool end_of_epoch) const;

@@ -414,6 +414,15 @@ TEST_CASE("convert swaps the decoder's attention for T2R, carrying every shared 
   CHECK(fs::exists(dir.file("t2r/dict.en.txt")));
   require_success(
       run_attnlab(dir, {"generate", workspace.dir.file("data-bin"), "--path", "t2r/converted", "--beam", "2"}));
+  // The finetune step: train the T2R model from the converted weights (README's swap-then-finetune).
+  const CommandResult finetuned =
+      run_tiny_training(workspace.dir, dir.file("t2r/finetuned"),
+                        {"--max-update", "2", "--finetune-from-model", dir.file("t2r/converted"), "--decoder-self-mixer",
+                         "kernel:t2r+additive", "--cross-mixer", "kernel:t2r+additive", "--causal-proj-dim", "3"});
+  require_success(finetuned);
+  CHECK(contains(finetuned.out, "finetuning from the weights of " + dir.file("t2r/converted")));
+  CHECK(contains(finetuned.out, "update 1 |"));
+  CHECK(fs::exists(dir.file("t2r/finetuned/checkpoint_last.json")));
 
   // And back: T2R to softmax drops the feature maps.
   const CommandResult back = run_attnlab(dir, {"convert", "--from", "t2r/converted", "--output", "back",

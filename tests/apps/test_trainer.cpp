@@ -119,6 +119,89 @@ TEST_CASE("trainer: an interrupted and resumed run is bit-identical to an uninte
   }
 }
 
+TEST_CASE("trainer: --finetune-from-model starts from weights only; --reset-* drop parts of a checkpoint", "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_finetune");
+  testing::write_reversal_corpus(root);
+  TrainerOptions teacher_options = testing::tiny_trainer_options(root, root + "/teacher");
+  teacher_options.max_update = 6;  // 4 updates an epoch: stops in epoch 2
+  Trainer teacher(teacher_options);
+  teacher.train();
+  REQUIRE(teacher.epoch() == 2);
+  const std::string teacher_last = root + "/teacher/checkpoint_last";
+
+  TrainerOptions finetune = testing::tiny_trainer_options(root, root + "/finetuned");
+  finetune.finetune_from_model = teacher_last;
+  finetune.lr = {1e-3};
+
+  SECTION("the teacher's weights, everything else fresh; once saved, the run resumes from its own save dir") {
+    finetune.max_update = 3;
+    {
+      Trainer student(finetune);
+      CHECK(student.num_updates() == 0);
+      CHECK(student.epoch() == 1);
+      CHECK(bitwise_equal(student.model(), teacher.model()));
+      CHECK(student.train().num_updates == 3);
+    }
+    finetune.max_update = 5;
+    Trainer resumed(finetune);
+    CHECK(resumed.restored_from() == root + "/finetuned/checkpoint_last");
+    CHECK(resumed.num_updates() == 3);
+  }
+  SECTION("a weights-only checkpoint (average, convert) finetunes, but an exact resume from it is refused") {
+    average_checkpoints_into({teacher_last}, root + "/averaged");
+    finetune.finetune_from_model = root + "/averaged";
+    CHECK(Trainer(finetune).num_updates() == 0);
+    TrainerOptions resume = teacher_options;
+    resume.save_dir = root + "/elsewhere";
+    resume.restore_file = root + "/averaged";
+    CHECK_THROWS_WITH(Trainer(resume), Catch::Contains("weights only") && Catch::Contains("--finetune-from-model"));
+  }
+  SECTION("weights load strictly: a mixer with weights of its own needs `attnlab convert`") {
+    finetune.model_overrides.push_back("decoder_self_mixer=kernel:t2r+additive");
+    CHECK_THROWS_WITH(Trainer(finetune), Catch::Contains("fc3") && Catch::Contains("attnlab convert"));
+  }
+  SECTION("a mixer without weights of its own (ELU) takes the softmax weights as they are") {
+    finetune.model_overrides.push_back("decoder_self_mixer=kernel:elu+additive");
+    Trainer student(finetune);
+    CHECK(bitwise_equal(student.model(), teacher.model()));
+  }
+  SECTION("--finetune-from-model does not combine with --restore-file or --reset-*") {
+    finetune.reset.meters = true;
+    CHECK_THROWS_WITH(Trainer(finetune), Catch::Contains("cannot be combined"));
+  }
+  TrainerOptions restart = teacher_options;
+  restart.restore_file = teacher_last;
+  restart.save_dir = root + "/restart";
+  SECTION("--reset-optimizer: another optimizer, the update count from 0, the data position kept") {
+    restart.optimizer = "nag";
+    CHECK_THROWS_WITH(Trainer(restart), Catch::Contains("--reset-optimizer"));
+    restart.reset.optimizer = true;
+    Trainer restarted(restart);
+    CHECK(restarted.num_updates() == 0);
+    CHECK(restarted.epoch() == 2);
+  }
+  SECTION("--reset-dataloader: epoch 1 again, the optimizer and update count kept") {
+    restart.reset.dataloader = true;
+    Trainer restarted(restart);
+    CHECK(restarted.num_updates() == 6);
+    CHECK(restarted.epoch() == 1);
+  }
+  SECTION("--reset-lr-scheduler: the fresh schedule's lr at the restored update count") {
+    restart.reset.lr_scheduler = true;
+    restart.lr = {1e-3};  // the saved schedule would continue the teacher's 3e-3 peak
+    restart.max_update = 7;
+    restart.log_interval = 1;
+    Trainer restarted(restart);
+    restarted.train();
+    std::ifstream log(root + "/restart/train_log.jsonl");
+    std::string line, last;
+    while (std::getline(log, line))
+      if (line.find("\"lr\"") != std::string::npos) last = line;
+    const double lr = nlohmann::json::parse(last).at("lr").get<double>();
+    CHECK(lr == Approx(1e-3 * std::sqrt(4.0 / 6.0)));  // update 7 uses inverse_sqrt's lr after update 6
+  }
+}
+
 TEST_CASE("trainer: a non-finite loss stops training or is skipped, never stepped on", "[trainer]") {
   const std::string root = testing::fresh_temp_dir("trainer_nan");
   testing::write_reversal_corpus(root);
