@@ -19,10 +19,12 @@
 // Memory per thread: (T/C + C + 1)·N·M values, never B×H×T×N×M.
 //
 // Rows are independent and spread over the OpenMP threads; the inner loops run over the M
-// contiguous features of a state row (vectorized).
+// contiguous features of a state row (vectorized). Without gates and over more than a few
+// positions, the additive rule runs in chunks of GEMMs instead (additive_linear_attention.hpp).
 #include <algorithm>
 #include <vector>
 
+#include "core/cpu/additive_linear_attention.hpp"
 #include "core/cpu/cpu_backend.hpp"
 #include "core/cpu/strided_loop.hpp"
 
@@ -196,6 +198,7 @@ void backward_typed(const Tensor& q, const Tensor& k, const Tensor& v, const Ten
 
 void CpuBackend::gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
                                         const Tensor& b, const Tensor& state, const Tensor& y) {
+  if (use_chunked_additive(a, b, q.size(1))) return additive_linear_attention(q, k, v, state, y);
   const ScanShape s(q, v);
   dispatch_floating(q.dtype(), [&](auto tag) { forward_typed<decltype(tag)>(q, k, v, a, b, state, y, s); });
 }
@@ -204,6 +207,7 @@ void CpuBackend::gated_linear_attention_backward(const Tensor& q, const Tensor& 
                                                  const Tensor& b, const Tensor& dy, const Tensor& dq,
                                                  const Tensor& dk, const Tensor& dv, const Tensor& da,
                                                  const Tensor& db) {
+  if (use_chunked_additive(a, b, q.size(1))) return additive_linear_attention_backward(q, k, v, dy, dq, dk, dv);
   const ScanShape s(q, v);
   dispatch_floating(q.dtype(), [&](auto tag) { backward_typed<decltype(tag)>(q, k, v, a, b, dy, dq, dk, dv, da, db, s); });
 }

@@ -112,21 +112,29 @@ TEST_CASE("gated_linear_attention forward and backward equal the stored-state fl
     }
   check_case({1, 1, 1, 1, true, true}, DType::Float64);
   check_case({2, 64, 3, 2, true, false}, DType::Float64, 2);  // exactly one chunk, strided inputs
+  // Without gates from 16 positions on, the chunked GEMM form (additive_linear_attention.hpp):
+  // its first length, one full chunk, a partial second one, a partial third one.
+  for (int64_t length : {15, 16, 64, 65, 150}) check_case({3, length, 5, 4, false, false}, DType::Float64);
+  check_case({4, 200, 16, 17, false, false}, DType::Float32, 1);
 }
 
 TEST_CASE("gated_linear_attention: a sequence in two parts with the state carried equals the whole") {
-  const Case c{2, 9, 3, 4, true, true};
+  // Gated (the scan), and additive over 100 positions in parts of 70 and 30 (chunked, then the scan).
+  const Case c = GENERATE(Case{2, 9, 3, 4, true, true}, Case{2, 100, 3, 4, false, false});
+  const int64_t split = c.length == 9 ? 4 : 70;
   const Inputs in = random_inputs(c, DType::Float64);
   const ops::GatedLinearAttentionResult whole = ops::gated_linear_attention(in.q, in.k, in.v, in.a, in.b);
   auto part = [](const Tensor& t, int64_t start, int64_t length) { return t.narrow(1, start, length); };
+  const int64_t rest = c.length - split;
+  auto gate = [&](const Tensor& g, int64_t start, int64_t length) { return g.defined() ? part(g, start, length) : g; };
   const ops::GatedLinearAttentionResult first = ops::gated_linear_attention(
-      part(in.q, 0, 4), part(in.k, 0, 4), part(in.v, 0, 4), part(in.a, 0, 4), part(in.b, 0, 4));
+      part(in.q, 0, split), part(in.k, 0, split), part(in.v, 0, split), gate(in.a, 0, split), gate(in.b, 0, split));
   const ops::GatedLinearAttentionResult second =
-      ops::gated_linear_attention(part(in.q, 4, 5), part(in.k, 4, 5), part(in.v, 4, 5), part(in.a, 4, 5),
-                                  part(in.b, 4, 5), first.state);
-  check_all_close(part(whole.y, 0, 4).to_vector(), first.y.to_vector(), 1e-13);
-  check_all_close(part(whole.y, 4, 5).to_vector(), second.y.to_vector(), 1e-13);
-  check_all_close(whole.state.to_vector(), second.state.to_vector(), 1e-13);
+      ops::gated_linear_attention(part(in.q, split, rest), part(in.k, split, rest), part(in.v, split, rest),
+                                  gate(in.a, split, rest), gate(in.b, split, rest), first.state);
+  check_all_close(part(whole.y, 0, split).to_vector(), first.y.to_vector(), 1e-12);
+  check_all_close(part(whole.y, split, rest).to_vector(), second.y.to_vector(), 1e-12);
+  check_all_close(whole.state.to_vector(), second.state.to_vector(), 1e-12);
 }
 
 TEST_CASE("gated_linear_attention: gates at exactly 0 give finite gradients (nothing divides by a gate)") {
@@ -143,7 +151,7 @@ TEST_CASE("gated_linear_attention: gates at exactly 0 give finite gradients (not
 }
 
 TEST_CASE("gated_linear_attention gives the same bits at 1 and 2 threads") {
-  const Case c{5, 130, 8, 9, true, true};
+  const Case c = GENERATE(Case{5, 130, 8, 9, true, true}, Case{5, 130, 8, 9, false, false});
   const Inputs in = random_inputs(c, DType::Float32);
   const Tensor g = random_tensor({5, 130, 9}, DType::Float32, 8);
   auto run = [&](int threads) {
