@@ -17,10 +17,23 @@
 
 namespace attn::app::testing {
 
+// The folders fresh_temp_dir made, removed with their contents when the test program exits.
+struct TempDirsRemovedAtExit {
+  std::vector<std::filesystem::path> dirs;
+  ~TempDirsRemovedAtExit() {
+    std::error_code ignored;
+    for (const auto& dir : dirs) std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+// An empty folder named after the test and the process, kept until the test program exits
+// (tests look into it after the code under test is done with it).
 inline std::string fresh_temp_dir(const std::string& name) {
+  static TempDirsRemovedAtExit made;
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("attnlab_{}_{}", name, ::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
+  made.dirs.push_back(dir);
   return dir.string();
 }
 
