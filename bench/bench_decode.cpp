@@ -27,8 +27,8 @@
 
 #include "autograd/autograd.hpp"
 #include "bench_args.hpp"
+#include "kernel_times.hpp"
 #include "core/ops.hpp"
-#include "core/profiler.hpp"
 #include "core/threads.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
 
@@ -130,14 +130,7 @@ int main(int argc, char** argv) {
           last.push_back(run.last_step_s);
           bytes = run.state_bytes;
         }
-        if (kernels) {
-          profiler::reset();
-          profiler::set_enabled(true);
-          decode_once(model, sources, length);
-          profiler::set_enabled(false);
-          for (const profiler::Entry& e : profiler::snapshot())
-            fmt::print("    {:<32} {:>7} calls {:>9.2f} ms\n", e.name, e.calls, 1e3 * e.seconds);
-        }
+        if (kernels) bench::print_kernel_times([&] { decode_once(model, sources, length); });
         const double tokens_per_s = double(batch * length) / median(decode);
         fmt::print("{:<8} {:>5} {:>4} {:>12.0f} {:>8.3f} {:>13.2f} {:>10.2f}\n", name, length, reps, tokens_per_s,
                    median(encoder), 1e3 * median(last), double(bytes) / (1 << 20));

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "bench_args.hpp"
-#include "core/profiler.hpp"
+#include "kernel_times.hpp"
 #include "core/threads.hpp"
 #include "nn/layers/feed_forward.hpp"
 #include "nn/mixers/mixer_registry.hpp"
@@ -97,14 +97,7 @@ double median_ms(const std::function<Tensor(const Tensor&)>& layer, int64_t leng
     step();
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
-  if (kernels) {
-    profiler::reset();
-    profiler::set_enabled(true);
-    step();
-    profiler::set_enabled(false);
-    for (const profiler::Entry& e : profiler::snapshot())
-      fmt::print("    {:<28} {:>5} calls {:>9.2f} ms\n", e.name, e.calls, 1e3 * e.seconds);
-  }
+  if (kernels) bench::print_kernel_times(step);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }

@@ -8,7 +8,7 @@
 // peak and peak RSS). bench_step_profile times the bare model step without the trainer.
 //
 // Usage: bench_train [--model tiny,base,PRESET...] [--override key=value ...] [--threads N] [--steps N]
-//                    [--warmup N]
+//                    [--warmup N] [--kernels 1]   (then also the time per backend kernel of one more step)
 // --model takes tiny (transformer_tiny), base (transformer_wmt_en_de) or any preset (t2r_tiny,
 // lightconv_tiny, ...); --override changes any config field of every model, e.g. the base
 // model with T2R in the decoder: --model base --override decoder_self_mixer=kernel:t2r+additive
@@ -25,6 +25,7 @@
 
 #include "apps/training/trainer.hpp"
 #include "bench_args.hpp"
+#include "kernel_times.hpp"
 #include "core/allocator.hpp"
 #include "core/profiler.hpp"
 #include "data/binarized_corpus.hpp"
@@ -39,12 +40,13 @@ constexpr int64_t kSentences = 128, kLength = 32, kVocab = 8000, kBatches = 4;
 struct Options {
   std::vector<std::string> models, overrides;
   int threads, steps, warmup;
+  bool kernels;
 };
 
 Options parse(int argc, char** argv) {
   bench::BenchArgs args("bench_train", argc, argv);
   Options o{args.list("model", {"tiny", "base"}), args.list("override", {}), int(args.number("threads", 2)),
-            int(args.number("steps", 5)), int(args.number("warmup", 2))};
+            int(args.number("steps", 5)), int(args.number("warmup", 2)), args.number("kernels", 0) != 0};
   args.check_all_used();
   return o;
 }
@@ -131,6 +133,7 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
     if (e.name.starts_with("trainer:"))
       fmt::print("  {:<45} {:8.1f} ms  {:5.1f}%\n", e.name, 1e3 * e.seconds, 100.0 * e.seconds / step);
   fmt::print("  GEMM (all matmul kernels)                     {:8.1f} ms  {:5.1f}%\n", 1e3 * gemm, 100.0 * gemm / step);
+  if (options.kernels) bench::print_kernel_times([&] { trainer.train_step({next_batch()}); });
 }
 
 }  // namespace

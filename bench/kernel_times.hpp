@@ -1,0 +1,20 @@
+// Runs `work` once with the kernel profiler on (core/profiler.hpp) and prints the time and
+// call count of every backend kernel it ran: the `--kernels 1` output of the benchmarks.
+#pragma once
+#include <fmt/format.h>
+
+#include "core/profiler.hpp"
+
+namespace attn::bench {
+
+template <typename Work>
+void print_kernel_times(Work&& work) {
+  profiler::reset();
+  profiler::set_enabled(true);
+  work();
+  profiler::set_enabled(false);
+  for (const profiler::Entry& e : profiler::snapshot())
+    fmt::print("    {:<36} {:>7} calls {:>9.2f} ms\n", e.name, e.calls, 1e3 * e.seconds);
+}
+
+}  // namespace attn::bench
