@@ -217,3 +217,47 @@ TEST_CASE("search rejects bad options and inputs") {
   CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("vocabulary"));
   CHECK_THROWS_AS(nn::greedy_search(*model, src.to(DType::Float32), o), Error);
 }
+
+TEST_CASE("search refuses negative, NaN and infinite length limits, naming the flag") {
+  auto model = peaky_model(26);
+  const Tensor src = pad_batch(random_sentences({3}, 10, 35), true);
+  for (const auto& [a, b, flag] : {std::tuple{0.0, int64_t(-5), "--max-len-b"}, std::tuple{-1.0, int64_t(10), "--max-len-a"},
+                                   std::tuple{std::nan(""), int64_t(10), "--max-len-a"},
+                                   std::tuple{std::numeric_limits<double>::infinity(), int64_t(0), "--max-len-a"}}) {
+    nn::SearchOptions o;
+    o.max_len_a = a;
+    o.max_len_b = b;
+    for (int64_t beam : {1, 3}) {
+      o.beam = beam;
+      CHECK_THROWS_WITH(beam == 1 ? (void)nn::greedy_search(*model, src, o) : (void)nn::beam_search(*model, src, o),
+                        Catch::Contains(flag));
+    }
+  }
+  nn::SearchOptions zero;  // max_len 0: the empty translation, "</s>" alone
+  zero.max_len_b = 0;
+  zero.beam = 3;
+  for (const auto& hyps : nn::beam_search(*model, src, zero)) CHECK(hyps.front().tokens == std::vector<int64_t>{2});
+  zero.beam = 1;
+  for (const auto& h : nn::greedy_search(*model, src, zero)) CHECK(h.tokens == std::vector<int64_t>{2});
+}
+
+TEST_CASE("a model whose output is NaN is reported (NonFiniteScores naming the sentence), never a crash") {
+  auto model = peaky_model(27);
+  const Tensor src = pad_batch(random_sentences({3, 5}, 10, 36), true);
+  {
+    NoGradGuard no_grad;
+    model->decoder->output_projection.data_only().narrow(0, 0, 1).fill_(std::nan(""));  // every logit NaN
+  }
+  for (int64_t beam : {1, 4}) {
+    nn::SearchOptions o;
+    o.beam = beam;
+    try {
+      if (beam == 1) nn::greedy_search(*model, src, o);
+      else nn::beam_search(*model, src, o);
+      FAIL("no error");
+    } catch (const nn::NonFiniteScores& e) {
+      CHECK(e.row == 0);
+      CHECK_THAT(e.what(), Catch::Contains("not finite"));
+    }
+  }
+}
