@@ -47,6 +47,7 @@
 #include "apps/training/checkpoint.hpp"
 #include "apps/cli/compute_options.hpp"
 #include "apps/training/evaluation.hpp"
+#include "apps/training/save_dir_lock.hpp"
 #include "apps/cli/progress.hpp"
 #include "apps/task/translation_task.hpp"
 #include "data/batching.hpp"
@@ -163,6 +164,7 @@ class Trainer {
   void build_optimizer();
   void build_scheduler();
   void resume();
+  void resume_from_save_dir();
   void restore(const std::string& base, const ResetOptions& reset);
   void restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler);
   void check_same_dictionaries(const nlohmann::json& task, const std::string& base) const;
@@ -193,9 +195,11 @@ class Trainer {
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;
   std::optional<double> best_loss_;
+  bool validated_ = true;  // false after an update, until the next validation (end_of_epoch_or_stop)
   double previous_seconds_ = 0.0;  // training time of the runs this one resumed
   std::chrono::steady_clock::time_point run_start_;
   std::optional<std::string> restored_from_;
+  std::unique_ptr<SaveDirLock> save_dir_lock_;  // taken before resuming, released when the trainer goes
 };
 
 }  // namespace attn::app

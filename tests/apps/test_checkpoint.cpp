@@ -145,7 +145,8 @@ TEST_CASE("checkpoint: rotation keeps the newest epoch and update checkpoints", 
   const std::vector<std::string> order = checkpoints_newest_first(dir);
   REQUIRE(order.size() == 5);
   CHECK(fs::path(order[0]).filename() == "checkpoint_last");
-  CHECK(fs::path(order[4]).filename() == "checkpoint2");  // 4 updates, the oldest
+  CHECK(fs::path(order[3]).filename() == "checkpoint2");  // 4 updates, the oldest
+  CHECK(fs::path(order[4]).filename() == "checkpoint_best");  // as old: checkpoint_best is tried last
 }
 
 TEST_CASE("checkpoint: averaging writes a loadable checkpoint with the mean weights", "[checkpoint]") {
