@@ -1,5 +1,6 @@
 #include "apps/cli/compute_options.hpp"
 
+#include "apps/cli/command.hpp"
 #include "core/error.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"
@@ -9,7 +10,7 @@ namespace attn::app {
 void add_compute_options(CLI::App& cmd, ComputeOptions& options) {
   // 0 in ComputeOptions means "not given"; on the command line 0 or a negative count is an error.
   cmd.add_option("--threads", options.threads, "Threads (default: OMP_NUM_THREADS or all cores)")
-      ->check(CLI::Range(1, 4096));
+      ->check(positive_number());
   cmd.add_option("--matmul-precision", options.matmul_precision,
                  "fp32, or bf16: large matrix products with bfloat16 operands and float32 sums (~2x faster "
                  "on CPUs with AVX512-BF16)")

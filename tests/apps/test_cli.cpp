@@ -582,6 +582,8 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
   require_command_line_error(run_attnlab(dir, {"tokenize", "-l", "xx"}), "xx");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--beam", "0"}),
                              "--beam: must be a number > 0, got '0'");
+  for (const char* threads : {"--threads=0", "--threads=-3"})
+    require_command_line_error(run_attnlab(dir, {"train", "data", "--max-tokens", "100", threads}), "--threads");
   require_command_line_error(run_attnlab(dir, {"train"}), "data");
 }
 
