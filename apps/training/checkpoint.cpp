@@ -284,6 +284,12 @@ nlohmann::json keep_file_beside(const std::string& source, const std::string& di
 }
 
 std::string referenced_file(const nlohmann::json& reference, const std::string& base, const std::string& what) {
+  auto is_string_at = [&](const char* key) { return reference.contains(key) && reference[key].is_string(); };
+  if (!is_file_reference(reference) || !is_string_at("checksum") || (reference.contains("file") && !is_string_at("file")) ||
+      (reference.contains("path") && !is_string_at("path")))
+    throw CheckpointError(fmt::format("its {} must be recorded as {{\"file\": string, \"path\": string, \"checksum\": "
+                                      "string}}, got {}",
+                                      what, reference.dump()));
   std::vector<std::string> candidates;
   if (reference.contains("file"))
     candidates.push_back((fs::path(folder_of(base)) / reference.at("file").get<std::string>()).string());

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "apps/training/checkpoint.hpp"
 #include "synthetic_corpus.hpp"
@@ -92,6 +93,26 @@ TEST_CASE("checkpoint: truncated, torn, modified and missing files are rejected"
   SECTION("no checkpoint at all") {
     CHECK_THROWS_WITH(load_checkpoint(dir + "/nothing"), Catch::Contains("nothing.json"));
   }
+}
+
+TEST_CASE("checkpoint: wrong JSON types are errors naming the file and the key", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_json_types");
+  const std::string base = dir + "/checkpoint_last";
+  save_checkpoint(base, sample_content(1.0f, 1));
+  const nlohmann::json good = nlohmann::json::parse(std::ifstream(metadata_path(base)));
+  for (const auto& [pointer, value, key] :
+       {std::tuple<std::string, nlohmann::json, std::string>{"/files/weights/bytes", "97", "files.weights.bytes"},
+        {"/files/optimizer/checksum", 5, "files.optimizer.checksum"},
+        {"/files/weights", nullptr, "files.weights"},
+        {"/files", nlohmann::json::array(), "files"},
+        {"/metadata", "none", "metadata"}}) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    std::ofstream(metadata_path(base)) << bad.dump();
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains(metadata_path(base)) && Catch::Contains("\"" + key + "\""));
+  }
+  CHECK_THROWS_WITH(referenced_file({{"file", 3}, {"checksum", "x"}}, base, "source dictionary"),
+                    Catch::Contains("source dictionary") && Catch::Contains("string"));
 }
 
 TEST_CASE("checkpoint: names follow fairseq's save dir", "[checkpoint]") {
