@@ -24,8 +24,19 @@
 // counts, scheduler state, the default generator (dropout), the loader position, counters,
 // best loss — so a run interrupted after update n and resumed produces bit-identical
 // parameters to an uninterrupted run (same thread count). Resuming: --restore-file, else
-// the newest valid checkpoint of the save dir (checkpoint_last first; a torn one is
-// reported and skipped). An exact resume needs the same model configuration and optimizer.
+// the save dir's newest checkpoint that loads completely (checkpoints_newest_first: by
+// update count and data position; newer ones that are torn are reported and skipped). A
+// save dir with checkpoints none of which loads is an error (the --reset-* flags and
+// --restore-file start from one on purpose), never a silent restart that would overwrite
+// them. After resuming, the save that wrote the checkpoint is finished (its other names,
+// rotation: finish_interrupted_save), and a run that had reached its end before a kill cut
+// off its final validation does that validation and checkpoint_best update in train()
+// ("validated" in the metadata). An exact resume needs the same model configuration and
+// optimizer; the metadata keys a resume reads are checked first (a wrong type or an
+// impossible value is an error naming the file and key).
+//
+// The save dir is locked for the trainer's lifetime (save_dir_lock.hpp), and before resuming
+// the leftovers of interrupted saves are removed (remove_incomplete_saves).
 //
 // Starting from another run's weights (fairseq's flags): --reset-optimizer,
 // --reset-lr-scheduler, --reset-meters and --reset-dataloader drop those parts of the
