@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "data/text_io.hpp"
 #include "nn/checkpoint_average.hpp"
+#include "nn/checkpoint_names.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;
@@ -378,25 +380,26 @@ std::vector<std::string> remove_incomplete_saves(const std::string& save_dir) {
   auto remove = [&](const fs::path& path) {
     if (fs::remove(path)) removed.push_back(path.string());
   };
-  std::vector<fs::path> entries;
-  for (const auto& entry : fs::directory_iterator(save_dir))
-    if (entry.is_regular_file()) entries.push_back(entry.path());
-  for (const fs::path& path : entries) {
-    const std::string file = path.filename().string();
-    const size_t temp = file.find(".tmp.");
-    // The temp files of an interrupted save_checkpoint / write_file_atomic.
-    if (temp != std::string::npos && is_checkpoint_name(checkpoint_base(file.substr(0, temp)))) {
-      remove(path);
-      continue;
+  std::set<std::string> bases;  // of the files under the trainer's checkpoint names
+  std::vector<fs::path> temp_files;
+  for (const auto& entry : fs::directory_iterator(save_dir)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string file = entry.path().filename().string();
+    // The temp files of an interrupted save_checkpoint / write_file_atomic: NAME.<ext>.tmp.*
+    if (const size_t temp = file.find(".tmp."); temp != std::string::npos) {
+      if (is_checkpoint_name(checkpoint_base(file.substr(0, temp)))) temp_files.push_back(entry.path());
+    } else if ((file.ends_with(".safetensors") || file.ends_with(".json")) &&
+               is_checkpoint_name(checkpoint_base(file))) {
+      bases.insert(checkpoint_base(entry.path().string()));
     }
-    if (!file.ends_with(".safetensors") && !file.ends_with(".json")) continue;
-    const std::string base = checkpoint_base(path.string());
-    if (!is_checkpoint_name(fs::path(base).filename().string())) continue;
-    // A save writes the weights first and its JSON last: tensor files without their JSON,
-    // or a JSON without its weights, are what an interrupted save or a full disk left.
-    const bool has_json = fs::exists(metadata_path(base)), has_weights = fs::exists(weights_path(base));
-    if (has_json != has_weights) remove(path);
   }
+  for (const fs::path& path : temp_files) remove(path);
+  // A save writes the tensor files first and the JSON last, and rotation removes the JSON
+  // first: tensor files without their JSON, or a JSON without its weights, are what an
+  // interrupted save or removal, or a full disk, left.
+  for (const std::string& base : bases)
+    if (!fs::exists(metadata_path(base)) || !fs::exists(weights_path(base)))
+      for (const std::string& path : {metadata_path(base), weights_path(base), optimizer_path(base)}) remove(path);
   std::sort(removed.begin(), removed.end());
   return removed;
 }

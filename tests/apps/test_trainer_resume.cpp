@@ -194,13 +194,14 @@ TEST_CASE("trainer: leftovers of interrupted saves are removed at start", "[trai
   std::ofstream(ck + "checkpoint_1_6.json.tmp.4242") << "{";
   fs::copy_file(ck + "checkpoint_last.safetensors", ck + "checkpoint_1_6.safetensors");  // its JSON never written
   fs::copy_file(ck + "checkpoint_last.json", ck + "checkpoint7.json");                   // its weights gone
+  fs::copy_file(ck + "checkpoint_last.optimizer.safetensors", ck + "checkpoint_1_2.optimizer.safetensors");  // rotation cut off
   for (const char* foreign : {"notes.safetensors.tmp.1", "model.safetensors", "checkpoint99999999999999999999.json"})
     std::ofstream(ck + foreign) << "the user's";
   options.max_update = 6;
   Trainer resumed(options);
   CHECK(resumed.num_updates() == 4);
   for (const char* removed : {"checkpoint_last.safetensors.tmp.Ab12Cd", "checkpoint_1_6.json.tmp.4242",
-                              "checkpoint_1_6.safetensors", "checkpoint7.json"})
+                              "checkpoint_1_6.safetensors", "checkpoint7.json", "checkpoint_1_2.optimizer.safetensors"})
     CHECK_FALSE(fs::exists(ck + removed));
   for (const char* kept : {"notes.safetensors.tmp.1", "model.safetensors", "checkpoint99999999999999999999.json"})
     CHECK(fs::exists(ck + kept));
