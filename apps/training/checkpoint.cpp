@@ -165,6 +165,15 @@ bool holds_same_checkpoint(const std::string& base, const nlohmann::json& record
   }
 }
 
+// False for a numbered name of a kind the policy keeps none of (--keep-*-updates/epochs 0):
+// rotation would remove it as soon as it is written.
+bool kept_by_policy(const std::string& base, const CheckpointPolicy& policy) {
+  const std::string name = fs::path(base).filename().string();
+  if (nn::checkpoint_number(name, nn::CheckpointNumbering::Epoch)) return policy.keep_last_epochs != 0;
+  if (nn::checkpoint_number(name, nn::CheckpointNumbering::Update)) return policy.keep_interval_updates != 0;
+  return true;
+}
+
 // ATTNLAB_TEST_SAVE_PAUSE_MS=N makes every step of a save wait N ms, so that the
 // kill-and-resume test (tests/apps/test_kill_resume.cpp) lands its kills inside saves.
 void pause_inside_save_for_tests() {
@@ -409,7 +418,7 @@ std::vector<std::string> finish_interrupted_save(const std::string& save_dir, co
   std::vector<std::string> written;
   const nlohmann::json record = read_metadata_json(base);
   for (const std::string& name : checkpoint_names(save_dir, request, policy)) {
-    if (name == base || holds_same_checkpoint(name, record)) continue;
+    if (name == base || !kept_by_policy(name, policy) || holds_same_checkpoint(name, record)) continue;
     copy_checkpoint(base, name);
     written.push_back(name);
   }

@@ -1,5 +1,6 @@
 // Tests of apps/checkpoint: round trip, rejection of truncated / torn / modified / missing
-// files with clear errors, names and rotation, newest-first listing, averaging.
+// files with clear errors (wrong JSON types naming the key), names and rotation, finishing an
+// interrupted save, newest-first listing, averaging.
 #include <catch.hpp>
 
 #include <filesystem>
@@ -168,6 +169,29 @@ TEST_CASE("checkpoint: rotation keeps the newest epoch and update checkpoints", 
   CHECK(fs::path(order[0]).filename() == "checkpoint_last");
   CHECK(fs::path(order[3]).filename() == "checkpoint2");  // 4 updates, the oldest
   CHECK(fs::path(order[4]).filename() == "checkpoint_best");  // as old: checkpoint_best is tried last
+}
+
+TEST_CASE("checkpoint: a save cut off after its first name is finished from it", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_finish_save");
+  CheckpointPolicy policy;
+  policy.save_interval_updates = 2;
+  const SaveRequest first{.epoch = 1, .num_updates = 2, .end_of_epoch = false, .is_best = false};
+  save_rotating(dir, first, policy, sample_content(1.0f, 2));
+  // The next save (an epoch end, best) wrote checkpoint1 and was killed before the copies.
+  const SaveRequest cut{.epoch = 1, .num_updates = 3, .end_of_epoch = true, .is_best = true};
+  save_checkpoint(dir + "/checkpoint1", sample_content(2.0f, 3));
+  CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint1") ==
+        std::vector<std::string>{dir + "/checkpoint_best", dir + "/checkpoint_last"});
+  for (const char* name : {"checkpoint_best", "checkpoint_last"})
+    CHECK(load_checkpoint(dir + "/" + name).model[0].second.to_vector()[0] == 2.0);
+  CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint1").empty());  // nothing left to do
+
+  policy.keep_last_epochs = 0;  // a name rotation would remove at once is not written again
+  fs::remove_all(dir);
+  save_checkpoint(dir + "/checkpoint_last", sample_content(3.0f, 3));
+  CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint_last") ==
+        std::vector<std::string>{dir + "/checkpoint_best"});
+  CHECK_FALSE(fs::exists(dir + "/checkpoint1.json"));
 }
 
 TEST_CASE("checkpoint: averaging writes a loadable checkpoint with the mean weights", "[checkpoint]") {
