@@ -1,16 +1,18 @@
 // The save dir lock. See save_dir_lock.hpp.
 #include "apps/training/save_dir_lock.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -31,10 +33,25 @@ std::string host_name() {
   return name;
 }
 
+// When process `pid` started, in clock ticks since boot (/proc/PID/stat field 22), or "" when
+// unknown. With the pid it tells a killed run's pid from the same pid given to a later
+// process (containers restart their processes with the same small pids).
+std::string process_start_ticks(int64_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t command_end = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (command_end == std::string::npos) return "";
+  std::istringstream after_command(stat.substr(command_end + 1));
+  const std::vector<std::string> fields{std::istream_iterator<std::string>(after_command), {}};
+  constexpr size_t kStartTime = 22 - 3;  // fields[0] is field 3 (the state)
+  return fields.size() > kStartTime ? fields[kStartTime] : "";
+}
+
 nlohmann::json this_run() {
   return {{"pid", int64_t(::getpid())},
           {"host", host_name()},
-          {"started", fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(std::time(nullptr)))}};
+          {"started", fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(std::time(nullptr)))},
+          {"process_start", process_start_ticks(::getpid())}};
 }
 
 // Writes the lock's contents to a temp file and links it to `lock`: false when `lock` exists.
@@ -53,7 +70,14 @@ bool try_create(const std::string& lock, const std::string& save_dir) {
   return false;
 }
 
-bool process_runs(int64_t pid) { return ::kill(pid_t(pid), 0) == 0 || errno == EPERM; }
+// Whether the run that wrote a lock still runs: its pid exists and, when the lock recorded
+// it, started at the same time.
+bool owner_runs(const nlohmann::json& owner) {
+  const int64_t pid = owner["pid"].get<int64_t>();
+  if (::kill(pid_t(pid), 0) != 0 && errno != EPERM) return false;
+  const std::string recorded = owner.value("process_start", std::string());
+  return recorded.empty() || process_start_ticks(pid).empty() || process_start_ticks(pid) == recorded;
+}
 
 // The owner recorded in an existing lock file, or an error naming it when it is unreadable.
 nlohmann::json read_owner(const std::string& lock) {
@@ -78,7 +102,7 @@ SaveDirLock::SaveDirLock(const std::string& save_dir, const std::function<void(c
   const nlohmann::json owner = read_owner(path_);
   const int64_t pid = owner["pid"].get<int64_t>();
   const std::string host = owner["host"].get<std::string>(), started = owner["started"].get<std::string>();
-  const bool stale = host == host_name() && !process_runs(pid);
+  const bool stale = host == host_name() && !owner_runs(owner);
   ATTN_CHECK(stale,
              "train: save dir {} is in use by another training run (pid {} on host {}, started {}; lock file {}). "
              "Wait for it to finish or use another --save-dir; if that run is gone, remove the lock file",

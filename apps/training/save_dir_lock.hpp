@@ -1,8 +1,10 @@
 // The lock of a training save dir: while `attnlab train` runs, its save dir holds the file
 // `train.lock` = {"pid", "host", "started"} of the run. Two trainers on one save dir would
 // overwrite each other's checkpoints, so a second one stops at once with an error naming
-// the lock's owner. A lock whose pid no longer runs on this host (a run that was killed) is
-// stale: it is taken over with a warning. A lock from another host cannot be checked and is
+// the lock's owner. A lock whose process no longer runs on this host (a run that was killed)
+// is stale: it is taken over with a warning. The lock records the process's start time in
+// clock ticks since boot ("process_start", from /proc), so the same pid given to a later
+// process (a restarted container) does not pass for the owner. A lock from another host cannot be checked and is
 // an error (remove it by hand when that run is gone).
 //
 // Taking the lock is also the start-up probe that the save dir is writable: a read-only or

@@ -168,6 +168,17 @@ TEST_CASE("trainer: the save dir is locked while a trainer uses it", "[trainer]"
     CHECK_NOTHROW(Trainer(options));
     CHECK_FALSE(fs::exists(lock));
   }
+  SECTION("a lock whose pid runs but is another process than the one that wrote it is taken over") {
+    {
+      Trainer holder(options);  // writes this process's pid and start time
+      nlohmann::json owner = nlohmann::json::parse(std::ifstream(lock));
+      REQUIRE_FALSE(owner.at("process_start").get<std::string>().empty());
+      owner["process_start"] = "1";  // as if a process with our pid had started at boot and been killed
+      std::ofstream(lock) << owner.dump();
+      CHECK_NOTHROW(Trainer(options));
+    }
+    CHECK_FALSE(fs::exists(lock));
+  }
   SECTION("a lock of another host, or one attnlab did not write, is left to the user") {
     std::ofstream(lock) << nlohmann::json{{"pid", 1}, {"host", "elsewhere.example"}, {"started", "now"}}.dump();
     CHECK_THROWS_WITH(Trainer(options), Catch::Contains("elsewhere.example"));
