@@ -1,5 +1,6 @@
 #include "apps/cli/compute_options.hpp"
 
+#include "apps/cli/command.hpp"
 #include "core/error.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"
@@ -7,7 +8,9 @@
 namespace attn::app {
 
 void add_compute_options(CLI::App& cmd, ComputeOptions& options) {
-  cmd.add_option("--threads", options.threads, "Threads (0: default)");
+  // 0 in ComputeOptions means "not given"; on the command line 0 or a negative count is an error.
+  cmd.add_option("--threads", options.threads, "Threads (default: OMP_NUM_THREADS or all cores)")
+      ->check(positive_number());
   cmd.add_option("--matmul-precision", options.matmul_precision,
                  "fp32, or bf16: large matrix products with bfloat16 operands and float32 sums (~2x faster "
                  "on CPUs with AVX512-BF16)")
@@ -16,6 +19,7 @@ void add_compute_options(CLI::App& cmd, ComputeOptions& options) {
 }
 
 void apply_compute_options(const ComputeOptions& options) {
+  ATTN_CHECK(options.threads >= 0, "--threads must be >= 1, got {}", options.threads);
   if (options.threads > 0) set_num_threads(options.threads);
   const MatmulPrecision precision = parse_matmul_precision(options.matmul_precision);
   ATTN_CHECK(precision != MatmulPrecision::BFloat16 || cpu_has_fast_bf16(),

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -22,6 +21,7 @@
 #include "data/moses_detokenizer.hpp"
 #include "data/moses_tokenizer.hpp"
 #include "data/text_io.hpp"
+#include "nn/checkpoint_names.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;
@@ -188,18 +188,12 @@ bool newer(const fs::path& output, const fs::path& input) {
 void average(const DemoPaths& paths) {
   const fs::path last = metadata_path((paths.checkpoints / "checkpoint_last").string());
   const bool done = newer(metadata_path(paths.averaged.string()), last);
-  std::vector<std::pair<int64_t, std::string>> epochs;
-  static const std::regex pattern("checkpoint([0-9]+)\\.json");
-  for (const auto& entry : fs::directory_iterator(paths.checkpoints)) {
-    std::smatch match;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern))
-      epochs.emplace_back(std::stoll(match[1].str()), checkpoint_base(entry.path().string()));
-  }
-  std::sort(epochs.begin(), epochs.end(), std::greater<>());
-  if (epochs.size() > size_t(kAveragedEpochs)) epochs.resize(size_t(kAveragedEpochs));
+  // The newest epoch checkpoints (nn/checkpoint_names: a stray name such as
+  // checkpoint99999999999999999999.json is not one).
   std::vector<std::string> bases;
-  for (const auto& [epoch, base] : epochs) bases.push_back(base);
+  for (const nn::NumberedCheckpoint& found :
+       nn::numbered_checkpoints(paths.checkpoints.string(), nn::CheckpointNumbering::Epoch, ".json"))
+    if (bases.size() < size_t(kAveragedEpochs)) bases.push_back(checkpoint_base(found.path));
   if (bases.empty()) bases.push_back(checkpoint_base(last.string()));  // training ended within epoch 1
   stage(7, fmt::format("average {} checkpoint(s) -> {}", bases.size(), weights_path(paths.averaged.string())), done);
   if (!done) average_checkpoints_into(bases, paths.averaged.string());

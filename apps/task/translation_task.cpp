@@ -86,11 +86,22 @@ nlohmann::json keep_task_beside(const TranslationTask& task, const std::string& 
   return j;
 }
 
+namespace {
+
+// task[key] as a string; a missing key or another type is an error naming the key.
+std::string task_string(const nlohmann::json& task, const char* key) {
+  ATTN_CHECK(task.is_object() && task.contains(key) && task[key].is_string(), "key \"task.{}\" must be a string",
+             key);
+  return task[key].get<std::string>();
+}
+
+}  // namespace
+
 TranslationTask task_from_json(const nlohmann::json& j, const std::string& base) {
   TranslationTask task;
-  task.data_dir = j.at("data_dir").get<std::string>();
-  task.source_lang = j.at("source_lang").get<std::string>();
-  task.target_lang = j.at("target_lang").get<std::string>();
+  task.data_dir = task_string(j, "data_dir");
+  task.source_lang = task_string(j, "source_lang");
+  task.target_lang = task_string(j, "target_lang");
   task.source_dict_path = referenced_file(j.at("source_dict"), base, "source dictionary");
   task.target_dict_path = referenced_file(j.at("target_dict"), base, "target dictionary");
   task.source_dict = data::Dictionary::load(task.source_dict_path);

@@ -2,13 +2,18 @@
 #include "apps/training/checkpoint.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "data/text_io.hpp"
 #include "nn/checkpoint_average.hpp"
+#include "nn/checkpoint_names.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;
@@ -34,7 +39,10 @@ std::string verified_file(const std::string& base, const nlohmann::json& descrip
   const std::string path = (fs::path(base).parent_path() / description.at("file").get<std::string>()).string();
   const std::string json_path = metadata_path(base);
   if (!fs::exists(path))
-    throw CheckpointError(fmt::format("checkpoint {}: its {} file {} is missing", json_path, role, path));
+    throw CheckpointError(fmt::format("checkpoint {}: its {} file {} is missing{}", json_path, role, path,
+                                      std::string(role) == "optimizer"
+                                          ? " (to continue from its weights only, pass --reset-optimizer)"
+                                          : ""));
   const uint64_t expected_bytes = description.at("bytes").get<uint64_t>();
   const uint64_t bytes = fs::file_size(path);
   if (bytes != expected_bytes)
@@ -49,6 +57,23 @@ std::string verified_file(const std::string& base, const nlohmann::json& descrip
   return path;
 }
 
+// The "files" record: {"weights": description, optionally "optimizer": description}, each
+// {"file": string, "bytes": unsigned, "checksum": string}; a wrong type names the key.
+void check_files_record(const nlohmann::json& files, const std::string& json_path) {
+  auto fail = [&](const std::string& key, const char* expected) {
+    throw CheckpointError(fmt::format("checkpoint {}: key \"{}\" must be {}", json_path, key, expected));
+  };
+  if (!files.is_object() || !files.contains("weights")) fail("files", "an object with \"weights\"");
+  for (const auto& [role, description] : files.items()) {
+    const std::string key = "files." + role;
+    if (role != "weights" && role != "optimizer") fail(key, "absent (only \"weights\" and \"optimizer\")");
+    if (!description.is_object()) fail(key, "an object");
+    if (!description.contains("file") || !description["file"].is_string()) fail(key + ".file", "a string");
+    if (!description.contains("bytes") || !description["bytes"].is_number_unsigned()) fail(key + ".bytes", "a size >= 0");
+    if (!description.contains("checksum") || !description["checksum"].is_string()) fail(key + ".checksum", "a string");
+  }
+}
+
 nlohmann::json read_metadata_json(const std::string& base) {
   const std::string path = metadata_path(base);
   if (!fs::exists(path)) throw CheckpointError(fmt::format("checkpoint {}: no such file", path));
@@ -58,9 +83,13 @@ nlohmann::json read_metadata_json(const std::string& base) {
   } catch (const nlohmann::json::parse_error& e) {
     throw CheckpointError(fmt::format("checkpoint {}: not valid JSON (truncated?): {}", path, e.what()));
   }
-  if (!j.is_object() || j.value("format", "") != kFormat || !j.contains("files") || !j.contains("metadata"))
+  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat || !j.contains("files") ||
+      !j.contains("metadata"))
     throw CheckpointError(fmt::format("checkpoint {}: not an attnlab checkpoint (expected \"format\": \"{}\")", path,
                                       kFormat));
+  check_files_record(j["files"], path);
+  if (!j["metadata"].is_object())
+    throw CheckpointError(fmt::format("checkpoint {}: key \"metadata\" must be an object", path));
   return j;
 }
 
@@ -77,6 +106,12 @@ void keep_newest(const std::string& save_dir, nn::CheckpointNumbering numbering,
   if (keep < 0) return;
   const std::vector<nn::NumberedCheckpoint> found = nn::numbered_checkpoints(save_dir, numbering, ".json");
   for (size_t i = size_t(keep); i < found.size(); ++i) remove_checkpoint(checkpoint_base(found[i].path));
+}
+
+// Removes the epoch and update checkpoints the policy no longer keeps.
+void remove_rotated_out(const std::string& save_dir, const CheckpointPolicy& policy) {
+  keep_newest(save_dir, nn::CheckpointNumbering::Epoch, policy.keep_last_epochs);
+  keep_newest(save_dir, nn::CheckpointNumbering::Update, policy.keep_interval_updates);
 }
 
 // FNV-1a 64-bit over `n` more bytes.
@@ -113,6 +148,42 @@ nlohmann::json carry_references(const nlohmann::json& value, const std::string& 
   return carried;
 }
 
+// Whether checkpoint `base` is intact and holds the same state as the checkpoint whose JSON is
+// `record` (same metadata, tensor files with the same checksums).
+bool holds_same_checkpoint(const std::string& base, const nlohmann::json& record) {
+  try {
+    const nlohmann::json mine = read_metadata_json(base);
+    load_checkpoint_metadata(base);
+    if (mine.at("metadata") != record.at("metadata")) return false;
+    const nlohmann::json &my_files = mine.at("files"), &files = record.at("files");
+    if (my_files.size() != files.size()) return false;
+    for (const auto& [role, description] : files.items())
+      if (!my_files.contains(role) || my_files[role].at("checksum") != description.at("checksum")) return false;
+    return true;
+  } catch (const std::exception&) {
+    return false;  // missing, torn or unreadable: rewritten
+  }
+}
+
+// False for a numbered name of a kind the policy keeps none of (--keep-*-updates/epochs 0):
+// rotation would remove it as soon as it is written.
+bool kept_by_policy(const std::string& base, const CheckpointPolicy& policy) {
+  const std::string name = fs::path(base).filename().string();
+  if (nn::checkpoint_number(name, nn::CheckpointNumbering::Epoch)) return policy.keep_last_epochs != 0;
+  if (nn::checkpoint_number(name, nn::CheckpointNumbering::Update)) return policy.keep_interval_updates != 0;
+  return true;
+}
+
+// ATTNLAB_TEST_SAVE_PAUSE_MS=N makes every step of a save wait N ms, so that the
+// kill-and-resume test (tests/apps/test_kill_resume.cpp) lands its kills inside saves.
+void pause_inside_save_for_tests() {
+  static const int milliseconds = [] {
+    const char* value = std::getenv("ATTNLAB_TEST_SAVE_PAUSE_MS");
+    return value ? std::atoi(value) : 0;
+  }();
+  if (milliseconds > 0) std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+}
+
 }  // namespace
 
 std::string checkpoint_base(const std::string& path) {
@@ -143,12 +214,14 @@ void save_checkpoint(const std::string& base, const CheckpointContent& content) 
   nlohmann::json files;
   save_safetensors(weights_path(base), content.model);
   files["weights"] = describe_file(weights_path(base));
+  pause_inside_save_for_tests();
   if (!content.optimizer.empty()) {
     save_safetensors(optimizer_path(base), content.optimizer);
     files["optimizer"] = describe_file(optimizer_path(base));
   } else {
     fs::remove(optimizer_path(base));
   }
+  pause_inside_save_for_tests();
   const nlohmann::json j = {{"format", kFormat}, {"files", files}, {"metadata", content.metadata}};
   data::write_file_atomic(metadata_path(base), j.dump(2) + "\n");
 }
@@ -222,6 +295,12 @@ nlohmann::json keep_file_beside(const std::string& source, const std::string& di
 }
 
 std::string referenced_file(const nlohmann::json& reference, const std::string& base, const std::string& what) {
+  auto is_string_at = [&](const char* key) { return reference.contains(key) && reference[key].is_string(); };
+  if (!is_file_reference(reference) || !is_string_at("checksum") || (reference.contains("file") && !is_string_at("file")) ||
+      (reference.contains("path") && !is_string_at("path")))
+    throw CheckpointError(fmt::format("its {} must be recorded as {{\"file\": string, \"path\": string, \"checksum\": "
+                                      "string}}, got {}",
+                                      what, reference.dump()));
   std::vector<std::string> candidates;
   if (reference.contains("file"))
     candidates.push_back((fs::path(folder_of(base)) / reference.at("file").get<std::string>()).string());
@@ -255,33 +334,96 @@ void save_rotating(const std::string& save_dir, const SaveRequest& request, cons
   fs::create_directories(save_dir);
   const std::vector<std::string> names = checkpoint_names(save_dir, request, policy);
   save_checkpoint(names.front(), content);
-  for (size_t i = 1; i < names.size(); ++i) copy_checkpoint(names.front(), names[i]);
-  keep_newest(save_dir, nn::CheckpointNumbering::Epoch, policy.keep_last_epochs);
-  keep_newest(save_dir, nn::CheckpointNumbering::Update, policy.keep_interval_updates);
+  for (size_t i = 1; i < names.size(); ++i) {
+    pause_inside_save_for_tests();
+    copy_checkpoint(names.front(), names[i]);
+  }
+  remove_rotated_out(save_dir, policy);
+}
+
+bool is_checkpoint_name(const std::string& name) {
+  return name == "checkpoint_last" || name == "checkpoint_best" ||
+         nn::checkpoint_number(name, nn::CheckpointNumbering::Epoch) ||
+         nn::checkpoint_number(name, nn::CheckpointNumbering::Update);
 }
 
 std::vector<std::string> checkpoints_newest_first(const std::string& save_dir) {
-  std::vector<std::pair<int64_t, std::string>> others;
-  std::vector<std::string> ordered;
-  if (!fs::is_directory(save_dir)) return ordered;
+  // Newest progress first; at equal progress by rank, then by name (descending).
+  struct Candidate {
+    CheckpointProgress progress;
+    int rank;  // at equal progress: checkpoint_last (0), a numbered one (1), checkpoint_best (2)
+    std::string base;
+  };
+  std::vector<Candidate> found;
+  if (!fs::is_directory(save_dir)) return {};
   for (const auto& entry : fs::directory_iterator(save_dir)) {
-    if (entry.path().extension() != ".json" || !entry.path().stem().string().starts_with("checkpoint")) continue;
+    if (entry.path().extension() != ".json" || !is_checkpoint_name(entry.path().stem().string())) continue;
     const std::string base = checkpoint_base(entry.path().string());
-    if (entry.path().stem() == "checkpoint_last") {
-      ordered.push_back(base);
-      continue;
-    }
-    int64_t updates = -1;
-    try {
-      updates = read_metadata_json(base).at("metadata").value("num_updates", int64_t(-1));
-    } catch (const std::exception&) {
-      // unreadable: tried last, where loading reports why
-    }
-    others.emplace_back(updates, base);
+    const std::string name = entry.path().stem().string();
+    found.push_back({checkpoint_progress(base), name == "checkpoint_last" ? 0 : name == "checkpoint_best" ? 2 : 1, base});
   }
-  std::sort(others.begin(), others.end(), std::greater<>());
-  for (auto& [updates, base] : others) ordered.push_back(base);
+  std::sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.progress != b.progress) return a.progress > b.progress;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return a.base > b.base;
+  });
+  std::vector<std::string> ordered;
+  for (const Candidate& c : found) ordered.push_back(c.base);
   return ordered;
+}
+
+CheckpointProgress checkpoint_progress(const std::string& base) {
+  try {
+    const nlohmann::json meta = read_metadata_json(base).at("metadata");
+    const nlohmann::json loader = meta.value("loader", nlohmann::json::object());
+    return {meta.at("num_updates").get<int64_t>(), loader.value("epoch", int64_t(-1)),
+            loader.value("batch_index", int64_t(-1)), meta.value("validated", true)};
+  } catch (const std::exception&) {
+    return {};  // unreadable: tried last, where loading reports why
+  }
+}
+
+std::vector<std::string> remove_incomplete_saves(const std::string& save_dir) {
+  std::vector<std::string> removed;
+  if (!fs::is_directory(save_dir)) return removed;
+  auto remove = [&](const fs::path& path) {
+    if (fs::remove(path)) removed.push_back(path.string());
+  };
+  std::set<std::string> bases;  // of the files under the trainer's checkpoint names
+  std::vector<fs::path> temp_files;
+  for (const auto& entry : fs::directory_iterator(save_dir)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string file = entry.path().filename().string();
+    // The temp files of an interrupted save_checkpoint / write_file_atomic: NAME.<ext>.tmp.*
+    if (const size_t temp = file.find(".tmp."); temp != std::string::npos) {
+      if (is_checkpoint_name(checkpoint_base(file.substr(0, temp)))) temp_files.push_back(entry.path());
+    } else if ((file.ends_with(".safetensors") || file.ends_with(".json")) &&
+               is_checkpoint_name(checkpoint_base(file))) {
+      bases.insert(checkpoint_base(entry.path().string()));
+    }
+  }
+  for (const fs::path& path : temp_files) remove(path);
+  // A save writes the tensor files first and the JSON last, and rotation removes the JSON
+  // first: tensor files without their JSON, or a JSON without its weights, are what an
+  // interrupted save or removal, or a full disk, left.
+  for (const std::string& base : bases)
+    if (!fs::exists(metadata_path(base)) || !fs::exists(weights_path(base)))
+      for (const std::string& path : {metadata_path(base), weights_path(base), optimizer_path(base)}) remove(path);
+  std::sort(removed.begin(), removed.end());
+  return removed;
+}
+
+std::vector<std::string> finish_interrupted_save(const std::string& save_dir, const SaveRequest& request,
+                                                 const CheckpointPolicy& policy, const std::string& base) {
+  std::vector<std::string> written;
+  const nlohmann::json record = read_metadata_json(base);
+  for (const std::string& name : checkpoint_names(save_dir, request, policy)) {
+    if (name == base || !kept_by_policy(name, policy) || holds_same_checkpoint(name, record)) continue;
+    copy_checkpoint(base, name);
+    written.push_back(name);
+  }
+  remove_rotated_out(save_dir, policy);
+  return written;
 }
 
 }  // namespace attn::app

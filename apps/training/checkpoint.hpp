@@ -26,6 +26,7 @@
 // checkpoint<E> at the end of epoch E, checkpoint_<E>_<U> every --save-interval-updates.
 // `--keep-last-epochs N` / `--keep-interval-updates N` keep only the newest N of each kind.
 #pragma once
+#include <compare>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -106,8 +107,35 @@ std::vector<std::string> checkpoint_names(const std::string& save_dir, const Sav
 void save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
                    const CheckpointContent& content);
 
-// Every checkpoint base in save_dir (those with a NAME.json), checkpoint_last first, then
-// the others newest first (by the "num_updates" of their metadata when readable).
+// Whether `name` (without folder and extension) is one attnlab's trainer writes:
+// checkpoint_last, checkpoint_best, checkpoint<E>, checkpoint_<E>_<U>.
+bool is_checkpoint_name(const std::string& name);
+
+// How far training had got when a checkpoint was saved, from its metadata (all -1 when it
+// cannot be read). Of two saves at the same update count, the one further in the data (an
+// epoch end) or done with validation is the later.
+struct CheckpointProgress {
+  int64_t num_updates = -1, epoch = -1, batch_index = -1;
+  bool validated = false;
+  auto operator<=>(const CheckpointProgress&) const = default;
+};
+CheckpointProgress checkpoint_progress(const std::string& base);
+
+// The checkpoint bases of save_dir (trainer names with a NAME.json), newest first by
+// checkpoint_progress(); at equal progress checkpoint_last first, checkpoint_best last. Resuming tries them in
+// this order and takes the first one that loads completely.
 std::vector<std::string> checkpoints_newest_first(const std::string& save_dir);
+
+// Removes what interrupted saves left in save_dir — temp files of checkpoint names
+// (NAME.safetensors.tmp.*, NAME.json.tmp.*), tensor files without their JSON, a JSON without
+// its weights file — and returns the removed paths. Files not named as the trainer names
+// checkpoints are never touched.
+std::vector<std::string> remove_incomplete_saves(const std::string& save_dir);
+
+// Finishes a save that was cut off after checkpoint `base` was written: copies `base` under
+// each name of checkpoint_names(request) that does not already hold it intact, then removes
+// what the policy no longer keeps. Returns the names written.
+std::vector<std::string> finish_interrupted_save(const std::string& save_dir, const SaveRequest& request,
+                                                 const CheckpointPolicy& policy, const std::string& base);
 
 }  // namespace attn::app

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <numbers>
 
 #include <fmt/format.h>
@@ -39,6 +40,74 @@ bool progress_is_live(ProgressMode mode) {
 
 double bits(double nats_sum, int64_t ntokens) {
   return ntokens > 0 ? nats_sum / double(ntokens) / std::numbers::ln2 : 0.0;
+}
+
+// The value at a dotted key ("loader.epoch") of a JSON object, or null when absent.
+nlohmann::json value_at(const nlohmann::json& object, const std::string& dotted_key) {
+  const nlohmann::json* value = &object;
+  for (size_t begin = 0; begin <= dotted_key.size();) {
+    const size_t end = std::min(dotted_key.find('.', begin), dotted_key.size());
+    const std::string key = dotted_key.substr(begin, end - begin);
+    if (!value->is_object() || !value->contains(key)) return nullptr;
+    value = &(*value)[key];
+    begin = end + 1;
+  }
+  return *value;
+}
+
+// The metadata keys restore() reads (those the reset flags do not drop), checked before
+// anything is restored: a wrong type or an impossible value is an error naming the file and
+// the key, never a JSON library error or a half-restored trainer.
+void check_resume_metadata(const nlohmann::json& meta, const std::string& json_path, const ResetOptions& reset) {
+  auto require = [&](const std::string& key, bool optional, const char* expected, auto&& valid) {
+    const nlohmann::json value = value_at(meta, key);
+    if ((optional && value.is_null()) || valid(value)) return;
+    throw CheckpointError(fmt::format("checkpoint {}: key \"metadata.{}\" must be {}, got {}", json_path, key,
+                                      expected, value.is_null() ? "nothing" : value.dump()));
+  };
+  auto count_from = [](int64_t least) {
+    return [least](const nlohmann::json& v) {
+      const bool fits = v.is_number_integer() &&
+                        (!v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(std::numeric_limits<int64_t>::max()));
+      return fits && v.get<int64_t>() >= least;
+    };
+  };
+  auto is_unsigned = [](const nlohmann::json& v) { return v.is_number_unsigned(); };
+  auto non_negative_number = [](const nlohmann::json& v) {
+    return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+  };
+  auto is_string = [](const nlohmann::json& v) { return v.is_string(); };
+  auto is_object = [](const nlohmann::json& v) { return v.is_object(); };
+  auto is_bool = [](const nlohmann::json& v) { return v.is_boolean(); };
+  require("model_config", false, "an object", is_object);
+  require("task.source_dict.checksum", false, "a string", is_string);
+  require("task.target_dict.checksum", false, "a string", is_string);
+  if (!reset.optimizer) {
+    require("optimizer", false, "a string", is_string);
+    require("num_updates", false, "a count >= 0", count_from(0));
+    if (!reset.lr_scheduler) {
+      require("scheduler", false, "an object", is_object);
+      require("lr", false, "a finite number >= 0", non_negative_number);
+    }
+  }
+  if (!reset.dataloader) {
+    require("rng.seed", false, "an unsigned integer", is_unsigned);
+    require("rng.offset", false, "an unsigned integer", is_unsigned);
+    require("loader.epoch", false, "an epoch >= 1", count_from(1));
+    require("loader.batch_index", false, "a count >= 0", count_from(0));
+  }
+  if (!reset.meters) {
+    require("best_loss", false, "null or a finite number", [](const nlohmann::json& v) {
+      return v.is_null() || (v.is_number() && std::isfinite(v.get<double>()));
+    });
+    require("skipped_updates", true, "a count >= 0", count_from(0));
+    require("training_seconds", true, "a finite number >= 0", non_negative_number);
+    require("validated", true, "true or false", is_bool);
+  }
+  const bool no_save_record = value_at(meta, "save").is_null();
+  require("save.epoch", no_save_record, "an epoch >= 1", count_from(1));
+  require("save.end_of_epoch", no_save_record, "true or false", is_bool);
+  require("save.is_best", no_save_record, "true or false", is_bool);
 }
 
 }  // namespace
@@ -77,8 +146,10 @@ Trainer::Trainer(TrainerOptions options)
   if (loader_->num_filtered() > 0)
     progress_.line(fmt::format("warning: training skips {}", loader_->filtered().describe(options_.max_tokens)));
   ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.path());
+  save_dir_lock_ = std::make_unique<SaveDirLock>(options_.save_dir, [this](const std::string& text) { progress_.line(text); });
+  for (const std::string& path : remove_incomplete_saves(options_.save_dir))
+    progress_.line(fmt::format("warning: removed {}, left by an interrupted save", path));
   resume();
-  fs::create_directories(options_.save_dir);
   task_record_ = keep_task_beside(task_, options_.save_dir);
   json_log_.open((fs::path(options_.save_dir) / "train_log.jsonl").string(), std::ios::app);
 }
@@ -142,13 +213,16 @@ nlohmann::json Trainer::metadata() const {
                       {"scheduler", scheduler_->state_dict()},
                       {"lr", optimizer_->lr()},
                       {"training_seconds", training_seconds()},
-                      {"best_loss", nullptr}};
+                      {"best_loss", nullptr},
+                      {"validated", validated_}};
   if (best_loss_) j["best_loss"] = *best_loss_;
   return j;
 }
 
 void Trainer::save(const SaveRequest& request) {
   CheckpointContent content{model_->state_dict(), optimizer_->state_dict(), metadata()};
+  // The request itself, so that a resume can finish a save that was cut off (resume()).
+  content.metadata["save"] = {{"epoch", request.epoch}, {"end_of_epoch", request.end_of_epoch}, {"is_best", request.is_best}};
   save_rotating(options_.save_dir, request, options_.checkpoints, content);
 }
 
@@ -164,6 +238,7 @@ void Trainer::check_same_dictionaries(const nlohmann::json& task, const std::str
 void Trainer::restore(const std::string& base, const ResetOptions& reset) {
   const CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/!reset.optimizer);
   const nlohmann::json& meta = content.metadata;
+  check_resume_metadata(meta, metadata_path(base), reset);
   try {
     check_same_dictionaries(meta.at("task"), base);
     const std::vector<std::string> differences =
@@ -188,6 +263,7 @@ void Trainer::restore(const std::string& base, const ResetOptions& reset) {
       skipped_updates_ = meta.value("skipped_updates", int64_t(0));
       previous_seconds_ = meta.value("training_seconds", 0.0);
       if (!meta.at("best_loss").is_null()) best_loss_ = meta.at("best_loss").get<double>();
+      validated_ = meta.value("validated", true);
     }
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
@@ -222,14 +298,7 @@ void Trainer::resume() {
       base = (fs::path(options_.save_dir) / base).string();  // fairseq resolves it in the save dir
     restore(base, options_.reset);
   } else {
-    for (const std::string& base : checkpoints_newest_first(options_.save_dir)) {
-      try {
-        restore(base, options_.reset);
-        break;
-      } catch (const CheckpointError& e) {
-        progress_.line(fmt::format("warning: not resuming from {}: {}", base, e.what()));
-      }
-    }
+    resume_from_save_dir();
   }
   if (restored_from_) {
     info(fmt::format("resumed from {} (epoch {}, update {}){}", *restored_from_, epoch(), num_updates_,
@@ -238,6 +307,36 @@ void Trainer::resume() {
     restore(checkpoint_base(options_.finetune_from_model), ResetOptions{true, true, true, true});
     info(fmt::format("finetuning from the weights of {} (new optimizer, schedule and data order)", *restored_from_));
   }
+}
+
+// The newest checkpoint of the save dir that loads completely; newer ones that do not are
+// reported. A save dir whose checkpoints all fail is an error: training from update 0 would
+// overwrite them.
+void Trainer::resume_from_save_dir() {
+  std::vector<std::string> problems;
+  for (const std::string& base : checkpoints_newest_first(options_.save_dir)) {
+    try {
+      restore(base, options_.reset);
+      break;
+    } catch (const CheckpointError& e) {
+      problems.push_back(e.what());
+    }
+  }
+  if (!restored_from_) {
+    ATTN_CHECK(problems.empty(),
+               "train: save dir {} holds checkpoints but none can be resumed from: {}. Training from scratch would "
+               "overwrite them: move them away or use another --save-dir, or start from one of them on purpose "
+               "with --restore-file NAME and --reset-optimizer / --reset-* (or --finetune-from-model)",
+               options_.save_dir, fmt::join(problems, "; "));
+    return;
+  }
+  for (const std::string& problem : problems) progress_.line(fmt::format("warning: not resuming from a newer checkpoint: {}", problem));
+  const nlohmann::json save = load_checkpoint_metadata(*restored_from_, /*with_optimizer=*/false).value("save", nlohmann::json());
+  if (save.is_null() || options_.reset.any()) return;
+  const SaveRequest request{.epoch = save.at("epoch").get<int64_t>(), .num_updates = num_updates_,
+                            .end_of_epoch = save.at("end_of_epoch").get<bool>(), .is_best = save.at("is_best").get<bool>()};
+  for (const std::string& name : finish_interrupted_save(options_.save_dir, request, options_.checkpoints, *restored_from_))
+    progress_.line(fmt::format("warning: wrote {}, which the interrupted save of {} did not", name, *restored_from_));
 }
 
 // --- one update -----------------------------------------------------------------------
@@ -284,6 +383,7 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches) {
   optimizer_->step();
   optimizer_->zero_grad();
   ++num_updates_;
+  validated_ = false;
   optimizer_->set_lr(scheduler_->step_update(num_updates_));
   result.applied = true;
   return result;
@@ -385,6 +485,7 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   const ValidationResult valid = validate("valid");
   const bool is_best = !best_loss_ || valid.loss < *best_loss_;
   if (is_best) best_loss_ = valid.loss;
+  validated_ = true;
   summary.last_valid = valid;
   info(fmt::format("epoch {:03d} | valid on 'valid' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | "
                              "num_updates {} | best_loss {:.3f}",
@@ -398,6 +499,8 @@ TrainingSummary Trainer::train() {
   run_start_ = std::chrono::steady_clock::now();
   TrainingSummary summary;
   std::optional<std::string> stop = stop_reason(/*end_of_epoch=*/true);
+  // A run killed after its last update but before the validation and checkpoints of its end.
+  if (stop && !validated_) end_of_epoch_or_stop(/*end_of_epoch=*/false, summary);
   IntervalStats interval;
   while (!stop) {
     begin_epoch();

@@ -24,8 +24,19 @@
 // counts, scheduler state, the default generator (dropout), the loader position, counters,
 // best loss — so a run interrupted after update n and resumed produces bit-identical
 // parameters to an uninterrupted run (same thread count). Resuming: --restore-file, else
-// the newest valid checkpoint of the save dir (checkpoint_last first; a torn one is
-// reported and skipped). An exact resume needs the same model configuration and optimizer.
+// the save dir's newest checkpoint that loads completely (checkpoints_newest_first: by
+// update count and data position; newer ones that are torn are reported and skipped). A
+// save dir with checkpoints none of which loads is an error (the --reset-* flags and
+// --restore-file start from one on purpose), never a silent restart that would overwrite
+// them. After resuming, the save that wrote the checkpoint is finished (its other names,
+// rotation: finish_interrupted_save), and a run that had reached its end before a kill cut
+// off its final validation does that validation and checkpoint_best update in train()
+// ("validated" in the metadata). An exact resume needs the same model configuration and
+// optimizer; the metadata keys a resume reads are checked first (a wrong type or an
+// impossible value is an error naming the file and key).
+//
+// The save dir is locked for the trainer's lifetime (save_dir_lock.hpp), and before resuming
+// the leftovers of interrupted saves are removed (remove_incomplete_saves).
 //
 // Starting from another run's weights (fairseq's flags): --reset-optimizer,
 // --reset-lr-scheduler, --reset-meters and --reset-dataloader drop those parts of the
@@ -47,6 +58,7 @@
 #include "apps/training/checkpoint.hpp"
 #include "apps/cli/compute_options.hpp"
 #include "apps/training/evaluation.hpp"
+#include "apps/training/save_dir_lock.hpp"
 #include "apps/cli/progress.hpp"
 #include "apps/task/translation_task.hpp"
 #include "data/batching.hpp"
@@ -163,6 +175,7 @@ class Trainer {
   void build_optimizer();
   void build_scheduler();
   void resume();
+  void resume_from_save_dir();
   void restore(const std::string& base, const ResetOptions& reset);
   void restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler);
   void check_same_dictionaries(const nlohmann::json& task, const std::string& base) const;
@@ -193,9 +206,11 @@ class Trainer {
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;
   std::optional<double> best_loss_;
+  bool validated_ = true;  // false after an update, until the next validation (end_of_epoch_or_stop)
   double previous_seconds_ = 0.0;  // training time of the runs this one resumed
   std::chrono::steady_clock::time_point run_start_;
   std::optional<std::string> restored_from_;
+  std::unique_ptr<SaveDirLock> save_dir_lock_;  // taken before resuming, released when the trainer goes
 };
 
 }  // namespace attn::app

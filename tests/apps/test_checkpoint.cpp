@@ -1,9 +1,11 @@
 // Tests of apps/checkpoint: round trip, rejection of truncated / torn / modified / missing
-// files with clear errors, names and rotation, newest-first listing, averaging.
+// files with clear errors (wrong JSON types naming the key), names and rotation, finishing an
+// interrupted save, newest-first listing, averaging.
 #include <catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "apps/training/checkpoint.hpp"
 #include "synthetic_corpus.hpp"
@@ -94,6 +96,26 @@ TEST_CASE("checkpoint: truncated, torn, modified and missing files are rejected"
   }
 }
 
+TEST_CASE("checkpoint: wrong JSON types are errors naming the file and the key", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_json_types");
+  const std::string base = dir + "/checkpoint_last";
+  save_checkpoint(base, sample_content(1.0f, 1));
+  const nlohmann::json good = nlohmann::json::parse(std::ifstream(metadata_path(base)));
+  for (const auto& [pointer, value, key] :
+       {std::tuple<std::string, nlohmann::json, std::string>{"/files/weights/bytes", "97", "files.weights.bytes"},
+        {"/files/optimizer/checksum", 5, "files.optimizer.checksum"},
+        {"/files/weights", nullptr, "files.weights"},
+        {"/files", nlohmann::json::array(), "files"},
+        {"/metadata", "none", "metadata"}}) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(pointer)] = value;
+    std::ofstream(metadata_path(base)) << bad.dump();
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains(metadata_path(base)) && Catch::Contains("\"" + key + "\""));
+  }
+  CHECK_THROWS_WITH(referenced_file({{"file", 3}, {"checksum", "x"}}, base, "source dictionary"),
+                    Catch::Contains("source dictionary") && Catch::Contains("string"));
+}
+
 TEST_CASE("checkpoint: names follow fairseq's save dir", "[checkpoint]") {
   CheckpointPolicy policy;
   policy.save_interval_updates = 5;
@@ -145,7 +167,31 @@ TEST_CASE("checkpoint: rotation keeps the newest epoch and update checkpoints", 
   const std::vector<std::string> order = checkpoints_newest_first(dir);
   REQUIRE(order.size() == 5);
   CHECK(fs::path(order[0]).filename() == "checkpoint_last");
-  CHECK(fs::path(order[4]).filename() == "checkpoint2");  // 4 updates, the oldest
+  CHECK(fs::path(order[3]).filename() == "checkpoint2");  // 4 updates, the oldest
+  CHECK(fs::path(order[4]).filename() == "checkpoint_best");  // as old: checkpoint_best is tried last
+}
+
+TEST_CASE("checkpoint: a save cut off after its first name is finished from it", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_finish_save");
+  CheckpointPolicy policy;
+  policy.save_interval_updates = 2;
+  const SaveRequest first{.epoch = 1, .num_updates = 2, .end_of_epoch = false, .is_best = false};
+  save_rotating(dir, first, policy, sample_content(1.0f, 2));
+  // The next save (an epoch end, best) wrote checkpoint1 and was killed before the copies.
+  const SaveRequest cut{.epoch = 1, .num_updates = 3, .end_of_epoch = true, .is_best = true};
+  save_checkpoint(dir + "/checkpoint1", sample_content(2.0f, 3));
+  CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint1") ==
+        std::vector<std::string>{dir + "/checkpoint_best", dir + "/checkpoint_last"});
+  for (const char* name : {"checkpoint_best", "checkpoint_last"})
+    CHECK(load_checkpoint(dir + "/" + name).model[0].second.to_vector()[0] == 2.0);
+  CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint1").empty());  // nothing left to do
+
+  policy.keep_last_epochs = 0;  // a name rotation would remove at once is not written again
+  fs::remove_all(dir);
+  save_checkpoint(dir + "/checkpoint_last", sample_content(3.0f, 3));
+  CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint_last") ==
+        std::vector<std::string>{dir + "/checkpoint_best"});
+  CHECK_FALSE(fs::exists(dir + "/checkpoint1.json"));
 }
 
 TEST_CASE("checkpoint: averaging writes a loadable checkpoint with the mean weights", "[checkpoint]") {

@@ -477,6 +477,21 @@ TEST_CASE("train stopped at --max-update 3 and rerun to 7 ends bit-identical to 
   CHECK(read_file(split + "/checkpoint_last.safetensors") == read_file(whole + "/checkpoint_last.safetensors"));
 }
 
+TEST_CASE("train on a save dir whose checkpoints cannot be resumed stops with one error and overwrites nothing") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string save_dir = dir.file("checkpoints");
+  require_success(run_tiny_training(workspace.dir, save_dir, {"--max-update", "2"}));
+  const std::string best = read_file(save_dir + "/checkpoint_best.safetensors");
+  for (const auto& entry : fs::directory_iterator(save_dir))
+    if (entry.path().string().ends_with(".optimizer.safetensors")) fs::remove(entry.path());
+  require_runtime_error(run_tiny_training(workspace.dir, save_dir, {"--max-update", "4"}),
+                        {"none can be resumed", "checkpoint_last.optimizer.safetensors", "--reset-optimizer"});
+  CHECK(read_file(save_dir + "/checkpoint_best.safetensors") == best);
+  CHECK_FALSE(fs::exists(save_dir + "/train.lock"));
+  require_success(run_tiny_training(workspace.dir, save_dir, {"--max-update", "4", "--reset-optimizer"}));
+}
+
 TEST_CASE("a save dir holds its dictionaries and BPE codes: it decodes after the data is deleted and it is moved") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;  // a copy of the workspace's data-bin/ and bpe/codes, deleted after training
@@ -618,6 +633,8 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
   require_command_line_error(run_attnlab(dir, {"tokenize", "-l", "xx"}), "xx");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--beam", "0"}),
                              "--beam: must be a number > 0, got '0'");
+  for (const char* threads : {"--threads=0", "--threads=-3"})
+    require_command_line_error(run_attnlab(dir, {"train", "data", "--max-tokens", "100", threads}), "--threads");
   require_command_line_error(run_attnlab(dir, {"train"}), "data");
 }
 

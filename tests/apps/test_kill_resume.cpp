@@ -1,0 +1,147 @@
+// Kill-and-resume (issue 14): the `attnlab` binary (ATTNLAB_BINARY) trains the tiny model of
+// synthetic_corpus.hpp and is killed with SIGKILL again and again — at pseudo-random times
+// (fixed seed) and, every other time, inside a save (ATTNLAB_TEST_SAVE_PAUSE_MS makes each
+// step of a save wait, and the kill comes once a checkpoint's weights are written but not
+// yet its JSON) — and rerun with the same command until it finishes. Its checkpoint_last
+// (weights and optimizer state) and checkpoint_best must equal an uninterrupted run's bit for
+// bit, and best_loss must be the same.
+#include <catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "synthetic_corpus.hpp"
+#include "test_support.hpp"
+
+using namespace attn::app;
+using attn::test::read_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kKills = 12;
+
+// `attnlab train` with the options of testing::tiny_trainer_options on one thread (exact resume).
+std::vector<std::string> training_command(const std::string& data_dir, const std::string& save_dir) {
+  return {ATTNLAB_BINARY, "train", data_dir, "--save-dir", save_dir, "--arch", "transformer_tiny",
+          "--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
+          "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "2",
+          "--decoder-attention-heads", "2", "--dropout", "0.1", "--label-smoothing", "0.1", "--optimizer", "adam",
+          "--adam-betas", "(0.9, 0.98)", "--lr-scheduler", "inverse_sqrt", "--lr", "0.003", "--warmup-updates", "4",
+          "--max-tokens", "96", "--threads", "1", "--progress", "lines", "--log-interval", "0",
+          "--max-update", "30", "--save-interval-updates", "3", "--keep-interval-updates", "2"};
+}
+
+// Starts the command with stdout and stderr appended to `log`; `save_pause_ms` > 0 slows saves.
+pid_t start(const std::vector<std::string>& command, const std::string& log, int save_pause_ms) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  ::dup2(fd, 1);
+  ::dup2(fd, 2);
+  if (save_pause_ms > 0) ::setenv("ATTNLAB_TEST_SAVE_PAUSE_MS", std::to_string(save_pause_ms).c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  ::execv(argv[0], argv.data());
+  ::_exit(127);
+}
+
+// The exit status of a finished child (128 + N for signal N), or none while it runs.
+std::optional<int> finished(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) != pid) return std::nullopt;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Whether a save is under way: a numbered checkpoint's weights are written (after `since`:
+// not a leftover of an earlier kill), its JSON not yet.
+bool inside_save(const std::string& save_dir, fs::file_time_type since) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(save_dir, error)) {
+    const std::string path = entry.path().string();
+    if (path.ends_with(".optimizer.safetensors") || !path.ends_with(".safetensors")) continue;
+    if (fs::last_write_time(entry.path(), error) < since || error) continue;
+    const std::string name = entry.path().stem().string();
+    if (name.starts_with("checkpoint_") && name != "checkpoint_last" && name != "checkpoint_best" &&
+        !fs::exists(checkpoint_base(path) + ".json"))
+      return true;
+  }
+  return false;
+}
+
+// Waits until `ready` holds or the child ends; returns its exit status when it ended.
+template <typename Condition>
+std::optional<int> wait_until(pid_t pid, Condition ready) {
+  while (!ready()) {
+    if (std::optional<int> status = finished(pid)) return status;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return std::nullopt;
+}
+
+nlohmann::json metadata_of(const std::string& base) {
+  return nlohmann::json::parse(read_file(base + ".json"))["metadata"];
+}
+
+}  // namespace
+
+TEST_CASE("kill -9 during training and saves, resumed until done: bit-identical to an uninterrupted run") {
+  const std::string root = testing::fresh_temp_dir("kill_resume");
+  testing::write_reversal_corpus(root);
+  const std::string straight = root + "/straight", killed = root + "/killed", log = root + "/killed.log";
+  const pid_t uninterrupted = start(training_command(root, straight), root + "/straight.log", 0);
+  REQUIRE(wait_until(uninterrupted, [] { return false; }) == 0);
+
+  std::mt19937 random(14);
+  int kills = 0, kills_inside_saves = 0;
+  for (bool done = false; !done;) {
+    const pid_t run = start(training_command(root, killed), log, /*save_pause_ms=*/20);
+    const auto started = std::chrono::steady_clock::now();
+    const fs::file_time_type started_on_disk = fs::file_time_type::clock::now();
+    const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 600)(random));
+    std::optional<int> status;
+    if (kills >= kKills) {
+      status = wait_until(run, [] { return false; });  // enough: let it finish
+    } else if (kills % 2 == 1) {
+      status = wait_until(run, [&] { return inside_save(killed, started_on_disk); });
+    } else {
+      status = wait_until(run, [&] { return std::chrono::steady_clock::now() - started >= delay; });
+    }
+    if (status) {
+      INFO(read_file(log));
+      REQUIRE(*status == 0);
+      done = true;
+    } else {
+      kills_inside_saves += kills % 2 == 1;
+      ::kill(run, SIGKILL);
+      ::waitpid(run, nullptr, 0);
+      ++kills;
+    }
+  }
+  const std::string output = read_file(log);
+  INFO(output);
+  CHECK(kills_inside_saves >= 1);
+  CHECK(output.find("left by an interrupted save") != std::string::npos);  // a kill inside a save was cleaned up
+  for (const char* file : {"checkpoint_last.safetensors", "checkpoint_last.optimizer.safetensors",
+                           "checkpoint_best.safetensors", "checkpoint_best.optimizer.safetensors"}) {
+    INFO(file);
+    CHECK(read_file(killed + "/" + file) == read_file(straight + "/" + file));
+  }
+  CHECK(metadata_of(killed + "/checkpoint_last")["num_updates"] == 30);
+  CHECK(metadata_of(killed + "/checkpoint_best")["best_loss"] == metadata_of(straight + "/checkpoint_best")["best_loss"]);
+  CHECK(metadata_of(killed + "/checkpoint_last")["best_loss"] == metadata_of(straight + "/checkpoint_last")["best_loss"]);
+  CHECK_FALSE(fs::exists(killed + "/train.lock"));
+}
