@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <set>
 
@@ -232,24 +231,6 @@ std::string parent_directory(const std::string& path) {
   return dir.empty() ? "." : dir;
 }
 
-// A JSON parser callback that records the first key repeated within one object (nlohmann's
-// parser would keep the last value silently) and makes the parse stop there.
-nlohmann::json::parser_callback_t keys_seen_once(std::optional<std::string>& duplicate) {
-  auto keys_by_depth = std::make_shared<std::vector<std::set<std::string>>>();
-  return [keys_by_depth, &duplicate](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    auto& keys = *keys_by_depth;
-    if (event == nlohmann::json::parse_event_t::object_start) {
-      if (keys.size() < size_t(depth) + 2) keys.resize(size_t(depth) + 2);
-      keys[size_t(depth) + 1].clear();
-    } else if (event == nlohmann::json::parse_event_t::key) {
-      if (keys.size() < size_t(depth) + 1) keys.resize(size_t(depth) + 1);
-      if (!keys[size_t(depth)].insert(parsed.get<std::string>()).second && !duplicate)
-        duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-}
-
 }  // namespace
 
 bool SafetensorsFile::contains(const std::string& name) const {
@@ -277,13 +258,11 @@ SafetensorsFile load_safetensors(const std::string& path) {
   std::string header_text(header_bytes, '\0');
   file.read_at(header_text.data(), header_text.size(), 8);
   nlohmann::json header;
-  std::optional<std::string> duplicate;  // a key that appears twice in one object
   try {
-    header = nlohmann::json::parse(header_text, keys_seen_once(duplicate));
+    header = nlohmann::json::parse(header_text);
   } catch (const nlohmann::json::exception& e) {
     malformed(path, fmt::format("header is not valid JSON: {}", e.what()));
   }
-  if (duplicate) malformed(path, fmt::format("header names '{}' twice", *duplicate));
   if (!header.is_object()) malformed(path, "header must be a JSON object");
 
   SafetensorsFile result{.path = path};

@@ -14,8 +14,6 @@
 
 #include <fmt/format.h>
 
-#include "core/checksum.hpp"
-
 #include "data/text_io.hpp"
 
 namespace attn::data {
@@ -89,13 +87,10 @@ void write_binarized_corpus(const std::string& path, const std::vector<std::vect
   append(bytes, uint64_t(sentences.size()));
   append(bytes, num_tokens);
   append(bytes, uint64_t(dictionary_size));
-  append(bytes, uint64_t(0));  // the checksum, filled in below
   uint64_t offset = 0;
   append(bytes, offset);
   for (const auto& sentence : sentences) append(bytes, offset += sentence.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
-    if (sentences[i].empty())
-      throw DataError(fmt::format("{}: sentence {} is empty (every sentence ends in </s>)", path, i));
     for (int32_t id : sentences[i]) {
       if (id < 0 || size_t(id) >= dictionary_size)
         throw DataError(fmt::format("{}: sentence {} has id {} outside the dictionary (size {})", path, i, id,
@@ -104,8 +99,6 @@ void write_binarized_corpus(const std::string& path, const std::vector<std::vect
       else append(bytes, id);
     }
   }
-  const uint64_t checksum = fnv1a64(bytes.data() + kBinarizedHeaderBytes, bytes.size() - kBinarizedHeaderBytes);
-  std::memcpy(bytes.data() + 40, &checksum, sizeof checksum);  // little-endian hosts only, as append()
   write_file_atomic(path, bytes);
 }
 
@@ -167,9 +160,8 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
     throw DataError(fmt::format("{}: not an attnlab binarized corpus (bad magic)", path));
   auto version = load<uint32_t>(header + 8);
   if (version != kBinarizedVersion)
-    throw DataError(fmt::format("{}: binarized corpus format version {}, this attnlab reads version {}{}", path,
-                                version, kBinarizedVersion,
-                                version < kBinarizedVersion ? ": rerun `attnlab preprocess` to rewrite it" : ""));
+    throw DataError(fmt::format("{}: unsupported binarized corpus version {} (expected {})", path, version,
+                                kBinarizedVersion));
   auto dtype_code = load<uint32_t>(header + 12);
   if (dtype_code != uint32_t(TokenDtype::kUInt16) && dtype_code != uint32_t(TokenDtype::kInt32))
     throw DataError(fmt::format("{}: unknown token dtype code {}", path, dtype_code));
@@ -185,12 +177,6 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
   corpus.num_tokens_ = num_tokens;
   corpus.offsets_ = header + kBinarizedHeaderBytes;
   corpus.tokens_ = corpus.offsets_ + 8 * (num_sentences + 1);
-  const uint64_t recorded = load<uint64_t>(header + 40);
-  const uint64_t actual = fnv1a64(corpus.offsets_, file_bytes - kBinarizedHeaderBytes);
-  if (recorded != actual)
-    throw DataError(fmt::format("{}: checksum mismatch (header {:016x}, data {:016x}): the file was modified or "
-                                "damaged after it was written; rerun `attnlab preprocess`",
-                                path, recorded, actual));
   corpus.validate_contents();
   return corpus;
 }
@@ -203,8 +189,6 @@ void BinarizedCorpus::validate_contents() const {
     if (offset < previous || offset > num_tokens_)
       throw DataError(fmt::format("{}: corrupt offsets at sentence {}: {} after {} ({} tokens)", path_, i - 1,
                                   offset, previous, num_tokens_));
-    if (offset == previous)
-      throw DataError(fmt::format("{}: sentence {} is empty (every sentence ends in </s>)", path_, i - 1));
     previous = offset;
   }
   if (previous != num_tokens_)

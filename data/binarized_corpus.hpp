@@ -9,15 +9,13 @@
 //       16     8  uint64 number of sentences N
 //       24     8  uint64 number of tokens T
 //       32     8  uint64 dictionary size V (every token id is < V)
-//       40     8  uint64 FNV-1a-64 checksum of every byte after the header (core/checksum.hpp)
-//       48  8(N+1) uint64 offsets: sentence i is tokens [offsets[i], offsets[i+1]),
-//                 offsets[0] = 0, offsets[N] = T, increasing (no sentence is empty)
+//       40  8(N+1) uint64 offsets: sentence i is tokens [offsets[i], offsets[i+1]),
+//                 offsets[0] = 0, offsets[N] = T, non-decreasing
 //        .  T*s   token ids (s = 2 or 4 bytes)
 //
 // uint16 is used when V <= 65535, else int32. Opening validates the magic, version, dtype,
-// the exact file size implied by the header, the checksum, the offsets and every token id
-// before any sentence is read, so a truncated, bit-flipped or foreign file gives a clear error
-// and never a crash. Version 1 files (no checksum) are refused: rerun `attnlab preprocess`.
+// the exact file size implied by the header, the offsets and every token id before any
+// sentence is read, so a truncated or foreign file gives a clear error and never a crash.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -31,8 +29,8 @@ namespace attn::data {
 enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2 };
 
 inline constexpr char kBinarizedMagic[8] = {'A', 'T', 'N', 'L', 'B', 'I', 'N', '\0'};
-inline constexpr uint32_t kBinarizedVersion = 2;
-inline constexpr size_t kBinarizedHeaderBytes = 48;
+inline constexpr uint32_t kBinarizedVersion = 1;
+inline constexpr size_t kBinarizedHeaderBytes = 40;
 
 // File name of one split/language, as fairseq names them: DIR/SPLIT.SRC-TGT.LANG.bin
 std::string binarized_path(const std::string& dir, const std::string& split, const std::string& source_lang,

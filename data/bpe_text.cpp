@@ -59,9 +59,8 @@ TextLines split_lines(std::string text, LineMode mode) {
 void check_utf8_text(std::string_view text, const std::string& name) {
   size_t bad = find_invalid_utf8(text);
   if (bad == std::string_view::npos) return;
-  // The line's first byte: after the last newline before `bad` (none before the first byte).
-  const size_t newline = bad == 0 ? std::string_view::npos : text.rfind('\n', bad - 1);
-  const size_t line_start = newline == std::string_view::npos ? 0 : newline + 1;
+  size_t line_start = text.rfind('\n', bad == 0 ? std::string_view::npos : bad - 1);
+  line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
   size_t line = 1;
   for (size_t i = 0; i < line_start; ++i) line += text[i] == '\n';
   throw DataError(fmt::format("{}:{}: invalid UTF-8 at byte {}", name, line, bad - line_start + 1));

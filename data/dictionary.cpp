@@ -61,9 +61,8 @@ int64_t parse_count(std::string_view field, const std::string& source_name, size
   std::string_view digits = field;
   if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
   auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0)
-    throw DataError(fmt::format("{}:{}: invalid count '{}' (expected '<symbol> <count> [#fairseq:overwrite]', "
-                                "a count >= 0)",
+  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
+    throw DataError(fmt::format("{}:{}: invalid count '{}' (expected '<symbol> <count> [#fairseq:overwrite]')",
                                 source_name, line_number, field));
   return value;
 }
@@ -199,10 +198,6 @@ Dictionary Dictionary::load(const std::string& path) {
 }
 
 Dictionary Dictionary::parse(std::string_view text, const std::string& source_name) {
-  // A byte-order mark would silently become part of the first symbol.
-  if (text.starts_with("\xEF\xBB\xBF"))
-    throw DataError(fmt::format("{}:1: starts with a UTF-8 byte-order mark; save the dictionary without it",
-                                source_name));
   Dictionary dictionary;
   size_t line_number = 0;
   while (!text.empty()) {

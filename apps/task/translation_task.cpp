@@ -56,12 +56,6 @@ SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
         data::binarized_path(task.data_dir, split, task.source_lang, task.target_lang, lang));
   };
   SplitCorpora corpora{open(task.source_lang), open(task.target_lang)};
-  for (const auto& [corpus, dict, dict_path] :
-       {std::tuple{&corpora.source, &task.source_dict, task.source_dict_path},
-        std::tuple{&corpora.target, &task.target_dict, task.target_dict_path}})
-    if (corpus->dictionary_size() != dict->size())
-      throw Error(fmt::format("{} was binarized with a dictionary of {} symbols but {} has {}: rerun preprocess with it",
-                              corpus->path(), corpus->dictionary_size(), dict_path, dict->size()));
   if (corpora.source.size() != corpora.target.size())
     throw Error(fmt::format("{} has {} sentences but {} has {}", corpora.source.path(), corpora.source.size(),
                             corpora.target.path(), corpora.target.size()));

@@ -49,7 +49,7 @@ TEST_CASE("inline children are named as their parent's own; tied tensors listed 
   CHECK(model.num_parameters() == 2 * (6 + 3 + 6 + 2) + 1);
 }
 
-TEST_CASE("load_state_dict is strict about names, shapes and number kinds") {
+TEST_CASE("load_state_dict is strict about names and shapes") {
   Layer layer(std::make_shared<Linear>(1, 1, false));
   std::map<std::string, Tensor> state;
   for (const auto& [name, t] : layer.state_dict()) state[name] = t.data_only().clone();
@@ -59,9 +59,6 @@ TEST_CASE("load_state_dict is strict about names, shapes and number kinds") {
   state["extra"] = zeros({1});
   CHECK_THROWS_WITH(layer.load_state_dict(state), Contains("unexpected key 'extra'"));
   state.erase("extra");
-  const Tensor bias = state["fc1.bias"];
   state["fc1.bias"] = zeros({5});
   CHECK_THROWS_WITH(layer.load_state_dict(state), Contains("'fc1.bias' has shape"));
-  state["fc1.bias"] = zeros(bias.shape(), DType::Int32);  // float bytes relabelled as integers
-  CHECK_THROWS_WITH(layer.load_state_dict(state), Contains("'fc1.bias' is int32 in the state but float32"));
 }
