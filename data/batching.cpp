@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "data/dictionary.hpp"
 #include "data/seeded_shuffle.hpp"
@@ -125,16 +124,6 @@ std::vector<std::vector<size_t>> batch_by_size(const std::vector<size_t>& order,
   return batches;
 }
 
-std::string FilteredPairs::describe(int64_t max_tokens) const {
-  std::vector<std::string> reasons, shown;
-  if (over_positions > 0) reasons.push_back(fmt::format("{} longer than the model's positions", over_positions));
-  if (over_max_tokens > 0) reasons.push_back(fmt::format("{} over --max-tokens {}", over_max_tokens, max_tokens));
-  constexpr size_t kShown = 5;
-  for (size_t i = 0; i < std::min(ids.size(), kShown); ++i) shown.push_back(std::to_string(ids[i]));
-  return fmt::format("{} pairs ({}; ids {}{})", ids.size(), fmt::join(reasons, ", "), fmt::join(shown, ", "),
-                     ids.size() > kShown ? ", ..." : "");
-}
-
 BatchLoader::BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& target, BatchingOptions options)
     : source_(source), target_(target), options_(options) {
   if (source.size() != target.size())
@@ -145,15 +134,13 @@ BatchLoader::BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& t
   std::vector<int64_t> num_tokens(source.size());
   for (size_t id : length_sorted_order(source_lengths, target_lengths, options.shuffle, options.seed)) {
     num_tokens[id] = std::max(source_lengths[id], target_lengths[id]);
-    const bool over_positions = source_lengths[id] > options.max_source_positions ||
-                                target_lengths[id] > options.max_target_positions;
-    const bool over_max_tokens = options.max_tokens > 0 && num_tokens[id] > options.max_tokens;
-    if (!over_positions && !over_max_tokens) {
+    bool too_long = source_lengths[id] > options.max_source_positions ||
+                    target_lengths[id] > options.max_target_positions ||
+                    (options.max_tokens > 0 && num_tokens[id] > options.max_tokens);
+    if (!too_long) {
       kept.push_back(id);
     } else if (options.oversize == OversizePolicy::kFilter) {
-      filtered_.ids.push_back(id);
-      filtered_.over_positions += over_positions ? 1 : 0;
-      filtered_.over_max_tokens += over_max_tokens ? 1 : 0;
+      ++num_filtered_;
     } else {
       throw DataError(fmt::format("{}: sentence {} is too long (source {} tokens, target {} tokens; limits: "
                                   "source positions {}, target positions {}, max tokens {}); filter such pairs "

@@ -26,7 +26,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <string>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -79,15 +78,6 @@ std::vector<std::vector<size_t>> batch_by_size(const std::vector<size_t>& order,
                                                const std::vector<int64_t>& num_tokens, int64_t max_tokens,
                                                int64_t max_sentences, int64_t required_batch_size_multiple);
 
-// The pairs a loader filtered out as too long, and why (a pair may exceed both limits).
-struct FilteredPairs {
-  std::vector<size_t> ids;          // sentence ids, in the loader's order
-  size_t over_positions = 0;        // longer than the model's source or target positions
-  size_t over_max_tokens = 0;       // alone more tokens than --max-tokens
-  // "3 pairs (2 longer than the model's positions, 1 over --max-tokens N; ids 4, 9, 17)".
-  std::string describe(int64_t max_tokens) const;
-};
-
 // Training loader over a source/target pair of binarized splits. The corpora must outlive it.
 class BatchLoader {
  public:
@@ -97,8 +87,7 @@ class BatchLoader {
   BatchLoader& operator=(const BatchLoader&) = delete;
 
   size_t num_batches() const { return batches_.size(); }  // per epoch
-  size_t num_filtered() const { return filtered_.ids.size(); }  // pairs dropped as too long
-  const FilteredPairs& filtered() const { return filtered_; }
+  size_t num_filtered() const { return num_filtered_; }   // pairs dropped as too long
   LoaderPosition position() const { return position_; }
   // Continues from a position another loader (same data and options) reported.
   void restore(LoaderPosition position);
@@ -116,7 +105,7 @@ class BatchLoader {
   const BinarizedCorpus& target_;
   BatchingOptions options_;
   std::vector<std::vector<size_t>> batches_;
-  FilteredPairs filtered_;
+  size_t num_filtered_ = 0;
   LoaderPosition position_;
   std::vector<size_t> epoch_order_;  // batch numbers in this epoch's order
 

@@ -44,7 +44,6 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
 }
 
 int run_generate(const GenerateArgs& args) {
-  nn::check_search_options(args.decoding.search);
   apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
   const TranslationTask task = open_task_for(trained, args.data_dir);
@@ -53,12 +52,7 @@ int run_generate(const GenerateArgs& args) {
   const std::vector<std::vector<int64_t>> targets = all_sentences(corpora.target);
 
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::vector<nn::Hypothesis>> hypotheses;
-  try {
-    hypotheses = translate_sentences(*trained.model, sources, args.decoding);
-  } catch (const nn::NonFiniteScores& e) {
-    throw Error(fmt::format("generate: {} sentence S-{}: {}", args.subset, e.row, e.what()));
-  }
+  const auto hypotheses = translate_sentences(*trained.model, sources, args.decoding);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::vector<std::string> best, references;
@@ -102,7 +96,11 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
   add_compute_options(cmd, args->compute);
-  return [args] { return run_generate(*args); };
+  return [args] {
+    ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",
+               args->decoding.search.nbest, args->decoding.search.beam);
+    return run_generate(*args);
+  };
 }
 
 const CommandRegistration registration("generate", "Translate a binarized split with beam search (fairseq-generate)",

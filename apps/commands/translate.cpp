@@ -38,7 +38,6 @@ std::string find_bpe_codes(const TranslateArgs& args, const TranslationTask& tas
 }
 
 int run_translate(const TranslateArgs& args) {
-  nn::check_search_options(args.decoding.search);
   apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
   const TranslationTask& task = trained.task;
@@ -48,27 +47,14 @@ int run_translate(const TranslateArgs& args) {
 
   // The sources of the lines with tokens; a line without any is answered with an empty line.
   std::vector<std::vector<int64_t>> sources;
-  std::vector<size_t> line_of_source;  // 1-based input line of each source
   std::vector<bool> line_is_empty;
   for (std::string line; std::getline(std::cin, line);) {
-    std::vector<int32_t> ids;
-    try {
-      const std::string tokens = args.no_tokenize ? line : tokenizer.tokenize(line);
-      ids = task.source_dict.encode_line(bpe.process_line(tokens)).ids;
-    } catch (const Error& e) {
-      throw Error(fmt::format("translate: input line {}: {}", line_is_empty.size() + 1, e.what()));
-    }
+    const std::string tokens = args.no_tokenize ? line : tokenizer.tokenize(line);
+    const std::vector<int32_t> ids = task.source_dict.encode_line(bpe.process_line(tokens)).ids;
     line_is_empty.push_back(ids.size() == 1);  // only </s>
-    if (line_is_empty.back()) continue;
-    sources.emplace_back(ids.begin(), ids.end());
-    line_of_source.push_back(line_is_empty.size());
+    if (!line_is_empty.back()) sources.emplace_back(ids.begin(), ids.end());
   }
-  std::vector<std::vector<nn::Hypothesis>> hypotheses;
-  try {
-    hypotheses = translate_sentences(*trained.model, sources, args.decoding);
-  } catch (const nn::NonFiniteScores& e) {
-    throw Error(fmt::format("translate: input line {}: {}", line_of_source[size_t(e.row)], e.what()));
-  }
+  const auto hypotheses = translate_sentences(*trained.model, sources, args.decoding);
   auto nbest = hypotheses.begin();
   for (const bool empty : line_is_empty) {
     if (empty) {

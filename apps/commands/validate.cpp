@@ -24,9 +24,8 @@ int run_validate(const ValidateArgs& args) {
   const nn::LabelSmoothedCrossEntropy criterion(trained.metadata.value("label_smoothing", 0.0), data::Dictionary::kPad);
   const ValidationResult r =
       evaluate_loss(*trained.model, open_split(task, args.subset), criterion, args.max_tokens, args.max_sentences);
-  fmt::print("valid on '{}' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | {} sentences, {} target tokens{}\n",
-             args.subset, r.loss, r.nll_loss, r.ppl, r.nsentences, r.ntokens,
-             r.skipped.empty() ? "" : " | skipped " + r.skipped);
+  fmt::print("valid on '{}' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | {} sentences, {} target tokens\n",
+             args.subset, r.loss, r.nll_loss, r.ppl, r.nsentences, r.ntokens);
   return 0;
 }
 

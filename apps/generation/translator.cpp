@@ -33,15 +33,10 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderM
   for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {
     const Tensor src = to_tensors(batch).src_tokens;
     std::vector<std::vector<nn::Hypothesis>> hypotheses;
-    try {
-      if (options.search.beam == 1) {
-        for (nn::Hypothesis& best : nn::greedy_search(model, src, options.search))
-          hypotheses.push_back({std::move(best)});
-      } else {
-        hypotheses = nn::beam_search(model, src, options.search);
-      }
-    } catch (const nn::NonFiniteScores& e) {
-      throw nn::NonFiniteScores(batch.ids[size_t(e.row)], e.step);  // numbered as in `sources`
+    if (options.search.beam == 1) {
+      for (nn::Hypothesis& best : nn::greedy_search(model, src, options.search)) hypotheses.push_back({std::move(best)});
+    } else {
+      hypotheses = nn::beam_search(model, src, options.search);
     }
     for (size_t r = 0; r < batch.ids.size(); ++r) results[size_t(batch.ids[r])] = std::move(hypotheses[r]);
     done += batch.ids.size();

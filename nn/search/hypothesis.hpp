@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.hpp"
 #include "core/tensor.hpp"
 
 namespace attn::nn {
@@ -27,18 +26,6 @@ struct SearchOptions {
   int64_t min_len = 1;      // </s> is forbidden before this many tokens
   int64_t nbest = 1;        // hypotheses returned per sentence (≤ beam)
   bool return_attention = false;
-};
-
-// Refuses options no search can run with, naming the flag: beam or nbest out of range, a
-// negative, NaN or infinite --max-len-a, a negative --max-len-b or --min-len.
-void check_search_options(const SearchOptions& options);
-
-// No translation can be chosen for a sentence whose every candidate scores NaN or −∞: the
-// model's output is not finite (non-finite weights, or activations that overflow). `row` is
-// the sentence's row in the batch searched (callers renumber it to their own sentences).
-struct NonFiniteScores : Error {
-  NonFiniteScores(int64_t row, int64_t step);
-  int64_t row, step;
 };
 
 }  // namespace attn::nn

@@ -6,26 +6,6 @@
 
 #include "autograd/ops.hpp"
 
-namespace attn::nn {
-
-void check_search_options(const SearchOptions& o) {
-  ATTN_CHECK(o.beam >= 1, "--beam must be at least 1, got {}", o.beam);
-  ATTN_CHECK(o.nbest >= 1 && o.nbest <= o.beam, "--nbest must be in [1, --beam = {}], got {}", o.beam, o.nbest);
-  ATTN_CHECK(std::isfinite(o.max_len_a) && o.max_len_a >= 0.0,
-             "--max-len-a must be a finite number >= 0 (max_len = a * src_len + b), got {}", o.max_len_a);
-  ATTN_CHECK(o.max_len_b >= 0, "--max-len-b must be >= 0 (max_len = a * src_len + b), got {}", o.max_len_b);
-  ATTN_CHECK(o.min_len >= 0, "--min-len must be >= 0, got {}", o.min_len);
-}
-
-NonFiniteScores::NonFiniteScores(int64_t row, int64_t step)
-    : Error(fmt::format("every candidate scores NaN or -inf at output step {}: the model's output is not finite "
-                        "(its weights hold NaN/inf, or its activations overflow; `attnlab validate` shows the loss)",
-                        step)),
-      row(row),
-      step(step) {}
-
-}  // namespace attn::nn
-
 namespace attn::nn::search_detail {
 
 constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();

@@ -25,7 +25,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/training/checkpoint.hpp"
 #include "core/safetensors.hpp"
 #include "test_support.hpp"
 
@@ -551,41 +550,6 @@ TEST_CASE("validate and generate refuse a data dir whose dictionary is not the m
   for (const char* command : {"validate", "generate"})
     require_runtime_error(run_attnlab(dir, {command, "data-bin", "--path", checkpoint, "--threads", "1"}),
                           {"dict.de.txt", "which the model was trained with"});
-}
-
-TEST_CASE("decoding refuses bad length limits; a model whose output is NaN is an error naming the sentence") {
-  const TrainingWorkspace& workspace = TrainingWorkspace::get();
-  TempDir dir;
-  const std::string checkpoint = workspace.dir.file("checkpoints/checkpoint2"), data = workspace.dir.file("data-bin");
-  write_file(dir.file("input.txt"), "hello world\n\nthe house\n");
-  require_runtime_error(run_attnlab(dir, {"translate", "--path", checkpoint, "--beam", "5", "--max-len-b", "-5"},
-                                    dir.file("input.txt")),
-                        {"--max-len-b", "-5"});
-  require_runtime_error(run_attnlab(dir, {"generate", data, "--path", checkpoint, "--max-len-a", "nan"}),
-                        {"--max-len-a", "nan"});
-
-  attn::app::CheckpointContent content = attn::app::load_checkpoint(checkpoint, /*with_optimizer=*/false);
-  for (auto& [name, tensor] : content.model)
-    if (name == "decoder.layers.0.fc2.bias") tensor = attn::full(tensor.shape(), std::nan(""), tensor.dtype());
-  attn::app::save_checkpoint(dir.file("nan"), content);
-  for (const char* beam : {"1", "4"}) {
-    require_runtime_error(run_attnlab(dir, {"translate", "--path", "nan", "--beam", beam}, dir.file("input.txt")),
-                          {"input line", "not finite"});
-    require_runtime_error(run_attnlab(dir, {"generate", data, "--path", "nan", "--beam", beam}),
-                          {"sentence S-", "not finite"});
-  }
-  require_runtime_error(run_attnlab(dir, {"validate", data, "--path", "nan"}), {"loss is nan", "not finite"});
-}
-
-TEST_CASE("validate scores something or says why not; skipped pairs are counted and named") {
-  const TrainingWorkspace& workspace = TrainingWorkspace::get();
-  TempDir dir;
-  const std::string checkpoint = workspace.dir.file("checkpoints/checkpoint2"), data = workspace.dir.file("data-bin");
-  require_runtime_error(run_attnlab(dir, {"validate", data, "--path", checkpoint, "--max-tokens", "1"}),
-                        {"nothing to score", "8 pairs", "over --max-tokens 1", "ids "});
-  const CommandResult partly = run_attnlab(dir, {"validate", data, "--path", checkpoint, "--max-tokens", "32"});
-  require_success(partly);
-  CHECK(contains(partly.out, "| 2 sentences, 56 target tokens | skipped 6 pairs (6 over --max-tokens 32; ids "));
 }
 
 TEST_CASE("a malformed line is an error naming the file and the line") {
