@@ -87,8 +87,12 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--subset,--gen-subset", args->subset, "Split to translate")->capture_default_str();
   cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(positive_number())->capture_default_str();
   cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
-  cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")->capture_default_str();
-  cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")->capture_default_str();
+  cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd.add_option("--min-len", search.min_len, "Minimum output length")->capture_default_str();
   cmd.add_option("--nbest", search.nbest, "Hypotheses printed per sentence")->capture_default_str();
   cmd.add_flag("--remove-bpe{@@ }", args->remove_bpe, "Remove BPE (default separator '@@ ')");
