@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -613,6 +614,22 @@ TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b is refused na
     require_command_line_error(run_attnlab(dir, {"translate", "--path", "any", flag, value}), flag);
     require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "any", flag, value}), flag);
   }
+}
+
+TEST_CASE("a binarized split made with a larger dictionary than the data dir's is refused naming the file") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  fs::copy(workspace.dir.dir / "data-bin", dir.dir / "data-bin");
+  const std::string split = dir.file("data-bin/valid.en-de.de.bin");
+  std::string bytes = read_file(split);
+  uint64_t dictionary_size = 0;
+  std::memcpy(&dictionary_size, bytes.data() + 32, 8);  // the header's V: ids stay valid, outside the checksum
+  dictionary_size += 100;
+  bytes.replace(32, 8, reinterpret_cast<const char*>(&dictionary_size), 8);
+  write_file(split, bytes);
+  require_runtime_error(run_attnlab(dir, {"validate", "data-bin", "--path", workspace.dir.file("checkpoints/checkpoint2"),
+                                          "--threads", "1"}),
+                        {"valid.en-de.de.bin", fmt::format("dictionary of {} symbols", dictionary_size), "dict.de.txt"});
 }
 
 TEST_CASE("a malformed line is an error naming the file and the line") {
