@@ -113,6 +113,17 @@ nlohmann::json carry_references(const nlohmann::json& value, const std::string& 
   return carried;
 }
 
+// Runs `read`, turning a JSON key missing or of the wrong type (nlohmann's bare
+// "[json.exception.type_error.302] ...") into a CheckpointError naming the checkpoint's JSON.
+template <typename Read>
+auto with_json_errors_named(const std::string& base, Read read) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(fmt::format("checkpoint {}: unexpected content: {}", metadata_path(base), e.what()));
+  }
+}
+
 }  // namespace
 
 std::string checkpoint_base(const std::string& path) {
@@ -155,22 +166,26 @@ void save_checkpoint(const std::string& base, const CheckpointContent& content) 
 
 nlohmann::json load_checkpoint_metadata(const std::string& path, bool with_optimizer) {
   const std::string base = checkpoint_base(path);
-  const nlohmann::json j = read_metadata_json(base);
-  for (const auto& [role, description] : j.at("files").items())
-    if (with_optimizer || role != "optimizer") verified_file(base, description, role.c_str());
-  return j.at("metadata");
+  return with_json_errors_named(base, [&] {
+    const nlohmann::json j = read_metadata_json(base);
+    for (const auto& [role, description] : j.at("files").items())
+      if (with_optimizer || role != "optimizer") verified_file(base, description, role.c_str());
+    return j.at("metadata");
+  });
 }
 
 CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer) {
   const std::string base = checkpoint_base(path);
-  const nlohmann::json j = read_metadata_json(base);
-  const nlohmann::json& files = j.at("files");
-  CheckpointContent content;
-  content.metadata = j.at("metadata");
-  content.model = load_tensors(verified_file(base, files.at("weights"), "weights"));
-  if (with_optimizer && files.contains("optimizer"))
-    content.optimizer = load_tensors(verified_file(base, files.at("optimizer"), "optimizer"));
-  return content;
+  return with_json_errors_named(base, [&] {
+    const nlohmann::json j = read_metadata_json(base);
+    const nlohmann::json& files = j.at("files");
+    CheckpointContent content;
+    content.metadata = j.at("metadata");
+    content.model = load_tensors(verified_file(base, files.at("weights"), "weights"));
+    if (with_optimizer && files.contains("optimizer"))
+      content.optimizer = load_tensors(verified_file(base, files.at("optimizer"), "optimizer"));
+    return content;
+  });
 }
 
 void copy_checkpoint(const std::string& from_base, const std::string& to_base) {
