@@ -111,7 +111,7 @@ TEST_CASE("mutated checkpoint JSON loads or fails naming the file") {
   content.metadata = {{"epoch", 1}, {"num_updates", 12}, {"best_loss", 3.25}, {"args", {{"arch", "transformer_tiny"}}}};
   app::save_checkpoint(base, content);
   const std::string json = read_file(app::metadata_path(base));
-  check_mutants("checkpoint-json", app::metadata_path(base), json,
+  check_mutants("checkpoint_json", app::metadata_path(base), json,
                 [&](const std::string&) { app::load_checkpoint(base, false); }, 2);
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("mutated dictionaries load or fail naming the file") {
 TEST_CASE("mutated BPE codes load or fail naming the file") {
   TempDir dir;
   const std::string codes = read_file(vector_path("own/bpe/codes.200"));
-  check_mutants("bpe-codes", dir.file("codes"), codes.substr(0, codes.find('\n', 600) + 1),
+  check_mutants("bpe_codes", dir.file("codes"), codes.substr(0, codes.find('\n', 600) + 1),
                 [](const std::string& path) {
                   data::BpeEncoder(data::BpeCodes::read(path), {}).process_line("the quick brown fox jumps\n");
                 },
