@@ -50,7 +50,8 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderM
                                                              const std::function<void(size_t)>& on_batch) {
   NoGradGuard no_grad;
   model.eval();
-  for (size_t i = 0; i < sources.size(); ++i) check_source_length(model, sources[i].size(), fmt::format("sentence {}", i));
+  for (size_t i = 0; i < sources.size(); ++i)
+    check_source_length(model, sources[i].size(), fmt::format("sentence {}", i));
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   size_t done = 0;
   for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {

@@ -20,13 +20,14 @@ struct DecodingOptions {
 };
 
 // Refuses (attn::Error) a source of `length` tokens (</s> included) longer than the model's
-// max_source_positions, naming `where` ("<stdin>:3"): as fairseq, which refuses
-// such inputs too, rather than translating a silently truncated sentence.
+// max_source_positions, naming `where` ("<stdin>:3"): as fairseq, which refuses such
+// inputs too, rather than translating a silently truncated sentence.
 void check_source_length(const nn::EncoderDecoderModel& model, size_t length, const std::string& where);
 
 // Hypotheses (options.search.nbest, best first) of every source sentence (ids ending in
 // </s>), in input order; every sentence has at least one. Throws attn::Error when a
-// hypothesis scores NaN or −∞ (the model produced NaN). `on_batch` (optional) is called with the number of sentences done.
+// hypothesis scores NaN or −∞ (the model produced NaN), or a source is longer than the
+// model's positions. `on_batch` (optional) is called with the number of sentences done.
 std::vector<std::vector<nn::Hypothesis>> translate_sentences(
     nn::EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources, const DecodingOptions& options,
     const std::function<void(size_t)>& on_batch = {});
