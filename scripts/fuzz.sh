@@ -27,6 +27,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_CO
 cmake --build build-fuzz --target "fuzz_${target}" -j "$(nproc)"
 
 kept=tests/vectors/fuzz/${target}
-mkdir -p "build-fuzz/corpus/${target}" "${kept}"
+mkdir -p "build-fuzz/corpus/${target}" "${kept}" build-fuzz/tmp
+export TMPDIR=$PWD/build-fuzz/tmp  # the targets' input files (fuzz/fuzz_input_file.hpp)
 build-fuzz/fuzz/fuzz_${target} -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="${kept}/" "build-fuzz/corpus/${target}" "${kept}"
