@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <memory>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +110,20 @@ struct TensorEntry {
 uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& path, const std::string& name) {
   if (a != 0 && b > UINT64_MAX / a) malformed(path, fmt::format("tensor '{}': shape too large", name));
   return a * b;
+}
+
+// A JSON parser callback noting in `duplicate` the first key that an object repeats (the
+// parser itself keeps the last value silently: two tensors of one name, or two offsets).
+nlohmann::json::parser_callback_t duplicate_key_finder(std::string& duplicate) {
+  auto open_objects = std::make_shared<std::vector<std::set<std::string>>>();
+  return [open_objects, &duplicate](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) open_objects->emplace_back();
+    if (event == Event::object_end) open_objects->pop_back();
+    if (event == Event::key && !open_objects->back().insert(parsed.get<std::string>()).second && duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
 }
 
 TensorEntry parse_entry(const std::string& path, const std::string& name, const nlohmann::json& e) {
@@ -258,11 +273,13 @@ SafetensorsFile load_safetensors(const std::string& path) {
   std::string header_text(header_bytes, '\0');
   file.read_at(header_text.data(), header_text.size(), 8);
   nlohmann::json header;
+  std::string duplicate_key;
   try {
-    header = nlohmann::json::parse(header_text);
+    header = nlohmann::json::parse(header_text, duplicate_key_finder(duplicate_key));
   } catch (const nlohmann::json::exception& e) {
     malformed(path, fmt::format("header is not valid JSON: {}", e.what()));
   }
+  if (!duplicate_key.empty()) malformed(path, fmt::format("header has the key '{}' twice", duplicate_key));
   if (!header.is_object()) malformed(path, "header must be a JSON object");
 
   SafetensorsFile result{.path = path};

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "data/dictionary.hpp"
 #include "data/seeded_shuffle.hpp"
@@ -11,6 +12,12 @@
 
 namespace attn::data {
 namespace {
+
+// Keeps the `count` smallest values of `values`, sorted.
+void keep_smallest(std::vector<size_t>& values, size_t count) {
+  std::sort(values.begin(), values.end());
+  if (values.size() > count) values.resize(count);
+}
 
 // Sentences held in memory (e.g. lines read by `translate`), with the corpus interface the
 // batching functions below use (size, length, sentence).
@@ -124,6 +131,18 @@ std::vector<std::vector<size_t>> batch_by_size(const std::vector<size_t>& order,
   return batches;
 }
 
+std::string FilteredPairs::describe() const {
+  if (total() == 0) return {};
+  std::vector<std::string> reasons;
+  if (by_positions > 0)
+    reasons.push_back(fmt::format("{} longer than the maximum positions {}/{} source/target", by_positions,
+                                  max_source_positions, max_target_positions));
+  if (by_max_tokens > 0)
+    reasons.push_back(fmt::format("{} alone longer than max tokens {}", by_max_tokens, max_tokens));
+  return fmt::format("{} pairs skipped ({}), first sentence ids: {}{}", total(), fmt::join(reasons, ", "),
+                     fmt::join(first_ids, ", "), total() > first_ids.size() ? ", ..." : "");
+}
+
 BatchLoader::BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& target, BatchingOptions options)
     : source_(source), target_(target), options_(options) {
   if (source.size() != target.size())
@@ -132,15 +151,19 @@ BatchLoader::BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& t
   std::vector<int64_t> source_lengths = sentence_lengths(source), target_lengths = sentence_lengths(target);
   std::vector<size_t> kept;
   std::vector<int64_t> num_tokens(source.size());
+  filtered_.max_source_positions = options.max_source_positions;
+  filtered_.max_target_positions = options.max_target_positions;
+  filtered_.max_tokens = options.max_tokens;
   for (size_t id : length_sorted_order(source_lengths, target_lengths, options.shuffle, options.seed)) {
     num_tokens[id] = std::max(source_lengths[id], target_lengths[id]);
-    bool too_long = source_lengths[id] > options.max_source_positions ||
-                    target_lengths[id] > options.max_target_positions ||
-                    (options.max_tokens > 0 && num_tokens[id] > options.max_tokens);
-    if (!too_long) {
+    const bool beyond_positions = source_lengths[id] > options.max_source_positions ||
+                                  target_lengths[id] > options.max_target_positions;
+    const bool beyond_max_tokens = options.max_tokens > 0 && num_tokens[id] > options.max_tokens;
+    if (!beyond_positions && !beyond_max_tokens) {
       kept.push_back(id);
     } else if (options.oversize == OversizePolicy::kFilter) {
-      ++num_filtered_;
+      ++(beyond_positions ? filtered_.by_positions : filtered_.by_max_tokens);
+      filtered_.first_ids.push_back(id);
     } else {
       throw DataError(fmt::format("{}: sentence {} is too long (source {} tokens, target {} tokens; limits: "
                                   "source positions {}, target positions {}, max tokens {}); filter such pairs "
@@ -149,6 +172,7 @@ BatchLoader::BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& t
                                   options.max_source_positions, options.max_target_positions, options.max_tokens));
     }
   }
+  keep_smallest(filtered_.first_ids, FilteredPairs::kIdsShown);
   batches_ = batch_by_size(kept, num_tokens, options.max_tokens, options.max_sentences,
                            options.required_batch_size_multiple);
   start_epoch_order();

@@ -29,6 +29,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -63,6 +64,21 @@ struct Batch {
   int64_t num_target_tokens = 0;            // sum of target_lengths (fairseq "ntokens")
 };
 
+// The pairs a loader skipped as too long, by reason, for messages that say which limit
+// dropped them and which sentences they were.
+struct FilteredPairs {
+  static constexpr size_t kIdsShown = 5;
+  size_t by_positions = 0;   // longer than max_source_positions / max_target_positions
+  size_t by_max_tokens = 0;  // within the positions, but alone longer than max_tokens
+  std::vector<size_t> first_ids;  // the smallest sentence ids skipped, at most kIdsShown
+  int64_t max_source_positions = 0, max_target_positions = 0, max_tokens = 0;  // the limits applied
+
+  size_t total() const { return by_positions + by_max_tokens; }
+  // "3 pairs skipped (2 longer than the maximum positions 20/25 source/target, 1 alone longer
+  // than max tokens 10), first sentence ids: 4, 9, 12"; empty when none were.
+  std::string describe() const;
+};
+
 struct LoaderPosition {
   int64_t epoch = 1;        // 1-based, as fairseq counts
   int64_t batch_index = 0;  // index of the next batch within the epoch
@@ -87,7 +103,8 @@ class BatchLoader {
   BatchLoader& operator=(const BatchLoader&) = delete;
 
   size_t num_batches() const { return batches_.size(); }  // per epoch
-  size_t num_filtered() const { return num_filtered_; }   // pairs dropped as too long
+  size_t num_filtered() const { return filtered_.total(); }  // pairs dropped as too long
+  const FilteredPairs& filtered() const { return filtered_; }
   LoaderPosition position() const { return position_; }
   // Continues from a position another loader (same data and options) reported.
   void restore(LoaderPosition position);
@@ -105,7 +122,7 @@ class BatchLoader {
   const BinarizedCorpus& target_;
   BatchingOptions options_;
   std::vector<std::vector<size_t>> batches_;
-  size_t num_filtered_ = 0;
+  FilteredPairs filtered_;
   LoaderPosition position_;
   std::vector<size_t> epoch_order_;  // batch numbers in this epoch's order
 

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checksum.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::data {
@@ -34,6 +35,8 @@ template <typename T>
 void append(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(T));
 }
+
+constexpr size_t kChecksumOffset = 40;
 
 // header + offsets + tokens, or 0 on overflow.
 size_t expected_file_bytes(uint64_t num_sentences, uint64_t num_tokens, TokenDtype dtype) {
@@ -87,6 +90,7 @@ void write_binarized_corpus(const std::string& path, const std::vector<std::vect
   append(bytes, uint64_t(sentences.size()));
   append(bytes, num_tokens);
   append(bytes, uint64_t(dictionary_size));
+  append(bytes, uint64_t{0});  // the checksum, filled in once the data is there
   uint64_t offset = 0;
   append(bytes, offset);
   for (const auto& sentence : sentences) append(bytes, offset += sentence.size());
@@ -99,6 +103,9 @@ void write_binarized_corpus(const std::string& path, const std::vector<std::vect
       else append(bytes, id);
     }
   }
+  const uint64_t checksum = fnv1a64(bytes.data() + kBinarizedHeaderBytes,
+                                    bytes.size() - kBinarizedHeaderBytes);
+  bytes.replace(kChecksumOffset, sizeof checksum, reinterpret_cast<const char*>(&checksum), sizeof checksum);
   write_file_atomic(path, bytes);
 }
 
@@ -159,6 +166,10 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
   if (std::memcmp(header, kBinarizedMagic, sizeof kBinarizedMagic) != 0)
     throw DataError(fmt::format("{}: not an attnlab binarized corpus (bad magic)", path));
   auto version = load<uint32_t>(header + 8);
+  if (version == 1)
+    throw DataError(fmt::format("{}: binarized corpus of format version 1 (no checksum); run `attnlab preprocess` "
+                                "again to rebuild it in version {}",
+                                path, kBinarizedVersion));
   if (version != kBinarizedVersion)
     throw DataError(fmt::format("{}: unsupported binarized corpus version {} (expected {})", path, version,
                                 kBinarizedVersion));
@@ -189,6 +200,8 @@ void BinarizedCorpus::validate_contents() const {
     if (offset < previous || offset > num_tokens_)
       throw DataError(fmt::format("{}: corrupt offsets at sentence {}: {} after {} ({} tokens)", path_, i - 1,
                                   offset, previous, num_tokens_));
+    if (offset == previous)
+      throw DataError(fmt::format("{}: sentence {} is empty (every sentence ends with </s>)", path_, i - 1));
     previous = offset;
   }
   if (previous != num_tokens_)
@@ -199,6 +212,12 @@ void BinarizedCorpus::validate_contents() const {
       throw DataError(fmt::format("{}: token {} has id {} outside the dictionary (size {})", path_, position, id,
                                   dictionary_size_));
   }
+  const uint64_t recorded = load<uint64_t>(mapping_ + kChecksumOffset);
+  const uint64_t actual = fnv1a64(mapping_ + kBinarizedHeaderBytes, mapping_bytes_ - kBinarizedHeaderBytes);
+  if (actual != recorded)
+    throw DataError(fmt::format("{}: checksum mismatch (recorded {:016x}, data gives {:016x}): the file was modified "
+                                "or damaged; run `attnlab preprocess` again",
+                                path_, recorded, actual));
 }
 
 int64_t BinarizedCorpus::token(size_t position) const {

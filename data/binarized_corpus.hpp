@@ -4,18 +4,22 @@
 //
 //   offset  size  field
 //        0     8  magic "ATNLBIN\0"
-//        8     4  uint32 format version (1)
+//        8     4  uint32 format version (2)
 //       12     4  uint32 token dtype: 1 = uint16, 2 = int32
 //       16     8  uint64 number of sentences N
 //       24     8  uint64 number of tokens T
 //       32     8  uint64 dictionary size V (every token id is < V)
-//       40  8(N+1) uint64 offsets: sentence i is tokens [offsets[i], offsets[i+1]),
-//                 offsets[0] = 0, offsets[N] = T, non-decreasing
+//       40     8  uint64 checksum: FNV-1a 64 of every byte after the header (offsets, tokens)
+//       48  8(N+1) uint64 offsets: sentence i is tokens [offsets[i], offsets[i+1]),
+//                 offsets[0] = 0, offsets[N] = T, increasing (no sentence is empty: each
+//                 ends with </s>)
 //        .  T*s   token ids (s = 2 or 4 bytes)
 //
 // uint16 is used when V <= 65535, else int32. Opening validates the magic, version, dtype,
-// the exact file size implied by the header, the offsets and every token id before any
-// sentence is read, so a truncated or foreign file gives a clear error and never a crash.
+// the exact file size implied by the header, the offsets, every token id and the checksum
+// before any sentence is read, so a truncated, foreign or bit-flipped file gives a clear
+// error and never a crash or silently wrong ids. Version 1 files (no checksum) are refused
+// with the advice to run preprocess again.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -29,8 +33,8 @@ namespace attn::data {
 enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2 };
 
 inline constexpr char kBinarizedMagic[8] = {'A', 'T', 'N', 'L', 'B', 'I', 'N', '\0'};
-inline constexpr uint32_t kBinarizedVersion = 1;
-inline constexpr size_t kBinarizedHeaderBytes = 40;
+inline constexpr uint32_t kBinarizedVersion = 2;
+inline constexpr size_t kBinarizedHeaderBytes = 48;
 
 // File name of one split/language, as fairseq names them: DIR/SPLIT.SRC-TGT.LANG.bin
 std::string binarized_path(const std::string& dir, const std::string& split, const std::string& source_lang,

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <functional>
+#include <queue>
 
 #include <fmt/format.h>
 
@@ -55,6 +57,72 @@ std::string drop_last_code_points(const std::string& s, size_t n) {
     while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
   }
   return s.substr(0, end);
+}
+
+// A symbol of a word being merged: its code-symbol id and its byte range in the segment.
+struct Symbol {
+  uint32_t id, begin, end;
+};
+
+// An adjacent pair that has a merge, at the time it was queued: `left` is the position (in
+// the initial word) of its left symbol; the pair is still there if that symbol and its right
+// neighbour still have these ids.
+struct QueuedPair {
+  int64_t rank;
+  uint32_t left;
+  uint32_t left_id, right_id;
+  bool operator>(const QueuedPair& other) const {
+    return rank != other.rank ? rank > other.rank : left > other.left;
+  }
+};
+
+// subword-nmt's merge loop (repeat: take the adjacent pair of lowest rank, merge all its
+// occurrences left to right, non-overlapping) in O(n log n) instead of a rescan of the word
+// per merge: the symbols form a linked list, every adjacent pair with a merge is queued by
+// (rank, position), and entries made stale by earlier merges are skipped when popped. All
+// queued occurrences of the lowest rank are merged, in order, before anything queued by those
+// merges (a rank names one pair, and a merged symbol never equals one of its parts, so the
+// new pairs have other ranks): the same steps as the rescanning loop, the same result.
+std::vector<Symbol> apply_merges(std::vector<Symbol> word, const BpeCodes& codes) {
+  constexpr uint32_t kNone = UINT32_MAX;
+  const auto n = static_cast<uint32_t>(word.size());
+  std::vector<uint32_t> next(n), previous(n);
+  std::vector<bool> alive(n, true);
+  for (uint32_t i = 0; i < n; ++i) {
+    next[i] = i + 1 < n ? i + 1 : kNone;
+    previous[i] = i > 0 ? i - 1 : kNone;
+  }
+  std::priority_queue<QueuedPair, std::vector<QueuedPair>, std::greater<>> queue;
+  auto queue_pair = [&](uint32_t left) {
+    if (left == kNone || next[left] == kNone) return;
+    const uint32_t left_id = word[left].id, right_id = word[next[left]].id;
+    if (const BpeCodes::Merge* m = codes.find_merge(left_id, right_id)) queue.push({m->rank, left, left_id, right_id});
+  };
+  auto still_there = [&](const QueuedPair& pair) {
+    return alive[pair.left] && word[pair.left].id == pair.left_id && next[pair.left] != kNone &&
+           word[next[pair.left]].id == pair.right_id;
+  };
+  for (uint32_t i = 0; i + 1 < n; ++i) queue_pair(i);
+  std::vector<QueuedPair> occurrences;
+  while (!queue.empty()) {
+    occurrences.clear();
+    for (const int64_t rank = queue.top().rank; !queue.empty() && queue.top().rank == rank; queue.pop())
+      occurrences.push_back(queue.top());
+    const uint32_t merged_id = codes.find_merge(occurrences[0].left_id, occurrences[0].right_id)->merged;
+    for (const QueuedPair& pair : occurrences) {
+      if (!still_there(pair)) continue;  // stale, a duplicate, or overlapping a merge just made
+      const uint32_t left = pair.left, right = next[left];
+      word[left] = {merged_id, word[left].begin, word[right].end};
+      alive[right] = false;
+      next[left] = next[right];
+      if (next[left] != kNone) previous[next[left]] = left;
+      queue_pair(previous[left]);
+      queue_pair(left);
+    }
+  }
+  std::vector<Symbol> merged;
+  for (uint32_t i = 0; i != kNone && n > 0; i = next[i]) merged.push_back(word[i]);
+  return merged;
 }
 
 }  // namespace
@@ -207,7 +275,8 @@ std::vector<std::string> BpeEncoder::isolate_glossaries(std::string_view word) c
   return segments;
 }
 
-// encode(): merges by lowest rank, all occurrences of the chosen pair at once. A symbol is
+// encode(): merges by lowest rank, all occurrences of the chosen pair at once (apply_merges,
+// O(n log n) in the word's length, so a 10 MB "word" is no attack). A symbol is
 // a byte range of the segment plus its code-symbol id; the end-of-word marker belongs to the
 // last symbol (v0.2) or is a symbol of its own with an empty range (v0.1), and dropping it
 // at the end (upstream's '</w>' stripping) just means printing the ranges.
@@ -217,9 +286,6 @@ std::vector<std::string> BpeEncoder::encode(std::string_view segment) const {
     return {std::string(segment)};
   std::vector<std::string_view> chars = split_code_points(segment);
   if (chars.size() <= 1) return {std::string(segment)};
-  struct Symbol {
-    uint32_t id, begin, end;
-  };
   std::vector<Symbol> word;
   uint32_t offset = 0;
   for (size_t k = 0; k < chars.size(); ++k) {
@@ -229,27 +295,7 @@ std::vector<std::string> BpeEncoder::encode(std::string_view segment) const {
     offset += static_cast<uint32_t>(chars[k].size());
   }
   if (!codes_.glues_end_of_word()) word.push_back({codes_.symbol_id(kEndOfWord), offset, offset});
-  std::vector<Symbol> merged;
-  while (word.size() > 1) {
-    const BpeCodes::Merge* best = nullptr;
-    size_t best_position = 0;
-    for (size_t i = 0; i + 1 < word.size(); ++i) {
-      const BpeCodes::Merge* m = codes_.find_merge(word[i].id, word[i + 1].id);
-      if (m != nullptr && (best == nullptr || m->rank < best->rank)) best = m, best_position = i;
-    }
-    if (best == nullptr) break;
-    const uint32_t left = word[best_position].id, right = word[best_position + 1].id;
-    merged.assign(word.begin(), word.begin() + static_cast<ptrdiff_t>(best_position));
-    for (size_t i = best_position; i < word.size(); ++i) {
-      if (i + 1 < word.size() && word[i].id == left && word[i + 1].id == right) {
-        merged.push_back({best->merged, word[i].begin, word[i + 1].end});
-        ++i;
-      } else {
-        merged.push_back(word[i]);
-      }
-    }
-    std::swap(word, merged);
-  }
+  word = apply_merges(std::move(word), codes_);
   if (word.back().begin == word.back().end) word.pop_back();  // a lone v0.1 end-of-word marker
   std::vector<std::string> subwords;
   subwords.reserve(word.size());

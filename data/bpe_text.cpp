@@ -1,6 +1,7 @@
 // subword-nmt's line, word and character conventions (docs/mt-tools.md §1.4, §0).
 #include "data/bpe_text.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -59,10 +60,10 @@ TextLines split_lines(std::string text, LineMode mode) {
 void check_utf8_text(std::string_view text, const std::string& name) {
   size_t bad = find_invalid_utf8(text);
   if (bad == std::string_view::npos) return;
-  size_t line_start = text.rfind('\n', bad == 0 ? std::string_view::npos : bad - 1);
-  line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
-  size_t line = 1;
-  for (size_t i = 0; i < line_start; ++i) line += text[i] == '\n';
+  // rfind(c, npos) searches the whole text, so the first byte has no newline before it.
+  const size_t newline_before = bad == 0 ? std::string_view::npos : text.rfind('\n', bad - 1);
+  const size_t line_start = newline_before == std::string_view::npos ? 0 : newline_before + 1;
+  const size_t line = 1 + size_t(std::count(text.begin(), text.begin() + ptrdiff_t(line_start), '\n'));
   throw DataError(fmt::format("{}:{}: invalid UTF-8 at byte {}", name, line, bad - line_start + 1));
 }
 

@@ -64,6 +64,9 @@ int64_t parse_count(std::string_view field, const std::string& source_name, size
   if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
     throw DataError(fmt::format("{}:{}: invalid count '{}' (expected '<symbol> <count> [#fairseq:overwrite]')",
                                 source_name, line_number, field));
+  if (value < 0)
+    throw DataError(fmt::format("{}:{}: negative count '{}' (a count is how often the symbol occurred)", source_name,
+                                line_number, field));
   return value;
 }
 
@@ -198,6 +201,10 @@ Dictionary Dictionary::load(const std::string& path) {
 }
 
 Dictionary Dictionary::parse(std::string_view text, const std::string& source_name) {
+  // fairseq would read a byte order mark as part of the first symbol; refusing it is clearer.
+  if (text.starts_with("\xEF\xBB\xBF"))
+    throw DataError(fmt::format("{}:1: starts with a UTF-8 byte order mark; save the dictionary without it",
+                                source_name));
   Dictionary dictionary;
   size_t line_number = 0;
   while (!text.empty()) {

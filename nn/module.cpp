@@ -60,6 +60,11 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
     }
     ATTN_CHECK(it->second.shape() == t.shape(), "load_state_dict: '{}' has shape {} in the state but {} in the model",
                name, it->second.shape().str(), t.shape().str());
+    // float32 <-> float64 is a conversion; integers or booleans where floats belong (or the
+    // reverse) are a file whose bytes mean something else, never to be reinterpreted.
+    ATTN_CHECK(is_floating(it->second.dtype()) == is_floating(t.dtype()),
+               "load_state_dict: '{}' is {} in the state but {} in the model", name, dtype_name(it->second.dtype()),
+               dtype_name(t.dtype()));
     Tensor target = t.data_only();
     target.copy_(it->second);
     used.insert(name);

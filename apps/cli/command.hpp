@@ -7,6 +7,7 @@
 // The setup function adds options to the subcommand and returns the action run when the
 // subcommand is chosen; the action returns the process exit code.
 #pragma once
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,6 +36,18 @@ inline CLI::Validator positive_number() {
         return "must be a number > 0, got '" + text + "'";
       },
       "POSITIVE");
+}
+
+// Checks that an option's value is a finite number >= 0 ("--max-len-b: must be a finite
+// number >= 0, got '-5'"): NaN, infinities and negative values are refused at parse time.
+inline CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        if (CLI::detail::lexical_cast(text, value) && std::isfinite(value) && value >= 0) return {};
+        return "must be a finite number >= 0, got '" + text + "'";
+      },
+      "NON-NEGATIVE");
 }
 
 struct CommandRegistration {

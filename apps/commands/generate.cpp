@@ -16,6 +16,7 @@
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"
+#include "apps/cli/search_options.hpp"
 #include "apps/task/translation_task.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/bleu.hpp"
@@ -85,10 +86,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
   cmd.add_option("--subset,--gen-subset", args->subset, "Split to translate")->capture_default_str();
-  cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(positive_number())->capture_default_str();
-  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
-  cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")->capture_default_str();
-  cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")->capture_default_str();
+  add_search_options(cmd, search);
   cmd.add_option("--min-len", search.min_len, "Minimum output length")->capture_default_str();
   cmd.add_option("--nbest", search.nbest, "Hypotheses printed per sentence")->capture_default_str();
   cmd.add_flag("--remove-bpe{@@ }", args->remove_bpe, "Remove BPE (default separator '@@ ')");

@@ -12,11 +12,13 @@
 #include "apps/training/checkpoint.hpp"
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"
+#include "apps/cli/search_options.hpp"
 #include "apps/task/translation_task.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/bpe_apply.hpp"
 #include "data/moses_detokenizer.hpp"
 #include "data/moses_tokenizer.hpp"
+#include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
@@ -49,8 +51,11 @@ int run_translate(const TranslateArgs& args) {
   std::vector<std::vector<int64_t>> sources;
   std::vector<bool> line_is_empty;
   for (std::string line; std::getline(std::cin, line);) {
+    const size_t line_number = line_is_empty.size() + 1;
+    data::check_utf8(line, "<stdin>", line_number);
     const std::string tokens = args.no_tokenize ? line : tokenizer.tokenize(line);
     const std::vector<int32_t> ids = task.source_dict.encode_line(bpe.process_line(tokens)).ids;
+    check_source_length(*trained.model, ids.size(), fmt::format("<stdin>:{}", line_number));
     line_is_empty.push_back(ids.size() == 1);  // only </s>
     if (!line_is_empty.back()) sources.emplace_back(ids.begin(), ids.end());
   }
@@ -73,10 +78,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
-  cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(positive_number())->capture_default_str();
-  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
-  cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")->capture_default_str();
-  cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")->capture_default_str();
+  add_search_options(cmd, search);
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
   add_compute_options(cmd, args->compute);

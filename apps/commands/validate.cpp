@@ -1,5 +1,6 @@
 // `attnlab validate DATA_DIR --path CKPT --subset valid|test`: loss and perplexity of a
 // checkpoint on a split (fairseq-validate; docs/models.md §1.6, in bits).
+#include <cmath>
 #include <memory>
 
 #include <fmt/format.h>
@@ -26,6 +27,12 @@ int run_validate(const ValidateArgs& args) {
       evaluate_loss(*trained.model, open_split(task, args.subset), criterion, args.max_tokens, args.max_sentences);
   fmt::print("valid on '{}' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | {} sentences, {} target tokens\n",
              args.subset, r.loss, r.nll_loss, r.ppl, r.nsentences, r.ntokens);
+  if (r.skipped.total() > 0) fmt::print("valid on '{}' subset | {}\n", args.subset, r.skipped.describe());
+  ATTN_CHECK(r.nsentences > 0, "validate: no sentence of '{}' in {} was scored ({})", args.subset, args.data_dir,
+             r.skipped.total() > 0 ? r.skipped.describe() : "the split is empty");
+  ATTN_CHECK(std::isfinite(r.loss) && std::isfinite(r.nll_loss),
+             "validate: the loss of {} on '{}' is not a number: the model produced NaN (or infinite) outputs",
+             args.path, args.subset);
   return 0;
 }
 

@@ -1,6 +1,10 @@
 // Batched decoding in input order. See translator.hpp.
 #include "apps/generation/translator.hpp"
 
+#include <cmath>
+
+#include <fmt/format.h>
+
 #include "apps/task/batch_tensors.hpp"
 #include "autograd/autograd.hpp"
 #include "data/batching.hpp"
@@ -20,7 +24,25 @@ data::BatchingOptions inference_batching(const DecodingOptions& options) {
   return batching;
 }
 
+// Search maps NaN log-probabilities to −∞, so a hypothesis scoring −∞ (or NaN) means the
+// model's outputs were not numbers: its tokens are arbitrary and must not be printed.
+void check_scores_finite(const std::vector<nn::Hypothesis>& hypotheses, int64_t sentence) {
+  for (const nn::Hypothesis& h : hypotheses)
+    if (!std::isfinite(h.score))
+      throw Error(fmt::format("the model produced NaN (or infinite) scores for sentence {} (0-based): its weights "
+                              "or its inputs give no usable translation; check the checkpoint",
+                              sentence));
+}
+
 }  // namespace
+
+void check_source_length(const nn::EncoderDecoderModel& model, size_t length, const std::string& where) {
+  const int64_t limit = model.config().max_source_positions;
+  if (int64_t(length) > limit)
+    throw Error(fmt::format("{}: the source has {} tokens (</s> included), more than the model's "
+                            "max_source_positions {}; split the sentence",
+                            where, length, limit));
+}
 
 std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderModel& model,
                                                              const std::vector<std::vector<int64_t>>& sources,
@@ -28,6 +50,8 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderM
                                                              const std::function<void(size_t)>& on_batch) {
   NoGradGuard no_grad;
   model.eval();
+  for (size_t i = 0; i < sources.size(); ++i)
+    check_source_length(model, sources[i].size(), fmt::format("sentence {}", i));
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   size_t done = 0;
   for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {
@@ -38,7 +62,10 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderM
     } else {
       hypotheses = nn::beam_search(model, src, options.search);
     }
-    for (size_t r = 0; r < batch.ids.size(); ++r) results[size_t(batch.ids[r])] = std::move(hypotheses[r]);
+    for (size_t r = 0; r < batch.ids.size(); ++r) {
+      check_scores_finite(hypotheses[r], batch.ids[r]);
+      results[size_t(batch.ids[r])] = std::move(hypotheses[r]);
+    }
     done += batch.ids.size();
     if (on_batch) on_batch(done);
   }

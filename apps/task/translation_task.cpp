@@ -51,11 +51,18 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
 }
 
 SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
-  auto open = [&](const std::string& lang) {
-    return data::BinarizedCorpus::open(
+  // Ids were checked against the file's own dictionary size; one larger than the task's
+  // dictionary means the file was made with another dictionary, and its ids mean other words.
+  auto open = [&](const std::string& lang, const data::Dictionary& dictionary, const std::string& dictionary_path) {
+    data::BinarizedCorpus corpus = data::BinarizedCorpus::open(
         data::binarized_path(task.data_dir, split, task.source_lang, task.target_lang, lang));
+    if (corpus.dictionary_size() != dictionary.size())
+      throw Error(fmt::format("{} was made with a dictionary of {} symbols but {} has {}; run preprocess again",
+                              corpus.path(), corpus.dictionary_size(), dictionary_path, dictionary.size()));
+    return corpus;
   };
-  SplitCorpora corpora{open(task.source_lang), open(task.target_lang)};
+  SplitCorpora corpora{open(task.source_lang, task.source_dict, task.source_dict_path),
+                       open(task.target_lang, task.target_dict, task.target_dict_path)};
   if (corpora.source.size() != corpora.target.size())
     throw Error(fmt::format("{} has {} sentences but {} has {}", corpora.source.path(), corpora.source.size(),
                             corpora.target.path(), corpora.target.size()));

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checksum.hpp"
 #include "data/text_io.hpp"
 #include "nn/checkpoint_average.hpp"
 #include "nn/checkpoint_names.hpp"
@@ -114,13 +115,6 @@ void remove_rotated_out(const std::string& save_dir, const CheckpointPolicy& pol
   keep_newest(save_dir, nn::CheckpointNumbering::Update, policy.keep_interval_updates);
 }
 
-// FNV-1a 64-bit over `n` more bytes.
-uint64_t fnv1a64(uint64_t hash, const char* bytes, size_t n) {
-  for (size_t i = 0; i < n; ++i) hash = (hash ^ uint8_t(bytes[i])) * 0x100000001b3ull;
-  return hash;
-}
-constexpr uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ull;
-
 std::string format_checksum(uint64_t hash) { return fmt::format("fnv1a64:{:016x}", hash); }
 
 std::string folder_of(const std::string& base) { return fs::path(base).parent_path().string(); }
@@ -184,6 +178,17 @@ void pause_inside_save_for_tests() {
   if (milliseconds > 0) std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
 }
 
+// Runs `read`, turning a JSON key missing or of the wrong type (nlohmann's bare
+// "[json.exception.type_error.302] ...") into a CheckpointError naming the checkpoint's JSON.
+template <typename Read>
+auto with_json_errors_named(const std::string& base, Read read) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(fmt::format("checkpoint {}: unexpected content: {}", metadata_path(base), e.what()));
+  }
+}
+
 }  // namespace
 
 std::string checkpoint_base(const std::string& path) {
@@ -199,7 +204,7 @@ bool checkpoint_exists(const std::string& base) { return fs::exists(metadata_pat
 std::string file_checksum(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CheckpointError(fmt::format("{}: cannot open", path));
-  uint64_t hash = kFnvOffsetBasis;
+  uint64_t hash = kFnv1a64OffsetBasis;
   std::vector<char> buffer(1 << 20);
   while (in) {
     in.read(buffer.data(), std::streamsize(buffer.size()));
@@ -228,22 +233,26 @@ void save_checkpoint(const std::string& base, const CheckpointContent& content) 
 
 nlohmann::json load_checkpoint_metadata(const std::string& path, bool with_optimizer) {
   const std::string base = checkpoint_base(path);
-  const nlohmann::json j = read_metadata_json(base);
-  for (const auto& [role, description] : j.at("files").items())
-    if (with_optimizer || role != "optimizer") verified_file(base, description, role.c_str());
-  return j.at("metadata");
+  return with_json_errors_named(base, [&] {
+    const nlohmann::json j = read_metadata_json(base);
+    for (const auto& [role, description] : j.at("files").items())
+      if (with_optimizer || role != "optimizer") verified_file(base, description, role.c_str());
+    return j.at("metadata");
+  });
 }
 
 CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer) {
   const std::string base = checkpoint_base(path);
-  const nlohmann::json j = read_metadata_json(base);
-  const nlohmann::json& files = j.at("files");
-  CheckpointContent content;
-  content.metadata = j.at("metadata");
-  content.model = load_tensors(verified_file(base, files.at("weights"), "weights"));
-  if (with_optimizer && files.contains("optimizer"))
-    content.optimizer = load_tensors(verified_file(base, files.at("optimizer"), "optimizer"));
-  return content;
+  return with_json_errors_named(base, [&] {
+    const nlohmann::json j = read_metadata_json(base);
+    const nlohmann::json& files = j.at("files");
+    CheckpointContent content;
+    content.metadata = j.at("metadata");
+    content.model = load_tensors(verified_file(base, files.at("weights"), "weights"));
+    if (with_optimizer && files.contains("optimizer"))
+      content.optimizer = load_tensors(verified_file(base, files.at("optimizer"), "optimizer"));
+    return content;
+  });
 }
 
 void copy_checkpoint(const std::string& from_base, const std::string& to_base) {
@@ -281,7 +290,7 @@ void average_checkpoints_into(const std::vector<std::string>& bases, const std::
 
 nlohmann::json keep_file_beside(const std::string& source, const std::string& dir, const std::string& name) {
   const std::string bytes = read_file_bytes(source);
-  const std::string checksum = format_checksum(fnv1a64(kFnvOffsetBasis, bytes.data(), bytes.size()));
+  const std::string checksum = format_checksum(fnv1a64(bytes.data(), bytes.size()));
   const std::string copy = (fs::path(dir) / name).string();
   if (!fs::exists(copy)) {
     if (!dir.empty()) fs::create_directories(dir);

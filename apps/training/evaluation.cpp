@@ -26,6 +26,7 @@ ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpor
   model.eval();
   double loss_sum = 0.0, nll_sum = 0.0;
   ValidationResult result;
+  result.skipped = loader.filtered();
   while (std::optional<data::Batch> batch = loader.next()) {
     const BatchTensors tensors = to_tensors(*batch);
     const nn::CriterionOutput out = criterion(model.forward(tensors.src_tokens, tensors.prev_output_tokens), tensors.target);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "apps/task/translation_task.hpp"
+#include "data/batching.hpp"
 #include "nn/criterion.hpp"
 
 namespace attn::app {
@@ -12,10 +13,12 @@ namespace attn::app {
 struct ValidationResult {
   double loss = 0.0, nll_loss = 0.0, ppl = 0.0;  // per token, bits
   int64_t ntokens = 0, nsentences = 0;
+  data::FilteredPairs skipped;  // pairs too long to score
 };
 
 // In eval mode without gradients (the model is left in eval mode). Batches as training
-// forms them, unshuffled; pairs longer than the model's positions are skipped.
+// forms them, unshuffled; pairs longer than the model's positions or than max_tokens are
+// skipped and reported in `skipped`.
 ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpora& corpora,
                                const nn::LabelSmoothedCrossEntropy& criterion, int64_t max_tokens,
                                int64_t max_sentences = 0);

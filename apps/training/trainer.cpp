@@ -144,8 +144,7 @@ Trainer::Trainer(TrainerOptions options)
   train_data_ = std::make_unique<SplitCorpora>(open_split(task_, "train"));
   loader_ = make_train_loader(*train_data_, options_, config_);
   if (loader_->num_filtered() > 0)
-    progress_.line(fmt::format("warning: {} training pairs longer than the model's maximum positions were skipped",
-                               loader_->num_filtered()));
+    progress_.line(fmt::format("warning: training {}", loader_->filtered().describe()));
   ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.path());
   save_dir_lock_ = std::make_unique<SaveDirLock>(options_.save_dir, [this](const std::string& text) { progress_.line(text); });
   for (const std::string& path : remove_incomplete_saves(options_.save_dir))

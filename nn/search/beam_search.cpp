@@ -111,7 +111,15 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
         done.push_back(s.hypotheses[cands[c].beam].finished(
             eos, cands[c].score, search_detail::attention_row(attention, row_of(cands[c])), options.lenpen));
       }
-      if (int64_t(done.size()) >= beam || step >= max_len) continue;
+      if (int64_t(done.size()) >= beam || step >= max_len) {
+        // No candidate could end (every </s> score −∞, as when the model gives NaN): the
+        // best candidate's hypothesis is closed with </s> so that no sentence is left
+        // without a hypothesis; its score stays −∞ for the caller to report.
+        if (done.empty())
+          done.push_back(s.hypotheses[cands[0].beam].finished(
+              eos, cands[0].score, search_detail::attention_row(attention, row_of(cands[0])), options.lenpen));
+        continue;
+      }
       // Refill: the first `beam` candidates that are not </s> (nor ignored slots); fairseq
       // fills up with the excluded ones when short, and ignores those slots next step.
       std::vector<size_t> chosen;

@@ -9,6 +9,9 @@
 //   finalised hypotheses (no early-stop bound);
 // * from step max_len = min(a·src_len + b, max_positions − 1) on, only </s> is allowed
 //   (src_len = the padded source length); before min_len, </s> is forbidden;
+// * a sentence none of whose candidates can end at max_len (every score −∞, as when the
+//   model gives NaN) gets its best hypothesis closed with </s>, scoring −∞: every sentence
+//   has at least one hypothesis, as in greedy search;
 // * the output is sorted by normalised score, best first.
 #pragma once
 #include <vector>

@@ -1,5 +1,7 @@
 #include "nn/search/greedy_search.hpp"
 
+#include <cmath>
+
 #include "nn/search/search_common.hpp"
 
 namespace attn::nn {
@@ -41,7 +43,9 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
       const float score = float(best.values.at({int64_t(r), 0}));
       const int64_t token = int64_t(best.indices.at({int64_t(r), 0}));
       const Tensor row_attention = search_detail::attention_row(attention, int64_t(r));
-      if (token == eos) {
+      // As in beam search, </s> scoring −∞ (a NaN model) does not finish a row, but at
+      // max_len the row is closed anyway rather than left without a hypothesis.
+      if ((token == eos && !std::isinf(score)) || step >= max_len) {
         results[sentence_of_row[r]] = rows[r].finished(eos, score, row_attention, options.lenpen);
         continue;
       }

@@ -11,7 +11,12 @@ namespace attn::nn::search_detail {
 constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
 
 int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_positions) {
-  return std::min(int64_t(o.max_len_a * double(src_len) + double(o.max_len_b)), max_positions - 1);
+  const double length = o.max_len_a * double(src_len) + double(o.max_len_b);
+  ATTN_CHECK(std::isfinite(length), "search: max_len = {} * {} + {} is not a number", o.max_len_a, src_len,
+             o.max_len_b);
+  // Clamped in double first: converting a double beyond int64's range is undefined.
+  const double limit = double(max_positions - 1);
+  return int64_t(std::clamp(length, 0.0, std::max(limit, 0.0)));
 }
 
 void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, int64_t min_len, int64_t pad,

@@ -9,7 +9,9 @@
 
 namespace attn::nn::search_detail {
 
-// max_len = min(a·src_len + b, max_positions − 1), src_len the padded source length.
+// max_len = min(a·src_len + b, max_positions − 1), src_len the padded source length, at
+// least 0 (a search always makes one step: at worst the hypothesis is </s> alone). Throws
+// when a·src_len + b is NaN or infinite.
 int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
 
 // In place on log-probabilities [N, V]: pad never selected; from step max_len on only

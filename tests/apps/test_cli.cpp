@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -25,7 +26,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/training/checkpoint.hpp"
 #include "core/safetensors.hpp"
+#include "data/binarized_corpus.hpp"
 #include "test_support.hpp"
 
 using attn::test::read_file;
@@ -550,6 +553,98 @@ TEST_CASE("validate and generate refuse a data dir whose dictionary is not the m
   for (const char* command : {"validate", "generate"})
     require_runtime_error(run_attnlab(dir, {command, "data-bin", "--path", checkpoint, "--threads", "1"}),
                           {"dict.de.txt", "which the model was trained with"});
+}
+
+TEST_CASE("validate refuses to score nothing and names the sentences it skipped") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const std::vector<std::string> validate = {"validate", "data-bin", "--path", "checkpoints/checkpoint2", "--threads",
+                                             "1", "--max-tokens"};
+  std::vector<std::string> nothing = validate;
+  nothing.push_back("1");
+  require_runtime_error(run_attnlab(workspace.dir, nothing),
+                        {"no sentence of 'valid'", "8 pairs skipped", "alone longer than max tokens 1"});
+  // A budget one token short of the longest pairs skips exactly those.
+  auto open = [&](const char* lang) {
+    return attn::data::BinarizedCorpus::open(
+        attn::data::binarized_path(workspace.dir.file("data-bin"), "valid", "en", "de", lang));
+  };
+  const attn::data::BinarizedCorpus source = open("en"), target = open("de");
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < source.size(); ++i)
+    lengths.push_back(std::max(source.sentence(i).size(), target.sentence(i).size()));
+  const size_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const auto skipped = size_t(std::count(lengths.begin(), lengths.end(), longest));
+  REQUIRE(skipped < lengths.size());
+  std::vector<std::string> some = validate;
+  some.push_back(std::to_string(longest - 1));
+  const CommandResult partial = run_attnlab(workspace.dir, some);
+  require_success(partial);
+  CHECK(contains(partial.out, fmt::format("| {} sentences, ", lengths.size() - skipped)));
+  CHECK(contains(partial.out, fmt::format("valid on 'valid' subset | {} pairs skipped ({} alone longer than max tokens {}), "
+                                          "first sentence ids: {}",
+                                          skipped, skipped, longest - 1,
+                                          std::find(lengths.begin(), lengths.end(), longest) - lengths.begin())));
+}
+
+TEST_CASE("a model whose outputs are NaN is reported by validate and generate and translate and not printed") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  fs::copy(workspace.dir.dir / "checkpoints", dir.dir / "checkpoints");
+  const std::string base = dir.file("checkpoints/checkpoint2");
+  attn::app::CheckpointContent nan_model = attn::app::load_checkpoint(base, false);
+  for (auto& [name, tensor] : nan_model.model)
+    if (tensor.dtype() == attn::DType::Float32) tensor.fill_(std::nan(""));
+  attn::app::save_checkpoint(base, nan_model);
+  write_file(dir.file("input.en"), joined_lines(lines_of(read_file(workspace.dir.file("raw/test.en"))), 0, 2));
+  const std::string data = workspace.dir.file("data-bin");
+  require_runtime_error(run_attnlab(dir, {"validate", data, "--path", base, "--threads", "1"}),
+                        {"checkpoint2", "NaN"});
+  for (const char* beam : {"1", "3"}) {
+    require_runtime_error(run_attnlab(dir, {"generate", data, "--path", base, "--beam", beam, "--threads", "1"}),
+                          {"model produced NaN"});
+    require_runtime_error(
+        run_attnlab(dir, {"translate", "--path", base, "--beam", beam, "--threads", "1"}, dir.file("input.en")),
+        {"model produced NaN"});
+  }
+}
+
+TEST_CASE("translate names the input line that is not UTF-8 or longer than the model's source positions") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::vector<std::string> translate = {"translate", "--path", workspace.dir.file("checkpoints/checkpoint_best"),
+                                              "--threads", "1"};
+  write_file(dir.file("bad-utf8.en"), "a good line\nbad \xff byte\n");
+  require_runtime_error(run_attnlab(dir, translate, dir.file("bad-utf8.en")), {"<stdin>:2:", "invalid UTF-8 at byte 5"});
+  std::string long_line;
+  for (int i = 0; i < 3000; ++i) long_line += "the ";
+  write_file(dir.file("long.en"), "a short line\n\n" + long_line + "\n");
+  require_runtime_error(run_attnlab(dir, translate, dir.file("long.en")), {"<stdin>:3", "max_source_positions"});
+}
+
+TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b is refused naming the flag") {
+  TempDir dir;
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--max-len-a", "nan"}, {"--max-len-a", "-1"}, {"--max-len-a", "inf"}, {"--max-len-b", "-5"}}) {
+    INFO(flag << " " << value);
+    require_command_line_error(run_attnlab(dir, {"translate", "--path", "any", flag, value}), flag);
+    require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "any", flag, value}), flag);
+  }
+}
+
+TEST_CASE("a binarized split made with a larger dictionary than the data dir's is refused naming the file") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  fs::copy(workspace.dir.dir / "data-bin", dir.dir / "data-bin");
+  const std::string split = dir.file("data-bin/valid.en-de.de.bin");
+  std::string bytes = read_file(split);
+  uint64_t dictionary_size = 0;
+  std::memcpy(&dictionary_size, bytes.data() + 32, 8);  // the header's V: ids stay valid, outside the checksum
+  dictionary_size += 100;
+  bytes.replace(32, 8, reinterpret_cast<const char*>(&dictionary_size), 8);
+  write_file(split, bytes);
+  require_runtime_error(run_attnlab(dir, {"validate", "data-bin", "--path", workspace.dir.file("checkpoints/checkpoint2"),
+                                          "--threads", "1"}),
+                        {"valid.en-de.de.bin", fmt::format("dictionary of {} symbols", dictionary_size), "dict.de.txt"});
 }
 
 TEST_CASE("a malformed line is an error naming the file and the line") {

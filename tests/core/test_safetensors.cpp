@@ -191,6 +191,11 @@ TEST_CASE("malformed files are rejected with the file and the problem named", "[
   expect_rejected(tmp, assemble("{" + kF32Pair + R"(,"__metadata__":[]})", two_floats), "__metadata__ must be an object");
   expect_rejected(tmp, assemble(R"({"m":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})", std::string("\x01\x02", 2)),
                   "BOOL element 1 has byte value 2");
+  // A repeated key, at the top or inside a tensor's entry, is refused rather than last-wins.
+  expect_rejected(tmp, assemble("{" + kF32Pair + "," + kF32Pair + "}", two_floats + two_floats),
+                  "the key 'x' twice");
+  expect_rejected(tmp, assemble(R"({"x":{"dtype":"I32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", two_floats),
+                  "the key 'dtype' twice");
 }
 
 TEST_CASE("every truncation of a valid file is rejected, never a crash", "[safetensors]") {

@@ -251,6 +251,39 @@ TEST_CASE("pairs longer than the position limits are filtered with a count or re
   CHECK(BatchLoader(data.source, data.target, tight).num_filtered() == over_budget);
 }
 
+TEST_CASE("filtered pairs are counted by the limit that dropped them and named by their first ids", "[batching]") {
+  SyntheticPair data;
+  BatchingOptions options = options_with(22);
+  options.max_source_positions = 20;
+  options.max_target_positions = 25;
+  options.oversize = attn::data::OversizePolicy::kFilter;
+  size_t by_positions = 0, by_max_tokens = 0;
+  std::vector<size_t> ids;
+  for (size_t i = 0; i < kPairs; ++i) {
+    const bool positions = source_length(i) > 20 || target_length(i) > 25;
+    const bool tokens = std::max(source_length(i), target_length(i)) > 22;
+    by_positions += positions;
+    by_max_tokens += !positions && tokens;
+    if (positions || tokens) ids.push_back(i);
+  }
+  REQUIRE(by_positions > 0);
+  REQUIRE(by_max_tokens > 0);
+  REQUIRE(ids.size() > attn::data::FilteredPairs::kIdsShown);
+  const BatchLoader loader(data.source, data.target, options);
+  const attn::data::FilteredPairs& filtered = loader.filtered();
+  CHECK(filtered.by_positions == by_positions);
+  CHECK(filtered.by_max_tokens == by_max_tokens);
+  ids.resize(attn::data::FilteredPairs::kIdsShown);
+  CHECK(filtered.first_ids == ids);
+  const std::string text = filtered.describe();
+  CHECK_THAT(text, Catch::StartsWith(std::to_string(by_positions + by_max_tokens) + " pairs skipped"));
+  CHECK_THAT(text, Catch::Contains(std::to_string(by_positions) + " longer than the maximum positions 20/25"));
+  CHECK_THAT(text, Catch::Contains(std::to_string(by_max_tokens) + " alone longer than max tokens 22"));
+  CHECK_THAT(text, Catch::Contains("first sentence ids: " + std::to_string(ids[0]) + ", "));
+  CHECK_THAT(text, Catch::EndsWith(", ..."));
+  CHECK(BatchLoader(data.source, data.target, options_with(1000)).filtered().describe().empty());
+}
+
 TEST_CASE("mismatched source and target corpora are rejected", "[batching]") {
   SyntheticPair data;
   attn::data::write_binarized_corpus(data.tmp.file("short.bin"), {{5, 2}}, 512);

@@ -2,6 +2,7 @@
 // errors (never a crash) for truncated, foreign or corrupt files.
 #include <catch.hpp>
 
+#include <cstring>
 #include <filesystem>
 
 #include "data/binarized_corpus.hpp"
@@ -15,7 +16,7 @@ using attn::test::TempDir;
 
 namespace {
 
-const std::vector<std::vector<int32_t>> kSentences{{5, 6, 2}, {2}, {}, {9, 4, 7, 8, 2}};
+const std::vector<std::vector<int32_t>> kSentences{{5, 6, 2}, {2}, {3, 2}, {9, 4, 7, 8, 2}};
 
 }  // namespace
 
@@ -27,15 +28,15 @@ TEST_CASE("binarized corpus round trip (uint16 and int32)", "[binarized]") {
     BinarizedCorpus corpus = BinarizedCorpus::open(path);
     CHECK(corpus.dtype() == (dictionary_size == 10 ? TokenDtype::kUInt16 : TokenDtype::kInt32));
     REQUIRE(corpus.size() == 4);
-    CHECK(corpus.num_tokens() == 9);
+    CHECK(corpus.num_tokens() == 11);
     CHECK(corpus.dictionary_size() == dictionary_size);
     for (size_t i = 0; i < kSentences.size(); ++i) {
       CHECK(corpus.length(i) == kSentences[i].size());
       CHECK(corpus.sentence(i) == std::vector<int64_t>(kSentences[i].begin(), kSentences[i].end()));
     }
     CHECK_THROWS_AS(corpus.length(4), DataError);
-    // header 40 + offsets 5*8 + tokens 9*(2 or 4)
-    CHECK(std::filesystem::file_size(path) == 40 + 40 + 9 * (dictionary_size == 10 ? 2 : 4));
+    // header 48 + offsets 5*8 + tokens 11*(2 or 4)
+    CHECK(std::filesystem::file_size(path) == 48 + 40 + 11 * (dictionary_size == 10 ? 2 : 4));
     BinarizedCorpus moved = std::move(corpus);
     CHECK(moved.sentence(3)[0] == 9);
   }
@@ -86,7 +87,7 @@ TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[
 
   CHECK_THROWS_WITH(open_with(""), Catch::Contains(path) && Catch::Contains("not an attnlab binarized corpus"));
   CHECK_THROWS_WITH(open_with(bytes.substr(0, 20)), Catch::Contains("not an attnlab binarized corpus"));
-  for (size_t cut : {size_t{41}, bytes.size() / 2, bytes.size() - 1})
+  for (size_t cut : {size_t{49}, bytes.size() / 2, bytes.size() - 1})
     CHECK_THROWS_WITH(open_with(bytes.substr(0, cut)), Catch::Contains("truncated"));
   CHECK_THROWS_WITH(open_with(bytes + "x"), Catch::Contains("truncated"));
   // A fairseq .idx file and a text file are foreign.
@@ -105,9 +106,36 @@ TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[
   CHECK_THROWS_WITH(open_with(patched(16, &huge, 8)), Catch::Contains("truncated"));  // no overflow, no crash
   CHECK_THROWS_WITH(open_with(patched(24, &tokens, 8)), Catch::Contains("truncated"));
   CHECK_THROWS_WITH(open_with(patched(32, &small_vocab, 8)), Catch::Contains("outside the dictionary"));
-  CHECK_THROWS_WITH(open_with(patched(40, &bad_offset, 8)), Catch::Contains("corrupt offsets"));
-  CHECK_THROWS_WITH(open_with(patched(48, &huge, 8)), Catch::Contains("corrupt offsets"));
+  CHECK_THROWS_WITH(open_with(patched(48, &bad_offset, 8)), Catch::Contains("corrupt offsets"));
+  CHECK_THROWS_WITH(open_with(patched(56, &huge, 8)), Catch::Contains("corrupt offsets"));
+  // Sentence 2 made empty: offsets[3] = offsets[2].
+  uint64_t offset_two = 0;
+  std::memcpy(&offset_two, bytes.data() + 48 + 2 * 8, 8);
+  CHECK_THROWS_WITH(open_with(patched(48 + 3 * 8, &offset_two, 8)), Catch::Contains(path) && Catch::Contains("sentence 2 is empty"));
+  // Format version 1 (before the checksum) asks for a new preprocess.
+  uint32_t old_version = 1;
+  CHECK_THROWS_WITH(open_with(patched(8, &old_version, 4)), Catch::Contains(path) && Catch::Contains("preprocess"));
   CHECK_THROWS_WITH(BinarizedCorpus::open(tmp.file("missing.bin")), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("every flipped bit of the data is caught by a structural check or the checksum", "[binarized]") {
+  TempDir tmp;
+  const std::string good = tmp.file("good.bin"), path = tmp.file("flipped.bin");
+  attn::data::write_binarized_corpus(good, kSentences, 10);
+  const std::string bytes = attn::test::read_file(good);
+  for (size_t byte = attn::data::kBinarizedHeaderBytes; byte < bytes.size(); ++byte)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = bytes;
+      flipped[byte] = char(flipped[byte] ^ (1 << bit));
+      attn::test::write_file(path, flipped);
+      INFO("byte " << byte << " bit " << bit);
+      CHECK_THROWS_WITH(BinarizedCorpus::open(path), Catch::Contains(path));
+    }
+  // A token changed to another valid id passes every structural check: only the checksum sees it.
+  std::string other_token = bytes;
+  other_token[bytes.size() - 2] = 3;  // the last </s> (2) becomes 3
+  attn::test::write_file(path, other_token);
+  CHECK_THROWS_WITH(BinarizedCorpus::open(path), Catch::Contains(path) && Catch::Contains("checksum mismatch"));
 }
 
 TEST_CASE("binarized_path follows fairseq's naming", "[binarized]") {

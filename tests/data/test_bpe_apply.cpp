@@ -2,6 +2,10 @@
 // vectors/own/bpe/, vectors/upstream/subword-nmt-tests/ and vectors/upstream/wmt17-en-de/bpe/.
 #include <catch.hpp>
 
+#include <algorithm>
+#include <map>
+#include <random>
+
 #include <nlohmann/json.hpp>
 
 #include "data/bpe_apply.hpp"
@@ -28,7 +32,84 @@ BpeApplyOptions with_vocabulary(const std::string& path, int64_t threshold) {
   return options;
 }
 
+// subword-nmt's merge loop written plainly on strings (v0.2 codes): rescan the word for
+// the pair of lowest rank, merge its occurrences left to right, repeat.
+std::vector<std::string> rescanning_bpe(const std::string& word, const std::map<std::pair<std::string, std::string>, size_t>& ranks) {
+  std::vector<std::string> symbols;
+  for (char c : word) symbols.emplace_back(1, c);
+  symbols.back() += "</w>";
+  for (;;) {
+    const std::pair<std::string, std::string>* best = nullptr;
+    size_t best_rank = SIZE_MAX;
+    for (size_t i = 0; i + 1 < symbols.size(); ++i) {
+      auto found = ranks.find({symbols[i], symbols[i + 1]});
+      if (found != ranks.end() && found->second < best_rank) best = &found->first, best_rank = found->second;
+    }
+    if (best == nullptr) break;
+    const std::pair<std::string, std::string> pair = *best;
+    std::vector<std::string> merged;
+    for (size_t i = 0; i < symbols.size(); ++i) {
+      if (i + 1 < symbols.size() && symbols[i] == pair.first && symbols[i + 1] == pair.second) {
+        merged.push_back(symbols[i] + symbols[i + 1]);
+        ++i;
+      } else {
+        merged.push_back(symbols[i]);
+      }
+    }
+    symbols = std::move(merged);
+  }
+  symbols.back().resize(symbols.back().size() - (symbols.back().ends_with("</w>") ? 4 : 0));
+  return symbols;
+}
+
 }  // namespace
+
+TEST_CASE("apply_bpe: the queued merges equal the rescanning loop on random codes and words") {
+  std::mt19937 random(7);
+  auto pick = [&](size_t n) { return size_t(random() % n); };
+  for (int trial = 0; trial < 20; ++trial) {
+    // Codes as learning makes them: each merges two symbols that exist (letters, with or
+    // without </w>, and earlier merges); pairs of equal symbols make overlaps common.
+    std::vector<std::string> inner = {"a", "b", "c"}, final = {"a</w>", "b</w>", "c</w>"};
+    std::map<std::pair<std::string, std::string>, size_t> ranks;
+    std::string codes = "#version: 0.2\n";
+    for (size_t rank = 0; rank < 40; ++rank) {
+      const std::string left = inner[pick(inner.size())];
+      const bool at_end = pick(3) == 0;
+      const std::string right = at_end ? final[pick(final.size())] : inner[pick(inner.size())];
+      if (!ranks.try_emplace({left, right}, rank).second) continue;
+      codes += left + " " + right + "\n";
+      (at_end ? final : inner).push_back(left + right);
+    }
+    BpeEncoder encoder(BpeCodes::parse(codes, "random.codes"), {});
+    for (int w = 0; w < 200; ++w) {
+      std::string word;
+      for (size_t length = 2 + pick(40); word.size() < length;) word += "abc"[pick(pick(4) == 0 ? 3 : 2)];
+      INFO(codes << "word " << word);
+      CHECK(encoder.segment_word(word) == rescanning_bpe(word, ranks));
+    }
+  }
+}
+
+TEST_CASE("apply_bpe: a 1 MB word is segmented as its pieces are (no quadratic merge loop)") {
+  // Corpus words joined by '|', which is in no code: merges never cross it, so the long word
+  // segments into each piece's segmentation followed by '|' (the final piece as a word end).
+  // The rescanning loop needed minutes here (one pass over the word per merge applied).
+  const BpeEncoder encoder(BpeCodes::read(kOwn + "codes.200"), {});
+  std::string corpus = read_utf8_file(kOwn + "corpus.tok.en");
+  std::replace(corpus.begin(), corpus.end(), '\n', ' ');
+  const std::vector<std::string_view> words = split_words(corpus);
+  std::string long_word;
+  std::vector<std::string> expected;
+  for (size_t i = 0; long_word.size() < (1u << 20); ++i) {
+    const std::string piece = std::string(words[i % words.size()]) + "|";
+    long_word += piece;
+    for (std::string& subword : encoder.segment_word(piece)) expected.push_back(std::move(subword));
+  }
+  long_word += "end";
+  for (std::string& subword : encoder.segment_word("end")) expected.push_back(std::move(subword));
+  CHECK(encoder.segment_word(long_word) == expected);
+}
 
 TEST_CASE("apply_bpe: the 401-line corpus with codes.200") {
   CHECK(apply_file(kOwn + "codes.200", kOwn + "corpus.tok.en") == read_file(kOwn + "corpus.bpe200.en"));

@@ -126,3 +126,10 @@ TEST_CASE("read_utf8_file: invalid UTF-8 names file and line") {
   write_file_atomic(path, "good line\nbad \xff line\n");
   CHECK_THROWS_WITH(read_utf8_file(path), Catch::Contains(path + ":2:"));
 }
+
+TEST_CASE("check_utf8_text: the byte offset is within the line, the first byte of a text and of a line included") {
+  CHECK_THROWS_WITH(check_utf8_text("\xff line\nsecond\nthird\n", "f"), Catch::Equals("f:1: invalid UTF-8 at byte 1"));
+  CHECK_THROWS_WITH(check_utf8_text("ab\xff\nsecond\n", "f"), Catch::Equals("f:1: invalid UTF-8 at byte 3"));
+  CHECK_THROWS_WITH(check_utf8_text("first\n\xffsecond\n", "f"), Catch::Equals("f:2: invalid UTF-8 at byte 1"));
+  CHECK_THROWS_WITH(check_utf8_text("first\nsecond\nx\xc3", "f"), Catch::Equals("f:3: invalid UTF-8 at byte 2"));
+}

@@ -118,6 +118,8 @@ TEST_CASE("dict.txt loading errors name file:line", "[dictionary]") {
   CHECK_THROWS_WITH(Dictionary::parse("a 1\nb 2\na 3\n", "d.txt"), Catch::Contains("d.txt:3") && Catch::Contains("duplicate"));
   CHECK_THROWS_WITH(Dictionary::parse("</s> 3\n", "d.txt"), Catch::Contains("d.txt:1"));
   CHECK_THROWS_WITH(Dictionary::load("/nonexistent/dict.txt"), Catch::Contains("/nonexistent/dict.txt"));
+  CHECK_THROWS_WITH(Dictionary::parse("a 1\nb -3\n", "d.txt"), Catch::Contains("d.txt:2: negative count '-3'"));
+  CHECK_THROWS_WITH(Dictionary::parse("\xEF\xBB\xBF" "a 1\n", "d.txt"), Catch::Contains("d.txt:1:") && Catch::Contains("byte order mark"));
 }
 
 TEST_CASE("dict.txt overwrite flag, spaces in symbols, trailing whitespace", "[dictionary]") {

@@ -62,3 +62,13 @@ TEST_CASE("load_state_dict is strict about names and shapes") {
   state["fc1.bias"] = zeros({5});
   CHECK_THROWS_WITH(layer.load_state_dict(state), Contains("'fc1.bias' has shape"));
 }
+
+TEST_CASE("load_state_dict converts float32 <-> float64 but refuses integers where floats belong") {
+  Layer layer(std::make_shared<Linear>(1, 1, false));
+  std::map<std::string, Tensor> state;
+  for (const auto& [name, t] : layer.state_dict()) state[name] = t.data_only().clone();
+  state["fc1.bias"] = state["fc1.bias"].to(DType::Float64);
+  layer.load_state_dict(state);
+  state["fc1.bias"] = state["fc1.bias"].to(DType::Int32);  // e.g. F32 data relabelled I32 in a file
+  CHECK_THROWS_WITH(layer.load_state_dict(state), Contains("'fc1.bias' is int32 in the state but float32"));
+}

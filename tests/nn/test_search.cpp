@@ -217,3 +217,51 @@ TEST_CASE("search rejects bad options and inputs") {
   CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("vocabulary"));
   CHECK_THROWS_AS(nn::greedy_search(*model, src.to(DType::Float32), o), Error);
 }
+
+TEST_CASE("search gives every sentence one hypothesis when none can finish: NaN model, max_len 0 or below") {
+  auto model = peaky_model(26);
+  Tensor src = pad_batch(random_sentences({3, 5}, 10, 35), true);
+  nn::SearchOptions o;
+  o.nbest = 1;
+  SECTION("a max_len of 0 or less (clamped to 0) gives </s> alone, for every beam size") {
+    for (const auto& [a, b] : std::vector<std::pair<double, int64_t>>{{0.0, 0}, {0.0, -1}, {-1.0, -5}}) {
+      o.max_len_a = a;
+      o.max_len_b = b;
+      for (int64_t beam : {1, 2, 5}) {
+        o.beam = beam;
+        for (const nn::Hypothesis& h : nn::greedy_search(*model, src, o)) CHECK(h.tokens == std::vector<int64_t>{kEos});
+        for (const std::vector<nn::Hypothesis>& hyps : nn::beam_search(*model, src, o)) {
+          REQUIRE(hyps.size() == 1);
+          CHECK(hyps[0].tokens == std::vector<int64_t>{kEos});
+        }
+      }
+    }
+  }
+  SECTION("a NaN or infinite max_len is refused") {
+    o.max_len_a = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("not a number"));
+    o.max_len_a = std::numeric_limits<double>::infinity();
+    CHECK_THROWS_WITH(nn::greedy_search(*model, src, o), Catch::Contains("not a number"));
+  }
+  SECTION("a model whose outputs are NaN: one hypothesis of max_len + 1 tokens scoring −∞, greedy and beam alike") {
+    NoGradGuard no_grad;
+    model->decoder->output_projection.data_only().fill_(std::numeric_limits<double>::quiet_NaN());
+    o.max_len_b = 3;
+    for (int64_t beam : {1, 2, 5}) {
+      o.beam = beam;
+      std::vector<std::vector<nn::Hypothesis>> all;
+      if (beam == 1) {
+        for (nn::Hypothesis& h : nn::greedy_search(*model, src, o)) all.push_back({h});
+      } else {
+        all = nn::beam_search(*model, src, o);
+      }
+      REQUIRE(all.size() == 2);
+      for (const std::vector<nn::Hypothesis>& hyps : all) {
+        REQUIRE(hyps.size() == 1);
+        CHECK(hyps[0].tokens.size() == 4);
+        CHECK(hyps[0].tokens.back() == kEos);
+        CHECK(hyps[0].score == kMinusInfinity);
+      }
+    }
+  }
+}

@@ -1,0 +1,13 @@
+// The beam search options shared by generate and translate (nn/search/hypothesis.hpp).
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "nn/search/hypothesis.hpp"
+
+namespace attn::app {
+
+// --beam, --lenpen, --max-len-a and --max-len-b; negative or non-finite lengths are refused
+// (a maximum length below 1 would leave no hypothesis to print).
+void add_search_options(CLI::App& cmd, nn::SearchOptions& search);
+
+}  // namespace attn::app
