@@ -40,7 +40,7 @@ struct KernelOptions {
   // --causal-proj-dim (decoder self-attention) or --cross-proj-dim (the other places).
   int64_t feature_size = 32;
   int64_t dpfp_rolls = 2;  // DPFP's ν (--dpfp-rolls)
-  bool redraw = true;      // RFA: fresh random features at every training forward (--redraw-random-features)
+  bool redraw = true;      // RFA, Performer: fresh random features at every training forward (--redraw-random-features)
 };
 
 struct MixerOptions {

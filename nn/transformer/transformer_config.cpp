@@ -95,7 +95,7 @@ const std::vector<Field>& fields() {
        "Kernel attention elsewhere (cross, encoder self): T2R/Performer feature size, RFA random features"},
       {"dpfp_rolls", &C::dpfp_rolls, MixerOption, Value, "DPFP feature map: rolls nu (features 2*d*nu)"},
       {"redraw_random_features", &C::redraw_random_features, MixerOption, Value,
-       "RFA: fresh random features at every training forward (true/false; evaluation uses the saved draw)"},
+       "RFA, Performer: fresh random features at every training forward (true/false; evaluation uses the saved draw)"},
   };
   return table;
 }

@@ -88,7 +88,7 @@ struct TransformerConfig {
   int64_t causal_proj_dim = 4;
   int64_t cross_proj_dim = 32;
   int64_t dpfp_rolls = 2;  // DPFP's ν
-  bool redraw_random_features = true;  // RFA: fresh random features at every training forward
+  bool redraw_random_features = true;  // RFA, Performer: fresh random features at every training forward
 
   // Throws attn::Error naming the field when the configuration cannot build a model
   // (non-positive sizes, D not divisible by H, shared embeddings with different vocabularies, ...).

@@ -369,8 +369,10 @@ TEST_CASE("kernel attention: Performer's running stabiliser keeps large keys fin
   check_close(stepped, parallel, 1e-3 * (1.0 + ops::amax(ops::abs(parallel)).item()));
 }
 
-TEST_CASE("kernel attention: RFA draws fresh features at every training forward and evaluates with the saved ones") {
-  nn::MixerOptions o = kernel_options("kernel:rfa+additive", 8, 2, false, 4);
+TEST_CASE("kernel attention: RFA and Performer draw fresh features at every training forward and evaluate with the saved ones") {
+  const std::string kind = GENERATE(std::string("kernel:rfa+additive"), std::string("kernel:performer+additive"));
+  INFO(kind);
+  nn::MixerOptions o = kernel_options(kind, 8, 2, false, 4);
   o.kernel.redraw = true;
   auto m = kernel_mixer(o);
   const Tensor x = normal({1, 5, 8}, 0, 1);

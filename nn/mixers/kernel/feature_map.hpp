@@ -34,7 +34,7 @@ struct FeatureMapOptions {
   int64_t feature_size = 0;  // t2r, performer: m; rfa: D (φ has 2D dims); others: unused
   int64_t dpfp_rolls = 2;    // dpfp: ν
   bool cross_attention = false;
-  bool redraw = true;        // rfa: fresh random features at every training forward
+  bool redraw = true;        // rfa, performer: fresh random features at every training forward
 };
 
 class FeatureMap : public Module {
@@ -54,7 +54,7 @@ class FeatureMap : public Module {
   virtual DenominatorGuard guard() const = 0;
 
   // Called once at the start of every forward over whole sequences, before queries() and
-  // keys(): maps with random features redraw them here in training (RFA).
+  // keys(): maps with random features redraw them here in training (RFA, Performer).
   virtual void start_forward() {}
 
   // A map of the form φ(x) = ReLU(W_φ x + b_φ) folds the projection before it (T2R, Eq. 8):

@@ -5,8 +5,11 @@
 //   φ(x') = m^{−1/2} · exp(Ω x' − ‖x'‖²/2 − c)          E[φ(q')ᵀφ(k')] ∝ exp(q'ᵀk')
 //
 // Ω: ⌈m/d⌉ blocks of d orthonormal rows (QR of a Gaussian matrix), each row rescaled by the
-// norm of a fresh N(0, I_d) draw; drawn once per layer and head and saved as the buffer
-// `random_matrices` [H, m, d] (not trained, not redrawn).
+// norm of a fresh N(0, I_d) draw; drawn once per layer and head when the model is built and
+// saved as the buffer `random_matrices` [H, m, d] (not trained), used at evaluation. In
+// training, as the paper's feature redrawing (§4), every forward draws a fresh Ω (unless
+// `--redraw-random-features false`) from the run's counter-based generator, whose state every
+// checkpoint saves, so a resumed run draws what the uninterrupted one did (as RFA does).
 //
 // The shift c keeps exp from overflowing and cancels between numerator and denominator:
 // * queries: their own maximum over features, plus 10⁻⁴ inside the bracket (as the reference
@@ -55,12 +58,16 @@ Tensor orthogonal_random_features(int64_t heads, int64_t features, int64_t dim) 
 class PerformerFeatureMap final : public FeatureMap {
  public:
   explicit PerformerFeatureMap(const FeatureMapOptions& o)
-      : head_dim_(o.head_dim), features_(o.feature_size) {
+      : heads_(o.num_heads), head_dim_(o.head_dim), features_(o.feature_size), redraw_(o.redraw) {
     ATTN_CHECK(features_ > 0, "performer feature map: the number of random features must be positive, got {} (--{}-proj-dim)",
                features_, o.cross_attention ? "cross" : "causal");
     random_matrices_ = register_buffer("random_matrices", orthogonal_random_features(o.num_heads, features_, head_dim_));
   }
 
+  void start_forward() override {
+    training_draw_ =
+        is_training() && redraw_ ? orthogonal_random_features(heads_, features_, head_dim_) : Tensor();
+  }
   Tensor queries(const Tensor& q) const override {
     const Tensor u = exponent(q);
     return (exp(u - amax(u, {-1}, true)) + 1e-4) * scale();  // the shift does not cancel against 10⁻⁴: differentiated
@@ -84,7 +91,8 @@ class PerformerFeatureMap final : public FeatureMap {
   // Ω x' − ‖x'‖²/2 with x' = d^{−1/4} x: [B, H, T, d] -> [B, H, T, m]
   Tensor exponent(const Tensor& x) const {
     const Tensor scaled = x * std::pow(double(head_dim_), -0.25);
-    const Tensor projected = matmul(scaled, transpose(random_matrices_.to(x.dtype()), 1, 2));
+    const Tensor& omega = training_draw_.defined() && is_training() ? training_draw_ : random_matrices_;
+    const Tensor projected = matmul(scaled, transpose(omega.to(x.dtype()), 1, 2));
     return projected - sum(scaled * scaled, {-1}, true) * 0.5;
   }
 
@@ -114,8 +122,10 @@ class PerformerFeatureMap final : public FeatureMap {
             from_doubles(last, {shape[0], shape[1], 1, 1}, dtype)};
   }
 
-  int64_t head_dim_, features_;
+  int64_t heads_, head_dim_, features_;
+  bool redraw_;
   Tensor random_matrices_;
+  Tensor training_draw_;  // this training forward's Ω (undefined: use random_matrices_)
 };
 
 }  // namespace
