@@ -11,6 +11,16 @@ Generator Generator::split() {
   return Generator((uint64_t(words[0]) << 32) | words[1]);
 }
 
+Generator keyed_generator(uint64_t seed, std::initializer_list<uint64_t> key) {
+  // Each word is hashed into the seed by one Philox block (counter_hi = 2: apart from the
+  // element streams and from split()).
+  for (uint64_t word : key) {
+    const std::array<uint32_t, 4> words = philox4x32(seed, 2, word);
+    seed = (uint64_t(words[0]) << 32) | words[1];
+  }
+  return Generator(seed);
+}
+
 uint64_t random_counters(int64_t numel, DType dtype) {
   const uint64_t even = uint64_t(numel + (numel & 1));
   return dtype == DType::Float64 ? 2 * even : even;

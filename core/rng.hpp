@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/dtype.hpp"
 
@@ -41,6 +42,10 @@ class Generator {
  private:
   GeneratorState state_;
 };
+
+// A generator whose stream is a pure function of `seed` and the words of `key` (e.g. a
+// mixer, a head and a draw number): draws that depend on nothing else the run does.
+Generator keyed_generator(uint64_t seed, std::initializer_list<uint64_t> key);
 
 // Counters a random op over `numel` elements of `dtype` reserves: one per element (two for
 // float64), rounded up to an even count since normal() draws Box-Muller pairs.

@@ -38,11 +38,15 @@ Tensor mean_of_sum(Tensor sum, int64_t n, DType dtype) {
   return sum.to(dtype);
 }
 
-// Tensors that are fixed draws, copied rather than averaged (the last component of the name).
-bool is_fixed_draw(const std::string& name) {
-  const std::string leaf = name.substr(name.rfind('.') + 1);
-  return leaf == "random_matrices";
-}
+std::string leaf_of(const std::string& name) { return name.substr(name.rfind('.') + 1); }
+
+// Fixed random draws (nn/mixers/kernel/random_feature_map.hpp): equal in every checkpoint of a
+// run, copied rather than averaged.
+bool is_fixed_draw(const std::string& name) { return leaf_of(name) == "random_matrices"; }
+
+// Counters of training draws: they differ between checkpoints and mean nothing averaged; the
+// first checkpoint's is copied.
+bool is_draw_counter(const std::string& name) { return leaf_of(name) == "random_feature_draws"; }
 
 bool same_values(const Tensor& a, const Tensor& b) { return a.to_vector() == b.to_vector(); }
 
@@ -71,6 +75,7 @@ SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs) {
       ATTN_CHECK(t.dtype() == reference.dtype() && t.shape() == reference.shape(),
                  "average: tensor '{}' is {} {} in {} but {} {} in {}", name, dtype_name(t.dtype()), t.shape().str(),
                  other.path, dtype_name(reference.dtype()), reference.shape().str(), first.path);
+      if (is_draw_counter(name)) continue;
       if (!is_fixed_draw(name)) {
         add_into(sums[i].second, t);
         continue;
@@ -83,7 +88,7 @@ SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs) {
   }
   for (size_t i = 0; i < sums.size(); ++i) {
     const auto& [name, reference] = first.tensors[i];
-    result.tensors.emplace_back(name, is_fixed_draw(name) ? reference
+    result.tensors.emplace_back(name, is_fixed_draw(name) || is_draw_counter(name) ? reference
                                                           : mean_of_sum(sums[i].second, int64_t(inputs.size()),
                                                                         reference.dtype()));
   }

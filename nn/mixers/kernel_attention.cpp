@@ -59,7 +59,8 @@ KernelAttention::KernelAttention(const MixerOptions& o) : MultiHeadMixer(o, "ker
   check_kernel_mixer_kind(o.kind, !o.cross_attention, o.cross_attention);
   const KindParts parts = parse_kind(o.kind);
   feature_map = register_module("", make_feature_map({parts.map, o.num_heads, head_dim_, o.kernel.feature_size,
-                                                      o.kernel.dpfp_rolls, o.cross_attention, o.kernel.redraw}));
+                                                      o.kernel.dpfp_rolls, o.cross_attention, o.kernel.redraw,
+                                                      o.kernel.draw_stream}));
   rule = register_module(
       "", make_update_rule({parts.rule, o.embed_dim, o.num_heads, head_dim_, feature_map->feature_dim()}));
   guard_ = feature_map->guard();

@@ -41,6 +41,7 @@ struct KernelOptions {
   int64_t feature_size = 32;
   int64_t dpfp_rolls = 2;  // DPFP's ν (--dpfp-rolls)
   bool redraw = true;      // RFA, Performer: fresh random features at every training forward (--redraw-random-features)
+  uint64_t draw_stream = 0;  // RFA, Performer: keys the training draws; unique per place and layer
 };
 
 struct MixerOptions {

@@ -55,6 +55,7 @@ MixerOptions mixer_options(const TransformerConfig& c, MixerPlace place, int64_t
   o.kernel.feature_size = place == MixerPlace::DecoderSelf ? c.causal_proj_dim : c.cross_proj_dim;
   o.kernel.dpfp_rolls = c.dpfp_rolls;
   o.kernel.redraw = c.redraw_random_features;
+  o.kernel.draw_stream = 3 * uint64_t(layer) + uint64_t(place);
   o.shared = std::move(shared);
   return o;
 }

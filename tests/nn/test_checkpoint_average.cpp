@@ -92,6 +92,8 @@ TEST_CASE("averaging copies fixed random features and refuses files whose featur
   const Tensor features = from_vector<float>({0.3f, -1.7f, 2.9f}, {3});
   auto write = [&](const std::string& name, float w, const Tensor& draws) {
     save_safetensors(tmp.file(name), {{"decoder.layers.0.encoder_attn.random_matrices", draws},
+                                      {"decoder.layers.0.encoder_attn.random_feature_draws",
+                                       from_vector<int64_t>({int64_t(w) * 10}, {1})},
                                       {"decoder.w", from_vector<float>({w}, {1})}});
     return tmp.file(name);
   };
@@ -99,6 +101,8 @@ TEST_CASE("averaging copies fixed random features and refuses files whose featur
   const SafetensorsFile avg = average_checkpoints(same);
   CHECK(avg.at("decoder.w").item() == 3.0);
   CHECK(avg.at("decoder.layers.0.encoder_attn.random_matrices").to_vector() == features.to_vector());
+  // The training-draw counter differs between checkpoints and is copied from the first.
+  CHECK(avg.at("decoder.layers.0.encoder_attn.random_feature_draws").item() == 10.0);
   const std::string other = write("d", 2, from_vector<float>({0.3f, -1.7f, 3.0f}, {3}));
   CHECK_THROWS_WITH(average_checkpoints({same[0], other}),
                     Contains("random_matrices") && Contains("different runs") && Contains(other));

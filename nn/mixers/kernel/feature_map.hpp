@@ -35,6 +35,7 @@ struct FeatureMapOptions {
   int64_t dpfp_rolls = 2;    // dpfp: ν
   bool cross_attention = false;
   bool redraw = true;        // rfa, performer: fresh random features at every training forward
+  uint64_t draw_stream = 0;  // rfa, performer: the key of this mixer's training draws (random_feature_map.hpp)
 };
 
 class FeatureMap : public Module {

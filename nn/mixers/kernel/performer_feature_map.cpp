@@ -5,11 +5,9 @@
 //   φ(x') = m^{−1/2} · exp(Ω x' − ‖x'‖²/2 − c)          E[φ(q')ᵀφ(k')] ∝ exp(q'ᵀk')
 //
 // Ω: ⌈m/d⌉ blocks of d orthonormal rows (QR of a Gaussian matrix), each row rescaled by the
-// norm of a fresh N(0, I_d) draw; drawn once per layer and head when the model is built and
-// saved as the buffer `random_matrices` [H, m, d] (not trained), used at evaluation. In
-// training, as the paper's feature redrawing (§4), every forward draws a fresh Ω (unless
-// `--redraw-random-features false`) from the run's counter-based generator, whose state every
-// checkpoint saves, so a resumed run draws what the uninterrupted one did (as RFA does).
+// norm of a fresh N(0, I_d) draw; drawn as random_feature_map.hpp says: saved for evaluation
+// as `random_matrices` [H, m, d], redrawn at every training forward (the paper's feature
+// redrawing, §4).
 //
 // The shift c keeps exp from overflowing and cancels between numerator and denominator:
 // * queries: their own maximum over features, plus 10⁻⁴ inside the bracket (as the reference
@@ -28,46 +26,41 @@
 #include <limits>
 
 #include "nn/layers/init.hpp"
-#include "nn/mixers/kernel/feature_map.hpp"
+#include "nn/mixers/kernel/random_feature_map.hpp"
 
 namespace attn::nn {
 namespace {
 
-// [H, m, d]: per head, ⌈m/d⌉ orthonormal blocks, rows scaled by χ_d-distributed norms.
-Tensor orthogonal_random_features(int64_t heads, int64_t features, int64_t dim) {
+// [1, m, d]: one head's ⌈m/d⌉ orthonormal blocks, rows scaled by χ_d-distributed norms.
+Tensor orthogonal_random_features(int64_t features, int64_t dim, Generator* gen) {
   const int64_t blocks = (features + dim - 1) / dim;
-  const std::vector<double> gaussian = init::normal({heads, blocks, dim, dim}, 1.0).to_vector();
-  const std::vector<double> norms_from = init::normal({heads, features, dim}, 1.0).to_vector();
-  std::vector<double> omega(size_t(heads * features * dim));
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t b = 0; b < blocks; ++b) {
-      Eigen::MatrixXd g(dim, dim);
-      for (int64_t i = 0; i < dim; ++i)
-        for (int64_t j = 0; j < dim; ++j) g(i, j) = gaussian[size_t(((h * blocks + b) * dim + i) * dim + j)];
-      const Eigen::MatrixXd q = Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ();
-      for (int64_t i = 0; i < dim && b * dim + i < features; ++i) {
-        const int64_t row = b * dim + i;
-        double norm = 0;
-        for (int64_t j = 0; j < dim; ++j) norm += std::pow(norms_from[size_t((h * features + row) * dim + j)], 2);
-        for (int64_t j = 0; j < dim; ++j) omega[size_t((h * features + row) * dim + j)] = q(j, i) * std::sqrt(norm);
-      }
+  const std::vector<double> gaussian = init::normal({blocks, dim, dim}, 1.0, gen).to_vector();
+  const std::vector<double> norms_from = init::normal({features, dim}, 1.0, gen).to_vector();
+  std::vector<double> omega(size_t(features * dim));
+  for (int64_t b = 0; b < blocks; ++b) {
+    Eigen::MatrixXd g(dim, dim);
+    for (int64_t i = 0; i < dim; ++i)
+      for (int64_t j = 0; j < dim; ++j) g(i, j) = gaussian[size_t((b * dim + i) * dim + j)];
+    const Eigen::MatrixXd q = Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ();
+    for (int64_t i = 0; i < dim && b * dim + i < features; ++i) {
+      const int64_t row = b * dim + i;
+      double norm = 0;
+      for (int64_t j = 0; j < dim; ++j) norm += std::pow(norms_from[size_t(row * dim + j)], 2);
+      for (int64_t j = 0; j < dim; ++j) omega[size_t(row * dim + j)] = q(j, i) * std::sqrt(norm);
     }
-  return from_doubles(omega, {heads, features, dim}, DType::Float32);
+  }
+  return from_doubles(omega, {1, features, dim}, DType::Float32);
 }
 
-class PerformerFeatureMap final : public FeatureMap {
+class PerformerFeatureMap final : public RandomFeatureMap {
  public:
   explicit PerformerFeatureMap(const FeatureMapOptions& o)
-      : heads_(o.num_heads), head_dim_(o.head_dim), features_(o.feature_size), redraw_(o.redraw) {
+      : RandomFeatureMap(o), head_dim_(o.head_dim), features_(o.feature_size) {
     ATTN_CHECK(features_ > 0, "performer feature map: the number of random features must be positive, got {} (--{}-proj-dim)",
                features_, o.cross_attention ? "cross" : "causal");
-    random_matrices_ = register_buffer("random_matrices", orthogonal_random_features(o.num_heads, features_, head_dim_));
+    draw_evaluation_matrices();
   }
 
-  void start_forward() override {
-    training_draw_ =
-        is_training() && redraw_ ? orthogonal_random_features(heads_, features_, head_dim_) : Tensor();
-  }
   Tensor queries(const Tensor& q) const override {
     const Tensor u = exponent(q);
     return (exp(u - amax(u, {-1}, true)) + 1e-4) * scale();  // the shift does not cancel against 10⁻⁴: differentiated
@@ -91,8 +84,7 @@ class PerformerFeatureMap final : public FeatureMap {
   // Ω x' − ‖x'‖²/2 with x' = d^{−1/4} x: [B, H, T, d] -> [B, H, T, m]
   Tensor exponent(const Tensor& x) const {
     const Tensor scaled = x * std::pow(double(head_dim_), -0.25);
-    const Tensor& omega = training_draw_.defined() && is_training() ? training_draw_ : random_matrices_;
-    const Tensor projected = matmul(scaled, transpose(omega.to(x.dtype()), 1, 2));
+    const Tensor projected = matmul(scaled, transpose(matrices().to(x.dtype()), 1, 2));
     return projected - sum(scaled * scaled, {-1}, true) * 0.5;
   }
 
@@ -122,10 +114,9 @@ class PerformerFeatureMap final : public FeatureMap {
             from_doubles(last, {shape[0], shape[1], 1, 1}, dtype)};
   }
 
-  int64_t heads_, head_dim_, features_;
-  bool redraw_;
-  Tensor random_matrices_;
-  Tensor training_draw_;  // this training forward's Ω (undefined: use random_matrices_)
+  Tensor draw_head(Generator* gen) const override { return orthogonal_random_features(features_, head_dim_, gen); }
+
+  int64_t head_dim_, features_;
 };
 
 }  // namespace

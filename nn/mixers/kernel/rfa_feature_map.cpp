@@ -5,34 +5,26 @@
 //   E[φ(x)ᵀφ(y)] = exp(−‖x̂ − ŷ‖²/2) ∝ exp(x̂ᵀŷ)
 //
 // Queries and keys are ℓ2-normalised, so the query's d^{-1/2} cancels and is not applied.
-// The evaluation matrices are drawn once, per layer and head, when the model is built and
-// saved as the non-trainable `random_matrices` [H, D, d], so any reader of a checkpoint
-// reproduces the evaluation model. In training, as the RFA code does, every forward draws
-// fresh matrices (unless `--redraw-random-features false`) from the run's counter-based
-// generator — the one dropout uses, whose state every checkpoint saves — so a resumed run
-// draws exactly what the uninterrupted one did. Features can be negative: the denominator is
-// clamped at 0.01 (cross-attention: |D|), as the T2R/RFA code does.
+// W is drawn as random_feature_map.hpp says: saved for evaluation as `random_matrices`
+// [H, D, d], redrawn at every training forward as the RFA code does. Features can be
+// negative: the denominator is clamped at 0.01 (cross-attention: |D|), as the T2R/RFA code does.
 #include <cmath>
 
 #include "nn/layers/init.hpp"
-#include "nn/mixers/kernel/feature_map.hpp"
+#include "nn/mixers/kernel/random_feature_map.hpp"
 
 namespace attn::nn {
 namespace {
 
-class RfaFeatureMap final : public FeatureMap {
+class RfaFeatureMap final : public RandomFeatureMap {
  public:
   explicit RfaFeatureMap(const FeatureMapOptions& o)
-      : heads_(o.num_heads), head_dim_(o.head_dim), draws_(o.feature_size), cross_(o.cross_attention),
-        redraw_(o.redraw) {
+      : RandomFeatureMap(o), head_dim_(o.head_dim), draws_(o.feature_size), cross_(o.cross_attention) {
     ATTN_CHECK(draws_ > 0, "rfa feature map: the number of random features must be positive, got {} (--{}-proj-dim)",
                draws_, cross_ ? "cross" : "causal");
-    random_matrices_ = register_buffer("random_matrices", init::normal({heads_, draws_, head_dim_}, 1.0));
+    draw_evaluation_matrices();
   }
 
-  void start_forward() override {
-    training_draw_ = is_training() && redraw_ ? init::normal({heads_, draws_, head_dim_}, 1.0) : Tensor();
-  }
   Tensor queries(const Tensor& q) const override { return features(q); }
   Tensor keys(const Tensor& k) const override { return features(k); }
   int64_t feature_dim() const override { return 2 * draws_; }
@@ -41,18 +33,18 @@ class RfaFeatureMap final : public FeatureMap {
   }
 
  private:
+  // W_h, rows ~ N(0, I): [1, D, d]
+  Tensor draw_head(Generator* gen) const override { return init::normal({1, draws_, head_dim_}, 1.0, gen); }
+
   // x [B, H, T, d] -> [B, H, T, 2D]
   Tensor features(const Tensor& x) const {
     const Tensor unit = x / (norm(x, {-1}, true) + 1e-3);
-    const Tensor& w = training_draw_.defined() && is_training() ? training_draw_ : random_matrices_;
-    const Tensor projected = matmul(unit, transpose(w.to(x.dtype()), 1, 2));  // [B, H, T, D]
+    const Tensor projected = matmul(unit, transpose(matrices().to(x.dtype()), 1, 2));  // [B, H, T, D]
     return cat({sin(projected), cos(projected)}, -1) * (1.0 / std::sqrt(double(draws_)));
   }
 
-  int64_t heads_, head_dim_, draws_;
-  bool cross_, redraw_;
-  Tensor random_matrices_;
-  Tensor training_draw_;  // this training forward's matrices (undefined: use random_matrices_)
+  int64_t head_dim_, draws_;
+  bool cross_;
 };
 
 }  // namespace
