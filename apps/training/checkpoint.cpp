@@ -147,12 +147,12 @@ nlohmann::json carry_references(const nlohmann::json& value, const std::string& 
 bool holds_same_checkpoint(const std::string& base, const nlohmann::json& record) {
   try {
     const nlohmann::json mine = read_metadata_json(base);
-    load_checkpoint_metadata(base);
     if (mine.at("metadata") != record.at("metadata")) return false;
     const nlohmann::json &my_files = mine.at("files"), &files = record.at("files");
     if (my_files.size() != files.size()) return false;
     for (const auto& [role, description] : files.items())
       if (!my_files.contains(role) || my_files[role].at("checksum") != description.at("checksum")) return false;
+    for (const auto& [role, description] : my_files.items()) verified_file(base, description, role.c_str());
     return true;
   } catch (const std::exception&) {
     return false;  // missing, torn or unreadable: rewritten

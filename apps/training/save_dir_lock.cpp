@@ -76,7 +76,8 @@ bool owner_runs(const nlohmann::json& owner) {
   const int64_t pid = owner["pid"].get<int64_t>();
   if (::kill(pid_t(pid), 0) != 0 && errno != EPERM) return false;
   const std::string recorded = owner.value("process_start", std::string());
-  return recorded.empty() || process_start_ticks(pid).empty() || process_start_ticks(pid) == recorded;
+  const std::string now = process_start_ticks(pid);
+  return recorded.empty() || now.empty() || now == recorded;
 }
 
 // The owner recorded in an existing lock file, or an error naming it when it is unreadable.

@@ -235,7 +235,7 @@ void Trainer::check_same_dictionaries(const nlohmann::json& task, const std::str
   }
 }
 
-void Trainer::restore(const std::string& base, const ResetOptions& reset) {
+nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& reset) {
   const CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/!reset.optimizer);
   const nlohmann::json& meta = content.metadata;
   check_resume_metadata(meta, metadata_path(base), reset);
@@ -269,6 +269,7 @@ void Trainer::restore(const std::string& base, const ResetOptions& reset) {
     throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
   }
   restored_from_ = base;
+  return meta;
 }
 
 void Trainer::restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler) {
@@ -314,9 +315,10 @@ void Trainer::resume() {
 // overwrite them.
 void Trainer::resume_from_save_dir() {
   std::vector<std::string> problems;
+  nlohmann::json restored;  // the metadata of the checkpoint resumed from
   for (const std::string& base : checkpoints_newest_first(options_.save_dir)) {
     try {
-      restore(base, options_.reset);
+      restored = restore(base, options_.reset);
       break;
     } catch (const CheckpointError& e) {
       problems.push_back(e.what());
@@ -331,7 +333,7 @@ void Trainer::resume_from_save_dir() {
     return;
   }
   for (const std::string& problem : problems) progress_.line(fmt::format("warning: not resuming from a newer checkpoint: {}", problem));
-  const nlohmann::json save = load_checkpoint_metadata(*restored_from_, /*with_optimizer=*/false).value("save", nlohmann::json());
+  const nlohmann::json save = restored.value("save", nlohmann::json());
   if (save.is_null() || options_.reset.any()) return;
   const SaveRequest request{.epoch = save.at("epoch").get<int64_t>(), .num_updates = num_updates_,
                             .end_of_epoch = save.at("end_of_epoch").get<bool>(), .is_best = save.at("is_best").get<bool>()};

@@ -176,7 +176,8 @@ class Trainer {
   void build_scheduler();
   void resume();
   void resume_from_save_dir();
-  void restore(const std::string& base, const ResetOptions& reset);
+  // Restores what `reset` keeps from checkpoint `base`; returns its metadata.
+  nlohmann::json restore(const std::string& base, const ResetOptions& reset);
   void restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler);
   void check_same_dictionaries(const nlohmann::json& task, const std::string& base) const;
   nlohmann::json metadata() const;
