@@ -80,7 +80,31 @@ Tensor ConvBlock::forward(const Tensor& x, const MixerContext& ctx) {
   const bool fairseq_span = fairseq_softmax_span_ && dynamic_ && ctx.causal && kernel_size_ > length;
   const Tensor weights = taps(u, fairseq_span ? length : 0);
   const int64_t padding_left = ctx.causal ? kernel_size_ - 1 : (kernel_size_ - 1) / 2;
+  if (ctx.attention_weights) *ctx.attention_weights = implied_weights(weights, u, padding_left, ctx);
   return linear2->forward(banded_conv(u, weights, padding_left));
+}
+
+// The taps laid on the band: output t of head h reads input s = t + j − P with tap j, so
+// A[b, h, t, s] = W̃[b, t, h, s − t + P] where that tap exists; padded inputs (u = 0) get none.
+Tensor ConvBlock::implied_weights(const Tensor& taps, const Tensor& u, int64_t padding_left,
+                                  const MixerContext& ctx) const {
+  NoGradGuard no_grad;
+  const int64_t batch = u.size(0), length = u.size(1), heads = num_heads_, k = kernel_size_;
+  const std::vector<double> w = taps.to_vector();  // [H, K], or [B, T, H, K] (dynamic, DropConnect)
+  const bool per_position = taps.dim() == 4;
+  std::vector<double> pads(size_t(batch * length), 0.0);
+  if (!ctx.causal && ctx.key_padding_mask.defined()) pads = ctx.key_padding_mask.to_vector();
+  std::vector<double> map(size_t(batch * heads * length * length), 0.0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < length; ++t)
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t s = t + j - padding_left;
+          if (s < 0 || s >= length || pads[size_t(b * length + s)] != 0.0) continue;
+          const size_t tap = per_position ? size_t(((b * length + t) * heads + h) * k + j) : size_t(h * k + j);
+          map[size_t(((b * heads + h) * length + t) * length + s)] = w[tap];
+        }
+  return from_doubles(map, {batch, heads, length, length}, u.dtype());
 }
 
 std::unique_ptr<MixerState> ConvBlock::init_state(int64_t /*batch*/, const MixerContext& ctx) {

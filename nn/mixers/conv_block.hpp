@@ -18,7 +18,8 @@
 // fairseq names (registered inline in the layer): linear1, conv.weight [H,1,K] (LightConv)
 // or conv.weight_linear.weight [HK, C] (DynamicConv), linear2. Init: Xavier-uniform, zero
 // biases. Decoding keeps the last K−1 conv inputs u per sequence: a step is the last row
-// of the full forward.
+// of the full forward. Inspection returns the implied map: the taps on the band of positions
+// each output reads, A[t, t + j − P] = W̃[t, j], zero at padded inputs.
 #pragma once
 #include <memory>
 
@@ -53,6 +54,9 @@ class ConvBlock : public TokenMixer {
   // Normalised taps: LightConv [H, K]; DynamicConv [B, T, H, K] from u [B, T, C]. `span` > 0
   // renormalises over the last `span` taps only (fairseq's causal DynamicConv when K > T).
   Tensor taps(const Tensor& u, int64_t span = 0) const;
+  // Inspection only: the normalised taps laid on the band, [B, H, T, T] (asked for through
+  // MixerContext::attention_weights).
+  Tensor implied_weights(const Tensor& taps, const Tensor& u, int64_t padding_left, const MixerContext& ctx) const;
 
   bool dynamic_;
   int64_t conv_dim_, num_heads_, kernel_size_;

@@ -1,6 +1,8 @@
 // Kernelized and decaying attention. See kernel_attention.hpp.
 #include "nn/mixers/kernel_attention.hpp"
 
+#include <algorithm>
+
 #include <fmt/ranges.h>
 
 #include "nn/layers/stacked_linear.hpp"
@@ -88,13 +90,48 @@ Tensor KernelAttention::forward(const Tensor& x, const MixerContext& ctx) {
   feature_map->start_forward();
   const Tensor phi_q = feature_map->queries(split_heads(q_proj->forward(x)));
   const Tensor keys = split_heads(k_proj->forward(source)), v = split_heads(v_proj->forward(source));
-  if (!ctx.causal)
-    return merge_heads_and_project(
-        rule->non_causal(phi_q, masked_key_features(feature_map->keys(keys), ctx.key_padding_mask), v, guard_));
-  Tensor shift;
-  const FeatureMap::CausalKeys causal = feature_map->causal_keys(keys, shift);
-  return merge_heads_and_project(
-      rule->causal(x, phi_q, masked_key_features(causal.phi, ctx.key_padding_mask), v, guard_, causal.decay));
+  Tensor phi_k, key_decay, y;
+  if (!ctx.causal) {
+    phi_k = masked_key_features(feature_map->keys(keys), ctx.key_padding_mask);
+    y = rule->non_causal(phi_q, phi_k, v, guard_);
+  } else {
+    Tensor shift;
+    const FeatureMap::CausalKeys causal = feature_map->causal_keys(keys, shift);
+    phi_k = masked_key_features(causal.phi, ctx.key_padding_mask);
+    key_decay = causal.decay;
+    y = rule->causal(x, phi_q, phi_k, v, guard_, key_decay);
+  }
+  if (ctx.attention_weights) *ctx.attention_weights = implied_weights(x, phi_q, phi_k, key_decay, ctx.causal);
+  return merge_heads_and_project(y);
+}
+
+// Every rule is linear in the values: y_t[c] = Σ_j A_tj[c] v_j[c]. So the rule's answer to a
+// unit value is the map: probe j sets v_j = 1 in every channel and every other value to 0, and
+// y_t[c] = A_tj[c]; the map is its mean over the channels c (only the decay rule's value gate
+// makes A depend on c). All probes run as one batch: probe j of sentence b is row j·B + b.
+Tensor KernelAttention::implied_weights(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k,
+                                        const Tensor& key_decay, bool causal) const {
+  NoGradGuard no_grad;
+  const int64_t batch = phi_q.size(0), queries = phi_q.size(2), keys = phi_k.size(2);
+  std::vector<int64_t> sentence_of_row(size_t(keys * batch));
+  for (size_t row = 0; row < sentence_of_row.size(); ++row) sentence_of_row[row] = int64_t(row) % batch;
+  const Tensor rows = from_vector(sentence_of_row, {keys * batch});
+  const auto per_probe = [&](const Tensor& t) { return t.defined() ? index_select(t, 0, rows) : t; };
+
+  Tensor probes = zeros({keys * batch, num_heads_, keys, head_dim_}, phi_q.dtype());
+  const auto fill = [&](auto* values) {
+    for (int64_t j = 0; j < keys; ++j)
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t h = 0; h < num_heads_; ++h)
+          std::fill_n(values + (((j * batch + b) * num_heads_ + h) * keys + j) * head_dim_, head_dim_, 1);
+  };
+  if (probes.dtype() == DType::Float64) fill(probes.data<double>());
+  else fill(probes.data<float>());
+
+  const Tensor answers = causal ? rule->causal(per_probe(x), per_probe(phi_q), per_probe(phi_k), probes, guard_,
+                                               per_probe(key_decay))
+                                : rule->non_causal(per_probe(phi_q), per_probe(phi_k), probes, guard_);
+  return contiguous(permute(view(mean(answers, {3}), {keys, batch, num_heads_, queries}), {1, 2, 3, 0}));
 }
 
 std::unique_ptr<MixerState> KernelAttention::init_state(int64_t batch, const MixerContext& ctx) {

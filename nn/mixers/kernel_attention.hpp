@@ -48,6 +48,10 @@ class KernelAttention : public MultiHeadMixer {
   Tensor masked_key_features(const Tensor& phi, const Tensor& key_padding_mask) const;
   // [B, T, H·w] -> [B, H, T, w]
   Tensor heads_of(const Tensor& t) const;
+  // Inspection only: the implied map [B, H, Tq, Tk], the weight each value gets in each output
+  // (the rule's answer to unit values; asked for through MixerContext::attention_weights).
+  Tensor implied_weights(const Tensor& x, const Tensor& phi_q, const Tensor& phi_k, const Tensor& key_decay,
+                         bool causal) const;
 
   std::string kind_;
   DenominatorGuard guard_;

@@ -93,11 +93,14 @@ LinformerAttention::Compressed LinformerAttention::compress(const Tensor& memory
 Tensor LinformerAttention::attend(const Tensor& x, const Compressed& c, Tensor* weights) const {
   const AttentionResult r =
       scaled_dot_product_attention(split_heads(q_proj->forward(x)), c.keys, c.values, attention_options(weights));
-  if (weights) {  // the implied map over key positions: P̄ E_b [B, H, N, M]
-    NoGradGuard no_grad;
-    *weights = ops::matmul(r.probabilities, detach(c.key_columns).unsqueeze(1));
-  }
+  if (weights) *weights = implied_weights(r.probabilities, c.key_columns);
   return merge_heads_and_project(r.out);
+}
+
+// The weights over the k compressed keys mapped back to key positions: P̄ E_b [B, H, N, M].
+Tensor LinformerAttention::implied_weights(const Tensor& probabilities, const Tensor& key_columns) const {
+  NoGradGuard no_grad;
+  return ops::matmul(detach(probabilities), detach(key_columns).unsqueeze(1));
 }
 
 Tensor LinformerAttention::forward(const Tensor& x, const MixerContext& ctx) {

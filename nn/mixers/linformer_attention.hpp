@@ -56,6 +56,8 @@ class LinformerAttention : public MultiHeadMixer {
   };
   Compressed compress(const Tensor& memory, const Tensor& key_padding_mask) const;
   Tensor attend(const Tensor& x, const Compressed& c, Tensor* weights) const;
+  // Inspection only: P̄ [B, H, N, k] over key positions, P̄ E_b [B, H, N, M].
+  Tensor implied_weights(const Tensor& probabilities, const Tensor& key_columns) const;
 
   int64_t max_seq_len_, k_;
 };

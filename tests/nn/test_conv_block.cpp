@@ -230,3 +230,26 @@ TEST_CASE("conv block: DropConnect on the normalised taps in training only") {
   const Tensor dropped = m->forward(x, ctx);
   CHECK(ops::amax(ops::abs(ops::sub(dropped, a))).item() > 1e-3);
 }
+
+TEST_CASE("conv block: the implied map (taps on the band) gives the block's output") {
+  for (const char* kind : {"lightconv", "dynamicconv"})
+    for (bool causal : {false, true}) {
+      auto m = block(kind, 8, 2, causal ? 4 : 3, false);
+      const Tensor x = normal({2, 6, 8}, 0, 1, DType::Float32);
+      Tensor map;
+      nn::MixerContext ctx;
+      ctx.causal = causal;
+      ctx.attention_weights = &map;
+      if (!causal) ctx.key_padding_mask = pad_mask({{1, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0}});
+      INFO(kind << (causal ? " causal" : " centred"));
+      const Tensor out = m->forward(x, ctx);
+      REQUIRE(map.shape() == Shape({2, 2, 6, 6}));
+      const Tensor u = permute(view(m->linear1->forward(x), {2, 6, 2, 4}), {0, 2, 1, 3});  // no GLU: [B, H, T, C/H]
+      const Tensor mixed = reshape(permute(matmul(map, u), {0, 2, 1, 3}), {2, 6, 8});
+      check_close(m->linear2->forward(mixed), out, 1e-5);
+      const std::vector<double> a = map.to_vector();
+      CHECK(a[1] == 0.0);                                // sentence 0, output 0 reads no pad (centred) / no future (causal)
+      CHECK(a[5] == 0.0);                                // output 0 never reaches position 5 with K ≤ 4
+      if (causal) CHECK(a[6 * 3 + 3] != 0.0);            // output 3 reads itself (the last tap)
+    }
+}

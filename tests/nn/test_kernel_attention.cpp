@@ -399,3 +399,81 @@ TEST_CASE("kernel attention: RFA and Performer draw fresh features at every trai
   m->eval();
   check_close(m->forward(x, ctx), evaluated, 0.0);
 }
+
+namespace {
+
+// The heads of a projection: [B, T, H·d] -> [B, H, T, d].
+Tensor split_into_heads(const Tensor& t, int64_t heads) {
+  return permute(view(t, {t.size(0), t.size(1), heads, t.size(2) / heads}), {0, 2, 1, 3});
+}
+
+// What the implied map says the mixer computes: out_proj(concat_h(A_h V_h)).
+Tensor output_of_map(nn::KernelAttention& m, const Tensor& map, const Tensor& source) {
+  const Tensor y = matmul(map, split_into_heads(m.v_proj->forward(source), 2));
+  return m.out_proj->forward(reshape(permute(y, {0, 2, 1, 3}), {y.size(0), y.size(2), y.size(1) * y.size(3)}));
+}
+
+}  // namespace
+
+TEST_CASE("kernel attention: the implied map gives the mixer's output (every rule but decay)") {
+  for (int place = 0; place < 3; ++place) {  // 0 encoder self, 1 cross, 2 decoder self
+    const bool cross = place == 1, causal = place == 2;
+    for (const std::string& kind : causal ? kCausalKinds : kNonCausalKinds) {
+      if (kind.find("+decay") != std::string::npos) continue;  // per-channel gates: the next test
+      auto m = kernel_mixer(kernel_options(kind, 8, 2, cross));
+      to_float64(*m);
+      const Tensor x = uniform({2, 5, 8}, -1, 1, DType::Float64), memory = uniform({2, 4, 8}, -1, 1, DType::Float64);
+      Tensor map;
+      nn::MixerContext ctx;
+      ctx.causal = causal;
+      ctx.attention_weights = &map;
+      if (cross) ctx.memory = memory;
+      if (!causal) ctx.key_padding_mask = cross ? pad_mask({{1, 1, 0, 0}, {0, 0, 0, 0}}) : pad_mask({{1, 0, 0, 0, 0}, {0, 0, 0, 0, 0}});
+      INFO(kind << " place " << place);
+      const Tensor out = m->forward(x, ctx);
+      REQUIRE(map.shape() == Shape({2, 2, 5, cross ? 4 : 5}));
+      check_close(output_of_map(*m, map, cross ? memory : x), out, 1e-12);
+      const std::vector<double> a = map.to_vector();
+      if (cross) CHECK((a[0] == 0.0 && a[1] == 0.0));  // sentence 0's padded keys get no weight
+      if (causal) CHECK(a[1] == 0.0);  // the first query sees only itself
+      if (kind == "kernel:elu+additive")  // features > 0: the normalised map's rows sum to 1
+        check_close(sum(map, {3}), ones({2, 2, 5}, DType::Float64), 1e-5);
+    }
+  }
+}
+
+TEST_CASE("kernel attention: the decay rule's implied map is the gated products averaged over value channels") {
+  auto m = kernel_mixer(kernel_options("kernel:elu+decay", 4, 2, false));
+  to_float64(*m);
+  const Tensor x = uniform({1, 4, 4}, -1, 1, DType::Float64);
+  Tensor map;
+  nn::MixerContext ctx;
+  ctx.causal = true;
+  ctx.attention_weights = &map;
+  m->forward(x, ctx);
+  const Tensor phi_q = m->feature_map->queries(split_into_heads(m->q_proj->forward(x), 2));
+  const Tensor phi_k = m->feature_map->keys(split_into_heads(m->k_proj->forward(x), 2));
+  const auto gates = m->rule->gates();  // gate_k_proj (b), gate_v_proj (a)
+  const Tensor b = split_into_heads(sigmoid(gates[0]->forward(x)), 2), a = split_into_heads(sigmoid(gates[1]->forward(x)), 2);
+  const auto at = [](const Tensor& t, int64_t h, int64_t s, int64_t i) { return select(select(select(select(t, 0, 0), 0, h), 0, s), 0, i).item(); };
+  const int64_t length = 4, d_v = 2, features = phi_q.size(3);
+  std::vector<double> expected;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t t = 0; t < length; ++t)
+      for (int64_t j = 0; j < length; ++j) {
+        double weight = 0;  // mean_c Π_{s=j+1..t} a_s[c] · Σ_f φk_j[f] Π_{s=j+1..t} b_s[f] φq_t[f]
+        for (int64_t c = 0; c < d_v && j <= t; ++c) {
+          double value_gate = 1;
+          for (int64_t s = j + 1; s <= t; ++s) value_gate *= at(a, h, s, c);
+          double key_part = 0;
+          for (int64_t f = 0; f < features; ++f) {
+            double key_gate = 1;
+            for (int64_t s = j + 1; s <= t; ++s) key_gate *= at(b, h, s, f);
+            key_part += at(phi_k, h, j, f) * key_gate * at(phi_q, h, t, f);
+          }
+          weight += value_gate * key_part / double(d_v);
+        }
+        expected.push_back(weight);
+      }
+  check_close(map, from_vector(expected, {1, 2, length, length}), 1e-12);
+}
