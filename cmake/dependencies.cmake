@@ -28,6 +28,12 @@ attnlab_require(CLI11_FOUND libcli11-dev)
 find_package(ICU QUIET COMPONENTS uc i18n data)
 attnlab_require(ICU_FOUND libicu-dev)
 find_package(Threads REQUIRED)
+# cairo: the figures of `inspect`, `plot` and the demo's report (drawing, text, PNG encoding).
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(CAIRO QUIET IMPORTED_TARGET cairo)
+endif()
+attnlab_require(CAIRO_FOUND libcairo2-dev)
 
 # OpenBLAS, OpenMP flavour: it shares our OpenMP thread pool (two pools that spin-wait
 # against each other halve the throughput on 2 cores; scripts/setup.sh).

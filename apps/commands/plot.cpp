@@ -1,0 +1,68 @@
+// `attnlab plot RUN... --out FILE.png`: training curves from runs' train_log.jsonl (a run is its
+// save dir or the log file itself), one panel per metric, every run on the same axes, against
+// updates or training minutes (apps/plotting/training_log.hpp).
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "apps/cli/command.hpp"
+#include "apps/plotting/training_log.hpp"
+#include "core/error.hpp"
+
+namespace attn::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PlotArgs {
+  std::vector<std::string> runs, labels;
+  std::string out, x_axis = "updates";
+  std::vector<std::string> metrics = {"loss", "ppl", "lr", "gnorm", "tokens_per_second"};
+  int columns = 2;
+};
+
+std::string log_of(const std::string& run) {
+  return fs::is_directory(run) ? (fs::path(run) / "train_log.jsonl").string() : run;
+}
+
+// A run's default label: its save dir's name.
+std::string label_of(const std::string& run) {
+  const fs::path path = fs::absolute(run).lexically_normal();
+  const fs::path dir = fs::is_directory(path) ? path : path.parent_path();
+  return dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
+}
+
+int run_plot(const PlotArgs& args) {
+  if (!args.labels.empty() && args.labels.size() != args.runs.size())
+    throw Error(fmt::format("plot: {} --label for {} runs; give one per run or none", args.labels.size(),
+                            args.runs.size()));
+  std::vector<plot::Run> runs;
+  for (size_t i = 0; i < args.runs.size(); ++i)
+    runs.push_back({args.labels.empty() ? label_of(args.runs[i]) : args.labels[i],
+                    plot::read_training_log(log_of(args.runs[i]))});
+  const plot::XAxis x = args.x_axis == "minutes" ? plot::XAxis::kMinutes : plot::XAxis::kUpdates;
+  const auto canvas = plot::draw_line_charts(plot::training_panels(runs, args.metrics, x), args.columns);
+  plot::write_png(*canvas, args.out);
+  fmt::print("wrote {} ({} runs, {} panels, {}x{} px)\n", args.out, runs.size(), args.metrics.size(), canvas->width(),
+             canvas->height());
+  return 0;
+}
+
+CommandAction setup(CLI::App& cmd) {
+  auto args = std::make_shared<PlotArgs>();
+  cmd.add_option("runs", args->runs, "Save dirs (or their train_log.jsonl)")->required()->check(CLI::ExistingPath);
+  cmd.add_option("--out,-o", args->out, "PNG file to write")->required();
+  cmd.add_option("--label", args->labels, "Legend label of each run, in order (default: the save dir's name)");
+  cmd.add_option("--x", args->x_axis, "Horizontal axis")->check(CLI::IsMember({"updates", "minutes"}));
+  cmd.add_option("--metrics", args->metrics,
+                 "Panels: loss, nll_loss, ppl, lr, gnorm, tokens_per_second (comma separated)")
+      ->delimiter(',');
+  cmd.add_option("--columns", args->columns, "Panels per row")->check(CLI::Range(1, 6));
+  return [args] { return run_plot(*args); };
+}
+
+const CommandRegistration registration("plot", "Training curves of runs (train_log.jsonl) as a PNG", setup);
+
+}  // namespace
+}  // namespace attn::app

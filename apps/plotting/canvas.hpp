@@ -1,0 +1,56 @@
+// A drawing surface for the project's figures (heat maps, training curves): a thin owner of a
+// cairo image surface (cairo: Debian's libcairo2, which rasterises with anti-aliasing, lays
+// out text with FreeType fonts and encodes PNG through libpng). Coordinates are pixels from
+// the top-left corner; colours are RGB in [0, 1].
+#pragma once
+#include <string>
+#include <string_view>
+
+typedef struct _cairo cairo_t;
+typedef struct _cairo_surface cairo_surface_t;
+
+namespace attn::plot {
+
+struct Colour {
+  double r = 0, g = 0, b = 0;
+};
+
+inline constexpr Colour kBlack{0, 0, 0}, kWhite{1, 1, 1}, kGrey{0.55, 0.55, 0.55}, kLightGrey{0.9, 0.9, 0.9};
+
+// Where a text's anchor point sits on the text: its start, centre or end (horizontally),
+// vertically centred on the anchor.
+enum class Align { kStart, kCentre, kEnd };
+
+class Canvas {
+ public:
+  Canvas(int width, int height);  // white
+  ~Canvas();
+  Canvas(const Canvas&) = delete;
+  Canvas& operator=(const Canvas&) = delete;
+
+  int width() const { return width_; }
+  int height() const { return height_; }
+
+  void fill_rect(double x, double y, double w, double h, Colour c);
+  void stroke_rect(double x, double y, double w, double h, Colour c, double line_width = 1);
+  void line(double x0, double y0, double x1, double y1, Colour c, double line_width = 1);
+  // A polyline through the points (x[i], y[i]).
+  void polyline(const double* x, const double* y, size_t n, Colour c, double line_width = 1.5);
+  // UTF-8 text in DejaVu Sans at `size` px, rotated by `degrees` (counter-clockwise) about the anchor.
+  void text(double x, double y, std::string_view utf8, double size, Align align = Align::kStart, Colour c = kBlack,
+            double degrees = 0, bool bold = false);
+  double text_width(std::string_view utf8, double size, bool bold = false);
+
+  // The image as a PNG file's bytes.
+  std::string png() const;
+
+ private:
+  int width_, height_;
+  cairo_surface_t* surface_;
+  cairo_t* cr_;
+};
+
+// Writes a canvas as PNG to path atomically (temp file + rename).
+void write_png(const Canvas& canvas, const std::string& path);
+
+}  // namespace attn::plot

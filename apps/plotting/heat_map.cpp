@@ -1,0 +1,67 @@
+// Heat maps of attention. See heat_map.hpp.
+#include "apps/plotting/heat_map.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "apps/plotting/colour_scale.hpp"
+#include "core/error.hpp"
+
+namespace attn::plot {
+namespace {
+
+constexpr double kLabelSize = 12, kTitleSize = 14, kMargin = 10, kBarWidth = 14, kMaxGrid = 1400;
+
+double widest(Canvas& measure, const std::vector<std::string>& labels) {
+  double w = 0;
+  for (const std::string& label : labels) w = std::max(w, measure.text_width(label, kLabelSize));
+  return w;
+}
+
+std::string scale_number(double v) { return fmt::format("{:.3g}", v); }
+
+}  // namespace
+
+std::unique_ptr<Canvas> draw_heat_map(const HeatMap& map, double cell) {
+  const size_t rows = map.row_labels.size(), columns = map.column_labels.size();
+  ATTN_CHECK(rows > 0 && columns > 0 && map.values.size() == rows * columns,
+             "heat map '{}': {} values for {} rows × {} columns", map.title, map.values.size(), rows, columns);
+  cell = std::min(cell, kMaxGrid / double(std::max(rows, columns)));
+  double low = 0, high = 0;
+  for (double v : map.values) low = std::min(low, v), high = std::max(high, v);
+  if (high <= low) high = low + 1;
+
+  Canvas measure(1, 1);
+  const double left = kMargin + widest(measure, map.row_labels) + 6;
+  const double top = kMargin + kTitleSize + 8 + widest(measure, map.column_labels) + 6;
+  const double grid_w = cell * double(columns), grid_h = cell * double(rows);
+  const double bar_x = left + grid_w + 16, bar_h = std::max(grid_h, 120.0);
+  const double number_w = std::max(measure.text_width(scale_number(low), kLabelSize),
+                                   measure.text_width(scale_number(high), kLabelSize));
+  const double width = std::max(bar_x + kBarWidth + 6 + number_w + kMargin,
+                                kMargin * 2 + measure.text_width(map.title, kTitleSize, true));
+  auto canvas = std::make_unique<Canvas>(int(width), int(top + bar_h + kMargin));
+
+  canvas->text(kMargin, kMargin + kTitleSize / 2, map.title, kTitleSize, Align::kStart, kBlack, 0, true);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < columns; ++c)
+      canvas->fill_rect(left + cell * double(c), top + cell * double(r), cell, cell,
+                        viridis((map.values[r * columns + c] - low) / (high - low)));
+    canvas->text(left - 6, top + cell * (double(r) + 0.5), map.row_labels[r], kLabelSize, Align::kEnd);
+  }
+  for (size_t c = 0; c < columns; ++c)  // key labels read upwards, ending at the grid
+    canvas->text(left + cell * (double(c) + 0.5), top - 6, map.column_labels[c], kLabelSize, Align::kStart, kBlack, 90);
+  canvas->stroke_rect(left, top, grid_w, grid_h, kGrey);
+
+  // The colour bar: high at the top, with its ends and middle numbered.
+  const int steps = int(bar_h);
+  for (int i = 0; i < steps; ++i)
+    canvas->fill_rect(bar_x, top + i, kBarWidth, 1.5, viridis(1.0 - double(i) / double(steps - 1)));
+  canvas->stroke_rect(bar_x, top, kBarWidth, bar_h, kGrey);
+  for (double f : {0.0, 0.5, 1.0})
+    canvas->text(bar_x + kBarWidth + 6, top + bar_h * (1 - f), scale_number(low + f * (high - low)), kLabelSize);
+  return canvas;
+}
+
+}  // namespace attn::plot

@@ -1,0 +1,32 @@
+// Line charts of training runs (`attnlab plot`, the demo's report): a grid of panels, one per
+// metric, each with its own axes (ticks at 1-2-5 steps; optionally a log-scale y axis), one
+// coloured line per series and a shared legend of the series' labels.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/plotting/canvas.hpp"
+
+namespace attn::plot {
+
+struct Series {
+  std::string label;          // legend entry (series with equal labels share a colour)
+  std::vector<double> x, y;   // points, x ascending
+  bool points_only = false;        // drawn as squares on the points, not a line (validation)
+};
+
+struct Panel {
+  std::string title, x_label;
+  bool log_y = false;  // positive values only (others are left out)
+  std::vector<Series> series;
+};
+
+// Panels laid out `columns` to a row, each `panel_width` × `panel_height` px.
+std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int columns = 2, int panel_width = 460,
+                                         int panel_height = 300);
+
+// Tick positions for an axis over [low, high]: about `count` values at a 1, 2 or 5 × 10^k step.
+std::vector<double> nice_ticks(double low, double high, int count = 5);
+
+}  // namespace attn::plot

@@ -1,0 +1,40 @@
+// Training curves from a run's train_log.jsonl (written by the trainer,
+// apps/training/trainer.cpp): one JSON object a line, {"type": "train" | "valid", "update",
+// "epoch", "loss", "nll_loss", "ppl"}, training records also "lr", "gnorm",
+// "tokens_per_second" and "elapsed" (training seconds).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "apps/plotting/line_chart.hpp"
+
+namespace attn::plot {
+
+struct LogRecord {
+  bool valid = false;  // a validation record (else training)
+  double update = 0;
+  double elapsed = -1;  // training seconds; validation records take their update's time
+  std::map<std::string, double> values;  // every other numeric field
+};
+
+// The records of a log in update order. A resumed run that went back to an earlier checkpoint
+// logged some updates twice: the later records replace the earlier ones. Errors name the
+// file and line (not JSON, no "type" or "update").
+std::vector<LogRecord> read_training_log(const std::string& path);
+
+struct Run {
+  std::string label;
+  std::vector<LogRecord> records;
+};
+
+enum class XAxis { kUpdates, kMinutes };
+
+// One panel per metric ("loss", "nll_loss", "ppl", "lr", "gnorm", "tokens_per_second"): a line
+// per run through its training records, squares at its validation records where they carry
+// the metric; perplexity on a log scale. Unknown metrics are an error listing the known ones.
+std::vector<Panel> training_panels(const std::vector<Run>& runs, const std::vector<std::string>& metrics, XAxis x);
+
+const std::vector<std::string>& plottable_metrics();
+
+}  // namespace attn::plot
