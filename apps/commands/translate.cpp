@@ -3,7 +3,6 @@
 // checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint) -> dictionary ids ->
 // beam search (docs/models.md §1.10) -> BPE removed -> Moses detokenizer. Output order =
 // input order; empty input lines give empty output lines.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -13,12 +12,10 @@
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"
 #include "apps/cli/search_options.hpp"
+#include "apps/task/raw_text.hpp"
 #include "apps/task/translation_task.hpp"
 #include "apps/generation/translator.hpp"
-#include "data/bpe_apply.hpp"
 #include "data/moses_detokenizer.hpp"
-#include "data/moses_tokenizer.hpp"
-#include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
@@ -30,31 +27,20 @@ struct TranslateArgs {
   ComputeOptions compute;
 };
 
-std::string find_bpe_codes(const TranslateArgs& args, const TranslationTask& task) {
-  if (!args.bpe_codes.empty()) return args.bpe_codes;
-  if (!task.bpe_codes.empty()) return task.bpe_codes;
-  const std::filesystem::path beside = std::filesystem::path(checkpoint_base(args.path)).parent_path() / "codes";
-  if (std::filesystem::exists(beside)) return beside.string();
-  throw Error(fmt::format("translate: no BPE codes recorded in {} and no file {}; pass --bpe-codes", args.path,
-                          beside.string()));
-}
-
 int run_translate(const TranslateArgs& args) {
   apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path);
   const TranslationTask& task = trained.task;
-  const data::MosesTokenizer tokenizer({.language = data::parse_moses_language(task.source_lang)});
+  const RawTextEncoder encoder(task.source_lang, find_bpe_codes(task, args.path, args.bpe_codes, "translate"),
+                               task.source_dict, !args.no_tokenize);
   const data::MosesDetokenizer detokenizer(data::parse_moses_language(task.target_lang));
-  const data::BpeEncoder bpe(data::BpeCodes::read(find_bpe_codes(args, task)), {});
 
   // The sources of the lines with tokens; a line without any is answered with an empty line.
   std::vector<std::vector<int64_t>> sources;
   std::vector<bool> line_is_empty;
   for (std::string line; std::getline(std::cin, line);) {
     const size_t line_number = line_is_empty.size() + 1;
-    data::check_utf8(line, "<stdin>", line_number);
-    const std::string tokens = args.no_tokenize ? line : tokenizer.tokenize(line);
-    const std::vector<int32_t> ids = task.source_dict.encode_line(bpe.process_line(tokens)).ids;
+    const std::vector<int32_t> ids = encoder.encode(line, "<stdin>", line_number);
     check_source_length(*trained.model, ids.size(), fmt::format("<stdin>:{}", line_number));
     line_is_empty.push_back(ids.size() == 1);  // only </s>
     if (!line_is_empty.back()) sources.emplace_back(ids.begin(), ids.end());

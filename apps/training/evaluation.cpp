@@ -10,9 +10,8 @@
 
 namespace attn::app {
 
-ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpora& corpora,
-                               const nn::LabelSmoothedCrossEntropy& criterion, int64_t max_tokens,
-                               int64_t max_sentences) {
+data::BatchingOptions evaluation_batching(const nn::EncoderDecoderModel& model, int64_t max_tokens,
+                                          int64_t max_sentences) {
   data::BatchingOptions batching;
   batching.max_tokens = max_tokens;
   batching.max_sentences = max_sentences;
@@ -21,7 +20,13 @@ ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpor
   batching.oversize = data::OversizePolicy::kFilter;
   batching.shuffle = false;
   batching.prefetch = 0;
-  data::BatchLoader loader(corpora.source, corpora.target, batching);
+  return batching;
+}
+
+ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpora& corpora,
+                               const nn::LabelSmoothedCrossEntropy& criterion, int64_t max_tokens,
+                               int64_t max_sentences) {
+  data::BatchLoader loader(corpora.source, corpora.target, evaluation_batching(model, max_tokens, max_sentences));
   NoGradGuard no_grad;
   model.eval();
   double loss_sum = 0.0, nll_sum = 0.0;

@@ -16,6 +16,11 @@ struct ValidationResult {
   data::FilteredPairs skipped;  // pairs too long to score
 };
 
+// How evaluation batches a split: as training forms batches, unshuffled, without prefetching;
+// pairs longer than the model's positions or than max_tokens are filtered (and reported).
+data::BatchingOptions evaluation_batching(const nn::EncoderDecoderModel& model, int64_t max_tokens,
+                                          int64_t max_sentences = 0);
+
 // In eval mode without gradients (the model is left in eval mode). Batches as training
 // forms them, unshuffled; pairs longer than the model's positions or than max_tokens are
 // skipped and reported in `skipped`.

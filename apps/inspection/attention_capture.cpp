@@ -1,0 +1,40 @@
+// Capturing attention. See attention_capture.hpp.
+#include "apps/inspection/attention_capture.hpp"
+
+#include "autograd/autograd.hpp"
+
+namespace attn::app {
+
+const std::vector<Tensor>& place_maps(const nn::AttentionMaps& maps, int place) {
+  return place == 0 ? maps.encoder_self : place == 1 ? maps.decoder_self : maps.cross;
+}
+
+nn::AttentionMaps attention_of_batch(nn::EncoderDecoderModel& model, const Tensor& src_tokens,
+                                     const Tensor& prev_output_tokens) {
+  NoGradGuard no_grad;
+  model.eval();
+  nn::AttentionMaps maps;
+  model.forward(src_tokens, prev_output_tokens, &maps);
+  return maps;
+}
+
+SentenceAttention capture_attention(nn::EncoderDecoderModel& model, const TranslationTask& task,
+                                    const std::vector<int64_t>& source, const std::vector<int64_t>& target) {
+  ATTN_CHECK(!source.empty() && !target.empty(), "inspect: empty source or target");
+  SentenceAttention s;
+  const auto symbols = [](const data::Dictionary& dict, const std::vector<int64_t>& ids) {
+    std::vector<std::string> out;
+    for (int64_t id : ids) out.push_back(dict.symbol(int32_t(id)));
+    return out;
+  };
+  std::vector<int64_t> shifted = {model.config().eos_idx};  // fairseq's prev_output_tokens
+  shifted.insert(shifted.end(), target.begin(), target.end() - 1);
+  s.source = symbols(task.source_dict, source);
+  s.decoder_output = symbols(task.target_dict, target);
+  s.decoder_input = symbols(task.target_dict, shifted);
+  s.maps = attention_of_batch(model, from_vector(source, {1, int64_t(source.size())}),
+                              from_vector(shifted, {1, int64_t(shifted.size())}));
+  return s;
+}
+
+}  // namespace attn::app

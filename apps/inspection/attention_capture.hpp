@@ -1,0 +1,40 @@
+// Capturing a model's attention on given sentences (`attnlab inspect`; docs/design.md §4): one
+// forced-decoding forward pass in eval mode without gradients, the target fed as the decoder's
+// input shifted right (</s> first, as fairseq), every mixer asked for its map (explicit for
+// softmax attention, implied for the others: nn/mixers/token_mixer.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "apps/task/translation_task.hpp"
+#include "nn/transformer/attention_maps.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
+
+namespace attn::app {
+
+// The three places a model attends, by their names in files and reports.
+inline constexpr const char* kPlaceNames[] = {"encoder_self", "decoder_self", "cross"};
+// The per-layer maps of place i (0 encoder self, 1 decoder self, 2 cross).
+const std::vector<Tensor>& place_maps(const nn::AttentionMaps& maps, int place);
+
+// One sentence pair's maps, batch of one: [1, H, Tq, Tk] per layer and place, with the
+// tokens on their axes.
+struct SentenceAttention {
+  std::vector<std::string> source;          // the source's subwords, </s> last
+  std::vector<std::string> decoder_input;   // </s>, then the target without its </s>
+  std::vector<std::string> decoder_output;  // the target's subwords, </s> last
+  nn::AttentionMaps maps;
+  // Query and key labels of a place.
+  const std::vector<std::string>& queries(int place) const { return place == 0 ? source : decoder_output; }
+  const std::vector<std::string>& keys(int place) const { return place == 1 ? decoder_input : source; }
+};
+
+// Source and target ids each end in </s>.
+SentenceAttention capture_attention(nn::EncoderDecoderModel& model, const TranslationTask& task,
+                                    const std::vector<int64_t>& source, const std::vector<int64_t>& target);
+
+// Runs the forward pass of a batch with every map requested (eval mode, no gradients).
+nn::AttentionMaps attention_of_batch(nn::EncoderDecoderModel& model, const Tensor& src_tokens,
+                                     const Tensor& prev_output_tokens);
+
+}  // namespace attn::app

@@ -1,0 +1,79 @@
+// Attention figures. See map_figures.hpp.
+#include "apps/inspection/map_figures.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "apps/plotting/heat_map.hpp"
+#include "data/text_io.hpp"
+
+namespace attn::app {
+namespace {
+
+const char* kPlaceTitles[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
+
+std::string kind_of(const nn::TransformerConfig& config, int place, int64_t layer) {
+  const std::string& kinds =
+      place == 0 ? config.encoder_self_mixer : place == 1 ? config.decoder_self_mixer : config.cross_mixer;
+  return nn::mixer_kind_of_layer(kinds, layer);
+}
+
+}  // namespace
+
+std::vector<MapFigure> sentence_figures(const SentenceAttention& s, const nn::TransformerConfig& config,
+                                        const std::vector<int>& places) {
+  std::vector<MapFigure> figures;
+  for (int place = 0; place < 3; ++place) {
+    if (!places.empty() && std::find(places.begin(), places.end(), place) == places.end()) continue;
+    const std::vector<Tensor>& layers = place_maps(s.maps, place);
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const Tensor& map = layers[l];  // [1, H, Tq, Tk]
+      for (int64_t h = 0; h < map.size(1); ++h) {
+        plot::HeatMap heat{fmt::format("{} · layer {} · head {} ({})", kPlaceTitles[place], l + 1, h + 1,
+                                       kind_of(config, place, int64_t(l))),
+                           s.queries(place), s.keys(place), select(select(map, 0, 0), 0, h).to_vector()};
+        figures.push_back({place, int64_t(l), h, fmt::format("{}-layer{}-head{}.png", kPlaceNames[place], l + 1, h + 1),
+                           plot::draw_heat_map(heat)->png()});
+      }
+    }
+  }
+  return figures;
+}
+
+nlohmann::json sentence_json(const SentenceAttention& s, const nn::TransformerConfig& config) {
+  nlohmann::json places = nlohmann::json::object();
+  for (int place = 0; place < 3; ++place) {
+    nlohmann::json kinds = nlohmann::json::array(), maps = nlohmann::json::array();
+    const std::vector<Tensor>& layers = place_maps(s.maps, place);
+    for (size_t l = 0; l < layers.size(); ++l) {
+      kinds.push_back(kind_of(config, place, int64_t(l)));
+      const Tensor& map = layers[l];
+      const std::vector<double> values = map.to_vector();
+      nlohmann::json heads = nlohmann::json::array();
+      for (int64_t h = 0; h < map.size(1); ++h) {
+        nlohmann::json rows = nlohmann::json::array();
+        for (int64_t i = 0; i < map.size(2); ++i) {
+          const auto row = values.begin() + (h * map.size(2) + i) * map.size(3);
+          rows.push_back(std::vector<double>(row, row + map.size(3)));
+        }
+        heads.push_back(rows);
+      }
+      maps.push_back(heads);
+    }
+    places[kPlaceNames[place]] = {{"kinds", kinds}, {"maps", maps}};
+  }
+  return {{"source", s.source}, {"decoder_input", s.decoder_input}, {"decoder_output", s.decoder_output},
+          {"places", places}};
+}
+
+void write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  for (const MapFigure& f : sentence_figures(s, config))
+    data::write_file_atomic((std::filesystem::path(dir) / f.file_name).string(), f.png);
+  data::write_file_atomic((std::filesystem::path(dir) / "attention.json").string(),
+                          sentence_json(s, config).dump() + "\n");
+}
+
+}  // namespace attn::app

@@ -1,0 +1,36 @@
+// Raw text to ids. See raw_text.hpp.
+#include "apps/task/raw_text.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "apps/training/checkpoint.hpp"
+#include "data/text_io.hpp"
+
+namespace attn::app {
+
+std::string find_bpe_codes(const TranslationTask& task, const std::string& checkpoint_path, const std::string& given,
+                           const std::string& command) {
+  if (!given.empty()) return given;
+  if (!task.bpe_codes.empty()) return task.bpe_codes;
+  const std::filesystem::path beside = std::filesystem::path(checkpoint_base(checkpoint_path)).parent_path() / "codes";
+  if (std::filesystem::exists(beside)) return beside.string();
+  throw Error(fmt::format("{}: no BPE codes recorded in {} and no file {}; pass --bpe-codes", command, checkpoint_path,
+                          beside.string()));
+}
+
+RawTextEncoder::RawTextEncoder(const std::string& language, const std::string& bpe_codes,
+                               const data::Dictionary& dictionary, bool tokenize)
+    : tokenizer_({.language = data::parse_moses_language(language)}),
+      bpe_(data::BpeCodes::read(bpe_codes), {}),
+      dictionary_(dictionary),
+      tokenize_(tokenize) {}
+
+std::vector<int32_t> RawTextEncoder::encode(const std::string& line, const std::string& file,
+                                            size_t line_number) const {
+  data::check_utf8(line, file, line_number);
+  return dictionary_.encode_line(bpe_.process_line(tokenize_ ? tokenizer_.tokenize(line) : line)).ids;
+}
+
+}  // namespace attn::app
