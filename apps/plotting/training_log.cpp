@@ -52,8 +52,8 @@ std::vector<LogRecord> read_training_log(const std::string& path) {
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     LogRecord r = parse_record(line, fmt::format("{}:{}", path, line_number));
-    // A resumed run repeats the updates after its checkpoint: drop what it replaced.
-    std::erase_if(records, [&](const LogRecord& old) { return old.valid == r.valid && old.update >= r.update; });
+    // A run resumed from an earlier checkpoint logs its updates again: what it redoes is replaced.
+    if (!r.valid) std::erase_if(records, [&](const LogRecord& old) { return old.update >= r.update; });
     records.push_back(std::move(r));
   }
   std::stable_sort(records.begin(), records.end(),

@@ -18,8 +18,8 @@ struct LogRecord {
   std::map<std::string, double> values;  // every other numeric field
 };
 
-// The records of a log in update order. A resumed run that went back to an earlier checkpoint
-// logged some updates twice: the later records replace the earlier ones. Errors name the
+// The records of a log in update order. A run resumed from an earlier checkpoint logs some
+// updates again: a training record for update u replaces every earlier record at u or later. Errors name the
 // file and line (not JSON, no "type" or "update").
 std::vector<LogRecord> read_training_log(const std::string& path);
 

@@ -212,7 +212,7 @@ TEST_CASE("--help lists every command of the README") {
   require_success(help);
   for (const char* command : {"info", "prepare", "tokenize", "detokenize", "normalize-punctuation",
                               "remove-non-printing-char", "input-from-sgm", "clean-corpus", "bpe", "preprocess",
-                              "score", "train", "validate", "average", "generate", "translate", "demo"})
+                              "score", "train", "validate", "average", "generate", "translate", "inspect", "plot", "demo"})
     CHECK(contains(help.out, std::string("  ") + command + " "));
 }
 
@@ -787,4 +787,119 @@ TEST_CASE("a corrupt checkpoint is an error naming its file, for every command t
     require_failures(model_loaders, {"checkpoint_last.json", "task"});
     require_success(run_attnlab(dir, average));
   }
+}
+
+// --- seeing inside: inspect, plot ------------------------------------------------------------
+
+namespace {
+
+// Width and height from a PNG's IHDR chunk (bytes 16–23, big-endian); fails when the bytes are
+// not a PNG.
+std::pair<uint32_t, uint32_t> png_size(const std::string& bytes) {
+  REQUIRE(bytes.size() > 24);
+  REQUIRE(bytes.substr(0, 8) == "\x89PNG\r\n\x1a\n");
+  const auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = v << 8 | uint8_t(bytes[at + i]);
+    return v;
+  };
+  return {be32(16), be32(20)};
+}
+
+}  // namespace
+
+TEST_CASE("inspect --source writes every head's map as a PNG and the numbers as JSON") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  for (const bool forced : {true, false}) {
+    std::vector<std::string> args = {"inspect", "--path", workspace.dir.file("checkpoints/checkpoint_last"),
+                                     "--source", "The house is small.", "--out", "maps", "--threads", "1"};
+    if (forced) args.insert(args.end(), {"--target", "Das Haus ist klein."});
+    const CommandResult inspected = run_attnlab(dir, args);
+    require_success(inspected);
+    const nlohmann::json j = nlohmann::json::parse(read_file(dir.file("maps/attention.json")));
+    const auto source = j["source"].get<std::vector<std::string>>();
+    const auto input = j["decoder_input"].get<std::vector<std::string>>();
+    const auto output = j["decoder_output"].get<std::vector<std::string>>();
+    INFO(inspected.out);
+    CHECK(source.back() == "</s>");
+    CHECK(output.back() == "</s>");
+    REQUIRE(input.size() == output.size());
+    CHECK(input.front() == "</s>");  // the decoder reads the target shifted right
+    CHECK(std::equal(output.begin(), output.end() - 1, input.begin() + 1));
+    for (const char* place : {"encoder_self", "decoder_self", "cross"}) {
+      const nlohmann::json& maps = j["places"][place]["maps"];
+      REQUIRE(maps.size() == 1);     // one layer
+      REQUIRE(maps[0].size() == 2);  // two heads
+      const size_t queries = std::string(place) == "encoder_self" ? source.size() : output.size();
+      const size_t keys = std::string(place) == "decoder_self" ? input.size() : source.size();
+      for (int head = 0; head < 2; ++head) {
+        const auto rows = maps[0][head].get<std::vector<std::vector<double>>>();
+        REQUIRE(rows.size() == queries);
+        for (size_t i = 0; i < queries; ++i) {
+          REQUIRE(rows[i].size() == keys);
+          double total = 0;
+          for (size_t k = 0; k < keys; ++k) total += rows[i][k];
+          CHECK(total == Approx(1.0).margin(1e-5));  // softmax rows
+          if (std::string(place) == "decoder_self")
+            for (size_t k = i + 1; k < keys; ++k) CHECK(rows[i][k] == 0.0);  // nothing from the future
+        }
+        const auto [width, height] =
+            png_size(read_file(dir.file(fmt::format("maps/{}-layer1-head{}.png", place, head + 1))));
+        if (forced) {  // short: full-size cells (22 px) beside the labels (the free translation may be long)
+          CHECK(width > 22 * keys + 40);
+          CHECK(height > 22 * queries + 40);
+        }
+      }
+    }
+    std::string target;  // the subwords joined, BPE removed
+    for (const std::string& token : output) target += token + " ";
+    target = std::regex_replace(target, std::regex("@@ "), "");
+    if (forced) CHECK(target == "Das Haus ist klein . </s> ");
+    else CHECK(contains(inspected.out, "the model's translation"));
+  }
+}
+
+TEST_CASE("inspect --data prints per-head statistics; a model is at distance 0 from itself and not from another") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string last = workspace.dir.file("checkpoints/checkpoint_last"),
+                    first = workspace.dir.file("checkpoints/checkpoint1");
+  for (const std::string& teacher : {last, first}) {
+    const CommandResult inspected =
+        run_attnlab(dir, {"inspect", "--path", last, "--data", workspace.dir.file("data-bin"), "--subset", "valid",
+                          "--compare-to", teacher, "--out", "stats", "--threads", "1"});
+    require_success(inspected);
+    CHECK(contains(inspected.out, "8 sentences"));
+    const nlohmann::json j = nlohmann::json::parse(read_file(dir.file("stats/statistics.json")));
+    CHECK(j["sentences"] == 8);
+    for (const char* place : {"encoder_self", "decoder_self", "cross"})
+      for (const nlohmann::json& head : j["places"][place][0]) {
+        INFO(place << " " << head.dump());
+        CHECK(head["entropy"].get<double>() > 0.1);  // an early model spreads its attention
+        if (std::string(place) == "cross") CHECK(head["distance"].is_null());
+        else CHECK(head["distance"].get<double>() > 0.1);
+        if (teacher == last) CHECK(head["to_teacher"].get<double>() == 0.0);
+        else CHECK(head["to_teacher"].get<double>() > 1e-4);
+      }
+  }
+  require_runtime_error(run_attnlab(dir, {"inspect", "--path", last, "--out", "x"}), {"--source", "--data"});
+}
+
+TEST_CASE("plot draws the runs' curves as a PNG, and names the line of a broken log") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string run = workspace.dir.file("checkpoints");
+  require_success(run_attnlab(dir, {"plot", run, run, "--label", "a", "--label", "b", "--out", "curves.png",
+                                    "--metrics", "loss,ppl,lr", "--columns", "3"}));
+  const auto [width, height] = png_size(read_file(dir.file("curves.png")));
+  CHECK(width == 3 * 460);
+  CHECK(height > 300);
+  fs::create_directories(dir.dir / "broken");
+  const std::string log = read_file(run + "/train_log.jsonl");
+  const size_t lines = size_t(std::count(log.begin(), log.end(), '\n')) + 1;  // the broken record's line
+  write_file(dir.file("broken/train_log.jsonl"), log + "{\"type\": \"train\"\n");
+  require_runtime_error(run_attnlab(dir, {"plot", "broken", "--out", "b.png"}),
+                        {fmt::format("train_log.jsonl:{}", lines), "not a JSON record"});
+  require_runtime_error(run_attnlab(dir, {"plot", run, "--out", "c.png", "--metrics", "bleu"}), {"unknown metric 'bleu'"});
 }
