@@ -13,7 +13,8 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config
       libeigen3-dev libopenblas-openmp-dev libdnnl-dev
       libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
-      libicu-dev trans-de-en)
+      libicu-dev trans-de-en
+      libcairo2-dev fonts-dejavu-core chromium)
 MIN_GXX=12      # C++20 as the code uses it
 MIN_CMAKE=3.25  # CMakeLists.txt's cmake_minimum_required
 
