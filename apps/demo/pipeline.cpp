@@ -3,11 +3,13 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
+#include "apps/demo/demo_report.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/trainer.hpp"
 #include "apps/task/translation_task.hpp"
@@ -239,6 +241,15 @@ Translations generate(const DemoPaths& paths, const DemoOptions& options) {
   return out;
 }
 
+// The report's attention examples: the first two test pairs of at most 10 source words.
+std::vector<std::pair<std::string, std::string>> attention_pairs(const std::vector<std::string>& sources,
+                                                                 const std::vector<std::string>& references) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t i = 0; i < sources.size() && pairs.size() < 2; ++i)
+    if (std::count(sources[i].begin(), sources[i].end(), ' ') < 10) pairs.emplace_back(sources[i], references[i]);
+  return pairs;
+}
+
 void report(const DemoPaths& paths, const DemoOptions& options, const Translations& hypotheses,
             double tokens_per_second) {
   const std::vector<std::string> sources = data::read_lines(DemoPaths::file(paths.raw, "test", kSource));
@@ -253,15 +264,36 @@ void report(const DemoPaths& paths, const DemoOptions& options, const Translatio
   fmt::print("sacreBLEU:       {}\n", data::format_sacrebleu_score(sacre_score, data::sacrebleu_signature(sacre, 1)));
   fmt::print("tokenized BLEU:  {}\n", data::format_multibleu_score(tokenized_score));
   fmt::print("\nExamples:\n");
-  for (size_t i = 0; i < std::min<size_t>(size_t(options.examples), sources.size()); ++i)
+  std::vector<ReportExample> examples;
+  for (size_t i = 0; i < std::min<size_t>(size_t(options.examples), sources.size()); ++i) {
     fmt::print("  SRC  {}\n  REF  {}\n  HYP  {}\n\n", sources[i], references[i], hypotheses.detokenized[i]);
+    examples.push_back({sources[i], references[i], hypotheses.detokenized[i]});
+  }
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   const AllocatorStats memory = allocator_for(Device::cpu()).stats();
   fmt::print("training throughput: {:.0f} target tokens/s on {} threads\n", tokens_per_second, get_num_threads());
   fmt::print("peak memory: {:.1f} MiB in tensors (allocator peak), {:.1f} MiB resident (peak RSS)\n",
              double(memory.peak_bytes) / (1 << 20), double(usage.ru_maxrss) / 1024.0);
-  fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/\n",
+  const std::string report_path = (paths.root / "report.html").string();
+  const size_t report_bytes = write_demo_report(
+      {.title = "attnlab demo: transformer_tiny on the Ding EN→DE corpus",
+       .headline = fmt::format("sacreBLEU {:.1f}", sacre_score.score),
+       .facts = {{"sacreBLEU", data::format_sacrebleu_score(sacre_score, data::sacrebleu_signature(sacre, 1))},
+                 {"tokenized BLEU", data::format_multibleu_score(tokenized_score)},
+                 {"test sentences", std::to_string(references.size())},
+                 {"training throughput", fmt::format("{:.0f} target tokens/s on {} threads, {} matrix products",
+                                                     tokens_per_second, get_num_threads(),
+                                                     to_string(matmul_precision()))},
+                 {"peak memory", fmt::format("{:.1f} MiB in tensors, {:.1f} MiB resident",
+                                             double(memory.peak_bytes) / (1 << 20), double(usage.ru_maxrss) / 1024.0)}},
+       .examples = examples,
+       .train_log = (paths.checkpoints / "train_log.jsonl").string(),
+       .checkpoint = paths.averaged.string(),
+       .attention_pairs = attention_pairs(sources, references)},
+      report_path);
+  fmt::print("report: {} ({:.1f} MiB; open it in a browser)\n", report_path, double(report_bytes) / (1 << 20));
+  fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ report.html\n",
              fs::absolute(paths.root).string());
 }
 

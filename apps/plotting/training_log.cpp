@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +14,8 @@
 namespace attn::plot {
 namespace {
 
-LogRecord parse_record(const std::string& line, const std::string& where) {
+// A training or validation record; other records (the run's summary, "done") are skipped.
+std::optional<LogRecord> parse_record(const std::string& line, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
@@ -23,6 +25,7 @@ LogRecord parse_record(const std::string& line, const std::string& where) {
   ATTN_CHECK(j.is_object() && j.contains("type") && j["type"].is_string() && j.contains("update") &&
                  j["update"].is_number(),
              "{}: a log record needs \"type\" and a numeric \"update\"", where);
+  if (j["type"] != "train" && j["type"] != "valid") return std::nullopt;
   LogRecord r;
   r.valid = j["type"] == "valid";
   r.update = j["update"].get<double>();
@@ -51,10 +54,11 @@ std::vector<LogRecord> read_training_log(const std::string& path) {
   for (std::string line; std::getline(in, line);) {
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    LogRecord r = parse_record(line, fmt::format("{}:{}", path, line_number));
+    std::optional<LogRecord> r = parse_record(line, fmt::format("{}:{}", path, line_number));
+    if (!r) continue;
     // A run resumed from an earlier checkpoint logs its updates again: what it redoes is replaced.
-    if (!r.valid) std::erase_if(records, [&](const LogRecord& old) { return old.update >= r.update; });
-    records.push_back(std::move(r));
+    if (!r->valid) std::erase_if(records, [&](const LogRecord& old) { return old.update >= r->update; });
+    records.push_back(std::move(*r));
   }
   std::stable_sort(records.begin(), records.end(),
                    [](const LogRecord& a, const LogRecord& b) { return a.update < b.update; });

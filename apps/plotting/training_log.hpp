@@ -1,7 +1,8 @@
 // Training curves from a run's train_log.jsonl (written by the trainer,
 // apps/training/trainer.cpp): one JSON object a line, {"type": "train" | "valid", "update",
 // "epoch", "loss", "nll_loss", "ppl"}, training records also "lr", "gnorm",
-// "tokens_per_second" and "elapsed" (training seconds).
+// "tokens_per_second" and "elapsed" (training seconds). Other records (the run's summary,
+// "done") are not curves and are skipped.
 #pragma once
 #include <map>
 #include <string>

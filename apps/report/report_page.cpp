@@ -68,9 +68,12 @@ bool is_number(const std::string& cell) {
 }
 
 std::string table_html(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::string html = "<table>\n<tr>";
-  for (const std::string& h : header) html += "<th>" + html_escaped(h) + "</th>";
-  html += "</tr>\n";
+  std::string html = "<table>\n";
+  if (!header.empty()) {
+    html += "<tr>";
+    for (const std::string& h : header) html += "<th>" + html_escaped(h) + "</th>";
+    html += "</tr>\n";
+  }
   for (const auto& row : rows) {
     html += "<tr>";
     for (const std::string& cell : row)
@@ -91,7 +94,7 @@ std::string render_report_html(const ReportContent& c) {
   if (!c.facts.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& [name, value] : c.facts) rows.push_back({name, value});
-    html += "<h2>Results</h2>\n" + table_html({"", ""}, rows);
+    html += "<h2>Results</h2>\n" + table_html({}, rows);
   }
   if (!c.curves.empty()) html += "<h2>Training curves</h2>\n" + figures_html(c.curves);
   if (!c.examples.empty()) {

@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/demo/demo_report.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
@@ -902,4 +903,27 @@ TEST_CASE("plot draws the runs' curves as a PNG, and names the line of a broken 
   require_runtime_error(run_attnlab(dir, {"plot", "broken", "--out", "b.png"}),
                         {fmt::format("train_log.jsonl:{}", lines), "not a JSON record"});
   require_runtime_error(run_attnlab(dir, {"plot", run, "--out", "c.png", "--metrics", "bleu"}), {"unknown metric 'bleu'"});
+}
+
+TEST_CASE("the demo's report page holds the run's curves, its examples and every head's map of the chosen pairs") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const size_t bytes = attn::app::write_demo_report(
+      {.title = "demo & test",
+       .headline = "sacreBLEU 1.0",
+       .facts = {{"updates", "16"}},
+       .examples = {{"The house is small.", "Das Haus ist klein.", "Das <Haus>"}},
+       .train_log = workspace.dir.file("checkpoints/train_log.jsonl"),
+       .checkpoint = workspace.dir.file("checkpoints/checkpoint_last"),
+       .attention_pairs = {{"The house is small.", "Das Haus ist klein."}, {"Yes.", "Ja."}}},
+      dir.file("report.html"));
+  const std::string html = read_file(dir.file("report.html"));
+  CHECK(html.size() == bytes);
+  size_t images = 0;
+  for (size_t at = html.find("<img "); at != std::string::npos; at = html.find("<img ", at + 1)) ++images;
+  CHECK(images == 2 + 2 * 3 * 2);  // curves against updates and minutes; 2 pairs × 3 places × 1 layer × 2 heads
+  CHECK(contains(html, "<h1>demo &amp; test</h1>"));
+  CHECK(contains(html, "Das &lt;Haus&gt;"));
+  CHECK(contains(html, "The house is small.  →  Das Haus ist klein."));
+  CHECK(contains(html, "<details open><summary>cross-attention"));
 }

@@ -79,7 +79,8 @@ TEST_CASE("plot: a training log is read in update order, a resumed run's repeate
              "\n"
              "{\"type\": \"train\", \"update\": 2, \"loss\": 7, \"elapsed\": 21}\n"  // resumed from update 1
              "{\"type\": \"train\", \"update\": 3, \"loss\": 6, \"elapsed\": 31}\n"
-             "{\"type\": \"valid\", \"update\": 3, \"loss\": 6.5}\n");
+             "{\"type\": \"valid\", \"update\": 3, \"loss\": 6.5}\n"
+             "{\"type\": \"done\", \"update\": 3, \"tokens_per_second\": 900}\n");  // a summary, not a curve
   const std::vector<LogRecord> records = read_training_log(dir.file("log.jsonl"));
   REQUIRE(records.size() == 4);  // the first run's update 2 and its validation are gone
   CHECK(records[1].values.at("loss") == 7);
