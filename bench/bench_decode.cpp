@@ -56,14 +56,6 @@ nn::TransformerConfig model_config(const std::string& model) {
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-int64_t state_bytes(const nn::DecoderState& state) {
-  int64_t bytes = 0;
-  for (const nn::DecoderLayerState& layer : state.layers)
-    for (const auto* mixer : {layer.self_attn.get(), layer.encoder_attn.get()})
-      if (mixer) bytes += mixer->size_bytes();
-  return bytes;
-}
-
 struct Run {
   double encoder_s, decode_s, last_step_s;
   int64_t state_bytes;
@@ -87,7 +79,7 @@ Run decode_once(nn::EncoderDecoderModel& model, const Tensor& sources, int64_t l
   run.decode_s = seconds_since(start);
   const size_t tail = std::min<size_t>(16, steps.size());
   for (size_t i = steps.size() - tail; i < steps.size(); ++i) run.last_step_s += steps[i] / double(tail);
-  run.state_bytes = state_bytes(state);
+  run.state_bytes = state.attention_bytes();
   return run;
 }
 

@@ -6,6 +6,14 @@
 #include "nn/transformer/layer_wiring.hpp"
 
 namespace attn::nn {
+
+int64_t DecoderState::attention_bytes() const {
+  int64_t bytes = 0;
+  for (const DecoderLayerState& layer : layers)
+    for (const MixerState* mixer : {layer.self_attn.get(), layer.encoder_attn.get()})
+      if (mixer) bytes += mixer->size_bytes();
+  return bytes;
+}
 namespace {
 
 // Holds the output matrix under the fairseq name `output_projection.weight`; when tied it

@@ -26,6 +26,9 @@ struct DecoderState {
   std::vector<DecoderLayerState> layers;  // one per decoder layer
   int64_t length = 0;                     // tokens fed so far
   int64_t batch() const { return encoder.out.size(0); }
+  // Bytes of every layer's self- and cross-attention state (MixerState::size_bytes): what
+  // decoding memory grows with.
+  int64_t attention_bytes() const;
 };
 
 class TransformerDecoder : public Module {
