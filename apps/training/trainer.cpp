@@ -539,7 +539,7 @@ TrainingSummary Trainer::train() {
   info(fmt::format("done training ({}): {} updates, {:.0f} target tokens/s", summary.stop_reason,
                              num_updates_, summary.tokens_per_second));
   log_json({{"type", "done"}, {"reason", summary.stop_reason}, {"update", num_updates_},
-            {"tokens_per_second", summary.tokens_per_second}});
+            {"tokens_per_second", summary.tokens_per_second}, {"elapsed", training_seconds()}});
   return summary;
 }
 
