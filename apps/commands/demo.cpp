@@ -21,6 +21,15 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--ding", options->ding_path, "Ding dictionary file (package trans-de-en)")->capture_default_str();
   cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();
+  cmd.add_flag("--compare", options->compare,
+               "Also train every teaching variant for --compare-updates and compare them in the report");
+  cmd.add_option("--compare-updates", options->compare_updates, "Updates per variant with --compare")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--compare-only", options->compare_only,
+                 "Variants to compare (transformer, lightconv, dynamicconv, linformer, elu, rfa, t2r, t2r_finetuned, "
+                 "decay; comma separated; default all)")
+      ->delimiter(',');
   return [options] { return run_demo(*options); };
 }
 

@@ -8,8 +8,10 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "apps/demo/demo_report.hpp"
+#include "apps/demo/variant_comparison.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/trainer.hpp"
 #include "apps/task/translation_task.hpp"
@@ -203,14 +205,21 @@ void average(const DemoPaths& paths) {
 
 struct Translations {
   std::vector<std::string> tokenized, detokenized;
+  double seconds = 0;      // decoding time (0 when read back from an earlier run)
+  int64_t tokens = 0;      // target tokens generated, </s> included
 };
 
-Translations generate(const DemoPaths& paths, const DemoOptions& options) {
-  const fs::path tokenized = paths.gen / "test.tok.de", detokenized = paths.gen / "test.de";
-  const bool done = newer(detokenized, metadata_path(paths.averaged.string())) && fs::exists(tokenized);
-  stage(8, fmt::format("beam search (beam {}) on the test set -> {}", options.beam, detokenized.string()), done);
-  if (done) return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string())};
-  const TrainedModel trained = load_trained_model(paths.averaged.string());
+// Beam search with `checkpoint` on the test set into gen_dir (test.tok.de, test.de, and the
+// decoding time in timing.json); read back when gen_dir holds a decode newer than the checkpoint.
+Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_dir, const DemoPaths& paths,
+                             const DemoOptions& options) {
+  const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de", timing = gen_dir / "timing.json";
+  if (newer(detokenized, metadata_path(checkpoint)) && fs::exists(tokenized) && fs::exists(timing)) {
+    const auto t = nlohmann::json::parse(data::read_utf8_file(timing.string()), nullptr, /*allow_exceptions=*/false);
+    return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string()),
+            t.is_object() ? t.value("seconds", 0.0) : 0.0, t.is_object() ? t.value("tokens", int64_t(0)) : 0};
+  }
+  const TrainedModel trained = load_trained_model(checkpoint);
   const data::BinarizedCorpus test = data::BinarizedCorpus::open(
       data::binarized_path(paths.data_bin.string(), "test", kSource, kTarget, kSource));
   std::vector<std::vector<int64_t>> sources(test.size());
@@ -222,23 +231,38 @@ Translations generate(const DemoPaths& paths, const DemoOptions& options) {
   decoding.max_tokens = 4096;
   ProgressDisplay progress(stdout, ProgressDisplay::is_terminal(stdout));
   const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const auto hypotheses = translate_sentences(*trained.model, sources, decoding, [&](size_t done_sentences) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double fraction = double(done_sentences) / double(sources.size());
     progress.update(fraction, fmt::format("{}/{} sentences | ETA {}", done_sentences, sources.size(),
-                                          format_eta(elapsed, fraction)));
+                                          format_eta(elapsed(), fraction)));
   });
   progress.finish();
   const data::MosesDetokenizer detokenizer(data::parse_moses_language(kTarget));
   Translations out;
+  out.seconds = elapsed();
   for (const auto& nbest : hypotheses) {
+    out.tokens += int64_t(nbest.front().tokens.size());
     out.tokenized.push_back(trained.task.target_dict.decode(nbest.front().tokens, "@@ "));
     out.detokenized.push_back(detokenizer.detokenize(out.tokenized.back()));
   }
-  fs::create_directories(paths.gen);
+  fs::create_directories(gen_dir);
   data::write_file_atomic(tokenized.string(), joined_lines(out.tokenized));
   data::write_file_atomic(detokenized.string(), joined_lines(out.detokenized));
+  data::write_file_atomic(timing.string(), nlohmann::json({{"seconds", out.seconds}, {"tokens", out.tokens}}).dump() + "\n");
   return out;
+}
+
+Translations generate(const DemoPaths& paths, const DemoOptions& options) {
+  const bool done = newer(paths.gen / "test.de", metadata_path(paths.averaged.string()));
+  stage(8, fmt::format("beam search (beam {}) on the test set -> {}", options.beam, (paths.gen / "test.de").string()),
+        done);
+  return decode_test_set(paths.averaged.string(), paths.gen, paths, options);
+}
+
+data::BleuScore test_sacrebleu(const DemoPaths& paths, const std::vector<std::string>& detokenized) {
+  return data::sacrebleu_corpus_score(detokenized, {data::read_lines(DemoPaths::file(paths.raw, "test", kTarget))},
+                                      data::SacreBleuOptions{});
 }
 
 // The report's attention examples: the first two test pairs of at most 10 source words.
@@ -250,8 +274,33 @@ std::vector<std::pair<std::string, std::string>> attention_pairs(const std::vect
   return pairs;
 }
 
+// The variants' comparison (--compare): each teaching variant trained for the same updates.
+struct Comparison {
+  std::vector<ReportTable> tables;
+  std::vector<ReportAttention> maps;
+};
+
+Comparison compare(const DemoPaths& paths, const DemoOptions& options) {
+  if (!options.compare) return {};
+  const std::vector<std::pair<std::string, std::string>> pairs = attention_pairs(
+      data::read_lines(DemoPaths::file(paths.raw, "test", kSource)), data::read_lines(DemoPaths::file(paths.raw, "test", kTarget)));
+  ComparisonSetup setup{(paths.root / "compare").string(), training_options(paths, options), options.compare_updates,
+                        options.compare_only, {}, pairs.empty() ? "" : pairs[0].first, pairs.empty() ? "" : pairs[0].second};
+  setup.score_test_set = [&](const std::string& checkpoint, const std::string& gen_dir) {
+    const Translations t = decode_test_set(checkpoint, gen_dir, paths, options);
+    return ComparisonSetup::Scored{test_sacrebleu(paths, t.detokenized).score, t.seconds, t.tokens};
+  };
+  const std::vector<VariantResult> results = compare_variants(setup);
+  const ReportTable table = comparison_table(results, options.compare_updates);
+  fmt::print("\n== {} ==\n", table.caption);
+  for (const auto& row : table.rows) fmt::print("  {}\n", fmt::join(row, " | "));
+  Comparison c{{table}, {}};
+  if (!pairs.empty()) c.maps.push_back(comparison_maps(results, setup));
+  return c;
+}
+
 void report(const DemoPaths& paths, const DemoOptions& options, const Translations& hypotheses,
-            double tokens_per_second) {
+            double tokens_per_second, const Comparison& comparison) {
   const std::vector<std::string> sources = data::read_lines(DemoPaths::file(paths.raw, "test", kSource));
   const std::vector<std::string> references = data::read_lines(DemoPaths::file(paths.raw, "test", kTarget));
   const std::vector<std::string> tokenized_references = data::read_lines(DemoPaths::file(paths.tok, "test", kTarget));
@@ -290,7 +339,9 @@ void report(const DemoPaths& paths, const DemoOptions& options, const Translatio
        .examples = examples,
        .train_log = (paths.checkpoints / "train_log.jsonl").string(),
        .checkpoint = paths.averaged.string(),
-       .attention_pairs = attention_pairs(sources, references)},
+       .attention_pairs = attention_pairs(sources, references),
+       .tables = comparison.tables,
+       .extra_attention = comparison.maps},
       report_path);
   fmt::print("report: {} ({:.1f} MiB; open it in a browser)\n", report_path, double(report_bytes) / (1 << 20));
   fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ report.html\n",
@@ -311,7 +362,7 @@ int run_demo(const DemoOptions& options) {
   const double tokens_per_second = train(paths, options);
   average(paths);
   const Translations hypotheses = generate(paths, options);
-  report(paths, options, hypotheses, tokens_per_second);
+  report(paths, options, hypotheses, tokens_per_second, compare(paths, options));
   return 0;
 }
 
