@@ -8,16 +8,17 @@
 
 #include "apps/plotting/heat_map.hpp"
 #include "data/text_io.hpp"
+#include "nn/transformer/layer_wiring.hpp"
 
 namespace attn::app {
 namespace {
 
 const char* kPlaceTitles[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
 
+// The mixer's kind as the registry names it ("lightconv", not the config's "conv").
 std::string kind_of(const nn::TransformerConfig& config, int place, int64_t layer) {
-  const std::string& kinds =
-      place == 0 ? config.encoder_self_mixer : place == 1 ? config.decoder_self_mixer : config.cross_mixer;
-  return nn::mixer_kind_of_layer(kinds, layer);
+  const nn::MixerPlace places[] = {nn::MixerPlace::EncoderSelf, nn::MixerPlace::DecoderSelf, nn::MixerPlace::Cross};
+  return nn::mixer_options(config, places[place], layer).kind;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
-// The sequential colour scale of the heat maps: the viridis scale (van der Walt & Smith,
-// matplotlib's default since 2.0), perceptually uniform and readable in grey and by
-// colour-blind readers, from dark blue-violet (low) to yellow (high); linear in between
-// nine anchors of the published scale.
+// The colour scales of the heat maps. Sequential (maps of weights ≥ 0): viridis (van der
+// Walt & Smith, matplotlib's default since 2.0), perceptually uniform and readable in grey
+// and by colour-blind readers, from dark blue-violet (low) to yellow (high), linear between
+// nine anchors of the published scale. Diverging (maps with negative weights): blue for
+// negative, white at zero, red for positive (the end colours of Moreland's cool-warm scale).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -29,6 +30,15 @@ inline Colour viridis(double t) {
   const Colour& a = anchors[i];
   const Colour& b = anchors[i + 1];
   return {a.r + f * (b.r - a.r), a.g + f * (b.g - a.g), a.b + f * (b.b - a.b)};
+}
+
+// The colour of t ∈ [−1, 1] (clamped; NaN is grey): blue, white at 0, red.
+inline Colour cool_warm(double t) {
+  static constexpr Colour cool{0.230, 0.299, 0.754}, middle{0.970, 0.970, 0.970}, warm{0.706, 0.016, 0.150};
+  if (std::isnan(t)) return kGrey;
+  const double f = std::min(std::abs(t), 1.0);
+  const Colour& end = t < 0 ? cool : warm;
+  return {middle.r + f * (end.r - middle.r), middle.g + f * (end.g - middle.g), middle.b + f * (end.b - middle.b)};
 }
 
 }  // namespace attn::plot

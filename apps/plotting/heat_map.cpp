@@ -30,7 +30,11 @@ std::unique_ptr<Canvas> draw_heat_map(const HeatMap& map, double cell) {
   cell = std::min(cell, kMaxGrid / double(std::max(rows, columns)));
   double low = 0, high = 0;
   for (double v : map.values) low = std::min(low, v), high = std::max(high, v);
+  const bool diverging = low < 0;
+  if (diverging) high = std::max(high, -low), low = -high;
   if (high <= low) high = low + 1;
+  // The colour of a value, and of a fraction f ∈ [0, 1] of the way from low to high.
+  const auto colour_at = [&](double f) { return diverging ? cool_warm(2 * f - 1) : viridis(f); };
 
   Canvas measure(1, 1);
   const double left = kMargin + widest(measure, map.row_labels) + 6;
@@ -47,7 +51,7 @@ std::unique_ptr<Canvas> draw_heat_map(const HeatMap& map, double cell) {
   for (size_t r = 0; r < rows; ++r) {
     for (size_t c = 0; c < columns; ++c)
       canvas->fill_rect(left + cell * double(c), top + cell * double(r), cell, cell,
-                        viridis((map.values[r * columns + c] - low) / (high - low)));
+                        colour_at((map.values[r * columns + c] - low) / (high - low)));
     canvas->text(left - 6, top + cell * (double(r) + 0.5), map.row_labels[r], kLabelSize, Align::kEnd);
   }
   for (size_t c = 0; c < columns; ++c)  // key labels read upwards, ending at the grid
@@ -57,7 +61,7 @@ std::unique_ptr<Canvas> draw_heat_map(const HeatMap& map, double cell) {
   // The colour bar: high at the top, with its ends and middle numbered.
   const int steps = int(bar_h);
   for (int i = 0; i < steps; ++i)
-    canvas->fill_rect(bar_x, top + i, kBarWidth, 1.5, viridis(1.0 - double(i) / double(steps - 1)));
+    canvas->fill_rect(bar_x, top + i, kBarWidth, 1.5, colour_at(1.0 - double(i) / double(steps - 1)));
   canvas->stroke_rect(bar_x, top, kBarWidth, bar_h, kGrey);
   for (double f : {0.0, 0.5, 1.0})
     canvas->text(bar_x + kBarWidth + 6, top + bar_h * (1 - f), scale_number(low + f * (high - low)), kLabelSize);

@@ -16,7 +16,9 @@ struct HeatMap {
   std::vector<double> values;                            // rows × columns, row-major
 };
 
-// Colours span [min(0, smallest value), largest value] (an all-zero map spans [0, 1]).
+// Weights ≥ 0 take the viridis scale from 0 to the largest (an all-zero map spans [0, 1]);
+// a map with negative weights (implied maps: RFA's sin/cos features, the decay and delta
+// rules) takes the cool-warm scale, symmetric about 0 so that white is exactly 0.
 // Cells are `cell` px square (smaller when the map would exceed ~1,400 px).
 std::unique_ptr<Canvas> draw_heat_map(const HeatMap& map, double cell = 22);
 

@@ -107,7 +107,18 @@ TEST_CASE("plot: a heat map's cells take the scale's colours, from its lowest to
     INFO(v);
     CHECK(p.has(viridis(v)));
   }
+  CHECK_FALSE(p.has(cool_warm(-1)));
   CHECK_THROWS_WITH(draw_heat_map({"t", {"a"}, {"x"}, {1.0, 2.0}}), Contains("2 values for 1 rows × 1 columns"));
+}
+
+TEST_CASE("plot: a map with negative weights is drawn blue-white-red, symmetric about 0") {
+  const HeatMap map{"t", {"a", "b"}, {"x", "y"}, {-0.5, 0.0, 0.25, 0.5}};
+  const Pixels p = decode(draw_heat_map(map)->png());
+  for (double t : {-1.0, 0.0, 0.5, 1.0}) {  // the values over their scale [−0.5, 0.5]
+    INFO(t);
+    CHECK(p.has(cool_warm(t)));
+  }
+  CHECK_FALSE(p.has(viridis(1.0)));
 }
 
 TEST_CASE("plot: each run's line is drawn in its own colour") {
