@@ -1,0 +1,121 @@
+// The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
+// (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: every unary op,
+// the row sum, softmax and log-softmax, layer norm with and without affine parameters —
+// under both thread schedules, with block sizes smaller and larger than a row.
+#include <catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "core/ops.hpp"
+#include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/layer_norm.cuh"
+#include "cuda/kernels/row_reduce.cuh"
+#include "cuda/kernels/softmax.cuh"
+
+using namespace attn;
+using namespace attn::cuda_emulator;
+using namespace attn::cuda_kernels;
+
+namespace {
+
+constexpr size_t kReductionScratch = 32 * sizeof(float);
+const Schedule kSchedules[] = {Schedule::Ascending, Schedule::Descending};
+
+std::vector<float> values(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  return {c.data<float>(), c.data<float>() + c.numel()};
+}
+
+// Values in [low, high), varied but reproducible.
+Tensor varied(const Shape& shape, double low, double high) {
+  Tensor t = zeros(shape);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float(low + (high - low) * (0.5 + 0.5 * std::sin(1.7 * double(i) + 0.3)));
+  return t;
+}
+
+void check_close(const std::vector<float>& got, const std::vector<float>& expected, double tolerance) {
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    CHECK(got[i] == Approx(expected[i]).epsilon(tolerance).margin(tolerance));
+  }
+}
+
+struct UnaryCase {
+  UnaryOp op;
+  double low, high;  // the input range where the op is defined
+  UnaryParams params;
+};
+
+}  // namespace
+
+TEST_CASE("cuda unary_kernel matches the CPU backend for every unary op", "[cuda_kernels]") {
+  const std::vector<UnaryCase> cases = {
+      {UnaryOp::Neg, -3, 3, {}},         {UnaryOp::Abs, -3, 3, {}},          {UnaryOp::Exp, -3, 3, {}},
+      {UnaryOp::Log, 0.1, 5, {}},        {UnaryOp::Sqrt, 0.1, 5, {}},        {UnaryOp::Rsqrt, 0.1, 5, {}},
+      {UnaryOp::Relu, -3, 3, {}},        {UnaryOp::Elu, -3, 3, {0.7, 0}},    {UnaryOp::Gelu, -3, 3, {}},
+      {UnaryOp::Sigmoid, -6, 6, {}},     {UnaryOp::Tanh, -3, 3, {}},         {UnaryOp::Sin, -3, 3, {}},
+      {UnaryOp::Cos, -3, 3, {}},         {UnaryOp::Pow, 0.1, 3, {1.7, 0}},   {UnaryOp::Clamp, -3, 3, {-1, 0.5}},
+      {UnaryOp::Reciprocal, 0.2, 3, {}}, {UnaryOp::Square, -3, 3, {}},       {UnaryOp::AddScalar, -3, 3, {2.5, 0}},
+      {UnaryOp::MulScalar, -3, 3, {-1.5, 0}}, {UnaryOp::RSubScalar, -3, 3, {4, 0}}, {UnaryOp::RDivScalar, 0.2, 3, {2, 0}},
+  };
+  for (const UnaryCase& c : cases) {
+    INFO("unary op " << int(c.op));
+    const Tensor x = varied({1000}, c.low, c.high);
+    const std::vector<float> expected = values(ops::unary(c.op, x, c.params));
+    std::vector<float> y(1000, 0.0f);
+    launch(LaunchConfig{.grid = {3}, .block = {128}}, unary_kernel, c.op, float(c.params.a), float(c.params.b),
+           x.data<float>(), y.data(), 1000LL);
+    check_close(y, expected, 2e-6);
+  }
+}
+
+TEST_CASE("cuda row_sum_kernel matches the CPU backend's sum over the last dim", "[cuda_kernels]") {
+  for (const int64_t cols : {1, 31, 100, 700}) {
+    const Tensor x = varied({5, cols}, -2, 2);
+    const std::vector<float> expected = values(ops::sum(x, {1}));
+    for (Schedule schedule : kSchedules) {
+      std::vector<float> out(5, 0.0f);
+      launch(LaunchConfig{.grid = {5}, .block = {64}, .shared_bytes = kReductionScratch, .schedule = schedule},
+             row_sum_kernel, x.data<float>(), out.data(), int(cols));
+      check_close(out, expected, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("cuda softmax_kernel matches the CPU backend's softmax and log-softmax", "[cuda_kernels]") {
+  for (const int64_t cols : {1, 33, 257}) {
+    const Tensor x = varied({4, cols}, -8, 8);
+    for (const bool log : {false, true}) {
+      const std::vector<float> expected = values(log ? ops::log_softmax(x, -1) : ops::softmax(x, -1));
+      for (Schedule schedule : kSchedules) {
+        std::vector<float> y(size_t(4 * cols), 0.0f);
+        launch(LaunchConfig{.grid = {4}, .block = {128}, .shared_bytes = kReductionScratch, .schedule = schedule},
+               softmax_kernel, x.data<float>(), y.data(), int(cols), log);
+        check_close(y, expected, 1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda layer_norm_kernel matches the CPU backend's layer norm and its saved statistics", "[cuda_kernels]") {
+  for (const int64_t cols : {8, 100, 300}) {
+    const Tensor x = varied({3, cols}, -4, 6);
+    const Tensor gamma = varied({cols}, 0.5, 1.5), beta = varied({cols}, -1, 1);
+    for (const bool affine : {false, true}) {
+      const ops::LayerNormResult expected =
+          affine ? ops::layer_norm(x, gamma, beta, 1e-5) : ops::layer_norm(x, Tensor(), Tensor(), 1e-5);
+      for (Schedule schedule : kSchedules) {
+        std::vector<float> y(size_t(3 * cols), 0.0f), mean(3, 0.0f), rstd(3, 0.0f);
+        launch(LaunchConfig{.grid = {3}, .block = {96}, .shared_bytes = kReductionScratch, .schedule = schedule},
+               layer_norm_kernel, x.data<float>(), affine ? gamma.data<float>() : nullptr,
+               affine ? beta.data<float>() : nullptr, 1e-5f, y.data(), mean.data(), rstd.data(), int(cols));
+        check_close(y, values(expected.out), 1e-5);
+        check_close(mean, values(expected.mean), 1e-5);
+        check_close(rstd, values(expected.rstd), 1e-5);
+      }
+    }
+  }
+}
