@@ -15,7 +15,8 @@ struct MaxOp {
 // Every lane of the warp gets op over the 32 lanes' values (butterfly order).
 template <typename Op>
 __device__ inline float warp_reduce(float value, Op op) {
-  for (unsigned offset = kWarpSize / 2; offset > 0; offset /= 2) value = op(value, __shfl_xor_sync(kFullWarp, value, int(offset)));
+  for (unsigned offset = kWarpSize / 2; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(kFullWarp, value, int(offset)));
   return value;
 }
 

@@ -37,7 +37,14 @@ __device__ inline float apply_unary(UnaryOp op, float x, float a, float b) {
 // y[i] = f(x[i]) for i < n (y may be x).
 __global__ void unary_kernel(UnaryOp op, float a, float b, const float* x, float* y, long long n) {
   const long long stride = (long long)blockDim.x * gridDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = apply_unary(op, x[i], a, b);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    y[i] = apply_unary(op, x[i], a, b);
+}
+
+// y[i] = value for i < n.
+__global__ void fill_kernel(float value, float* y, long long n) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = value;
 }
 
 }  // namespace attn::cuda_kernels

@@ -1,9 +1,10 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
-// (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: every unary op,
+// (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary op,
 // the row sum, softmax and log-softmax, layer norm with and without affine parameters —
 // under both thread schedules, with block sizes smaller and larger than a row.
 #include <catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -70,6 +71,13 @@ TEST_CASE("cuda unary_kernel matches the CPU backend for every unary op", "[cuda
            x.data<float>(), y.data(), 1000LL);
     check_close(y, expected, 2e-6);
   }
+}
+
+TEST_CASE("cuda fill_kernel writes every element once the grid is smaller than the tensor", "[cuda_kernels]") {
+  std::vector<float> y(1000, 0.0f);
+  launch(LaunchConfig{.grid = {2}, .block = {64}}, fill_kernel, 2.5f, y.data(), 999LL);
+  CHECK(std::count(y.begin(), y.end(), 2.5f) == 999);
+  CHECK(y.back() == 0.0f);
 }
 
 TEST_CASE("cuda row_sum_kernel matches the CPU backend's sum over the last dim", "[cuda_kernels]") {

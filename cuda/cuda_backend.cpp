@@ -1,0 +1,168 @@
+// The CUDA backend (cuda/cuda_backend.hpp): streams, cuBLAS and the launches of cuda/*.cu.
+#include "cuda/cuda_backend.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+#include "core/matmul_precision.hpp"
+#include "cuda/cuda_allocator.hpp"
+#include "cuda/device_info.hpp"
+#include "cuda/kernel_launch.hpp"
+
+namespace attn::cuda {
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  ATTN_CHECK(status == CUBLAS_STATUS_SUCCESS, "cuBLAS: {} failed: {}", what, cublasGetStatusString(status));
+}
+
+// Each tensor of `tensors` is a contiguous float32 tensor (undefined ones are allowed where
+// the kernel allows them), or the kernel says what it needs.
+void require_contiguous_float(const char* kernel, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors) {
+    if (!t->defined()) continue;
+    ATTN_CHECK(t->dtype() == DType::Float32 && t->is_contiguous(),
+               "the cuda backend's {} takes contiguous float32 tensors so far; got {} {}{}", kernel,
+               dtype_name(t->dtype()), t->shape().str(), t->is_contiguous() ? "" : " (strided)");
+  }
+}
+
+const float* float_data(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
+
+int64_t last_dim(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
+int64_t rows_of(const Tensor& x) { return x.numel() / std::max<int64_t>(1, last_dim(x)); }
+
+// How one operand of a row-major product reaches cuBLAS (column-major): its matrices either
+// row-major (no transpose) or transposed views of row-major ones.
+struct GemmOperand {
+  cublasOperation_t op;
+  int64_t ld;
+  int64_t batch_stride;
+};
+
+GemmOperand gemm_operand(const Tensor& t, const char* name) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  if (t.stride(-1) == 1 && (t.stride(-2) == cols || rows == 1)) return {CUBLAS_OP_N, cols, t.stride(0)};
+  if (t.stride(-2) == 1 && (t.stride(-1) == rows || cols == 1)) return {CUBLAS_OP_T, rows, t.stride(0)};
+  throw Error(fmt::format("the cuda backend's batched_gemm needs row-major or transposed matrices; {} {} has strides {}",
+                          name, t.shape().str(), t.strides().str()));
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device_count) : devices_(size_t(device_count)) {
+  for (int i = 0; i < device_count; ++i) {
+    check_cuda(int(cudaSetDevice(i)), "cudaSetDevice");
+    cudaStream_t stream = nullptr;
+    check_cuda(int(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)), "cudaStreamCreate");
+    cublasHandle_t handle = nullptr;
+    check_cublas(cublasCreate(&handle), "cublasCreate");
+    check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
+    devices_[size_t(i)] = {stream, handle};
+  }
+}
+
+CudaBackend::~CudaBackend() {
+  for (const PerDevice& d : devices_) {
+    cublasDestroy(static_cast<cublasHandle_t>(d.cublas));
+    cudaStreamDestroy(static_cast<cudaStream_t>(d.stream));
+  }
+}
+
+const CudaBackend::PerDevice& CudaBackend::on(Device device) {
+  ATTN_CHECK(device.is_cuda() && device.index >= 0 && size_t(device.index) < devices_.size(),
+             "the cuda backend has no device {} ({} CUDA device(s) here)", device.str(), devices_.size());
+  check_cuda(int(cudaSetDevice(device.index)), "cudaSetDevice");
+  return devices_[size_t(device.index)];
+}
+
+Stream CudaBackend::stream(Device device) { return Stream{device, on(device).stream}; }
+
+void CudaBackend::synchronize() {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    check_cuda(int(cudaSetDevice(int(i))), "cudaSetDevice");
+    check_cuda(int(cudaStreamSynchronize(static_cast<cudaStream_t>(devices_[i].stream))), "cudaStreamSynchronize");
+  }
+}
+
+void CudaBackend::fill(const Tensor& out, double value) {
+  require_contiguous_float("fill", {&out});
+  launch_fill(float(value), out.data<float>(), out.numel(), on(out.device()).stream);
+}
+
+void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
+  ATTN_CHECK(src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous(),
+             "the cuda backend copies contiguous tensors of one dtype so far; got {} {} to {} {}",
+             dtype_name(src.dtype()), src.shape().str(), dtype_name(dst.dtype()), dst.shape().str());
+  const Device device = src.device().is_cuda() ? src.device() : dst.device();
+  const auto stream = static_cast<cudaStream_t>(on(device).stream);
+  check_cuda(int(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), size_t(src.numel()) * dtype_size(src.dtype()),
+                                 cudaMemcpyDefault, stream)),
+             "cudaMemcpyAsync");
+  // The host may read its copy at once; a copy on the device stays queued.
+  if (dst.device().is_cpu()) check_cuda(int(cudaStreamSynchronize(stream)), "cudaStreamSynchronize");
+}
+
+void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) {
+  require_contiguous_float("unary", {&x, &out});
+  launch_unary(op, p, x.data<float>(), out.data<float>(), x.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
+  require_contiguous_float("reduce", {&x, &out});
+  const bool last_dim_only = x.dim() > 0 && out.numel() == rows_of(x);
+  ATTN_CHECK(op == ReduceOp::Sum && last_dim_only,
+             "the cuda backend's reduce sums over the last dim so far; got op {} of {} into {}", int(op),
+             x.shape().str(), out.shape().str());
+  launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
+}
+
+void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
+  ATTN_CHECK(a.dim() == 3 && a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.is_contiguous() &&
+                 out.dtype() == DType::Float32,
+             "the cuda backend's batched_gemm takes 3-D float32 operands and a contiguous output so far; got {} {}",
+             dtype_name(a.dtype()), a.shape().str());
+  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const GemmOperand ga = gemm_operand(a, "a"), gb = gemm_operand(b, "b");
+  const float alpha_f = float(alpha), beta_f = float(beta);
+  // bf16 matmul precision: float32 storage, bf16 products with float32 accumulation.
+  const cublasComputeType_t compute =
+      matmul_precision() == MatmulPrecision::BFloat16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
+  const auto handle = static_cast<cublasHandle_t>(on(out.device()).cublas);
+  // Row-major out = a·b is column-major outᵀ = bᵀ·aᵀ: b comes first.
+  check_cublas(cublasGemmStridedBatchedEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b.data<float>(),
+                                          CUDA_R_32F, int(gb.ld), gb.batch_stride, a.data<float>(), CUDA_R_32F,
+                                          int(ga.ld), ga.batch_stride, &beta_f, out.data<float>(), CUDA_R_32F, int(n),
+                                          m * n, int(batch), compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx");
+}
+
+void CudaBackend::softmax(const Tensor& x, const Tensor& out, bool log) {
+  require_contiguous_float("softmax", {&x, &out});
+  launch_softmax(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), log, on(x.device()).stream);
+}
+
+void CudaBackend::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const Tensor& out,
+                             const Tensor& mean, const Tensor& rstd) {
+  require_contiguous_float("layer_norm", {&x, &gamma, &beta, &out, &mean, &rstd});
+  launch_layer_norm(x.data<float>(), float_data(gamma), float_data(beta), float(eps), out.data<float>(),
+                    mean.data<float>(), rstd.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
+}
+
+bool register_cuda_backend() {
+  static std::once_flag once;
+  static bool usable = false;
+  std::call_once(once, [] {
+    if (!unavailable_reason().empty()) return;
+    const int count = device_count();
+    static CudaBackend* backend = new CudaBackend(count);  // never destroyed, like the CPU backend
+    register_backend(DeviceType::CUDA, backend);
+    for (int i = 0; i < count; ++i) register_allocator(Device::cuda(i), new CudaAllocator(i));
+    usable = true;
+  });
+  return usable;
+}
+
+}  // namespace attn::cuda

@@ -1,0 +1,52 @@
+// The CUDA implementation of the kernel interface (core/backend.hpp), for the kernels it
+// overrides below; the others are reported as unsupported on CUDA, naming the kernel
+// (BackendBase). One stream and one cuBLAS handle per device, created when the backend is;
+// every kernel of a device is queued on that stream, so kernels of one device run in order
+// and the host waits only in synchronize() and in copies to host memory.
+//
+// The kernels take contiguous float32 tensors (batched_gemm: also transposed matrices, see
+// cuda_backend.cpp) and say so in their error otherwise; the element-wise, reduction,
+// softmax and layer-norm bodies are those of cuda/kernels/, tested on the CPU emulator.
+#pragma once
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace attn::cuda {
+
+class CudaBackend final : public BackendBase<CudaBackend> {
+ public:
+  explicit CudaBackend(int device_count);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  const char* name() const override { return "cuda"; }
+  Stream stream(Device device) override;
+  void synchronize() override;
+
+  void fill(const Tensor& out, double value) override;
+  void copy(const Tensor& src, const Tensor& dst) override;
+  void unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) override;
+  void reduce(ReduceOp op, const Tensor& x, const Tensor& out) override;
+  void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) override;
+  void softmax(const Tensor& x, const Tensor& out, bool log) override;
+  void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const Tensor& out,
+                  const Tensor& mean, const Tensor& rstd) override;
+
+ private:
+  struct PerDevice {
+    void* stream = nullptr;  // cudaStream_t
+    void* cublas = nullptr;  // cublasHandle_t, bound to the stream
+  };
+  // The device's stream and handle, with the device made current for the calling thread.
+  const PerDevice& on(Device device);
+
+  std::vector<PerDevice> devices_;
+};
+
+// Registers the CUDA backend and one caching allocator per device, once; returns false (and
+// registers nothing) when CUDA cannot be used here (cuda::unavailable_reason() says why).
+bool register_cuda_backend();
+
+}  // namespace attn::cuda
