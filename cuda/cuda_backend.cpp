@@ -10,6 +10,7 @@
 #include "cuda/cuda_allocator.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/kernel_launch.hpp"
+#include "cuda/two_operand_layout.hpp"
 
 namespace attn::cuda {
 namespace {
@@ -108,6 +109,14 @@ void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
 void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) {
   require_contiguous_float("unary", {&x, &out});
   launch_unary(op, p, x.data<float>(), out.data<float>(), x.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  ATTN_CHECK(a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.is_contiguous(),
+             "the cuda backend's binary takes float32 operands so far; got {} and {}", dtype_name(a.dtype()),
+             dtype_name(b.dtype()));
+  launch_binary(op, a.data<float>(), b.data<float>(), out.raw_data(), two_operand_layout(a, b, out), out.numel(),
+                on(out.device()).stream);
 }
 
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {

@@ -4,8 +4,8 @@
 // every kernel of a device is queued on that stream, so kernels of one device run in order
 // and the host waits only in synchronize() and in copies to host memory.
 //
-// The kernels take contiguous float32 tensors (batched_gemm: also transposed matrices, see
-// cuda_backend.cpp) and say so in their error otherwise; the element-wise, reduction,
+// The kernels take contiguous float32 tensors (binary: any strided operands; batched_gemm:
+// also transposed matrices, see cuda_backend.cpp) and say so in their error otherwise; the element-wise, reduction,
 // softmax and layer-norm bodies are those of cuda/kernels/, tested on the CPU emulator.
 #pragma once
 #include <vector>
@@ -28,6 +28,7 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   void fill(const Tensor& out, double value) override;
   void copy(const Tensor& src, const Tensor& dst) override;
   void unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
   void reduce(ReduceOp op, const Tensor& x, const Tensor& out) override;
   void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) override;
   void softmax(const Tensor& x, const Tensor& out, bool log) override;

@@ -4,16 +4,6 @@
 
 namespace attn::cuda {
 
-namespace {
-
-// Enough blocks of kThreadsPerBlock for n elements, capped: grid-stride loops do the rest.
-unsigned grid_for(int64_t n) {
-  const int64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  return unsigned(blocks < kMaxGridBlocks ? blocks : kMaxGridBlocks);
-}
-
-}  // namespace
-
 void launch_fill(float value, float* y, int64_t n, void* stream) {
   if (n == 0) return;
   cuda_kernels::fill_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(value, y, (long long)n);

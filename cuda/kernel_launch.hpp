@@ -1,6 +1,6 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
-// (cuda/elementwise.cu, row_reduce.cu, softmax.cu, layer_norm.cu) choosing the grid and
-// block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers
+// (cuda/elementwise.cu, binary.cu, row_reduce.cu, softmax.cu, layer_norm.cu) choosing the
+// grid and block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers
 // are device memory holding contiguous float32 data. A launch that fails throws attn::Error
 // naming the kernel and CUDA's reason; kernels run asynchronously, so errors inside a kernel
 // surface at the next synchronisation.
@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "core/kernel_params.hpp"
+#include "cuda/kernels/two_operand_layout.hpp"
 
 namespace attn::cuda {
 
@@ -15,6 +16,10 @@ namespace attn::cuda {
 void launch_fill(float value, float* y, int64_t n, void* stream);
 // y[i] = op(x[i]) for i < n (y may be x).
 void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int64_t n, void* stream);
+// out[i] = a[i] op b[i] over the n elements of a contiguous out laid out by `layout`; out
+// holds float for arithmetic ops and bool for comparisons.
+void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::TwoOperandLayout& layout,
+                   int64_t n, void* stream);
 // out[r] = Σ_c x[r, c] over a [rows, cols] matrix.
 void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
 // Softmax (or log-softmax when log) over the last dim of a [rows, cols] matrix.

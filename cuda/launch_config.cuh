@@ -14,6 +14,12 @@ constexpr int64_t kMaxGridBlocks = 65535;              // grid-stride loops cove
 
 inline cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
 
+// Enough blocks of kThreadsPerBlock for n elements, capped: grid-stride loops do the rest.
+inline unsigned grid_for(int64_t n) {
+  const int64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  return unsigned(blocks < kMaxGridBlocks ? blocks : kMaxGridBlocks);
+}
+
 // Checks that the launch just made was accepted.
 inline void check_launch(const char* kernel) { check_cuda(int(cudaGetLastError()), kernel); }
 

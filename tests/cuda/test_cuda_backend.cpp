@@ -1,8 +1,8 @@
 // The CUDA backend on a real GPU (skipped, with the reason, where there is none; see
 // gpu_test_main.cpp): each kernel it implements against the CPU backend on the same data —
-// copies both ways, fill, the unary ops, the last-dim sum, softmax, layer norm, and
-// products with plain, transposed and broadcast operands — and a clear error for a kernel
-// it does not implement.
+// copies both ways, fill, the unary and (broadcast) binary ops, the last-dim sum, softmax,
+// layer norm, and products with plain, transposed and broadcast operands — and a clear
+// error for a kernel it does not implement.
 #include <catch.hpp>
 
 #include <cmath>
@@ -49,6 +49,8 @@ TEST_CASE("unary ops, sums, softmax and layer norm on the GPU match the CPU", "[
   for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Relu, UnaryOp::Gelu, UnaryOp::Sigmoid})
     check_close(ops::unary(op, g), ops::unary(op, x), 1e-5);
   check_close(ops::sum(g, {1}), ops::sum(x, {1}), 1e-4);
+  const Tensor column = varied({6, 1}, 1, 2);  // broadcast along the rows
+  check_close(ops::binary(BinaryOp::Div, g, column.to(kGpu)), ops::binary(BinaryOp::Div, x, column), 1e-6);
   check_close(ops::softmax(g, -1), ops::softmax(x, -1), 1e-5);
   check_close(ops::log_softmax(g, -1), ops::log_softmax(x, -1), 1e-5);
   const Tensor gamma = varied({300}, 0.5, 1.5), beta = varied({300}, -1, 1);
@@ -61,8 +63,10 @@ TEST_CASE("unary ops, sums, softmax and layer norm on the GPU match the CPU", "[
 TEST_CASE("matrix products on the GPU (cuBLAS) match the CPU", "[cuda]") {
   const Tensor a = varied({3, 17, 9}, -1, 1), b = varied({3, 9, 11}, -1, 1);
   check_close(ops::matmul(a.to(kGpu), b.to(kGpu)), ops::matmul(a, b), 1e-4);
-  const Tensor bt = varied({3, 11, 9}, -1, 1).transpose(1, 2);  // a transposed operand
-  check_close(ops::matmul(a.to(kGpu), bt.contiguous().to(kGpu)), ops::matmul(a, bt), 1e-4);
+  const Tensor b_rows = varied({3, 11, 9}, -1, 1);  // b as a transposed view, on both devices
+  check_close(ops::matmul(a.to(kGpu), b_rows.to(kGpu).transpose(1, 2)), ops::matmul(a, b_rows.transpose(1, 2)), 1e-4);
+  const Tensor w = varied({9, 4}, -1, 1);  // one matrix broadcast over the batch (batch stride 0)
+  check_close(ops::matmul(a.to(kGpu), w.to(kGpu)), ops::matmul(a, w), 1e-4);
 }
 
 TEST_CASE("a kernel the CUDA backend lacks is named in the error", "[cuda]") {

@@ -1,7 +1,8 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
 // (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary op,
-// the row sum, softmax and log-softmax, layer norm with and without affine parameters —
-// under both thread schedules, with block sizes smaller and larger than a row.
+// every binary op on broadcast and transposed operands, the row sum, softmax and
+// log-softmax, layer norm with and without affine parameters — the reductions under both
+// thread schedules, with block sizes smaller and larger than a row.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "core/ops.hpp"
+#include "cuda/two_operand_layout.hpp"
+#include "cuda/kernels/binary.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/layer_norm.cuh"
 #include "cuda/kernels/row_reduce.cuh"
@@ -78,6 +81,33 @@ TEST_CASE("cuda fill_kernel writes every element once the grid is smaller than t
   launch(LaunchConfig{.grid = {2}, .block = {64}}, fill_kernel, 2.5f, y.data(), 999LL);
   CHECK(std::count(y.begin(), y.end(), 2.5f) == 999);
   CHECK(y.back() == 0.0f);
+}
+
+TEST_CASE("cuda binary_kernel matches the CPU backend for every binary op on broadcast operands",
+          "[cuda_kernels]") {
+  // a [4, 1, 5] and b [3, 1] broadcast to [4, 3, 5]; b is also read through a transposed view.
+  const Tensor a = varied({4, 1, 5}, -2, 2), b = varied({1, 3}, -2, 2).transpose(0, 1);
+  const Shape shape{4, 3, 5};
+  const Tensor a_view = a.expand(shape), b_view = b.expand(shape);
+  for (const BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Maximum,
+                            BinaryOp::Minimum, BinaryOp::Eq, BinaryOp::Ne, BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt,
+                            BinaryOp::Ge}) {
+    INFO("binary op " << int(op));
+    const Tensor expected = ops::binary(op, a, b);
+    const Tensor out(shape, expected.dtype());
+    const int64_t n = out.numel();
+    const TwoOperandLayout layout = cuda::two_operand_layout(a_view, b_view, out);
+    const LaunchConfig config{.grid = {1}, .block = {32}};  // fewer threads than elements
+    if (is_comparison(op)) {
+      launch(config, binary_kernel<bool>, op, a_view.data<float>(), b_view.data<float>(), out.data<bool>(), layout,
+             (long long)n);
+      CHECK(std::equal(out.data<bool>(), out.data<bool>() + n, expected.data<bool>()));
+    } else {
+      launch(config, binary_kernel<float>, op, a_view.data<float>(), b_view.data<float>(), out.data<float>(), layout,
+             (long long)n);
+      CHECK(values(out) == values(expected));  // one float32 operation per element: exact
+    }
+  }
 }
 
 TEST_CASE("cuda row_sum_kernel matches the CPU backend's sum over the last dim", "[cuda_kernels]") {
