@@ -160,6 +160,22 @@ void CudaBackend::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor&
                     mean.data<float>(), rstd.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
 }
 
+void CudaBackend::softmax_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, bool log) {
+  require_contiguous_float("softmax_backward", {&y, &dy, &dx});
+  launch_softmax_backward(y.data<float>(), dy.data<float>(), dx.data<float>(), rows_of(y), last_dim(y), log,
+                          on(y.device()).stream);
+}
+
+void CudaBackend::layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                      const Tensor& rstd, const Tensor& dx, const Tensor& dgamma,
+                                      const Tensor& dbeta) {
+  require_contiguous_float("layer_norm_backward", {&dy, &x, &gamma, &mean, &rstd, &dx, &dgamma, &dbeta});
+  launch_layer_norm_backward(dy.data<float>(), x.data<float>(), float_data(gamma), mean.data<float>(),
+                             rstd.data<float>(), dx.data<float>(), dgamma.defined() ? dgamma.data<float>() : nullptr,
+                             dbeta.defined() ? dbeta.data<float>() : nullptr, rows_of(x), last_dim(x),
+                             on(x.device()).stream);
+}
+
 bool register_cuda_backend() {
   static std::once_flag once;
   static bool usable = false;

@@ -32,8 +32,11 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   void reduce(ReduceOp op, const Tensor& x, const Tensor& out) override;
   void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) override;
   void softmax(const Tensor& x, const Tensor& out, bool log) override;
+  void softmax_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, bool log) override;
   void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const Tensor& out,
                   const Tensor& mean, const Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                           const Tensor& rstd, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta) override;
 
  private:
   struct PerDevice {

@@ -24,10 +24,17 @@ void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const
 void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
 // Softmax (or log-softmax when log) over the last dim of a [rows, cols] matrix.
 void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, bool log, void* stream);
+// Its backward from y = softmax(x) (or log-softmax) and dy.
+void launch_softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t cols, bool log,
+                             void* stream);
 // Layer norm over the last dim of a [rows, cols] matrix; gamma and beta may be null; mean and
 // rstd [rows] are written for the backward.
 void launch_layer_norm(const float* x, const float* gamma, const float* beta, float eps, float* y, float* mean,
                        float* rstd, int64_t rows, int64_t cols, void* stream);
+// Its backward: dx, and dgamma and dbeta (each may be null: not wanted) as column sums.
+void launch_layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
+                                const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                                void* stream);
 
 // Throws attn::Error when `status` (a cudaError_t) is not success, naming `what`.
 void check_cuda(int status, const char* what);

@@ -1,7 +1,7 @@
 // The CUDA backend on a real GPU (skipped, with the reason, where there is none; see
 // gpu_test_main.cpp): each kernel it implements against the CPU backend on the same data —
 // copies both ways, fill, the unary and (broadcast) binary ops, the last-dim sum, softmax,
-// layer norm, and products with plain, transposed and broadcast operands — and a clear
+// layer norm and their backward, and products with plain, transposed and broadcast operands — and a clear
 // error for a kernel it does not implement.
 #include <catch.hpp>
 
@@ -58,6 +58,15 @@ TEST_CASE("unary ops, sums, softmax and layer norm on the GPU match the CPU", "[
   const ops::LayerNormResult gpu = ops::layer_norm(g, gamma.to(kGpu), beta.to(kGpu), 1e-5);
   check_close(gpu.out, cpu.out, 1e-5);
   check_close(gpu.rstd, cpu.rstd, 1e-5);
+  const Tensor dy = varied({6, 300}, -1, 1);
+  const ops::LayerNormGrads cpu_grads = ops::layer_norm_backward(dy, x, gamma, cpu.mean, cpu.rstd, true);
+  const ops::LayerNormGrads gpu_grads =
+      ops::layer_norm_backward(dy.to(kGpu), g, gamma.to(kGpu), gpu.mean, gpu.rstd, true);
+  check_close(gpu_grads.dx, cpu_grads.dx, 1e-5);
+  check_close(gpu_grads.dgamma, cpu_grads.dgamma, 1e-4);
+  check_close(gpu_grads.dbeta, cpu_grads.dbeta, 1e-4);
+  const Tensor y = ops::softmax(x, -1);
+  check_close(ops::softmax_backward(y.to(kGpu), dy.to(kGpu), -1, false), ops::softmax_backward(y, dy, -1, false), 1e-5);
 }
 
 TEST_CASE("matrix products on the GPU (cuBLAS) match the CPU", "[cuda]") {

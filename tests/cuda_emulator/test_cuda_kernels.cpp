@@ -1,8 +1,9 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
 // (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary op,
 // every binary op on broadcast and transposed operands, the row sum, softmax and
-// log-softmax, layer norm with and without affine parameters — the reductions under both
-// thread schedules, with block sizes smaller and larger than a row.
+// log-softmax and their backward, layer norm with and without affine parameters and its
+// backward — the reductions under both thread schedules, with block sizes smaller and
+// larger than a row.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -138,6 +139,22 @@ TEST_CASE("cuda softmax_kernel matches the CPU backend's softmax and log-softmax
   }
 }
 
+TEST_CASE("cuda softmax_backward_kernel matches the CPU backend for softmax and log-softmax", "[cuda_kernels]") {
+  for (const int64_t cols : {1, 45, 300}) {
+    const Tensor x = varied({3, cols}, -5, 5), dy = varied({3, cols + 1}, -1, 1).narrow(1, 1, cols).contiguous();
+    for (const bool log : {false, true}) {
+      const Tensor y = log ? ops::log_softmax(x, -1) : ops::softmax(x, -1);
+      const std::vector<float> expected = values(ops::softmax_backward(y, dy, -1, log));
+      for (Schedule schedule : kSchedules) {
+        std::vector<float> dx(size_t(3 * cols), 0.0f);
+        launch(LaunchConfig{.grid = {3}, .block = {64}, .shared_bytes = kReductionScratch, .schedule = schedule},
+               softmax_backward_kernel, y.data<float>(), dy.data<float>(), dx.data(), int(cols), log);
+        check_close(dx, expected, 1e-5);
+      }
+    }
+  }
+}
+
 TEST_CASE("cuda layer_norm_kernel matches the CPU backend's layer norm and its saved statistics", "[cuda_kernels]") {
   for (const int64_t cols : {8, 100, 300}) {
     const Tensor x = varied({3, cols}, -4, 6);
@@ -154,6 +171,35 @@ TEST_CASE("cuda layer_norm_kernel matches the CPU backend's layer norm and its s
         check_close(mean, values(expected.mean), 1e-5);
         check_close(rstd, values(expected.rstd), 1e-5);
       }
+    }
+  }
+}
+
+TEST_CASE("cuda layer norm backward kernels match the CPU backend's dx, dgamma and dbeta", "[cuda_kernels]") {
+  for (const int64_t cols : {8, 130}) {
+    const int64_t rows = 5;
+    const Tensor x = varied({rows, cols}, -4, 6), dy = varied({rows, cols + 3}, -1, 1).narrow(1, 3, cols).contiguous();
+    const Tensor gamma = varied({cols}, 0.5, 1.5), beta = varied({cols}, -1, 1);
+    for (const bool affine : {false, true}) {
+      const Tensor g = affine ? gamma : Tensor();
+      const ops::LayerNormResult forward = ops::layer_norm(x, g, affine ? beta : Tensor(), 1e-5);
+      const ops::LayerNormGrads expected = ops::layer_norm_backward(dy, x, g, forward.mean, forward.rstd, affine);
+      for (Schedule schedule : kSchedules) {
+        std::vector<float> dx(size_t(rows * cols), 0.0f);
+        launch(LaunchConfig{.grid = {unsigned(rows)}, .block = {64}, .shared_bytes = kReductionScratch,
+                            .schedule = schedule},
+               layer_norm_backward_kernel, dy.data<float>(), x.data<float>(), affine ? gamma.data<float>() : nullptr,
+               forward.mean.data<float>(), forward.rstd.data<float>(), dx.data(), int(cols));
+        check_close(dx, values(expected.dx), 1e-5);
+      }
+      if (!affine) continue;
+      std::vector<float> dgamma(size_t(cols), 0.0f), dbeta(size_t(cols), 0.0f);
+      const unsigned column_blocks = unsigned((cols + 63) / 64);  // one thread per column
+      launch(LaunchConfig{.grid = {column_blocks}, .block = {64}}, layer_norm_affine_grads_kernel, dy.data<float>(),
+             x.data<float>(), forward.mean.data<float>(), forward.rstd.data<float>(), dgamma.data(), dbeta.data(),
+             int(rows), int(cols));
+      check_close(dgamma, values(expected.dgamma), 1e-5);
+      check_close(dbeta, values(expected.dbeta), 1e-5);
     }
   }
 }
