@@ -119,6 +119,25 @@ void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Te
                 on(out.device()).stream);
 }
 
+void CudaBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,
+                          const Tensor& mask) {
+  dropout_add(x, Tensor(), p, seed, first, out, mask);
+}
+
+void CudaBackend::dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first,
+                              const Tensor& out, const Tensor& mask) {
+  require_contiguous_float("dropout", {&x, &residual, &out});
+  launch_dropout(x.data<float>(), float_data(residual), p, seed, first, out.data<float>(), mask.data<bool>(),
+                 x.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) {
+  require_contiguous_float("dropout_backward", {&dy, &dx});
+  ATTN_CHECK(mask.is_contiguous(), "the cuda backend's dropout_backward takes a contiguous mask");
+  launch_dropout_backward(dy.data<float>(), mask.data<bool>(), scale, dx.data<float>(), dx.numel(),
+                          on(dx.device()).stream);
+}
+
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
   require_contiguous_float("reduce", {&x, &out});
   const bool last_dim_only = x.dim() > 0 && out.numel() == rows_of(x);

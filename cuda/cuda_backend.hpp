@@ -29,6 +29,10 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   void copy(const Tensor& src, const Tensor& dst) override;
   void unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) override;
   void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) override;
+  void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first, const Tensor& out,
+                   const Tensor& mask) override;
+  void dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) override;
   void reduce(ReduceOp op, const Tensor& x, const Tensor& out) override;
   void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) override;
   void softmax(const Tensor& x, const Tensor& out, bool log) override;

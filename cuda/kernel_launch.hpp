@@ -1,7 +1,7 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
-// (cuda/elementwise.cu, binary.cu, row_reduce.cu, softmax.cu, layer_norm.cu) choosing the
-// grid and block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers
-// are device memory holding contiguous float32 data. A launch that fails throws attn::Error
+// (cuda/elementwise.cu, binary.cu, dropout.cu, row_reduce.cu, softmax.cu, layer_norm.cu)
+// choosing the grid and block and launching on `stream` (a cudaStream_t; null is the default
+// stream). Pointers are device memory holding contiguous float32 data. A launch that fails throws attn::Error
 // naming the kernel and CUDA's reason; kernels run asynchronously, so errors inside a kernel
 // surface at the next synchronisation.
 #pragma once
@@ -22,6 +22,12 @@ void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const
                    int64_t n, void* stream);
 // out[r] = Σ_c x[r, c] over a [rows, cols] matrix.
 void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
+// out = (residual +) dropout(x) with keep probability 1 − p from the Philox stream (seed,
+// first), exactly as the CPU draws it; mask records keep; residual may be null.
+void launch_dropout(const float* x, const float* residual, double p, uint64_t seed, uint64_t first, float* out,
+                    bool* mask, int64_t n, void* stream);
+// dx = mask ? dy · scale : 0.
+void launch_dropout_backward(const float* dy, const bool* mask, double scale, float* dx, int64_t n, void* stream);
 // Softmax (or log-softmax when log) over the last dim of a [rows, cols] matrix.
 void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, bool log, void* stream);
 // Its backward from y = softmax(x) (or log-softmax) and dy.

@@ -230,6 +230,8 @@ void* shared_memory_base() { return running_block().shared.data(); }
 
 void sync_threads() { yield(FiberState::AtBarrier); }
 
+float fmul_rn(float a, float b) { return a * b; }
+
 uint64_t shuffle_bits(ShuffleKind kind, uint64_t bits, int delta) {
   Block& block = running_block();
   ATTN_CHECK(block.fibers.size() % kWarpSize == 0,

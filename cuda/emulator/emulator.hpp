@@ -83,6 +83,10 @@ T shuffle(ShuffleKind kind, T value, int delta) {
   return out;
 }
 
+// A float product never contracted with a neighbouring add (CUDA's __fmul_rn): defined out
+// of line in emulator.cpp, where the compiler cannot fuse it into an FMA.
+float fmul_rn(float a, float b);
+
 }  // namespace attn::cuda_emulator
 
 // --- CUDA's spellings, mapped onto the emulator ---
@@ -113,6 +117,8 @@ template <typename T>
 inline T __shfl_sync(unsigned, T value, int source_lane) {
   return ::attn::cuda_emulator::shuffle(::attn::cuda_emulator::ShuffleKind::Index, value, source_lane);
 }
+
+#define __fmul_rn(a, b) ::attn::cuda_emulator::fmul_rn(a, b)
 
 template <typename T>
 inline T atomicAdd(T* address, T value) {

@@ -1,10 +1,11 @@
 // The CUDA backend on a real GPU (skipped, with the reason, where there is none; see
 // gpu_test_main.cpp): each kernel it implements against the CPU backend on the same data —
-// copies both ways, fill, the unary and (broadcast) binary ops, the last-dim sum, softmax,
-// layer norm and their backward, and products with plain, transposed and broadcast operands — and a clear
+// copies both ways, fill, the unary and (broadcast) binary ops, dropout (the CPU's masks),
+// the last-dim sum, softmax, layer norm and their backward, and products with plain, transposed and broadcast operands — and a clear
 // error for a kernel it does not implement.
 #include <catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -67,6 +68,17 @@ TEST_CASE("unary ops, sums, softmax and layer norm on the GPU match the CPU", "[
   check_close(gpu_grads.dbeta, cpu_grads.dbeta, 1e-4);
   const Tensor y = ops::softmax(x, -1);
   check_close(ops::softmax_backward(y.to(kGpu), dy.to(kGpu), -1, false), ops::softmax_backward(y, dy, -1, false), 1e-5);
+}
+
+TEST_CASE("dropout on the GPU draws the CPU's mask, bit for bit", "[cuda]") {
+  const Tensor x = varied({5, 400}, -2, 2);
+  Generator cpu_gen(7), gpu_gen(7);
+  const ops::DropoutResult cpu = ops::dropout(x, 0.3, &cpu_gen);
+  const ops::DropoutResult gpu = ops::dropout(x.to(kGpu), 0.3, &gpu_gen);
+  const Tensor mask = gpu.mask.to(Device::cpu());
+  CHECK(std::equal(mask.data<bool>(), mask.data<bool>() + mask.numel(), cpu.mask.data<bool>()));
+  check_close(gpu.out, cpu.out, 0.0);
+  check_close(ops::dropout_backward(x.to(kGpu), gpu.mask, 0.3), ops::dropout_backward(x, cpu.mask, 0.3), 0.0);
 }
 
 TEST_CASE("matrix products on the GPU (cuBLAS) match the CPU", "[cuda]") {

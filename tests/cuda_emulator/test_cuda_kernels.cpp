@@ -1,6 +1,7 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
 // (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary op,
-// every binary op on broadcast and transposed operands, the row sum, softmax and
+// every binary op on broadcast and transposed operands, dropout (bit for bit: the same
+// Philox stream), the row sum, softmax and
 // log-softmax and their backward, layer norm with and without affine parameters and its
 // backward — the reductions under both thread schedules, with block sizes smaller and
 // larger than a row.
@@ -8,11 +9,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 #include "cuda/two_operand_layout.hpp"
 #include "cuda/kernels/binary.cuh"
+#include "cuda/kernels/dropout.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/layer_norm.cuh"
 #include "cuda/kernels/row_reduce.cuh"
@@ -108,6 +112,38 @@ TEST_CASE("cuda binary_kernel matches the CPU backend for every binary op on bro
              (long long)n);
       CHECK(values(out) == values(expected));  // one float32 operation per element: exact
     }
+  }
+}
+
+TEST_CASE("cuda dropout kernels draw the CPU's masks bit for bit, with and without the residual add",
+          "[cuda_kernels]") {
+  const int64_t n = 3000;
+  const double p = 0.1;
+  const uint64_t seed = 0x5eed, first = 12345;  // a first counter inside a Philox block
+  const Tensor x = varied({n}, -2, 2), residual = varied({n}, -1, 1), dy = varied({n}, -3, 3);
+  Backend& cpu = backend_for(Device::cpu());
+  for (const bool add : {false, true}) {
+    const Tensor out(Shape{n}), mask(Shape{n}, DType::Bool);
+    if (add) cpu.dropout_add(x, residual, p, seed, first, out, mask);
+    else cpu.dropout(x, p, seed, first, out, mask);
+    std::vector<float> got(size_t(n), 0.0f);
+    std::unique_ptr<bool[]> got_mask(new bool[size_t(n)]);
+    launch(LaunchConfig{.grid = {3}, .block = {128}}, dropout_kernel, x.data<float>(),
+           add ? residual.data<float>() : nullptr, float(1.0 / (1.0 - p)), float_keep_threshold(p),
+           (unsigned long long)seed, (unsigned long long)first, got.data(), got_mask.get(), (long long)n);
+    CHECK(std::equal(got_mask.get(), got_mask.get() + n, mask.data<bool>()));
+    CHECK(got == values(out));
+    const auto kept = std::count(mask.data<bool>(), mask.data<bool>() + n, true);
+    CHECK(kept > 2500);  // about 90% kept: the stream is not degenerate
+    CHECK(kept < 2900);
+
+    if (add) continue;
+    const Tensor dx(Shape{n});
+    cpu.dropout_backward(dy, mask, 1.0 / (1.0 - p), dx);
+    std::vector<float> got_dx(size_t(n), 0.0f);
+    launch(LaunchConfig{.grid = {3}, .block = {128}}, dropout_backward_kernel, dy.data<float>(), got_mask.get(),
+           float(1.0 / (1.0 - p)), got_dx.data(), (long long)n);
+    CHECK(got_dx == values(dx));
   }
 }
 
