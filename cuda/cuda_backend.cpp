@@ -195,6 +195,35 @@ void CudaBackend::layer_norm_backward(const Tensor& dy, const Tensor& x, const T
                              on(x.device()).stream);
 }
 
+void CudaBackend::label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon,
+                                    int64_t ignore_index, const Tensor& lse, const Tensor& loss, const Tensor& nll,
+                                    const Tensor& count) {
+  require_contiguous_float("label_smoothed_ce", {&logits, &lse});
+  ATTN_CHECK(targets.is_contiguous(), "the cuda backend's label_smoothed_ce takes contiguous targets");
+  const int64_t rows = logits.size(0), classes = logits.size(1);
+  const Device device = logits.device();
+  const Tensor row_loss(Shape{rows}, DType::Float64, device), row_nll(Shape{rows}, DType::Float64, device);
+  const Tensor first_bad_row(Shape{}, DType::Int64, device);
+  launch_label_smoothed_ce(logits.data<float>(), targets.data<int64_t>(), epsilon, ignore_index, lse.data<float>(),
+                           row_loss.data<double>(), row_nll.data<double>(), loss.data<double>(), nll.data<double>(),
+                           count.data<double>(), first_bad_row.data<int64_t>(), rows, classes, on(device).stream);
+  const auto bad = int64_t(first_bad_row.to(Device::cpu()).item());
+  if (bad >= 0)  // the CPU backend's message
+    throw Error(fmt::format(
+        "label_smoothed_cross_entropy: target {} at position {} is out of range [0, {}) (ignore_index {})",
+        int64_t(targets.narrow(0, bad, 1).to(Device::cpu()).item()), bad, classes, ignore_index));
+}
+
+void CudaBackend::label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                                             double epsilon, int64_t ignore_index, double scale,
+                                             const Tensor& grad_logits) {
+  require_contiguous_float("label_smoothed_ce_backward", {&logits, &lse, &grad_logits});
+  ATTN_CHECK(targets.is_contiguous(), "the cuda backend's label_smoothed_ce_backward takes contiguous targets");
+  launch_label_smoothed_ce_backward(logits.data<float>(), targets.data<int64_t>(), lse.data<float>(), epsilon,
+                                    ignore_index, scale, grad_logits.data<float>(), logits.size(0), logits.size(1),
+                                    on(logits.device()).stream);
+}
+
 bool register_cuda_backend() {
   static std::once_flag once;
   static bool usable = false;

@@ -2,7 +2,8 @@
 // overrides below; the others are reported as unsupported on CUDA, naming the kernel
 // (BackendBase). One stream and one cuBLAS handle per device, created when the backend is;
 // every kernel of a device is queued on that stream, so kernels of one device run in order
-// and the host waits only in synchronize() and in copies to host memory.
+// and the host waits only in synchronize(), in copies to host memory and in the cross
+// entropy, which reads back whether a target was out of range (to name it in its error).
 //
 // The kernels take contiguous float32 tensors (binary: any strided operands; batched_gemm:
 // also transposed matrices, see cuda_backend.cpp) and say so in their error otherwise; the element-wise, reduction,
@@ -41,6 +42,10 @@ class CudaBackend final : public BackendBase<CudaBackend> {
                   const Tensor& mean, const Tensor& rstd) override;
   void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                            const Tensor& rstd, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta) override;
+  void label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon, int64_t ignore_index,
+                         const Tensor& lse, const Tensor& loss, const Tensor& nll, const Tensor& count) override;
+  void label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, double epsilon,
+                                  int64_t ignore_index, double scale, const Tensor& grad_logits) override;
 
  private:
   struct PerDevice {

@@ -1,7 +1,8 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
-// (cuda/elementwise.cu, binary.cu, dropout.cu, row_reduce.cu, softmax.cu, layer_norm.cu)
+// (cuda/elementwise.cu, binary.cu, dropout.cu, row_reduce.cu, softmax.cu, layer_norm.cu,
+// cross_entropy.cu)
 // choosing the grid and block and launching on `stream` (a cudaStream_t; null is the default
-// stream). Pointers are device memory holding contiguous float32 data. A launch that fails throws attn::Error
+// stream). Pointers are device memory holding contiguous data (float32 unless stated). A launch that fails throws attn::Error
 // naming the kernel and CUDA's reason; kernels run asynchronously, so errors inside a kernel
 // surface at the next synchronisation.
 #pragma once
@@ -41,6 +42,18 @@ void launch_layer_norm(const float* x, const float* gamma, const float* beta, fl
 void launch_layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
                                 const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols,
                                 void* stream);
+
+// Label-smoothed cross entropy over logits [rows, classes] and int64 targets: lse [rows] and,
+// in 0-d float64 outputs, the summed loss, nll and counted rows; row_loss and row_nll are
+// [rows] float64 scratch, first_bad_row a 0-d int64 (−1, or the first row whose target is out
+// of range).
+void launch_label_smoothed_ce(const float* logits, const int64_t* targets, double epsilon, int64_t ignore_index,
+                              float* lse, double* row_loss, double* row_nll, double* loss, double* nll, double* count,
+                              int64_t* first_bad_row, int64_t rows, int64_t classes, void* stream);
+// grad = scale · dloss/dlogits from the saved lse.
+void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targets, const float* lse, double epsilon,
+                                       int64_t ignore_index, double scale, float* grad, int64_t rows, int64_t classes,
+                                       void* stream);
 
 // Throws attn::Error when `status` (a cudaError_t) is not success, naming `what`.
 void check_cuda(int status, const char* what);

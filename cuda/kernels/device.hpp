@@ -4,6 +4,8 @@
 // header and core/kernel_params.hpp only: no fmt, no standard-library types, and shared
 // memory only through shared_memory<T>() (the launch's dynamic shared memory).
 #pragma once
+#include <cstdint>  // fixed-width integers (int64_t indices, as the CPU side stores them)
+
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 #else

@@ -1,8 +1,9 @@
 // The CUDA backend on a real GPU (skipped, with the reason, where there is none; see
 // gpu_test_main.cpp): each kernel it implements against the CPU backend on the same data —
 // copies both ways, fill, the unary and (broadcast) binary ops, dropout (the CPU's masks),
-// the last-dim sum, softmax, layer norm and their backward, and products with plain, transposed and broadcast operands — and a clear
-// error for a kernel it does not implement.
+// the last-dim sum, softmax, layer norm and their backward, the cross entropy, and products
+// with plain, transposed and broadcast operands — and a clear error for a kernel it does
+// not implement.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -88,6 +89,20 @@ TEST_CASE("matrix products on the GPU (cuBLAS) match the CPU", "[cuda]") {
   check_close(ops::matmul(a.to(kGpu), b_rows.to(kGpu).transpose(1, 2)), ops::matmul(a, b_rows.transpose(1, 2)), 1e-4);
   const Tensor w = varied({9, 4}, -1, 1);  // one matrix broadcast over the batch (batch stride 0)
   check_close(ops::matmul(a.to(kGpu), w.to(kGpu)), ops::matmul(a, w), 1e-4);
+}
+
+TEST_CASE("the label-smoothed cross entropy on the GPU matches the CPU and names a bad target", "[cuda]") {
+  const Tensor logits = varied({8, 500}, -5, 5);
+  const Tensor targets = from_vector<int64_t>({3, 1, 499, 0, 17, 1, 250, 9}, Shape{8});
+  const ops::CrossEntropyResult cpu = ops::label_smoothed_cross_entropy(logits, targets, 0.1, 1);
+  const ops::CrossEntropyResult gpu = ops::label_smoothed_cross_entropy(logits.to(kGpu), targets.to(kGpu), 0.1, 1);
+  CHECK(gpu.loss.to(Device::cpu()).item() == Approx(cpu.loss.item()).epsilon(1e-6));
+  CHECK(gpu.count == cpu.count);
+  check_close(ops::label_smoothed_cross_entropy_backward(logits.to(kGpu), targets.to(kGpu), gpu.lse, 0.1, 1, 0.5),
+              ops::label_smoothed_cross_entropy_backward(logits, targets, cpu.lse, 0.1, 1, 0.5), 1e-6);
+  const Tensor bad = from_vector<int64_t>({3, 1, 500, 0, 17, 1, 250, 9}, Shape{8}).to(kGpu);
+  CHECK_THROWS_WITH(ops::label_smoothed_cross_entropy(logits.to(kGpu), bad, 0.1, 1),
+                    Catch::Contains("target 500 at position 2 is out of range"));
 }
 
 TEST_CASE("a kernel the CUDA backend lacks is named in the error", "[cuda]") {

@@ -3,7 +3,7 @@
 // every binary op on broadcast and transposed operands, dropout (bit for bit: the same
 // Philox stream), the row sum, softmax and
 // log-softmax and their backward, layer norm with and without affine parameters and its
-// backward — the reductions under both thread schedules, with block sizes smaller and
+// backward, the label-smoothed cross entropy and its backward — the reductions under both thread schedules, with block sizes smaller and
 // larger than a row.
 #include <catch.hpp>
 
@@ -16,6 +16,7 @@
 #include "core/ops.hpp"
 #include "cuda/two_operand_layout.hpp"
 #include "cuda/kernels/binary.cuh"
+#include "cuda/kernels/cross_entropy.cuh"
 #include "cuda/kernels/dropout.cuh"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/layer_norm.cuh"
@@ -238,4 +239,46 @@ TEST_CASE("cuda layer norm backward kernels match the CPU backend's dx, dgamma a
       check_close(dbeta, values(expected.dbeta), 1e-5);
     }
   }
+}
+
+TEST_CASE("cuda cross-entropy kernels match the CPU backend's loss, nll, count, lse and gradient",
+          "[cuda_kernels]") {
+  const int64_t rows = 6, classes = 203, ignore = 1;
+  const Tensor logits = varied({rows, classes}, -6, 6);
+  const Tensor targets = from_vector<int64_t>({5, ignore, 0, 202, 77, 5}, Shape{rows});
+  const double epsilon = 0.1, scale = 0.25;
+  const ops::CrossEntropyResult expected = ops::label_smoothed_cross_entropy(logits, targets, epsilon, ignore);
+  const Tensor expected_grad =
+      ops::label_smoothed_cross_entropy_backward(logits, targets, expected.lse, epsilon, ignore, scale);
+  for (Schedule schedule : kSchedules) {
+    std::vector<float> lse(size_t(rows), 0.0f);
+    std::vector<double> row_loss(size_t(rows), 0.0), row_nll(size_t(rows), 0.0);
+    double loss = 0.0, nll = 0.0, count = 0.0;
+    int64_t first_bad = 0;
+    launch(LaunchConfig{.grid = {unsigned(rows)}, .block = {64}, .shared_bytes = 32 * sizeof(double),
+                        .schedule = schedule},
+           label_smoothed_ce_rows_kernel, logits.data<float>(), targets.data<int64_t>(), int(classes), epsilon,
+           ignore, lse.data(), row_loss.data(), row_nll.data());
+    launch(LaunchConfig{.grid = {1}, .block = {1}}, label_smoothed_ce_totals_kernel, targets.data<int64_t>(),
+           (long long)rows, int(classes), ignore, row_loss.data(), row_nll.data(), &loss, &nll, &count, &first_bad);
+    check_close(lse, values(expected.lse), 1e-6);
+    CHECK(loss == Approx(expected.loss.item()).epsilon(1e-6));
+    CHECK(nll == Approx(expected.nll.item()).epsilon(1e-6));
+    CHECK(count == double(expected.count));
+    CHECK(first_bad == -1);
+  }
+  std::vector<float> grad(size_t(rows * classes), -1.0f);
+  launch(LaunchConfig{.grid = {4}, .block = {128}}, label_smoothed_ce_backward_kernel, logits.data<float>(),
+         targets.data<int64_t>(), expected.lse.data<float>(), float(scale * epsilon / double(classes)),
+         float(scale * (1.0 - epsilon)), float(scale), ignore, grad.data(), (long long)rows, int(classes));
+  check_close(grad, values(expected_grad), 1e-6);
+
+  // A target out of range is found (the backend names it in its error), the first one in row order.
+  const Tensor bad_targets = from_vector<int64_t>({5, 203, 0, -3, 7, 5}, Shape{rows});
+  double unused = 0.0;
+  int64_t first_bad = -1;
+  std::vector<double> row_loss(size_t(rows), 0.0), row_nll(size_t(rows), 0.0);
+  launch(LaunchConfig{.grid = {1}, .block = {1}}, label_smoothed_ce_totals_kernel, bad_targets.data<int64_t>(),
+         (long long)rows, int(classes), ignore, row_loss.data(), row_nll.data(), &unused, &unused, &unused, &first_bad);
+  CHECK(first_bad == 1);
 }
