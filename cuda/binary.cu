@@ -1,5 +1,7 @@
-// Launches the binary kernels of cuda/kernels/binary.cuh (cuda/kernel_launch.hpp).
+// Launches the kernels over two strided operands (cuda/kernel_launch.hpp): the binary ops of
+// cuda/kernels/binary.cuh and the strided copies of cuda/kernels/strided_copy.cuh.
 #include "cuda/kernels/binary.cuh"
+#include "cuda/kernels/strided_copy.cuh"
 #include "cuda/launch_config.cuh"
 
 namespace attn::cuda {
@@ -15,6 +17,29 @@ void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const
     cuda_kernels::binary_kernel<float><<<grid, kThreadsPerBlock, 0, as_stream(stream)>>>(
         op, a, b, static_cast<float*>(out), layout, (long long)n);
   check_launch("binary_kernel");
+}
+
+namespace {
+
+template <typename Word>
+void launch_copy_of(const void* src, void* dst, const cuda_kernels::TwoOperandLayout& layout, int64_t n,
+                    void* stream) {
+  cuda_kernels::strided_copy_kernel<Word><<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
+      static_cast<const Word*>(src), static_cast<Word*>(dst), layout, (long long)n);
+  check_launch("strided_copy_kernel");
+}
+
+}  // namespace
+
+void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::TwoOperandLayout& layout,
+                         int64_t n, void* stream) {
+  if (n == 0) return;
+  switch (element_size) {
+    case 1: return launch_copy_of<unsigned char>(src, dst, layout, n, stream);
+    case 4: return launch_copy_of<unsigned>(src, dst, layout, n, stream);
+    case 8: return launch_copy_of<unsigned long long>(src, dst, layout, n, stream);
+    default: check_cuda(int(cudaErrorInvalidValue), "strided_copy_kernel (element size other than 1, 4, 8)");
+  }
 }
 
 }  // namespace attn::cuda

@@ -94,10 +94,17 @@ void CudaBackend::fill(const Tensor& out, double value) {
 }
 
 void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
-  ATTN_CHECK(src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous(),
-             "the cuda backend copies contiguous tensors of one dtype so far; got {} {} to {} {}",
-             dtype_name(src.dtype()), src.shape().str(), dtype_name(dst.dtype()), dst.shape().str());
+  ATTN_CHECK(src.dtype() == dst.dtype(), "the cuda backend copies without converting dtypes so far; got {} to {}",
+             dtype_name(src.dtype()), dtype_name(dst.dtype()));
   const Device device = src.device().is_cuda() ? src.device() : dst.device();
+  if (!src.is_contiguous() || !dst.is_contiguous()) {
+    ATTN_CHECK(src.device() == dst.device(),
+               "the cuda backend copies strided views within one device so far; got {} {} on {} to {} on {}",
+               dtype_name(src.dtype()), src.shape().str(), src.device().str(), dst.shape().str(), dst.device().str());
+    launch_strided_copy(src.raw_data(), dst.raw_data(), dtype_size(src.dtype()), two_operand_layout(src, dst, dst),
+                        dst.numel(), on(device).stream);
+    return;
+  }
   const auto stream = static_cast<cudaStream_t>(on(device).stream);
   check_cuda(int(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), size_t(src.numel()) * dtype_size(src.dtype()),
                                  cudaMemcpyDefault, stream)),

@@ -5,8 +5,8 @@
 // and the host waits only in synchronize(), in copies to host memory and in the cross
 // entropy, which reads back whether a target was out of range (to name it in its error).
 //
-// The kernels take contiguous float32 tensors (binary: any strided operands; batched_gemm:
-// also transposed matrices, see cuda_backend.cpp) and say so in their error otherwise; the element-wise, reduction,
+// The kernels take contiguous float32 tensors (binary and copy within a device: any strided
+// operands, copy: every dtype; batched_gemm: also transposed matrices, see cuda_backend.cpp) and say so in their error otherwise; the element-wise, reduction,
 // softmax and layer-norm bodies are those of cuda/kernels/, tested on the CPU emulator.
 #pragma once
 #include <vector>

@@ -21,6 +21,10 @@ void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int6
 // holds float for arithmetic ops and bool for comparisons.
 void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::TwoOperandLayout& layout,
                    int64_t n, void* stream);
+// Copies the n elements of `layout` (a: the source's strides, b: the destination's), each
+// element_size bytes (1, 4 or 8), from src to dst.
+void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::TwoOperandLayout& layout,
+                         int64_t n, void* stream);
 // out[r] = Σ_c x[r, c] over a [rows, cols] matrix.
 void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
 // out = (residual +) dropout(x) with keep probability 1 − p from the Philox stream (seed,

@@ -1,4 +1,4 @@
-// The layout of a binary kernel's operands (cuda/kernels/binary.cuh) from tensors: the
+// The layout of two strided operands (cuda/kernels/two_operand_layout.hpp) from tensors: the
 // output's sizes and each operand's strides, dims of extent 1 dropped. Host code, shared by
 // the CUDA backend and the emulator tests.
 #pragma once
@@ -11,8 +11,9 @@ namespace attn::cuda {
 // a and b are views of out's shape (already expanded).
 inline cuda_kernels::TwoOperandLayout two_operand_layout(const Tensor& a, const Tensor& b, const Tensor& out) {
   cuda_kernels::TwoOperandLayout layout{};
-  ATTN_CHECK(out.dim() <= cuda_kernels::kMaxLayoutDims, "the cuda backend's binary takes at most {} dims, got {}",
-             cuda_kernels::kMaxLayoutDims, out.shape().str());
+  ATTN_CHECK(out.dim() <= cuda_kernels::kMaxLayoutDims,
+             "the cuda backend's strided kernels take at most {} dims, got {}", cuda_kernels::kMaxLayoutDims,
+             out.shape().str());
   for (int d = 0; d < out.dim(); ++d) {
     if (out.size(d) == 1) continue;
     layout.sizes[layout.dims] = out.size(d);

@@ -4,7 +4,7 @@
 #pragma once
 #include "core/kernel_params.hpp"
 #include "cuda/kernels/device.hpp"
-#include "cuda/kernels/two_operand_layout.hpp"
+#include "cuda/kernels/strided_offsets.cuh"
 
 namespace attn::cuda_kernels {
 
@@ -42,13 +42,8 @@ __global__ void binary_kernel(BinaryOp op, const float* a, const float* b, Out* 
                               long long n) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    long long rest = i, a_offset = 0, b_offset = 0;
-    for (int d = layout.dims - 1; d >= 0; --d) {
-      const long long index = rest % layout.sizes[d];
-      rest /= layout.sizes[d];
-      a_offset += index * layout.a_strides[d];
-      b_offset += index * layout.b_strides[d];
-    }
+    long long a_offset = 0, b_offset = 0;
+    operand_offsets(layout, i, a_offset, b_offset);
     out[i] = binary_result(op, a[a_offset], b[b_offset], out);
   }
 }

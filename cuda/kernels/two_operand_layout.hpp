@@ -1,6 +1,6 @@
-// Where the elements of a binary kernel's operands are (cuda/kernels/binary.cuh): a plain
-// struct passed by value to the kernel, free of the kernel dialect so host code can fill it
-// (cuda/two_operand_layout.hpp).
+// Where the elements of two strided operands are (the binary kernels, cuda/kernels/binary.cuh,
+// and strided copies, cuda/kernels/strided_copy.cuh): a plain struct passed by value to a
+// kernel, free of the kernel dialect so host code can fill it (cuda/two_operand_layout.hpp).
 #pragma once
 
 namespace attn::cuda_kernels {

@@ -43,6 +43,7 @@ TEST_CASE("tensors go to the GPU and back unchanged", "[cuda]") {
   CHECK(on_gpu.device() == kGpu);
   check_close(on_gpu, x, 0.0);
   check_close(full({3, 3}, 2.5, DType::Float32, kGpu), full({3, 3}, 2.5), 0.0);
+  check_close(on_gpu.transpose(0, 1).contiguous(), x.transpose(0, 1).contiguous(), 0.0);  // a strided copy
 }
 
 TEST_CASE("unary ops, sums, softmax and layer norm on the GPU match the CPU", "[cuda]") {

@@ -1,14 +1,15 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
-// (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary op,
-// every binary op on broadcast and transposed operands, dropout (bit for bit: the same
-// Philox stream), the row sum, softmax and
-// log-softmax and their backward, layer norm with and without affine parameters and its
-// backward, the label-smoothed cross entropy and its backward — the reductions under both thread schedules, with block sizes smaller and
-// larger than a row.
+// (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary
+// op, every binary op on broadcast and transposed operands, strided copies of every dtype,
+// dropout (bit for bit: the same Philox stream), the row sum, softmax and log-softmax and
+// their backward, layer norm with and without affine parameters and its backward, the
+// label-smoothed cross entropy and its backward — the reductions under both thread
+// schedules, with block sizes smaller and larger than a row.
 #include <catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "cuda/kernels/cross_entropy.cuh"
 #include "cuda/kernels/dropout.cuh"
 #include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/strided_copy.cuh"
 #include "cuda/kernels/layer_norm.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/kernels/softmax.cuh"
@@ -145,6 +147,38 @@ TEST_CASE("cuda dropout kernels draw the CPU's masks bit for bit, with and witho
     launch(LaunchConfig{.grid = {3}, .block = {128}}, dropout_backward_kernel, dy.data<float>(), got_mask.get(),
            float(1.0 / (1.0 - p)), got_dx.data(), (long long)n);
     CHECK(got_dx == values(dx));
+  }
+}
+
+TEST_CASE("cuda strided_copy_kernel copies strided views of every element size bit for bit", "[cuda_kernels]") {
+  const Tensor floats = varied({4, 6}, -3, 3);
+  const Tensor longs = arange(0, 24, 1, DType::Int64).view({4, 6});
+  const Tensor bools = ops::binary(BinaryOp::Gt, floats, zeros({4, 6}));
+  for (const Tensor& t : {floats, longs, bools}) {
+    INFO(dtype_name(t.dtype()));
+    const size_t bytes = dtype_size(t.dtype());
+    // A transposed source into a contiguous destination (what contiguous() does) ...
+    const Tensor source = t.transpose(0, 1), gathered(source.shape(), t.dtype());
+    const auto copy = [&](const Tensor& src, const Tensor& dst) {
+      const cuda_kernels::TwoOperandLayout layout = cuda::two_operand_layout(src, dst, dst);
+      const LaunchConfig config{.grid = {2}, .block = {32}};
+      if (bytes == 1)
+        launch(config, strided_copy_kernel<unsigned char>, static_cast<const unsigned char*>(src.raw_data()),
+               static_cast<unsigned char*>(dst.raw_data()), layout, (long long)dst.numel());
+      else if (bytes == 4)
+        launch(config, strided_copy_kernel<unsigned>, static_cast<const unsigned*>(src.raw_data()),
+               static_cast<unsigned*>(dst.raw_data()), layout, (long long)dst.numel());
+      else
+        launch(config, strided_copy_kernel<unsigned long long>, static_cast<const unsigned long long*>(src.raw_data()),
+               static_cast<unsigned long long*>(dst.raw_data()), layout, (long long)dst.numel());
+    };
+    copy(source, gathered);
+    const Tensor expected = source.contiguous();
+    CHECK(std::memcmp(gathered.raw_data(), expected.raw_data(), size_t(t.numel()) * bytes) == 0);
+    // ... and a contiguous source into a transposed destination.
+    const Tensor scattered(t.shape(), t.dtype());
+    copy(gathered, scattered.transpose(0, 1));
+    CHECK(std::memcmp(scattered.raw_data(), t.contiguous().raw_data(), size_t(t.numel()) * bytes) == 0);
   }
 }
 
