@@ -10,6 +10,7 @@
 #include "cuda/cuda_allocator.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/kernel_launch.hpp"
+#include "cuda/reduce_layout.hpp"
 #include "cuda/two_operand_layout.hpp"
 
 namespace attn::cuda {
@@ -146,12 +147,14 @@ void CudaBackend::dropout_backward(const Tensor& dy, const Tensor& mask, double 
 }
 
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
-  require_contiguous_float("reduce", {&x, &out});
-  const bool last_dim_only = x.dim() > 0 && out.numel() == rows_of(x);
-  ATTN_CHECK(op == ReduceOp::Sum && last_dim_only,
-             "the cuda backend's reduce sums over the last dim so far; got op {} of {} into {}", int(op),
-             x.shape().str(), out.shape().str());
-  launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
+  ATTN_CHECK(x.dtype() == DType::Float32 && out.dtype() == DType::Float32 && out.is_contiguous(),
+             "the cuda backend's reduce takes float32 tensors so far; got {}", dtype_name(x.dtype()));
+  bool last_dim_sum = op == ReduceOp::Sum && x.is_contiguous() && x.dim() > 0 && out.size(-1) == 1;
+  for (int d = 0; d + 1 < x.dim(); ++d) last_dim_sum = last_dim_sum && out.size(d) == x.size(d);
+  if (last_dim_sum)  // one block per row: the reduction of every softmax-like row
+    launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
+  else
+    launch_reduce(op, x.data<float>(), out.data<float>(), reduce_layout(x, out), out.numel(), on(x.device()).stream);
 }
 
 void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {

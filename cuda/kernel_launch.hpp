@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/kernel_params.hpp"
+#include "cuda/kernels/reduce_layout.hpp"
 #include "cuda/kernels/two_operand_layout.hpp"
 
 namespace attn::cuda {
@@ -25,6 +26,9 @@ void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const
 // element_size bytes (1, 4 or 8), from src to dst.
 void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::TwoOperandLayout& layout,
                          int64_t n, void* stream);
+// out[i] = op over the elements of x that output i reduces (layout), for `outputs` outputs.
+void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
+                   void* stream);
 // out[r] = Σ_c x[r, c] over a [rows, cols] matrix.
 void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
 // out = (residual +) dropout(x) with keep probability 1 − p from the Philox stream (seed,

@@ -52,6 +52,8 @@ TEST_CASE("unary ops, sums, softmax and layer norm on the GPU match the CPU", "[
   for (UnaryOp op : {UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Relu, UnaryOp::Gelu, UnaryOp::Sigmoid})
     check_close(ops::unary(op, g), ops::unary(op, x), 1e-5);
   check_close(ops::sum(g, {1}), ops::sum(x, {1}), 1e-4);
+  check_close(ops::sum(g, {0}), ops::sum(x, {0}), 1e-4);  // over the rows: the general reduction
+  check_close(ops::amax(g.transpose(0, 1), {1}), ops::amax(x.transpose(0, 1), {1}), 0.0);
   const Tensor column = varied({6, 1}, 1, 2);  // broadcast along the rows
   check_close(ops::binary(BinaryOp::Div, g, column.to(kGpu)), ops::binary(BinaryOp::Div, x, column), 1e-6);
   check_close(ops::softmax(g, -1), ops::softmax(x, -1), 1e-5);

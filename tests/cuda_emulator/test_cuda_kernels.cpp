@@ -1,10 +1,10 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
 // (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary
 // op, every binary op on broadcast and transposed operands, strided copies of every dtype,
-// dropout (bit for bit: the same Philox stream), the row sum, softmax and log-softmax and
-// their backward, layer norm with and without affine parameters and its backward, the
-// label-smoothed cross entropy and its backward — the reductions under both thread
-// schedules, with block sizes smaller and larger than a row.
+// dropout (bit for bit: the same Philox stream), every reduction over any dims, the row
+// sum, softmax and log-softmax and their backward, layer norm with and without affine
+// parameters and its backward, the label-smoothed cross entropy and its backward — the
+// block reductions under both thread schedules, with blocks smaller and larger than a row.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "core/backend.hpp"
 #include "core/ops.hpp"
+#include "cuda/reduce_layout.hpp"
 #include "cuda/two_operand_layout.hpp"
 #include "cuda/kernels/binary.cuh"
 #include "cuda/kernels/cross_entropy.cuh"
@@ -22,6 +23,7 @@
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/strided_copy.cuh"
 #include "cuda/kernels/layer_norm.cuh"
+#include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/kernels/softmax.cuh"
 
@@ -191,6 +193,25 @@ TEST_CASE("cuda row_sum_kernel matches the CPU backend's sum over the last dim",
       launch(LaunchConfig{.grid = {5}, .block = {64}, .shared_bytes = kReductionScratch, .schedule = schedule},
              row_sum_kernel, x.data<float>(), out.data(), int(cols));
       check_close(out, expected, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("cuda reduce_kernel matches the CPU backend for every op over any dims of a strided input",
+          "[cuda_kernels]") {
+  const Tensor x = varied({3, 4, 5}, 0.5, 2).permute({2, 0, 1});  // [5, 3, 4], strided
+  const std::vector<std::vector<int64_t>> dim_sets = {{0}, {1}, {2}, {0, 2}, {0, 1, 2}};
+  for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::LogSumExp,
+                            ReduceOp::Norm2, ReduceOp::Prod}) {
+    for (const std::vector<int64_t>& dims : dim_sets) {
+      INFO("reduce op " << int(op) << " over " << dims.size() << " dims starting at " << dims[0]);
+      Shape out_shape = x.shape();
+      for (int64_t d : dims) out_shape[int(d)] = 1;
+      const Tensor expected(out_shape), out(out_shape);
+      backend_for(Device::cpu()).reduce(op, x, expected);
+      launch(LaunchConfig{.grid = {1}, .block = {32}}, reduce_kernel, op, x.data<float>(), out.data<float>(),
+             cuda::reduce_layout(x, out), (long long)out.numel());
+      check_close(values(out), values(expected), 1e-6);
     }
   }
 }
