@@ -31,6 +31,13 @@ void require_contiguous_float(const char* kernel, std::initializer_list<const Te
   }
 }
 
+// The int64 indices of index_select_rows / index_add_rows, contiguous.
+void require_row_indices(const char* kernel, const Tensor& indices) {
+  ATTN_CHECK(indices.dtype() == DType::Int64 && indices.is_contiguous(),
+             "the cuda backend's {} takes contiguous int64 indices; got {} {}", kernel, dtype_name(indices.dtype()),
+             indices.shape().str());
+}
+
 const float* float_data(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
 
 int64_t last_dim(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
@@ -125,6 +132,39 @@ void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Te
              dtype_name(b.dtype()));
   launch_binary(op, a.data<float>(), b.data<float>(), out.raw_data(), two_operand_layout(a, b, out), out.numel(),
                 on(out.device()).stream);
+}
+
+void CudaBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                 UnaryParams p) {
+  require_contiguous_float("unary_backward", {&x, &y, &dy, &dx});
+  launch_unary_backward(op, p, x.data<float>(), float_data(y), dy.data<float>(), dx.data<float>(), x.numel(),
+                        on(x.device()).stream);
+}
+
+void CudaBackend::bias_relu(const Tensor& y, const Tensor& bias) {
+  require_contiguous_float("bias_relu", {&y, &bias});
+  launch_bias_relu(y.data<float>(), float_data(bias), rows_of(y), last_dim(y), on(y.device()).stream);
+}
+
+void CudaBackend::bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) {
+  require_contiguous_float("bias_relu_backward", {&y, &dy, &dz, &dbias});
+  launch_bias_relu_backward(y.data<float>(), dy.data<float>(), dz.data<float>(),
+                            dbias.defined() ? dbias.data<float>() : nullptr, rows_of(y), last_dim(y),
+                            on(y.device()).stream);
+}
+
+void CudaBackend::index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) {
+  require_contiguous_float("index_select_rows", {&weight, &out});
+  require_row_indices("index_select_rows", indices);
+  launch_index_select_rows(weight.data<float>(), indices.data<int64_t>(), out.data<float>(), indices.numel(),
+                           weight.size(1), on(weight.device()).stream);
+}
+
+void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) {
+  require_contiguous_float("index_add_rows", {&grad_weight, &src});
+  require_row_indices("index_add_rows", indices);
+  launch_index_add_rows(grad_weight.data<float>(), indices.data<int64_t>(), src.data<float>(), indices.numel(),
+                        grad_weight.size(1), on(grad_weight.device()).stream);
 }
 
 void CudaBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,

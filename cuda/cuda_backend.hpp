@@ -30,6 +30,12 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   void copy(const Tensor& src, const Tensor& dst) override;
   void unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) override;
   void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                      UnaryParams p) override;
+  void bias_relu(const Tensor& y, const Tensor& bias) override;
+  void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) override;
+  void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override;
+  void index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) override;
   void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) override;
   void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first, const Tensor& out,
                    const Tensor& mask) override;

@@ -1,6 +1,6 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
-// (cuda/elementwise.cu, binary.cu, dropout.cu, row_reduce.cu, softmax.cu, layer_norm.cu,
-// cross_entropy.cu)
+// (cuda/elementwise.cu, binary.cu, dropout.cu, indexing.cu, row_reduce.cu, softmax.cu,
+// layer_norm.cu, cross_entropy.cu)
 // choosing the grid and block and launching on `stream` (a cudaStream_t; null is the default
 // stream). Pointers are device memory holding contiguous data (float32 unless stated). A launch that fails throws attn::Error
 // naming the kernel and CUDA's reason; kernels run asynchronously, so errors inside a kernel
@@ -18,6 +18,20 @@ namespace attn::cuda {
 void launch_fill(float value, float* y, int64_t n, void* stream);
 // y[i] = op(x[i]) for i < n (y may be x).
 void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int64_t n, void* stream);
+// dx = dL/dx of y = op(x) from dy (y may be null for ops that do not read it).
+void launch_unary_backward(UnaryOp op, UnaryParams params, const float* x, const float* y, const float* dy, float* dx,
+                           int64_t n, void* stream);
+// In place over y [rows, cols]: y = relu(y + bias) (bias [cols] may be null).
+void launch_bias_relu(float* y, const float* bias, int64_t rows, int64_t cols, void* stream);
+// dz = y > 0 ? dy : 0 and, when dbias is not null, dbias = the column sums of dz.
+void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, int64_t rows, int64_t cols,
+                               void* stream);
+// out[i, :] = weight[indices[i], :] over out [rows, width].
+void launch_index_select_rows(const float* weight, const int64_t* indices, float* out, int64_t rows, int64_t width,
+                              void* stream);
+// grad_weight[indices[i], :] += src[i, :] for the rows of src [rows, width], in index order.
+void launch_index_add_rows(float* grad_weight, const int64_t* indices, const float* src, int64_t rows, int64_t width,
+                           void* stream);
 // out[i] = a[i] op b[i] over the n elements of a contiguous out laid out by `layout`; out
 // holds float for arithmetic ops and bool for comparisons.
 void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::TwoOperandLayout& layout,

@@ -1,9 +1,9 @@
 // The CUDA backend on a real GPU (skipped, with the reason, where there is none; see
 // gpu_test_main.cpp): each kernel it implements against the CPU backend on the same data —
-// copies both ways, fill, the unary and (broadcast) binary ops, dropout (the CPU's masks),
-// the last-dim sum, softmax, layer norm and their backward, the cross entropy, and products
-// with plain, transposed and broadcast operands — and a clear error for a kernel it does
-// not implement.
+// copies both ways and strided, fill, the unary and (broadcast) binary ops, bias + ReLU, row
+// gathers, dropout (the CPU's masks), reductions, softmax, layer norm and their backward,
+// the cross entropy, and products with plain, transposed and broadcast operands — and a
+// clear error for a kernel it does not implement.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -72,6 +72,23 @@ TEST_CASE("unary ops, sums, softmax and layer norm on the GPU match the CPU", "[
   check_close(gpu_grads.dbeta, cpu_grads.dbeta, 1e-4);
   const Tensor y = ops::softmax(x, -1);
   check_close(ops::softmax_backward(y.to(kGpu), dy.to(kGpu), -1, false), ops::softmax_backward(y, dy, -1, false), 1e-5);
+}
+
+TEST_CASE("backward of unary ops, bias + ReLU and embeddings on the GPU match the CPU", "[cuda]") {
+  const Tensor x = varied({4, 96}, -3, 3), dy = varied({4, 96}, -1, 1), bias = varied({96}, -1, 1);
+  const Tensor y = ops::unary(UnaryOp::Gelu, x);
+  check_close(ops::unary_backward(UnaryOp::Gelu, x.to(kGpu), y.to(kGpu), dy.to(kGpu)),
+              ops::unary_backward(UnaryOp::Gelu, x, y, dy), 1e-5);
+  const Tensor cpu_relu = x.clone(), gpu_relu = x.to(kGpu);
+  ops::bias_relu_(cpu_relu, bias);
+  ops::bias_relu_(gpu_relu, bias.to(kGpu));
+  check_close(gpu_relu, cpu_relu, 0.0);
+  const ops::BiasReluGrads cpu = ops::bias_relu_backward(cpu_relu, dy, true);
+  const ops::BiasReluGrads gpu = ops::bias_relu_backward(gpu_relu, dy.to(kGpu), true);
+  check_close(gpu.dz, cpu.dz, 0.0);
+  check_close(gpu.dbias, cpu.dbias, 1e-5);
+  const Tensor indices = from_vector<int64_t>({2, 0, 2, 3}, Shape{4});
+  check_close(ops::index_select(x.to(kGpu), 0, indices.to(kGpu)), ops::index_select(x, 0, indices), 0.0);
 }
 
 TEST_CASE("dropout on the GPU draws the CPU's mask, bit for bit", "[cuda]") {

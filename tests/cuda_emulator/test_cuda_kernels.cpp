@@ -1,10 +1,11 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
 // (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary
-// op, every binary op on broadcast and transposed operands, strided copies of every dtype,
-// dropout (bit for bit: the same Philox stream), every reduction over any dims, the row
-// sum, softmax and log-softmax and their backward, layer norm with and without affine
-// parameters and its backward, the label-smoothed cross entropy and its backward — the
-// block reductions under both thread schedules, with blocks smaller and larger than a row.
+// op and its backward, bias + ReLU and its backward, row gathers and scatters, every binary
+// op on broadcast and transposed operands, strided copies of every dtype, dropout (bit for
+// bit: the same Philox stream), every reduction over any dims, the row sum, softmax and
+// log-softmax and their backward, layer norm with and without affine parameters and its
+// backward, the label-smoothed cross entropy and its backward — the block reductions under
+// both thread schedules, with blocks smaller and larger than a row.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "cuda/kernels/cross_entropy.cuh"
 #include "cuda/kernels/dropout.cuh"
 #include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/indexing.cuh"
 #include "cuda/kernels/strided_copy.cuh"
 #include "cuda/kernels/layer_norm.cuh"
 #include "cuda/kernels/reduce.cuh"
@@ -91,6 +93,66 @@ TEST_CASE("cuda fill_kernel writes every element once the grid is smaller than t
   launch(LaunchConfig{.grid = {2}, .block = {64}}, fill_kernel, 2.5f, y.data(), 999LL);
   CHECK(std::count(y.begin(), y.end(), 2.5f) == 999);
   CHECK(y.back() == 0.0f);
+}
+
+TEST_CASE("cuda unary_backward_kernel matches the CPU backend for every unary op", "[cuda_kernels]") {
+  const std::vector<UnaryCase> cases = {
+      {UnaryOp::Neg, -3, 3, {}},         {UnaryOp::Abs, -3, 3, {}},          {UnaryOp::Exp, -3, 3, {}},
+      {UnaryOp::Log, 0.1, 5, {}},        {UnaryOp::Sqrt, 0.1, 5, {}},        {UnaryOp::Rsqrt, 0.1, 5, {}},
+      {UnaryOp::Relu, -3, 3, {}},        {UnaryOp::Elu, -3, 3, {0.7, 0}},    {UnaryOp::Gelu, -3, 3, {}},
+      {UnaryOp::Sigmoid, -6, 6, {}},     {UnaryOp::Tanh, -3, 3, {}},         {UnaryOp::Sin, -3, 3, {}},
+      {UnaryOp::Cos, -3, 3, {}},         {UnaryOp::Pow, 0.1, 3, {1.7, 0}},   {UnaryOp::Clamp, -3, 3, {-1, 0.5}},
+      {UnaryOp::Reciprocal, 0.2, 3, {}}, {UnaryOp::Square, -3, 3, {}},       {UnaryOp::AddScalar, -3, 3, {2.5, 0}},
+      {UnaryOp::MulScalar, -3, 3, {-1.5, 0}}, {UnaryOp::RSubScalar, -3, 3, {4, 0}}, {UnaryOp::RDivScalar, 0.2, 3, {2, 0}},
+  };
+  const Tensor dy = varied({500}, -2, 2);
+  for (const UnaryCase& c : cases) {
+    INFO("unary op " << int(c.op));
+    const Tensor x = varied({500}, c.low, c.high);
+    const Tensor y = ops::unary(c.op, x, c.params);
+    const std::vector<float> expected = values(ops::unary_backward(c.op, x, y, dy, c.params));
+    std::vector<float> dx(500, 0.0f);
+    launch(LaunchConfig{.grid = {2}, .block = {128}}, unary_backward_kernel, c.op, float(c.params.a),
+           float(c.params.b), x.data<float>(), y.data<float>(), dy.data<float>(), dx.data(), 500LL);
+    check_close(dx, expected, 2e-6);
+  }
+}
+
+TEST_CASE("cuda bias + ReLU kernels match the CPU backend, the bias gradient included", "[cuda_kernels]") {
+  const int64_t rows = 7, cols = 300;
+  const Tensor z = varied({rows, cols}, -2, 2), bias = varied({cols}, -1, 1), dy = varied({rows, cols}, -1, 1);
+  const Tensor expected = z.clone();
+  ops::bias_relu_(expected, bias);
+  const Tensor y = z.clone();
+  launch(LaunchConfig{.grid = {3}, .block = {128}}, bias_relu_kernel, y.data<float>(), bias.data<float>(), int(cols),
+         (long long)(rows * cols));
+  CHECK(values(y) == values(expected));  // one add per element: exact
+
+  const ops::BiasReluGrads grads = ops::bias_relu_backward(expected, dy, true);
+  std::vector<float> dz(size_t(rows * cols), 0.0f), dbias(size_t(cols), 0.0f);
+  launch(LaunchConfig{.grid = {3}, .block = {128}}, relu_mask_backward_kernel, y.data<float>(), dy.data<float>(),
+         dz.data(), (long long)(rows * cols));
+  launch(LaunchConfig{.grid = {3}, .block = {128}}, column_sum_kernel, dz.data(), dbias.data(), int(rows), int(cols));
+  CHECK(dz == values(grads.dz));
+  check_close(dbias, values(grads.dbias), 1e-6);
+}
+
+TEST_CASE("cuda row gather and scatter match the CPU backend, repeated indices included", "[cuda_kernels]") {
+  const int64_t vocab = 9, width = 70;
+  const Tensor weight = varied({vocab, width}, -1, 1);
+  const Tensor indices = from_vector<int64_t>({3, 0, 8, 3, 3, 5}, Shape{6});
+  const Tensor expected = ops::index_select(weight, 0, indices);
+  std::vector<float> out(size_t(6 * width), 0.0f);
+  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_select_rows_kernel, weight.data<float>(),
+         indices.data<int64_t>(), out.data(), 6LL, int(width));
+  CHECK(out == values(expected));
+
+  const Tensor src = varied({6, width}, -2, 2), expected_grad = varied({vocab, width}, -1, 1);
+  const Tensor grad = expected_grad.clone();
+  backend_for(Device::cpu()).index_add_rows(expected_grad, indices, src);
+  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_add_rows_kernel, grad.data<float>(), indices.data<int64_t>(),
+         src.data<float>(), 6LL, int(width));
+  CHECK(values(grad) == values(expected_grad));  // the same additions in the same order: exact
 }
 
 TEST_CASE("cuda binary_kernel matches the CPU backend for every binary op on broadcast operands",
