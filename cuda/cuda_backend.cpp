@@ -274,6 +274,28 @@ void CudaBackend::label_smoothed_ce_backward(const Tensor& logits, const Tensor&
                                     on(logits.device()).stream);
 }
 
+void CudaBackend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+                              const Tensor& exp_avg_sq, const AdamUpdate& update) {
+  launch_adam_update(param.data<float>(), grad.data<float>(), exp_avg.data<float>(), exp_avg_sq.data<float>(), update,
+                     param.numel(), on(param.device()).stream);
+}
+
+void CudaBackend::nag_update(const Tensor& param, const Tensor& grad, const Tensor& buffer, const NagUpdate& update) {
+  launch_nag_update(param.data<float>(), grad.data<float>(), buffer.data<float>(), update, param.numel(),
+                    on(param.device()).stream);
+}
+
+void CudaBackend::add_sum_of_squares(const Tensor& x, const Tensor& total) {
+  const Tensor partial(Shape{sum_of_squares_blocks(x.numel())}, DType::Float64, x.device());
+  launch_add_sum_of_squares(x.data<float>(), partial.data<double>(), total.data<double>(), x.numel(),
+                            on(x.device()).stream);
+}
+
+void CudaBackend::scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) {
+  launch_scale_check_finite(x.data<float>(), scale, found_nonfinite.defined() ? found_nonfinite.data<float>() : nullptr,
+                            x.numel(), on(x.device()).stream);
+}
+
 bool register_cuda_backend() {
   static std::once_flag once;
   static bool usable = false;

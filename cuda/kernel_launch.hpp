@@ -1,6 +1,6 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
 // (cuda/elementwise.cu, binary.cu, dropout.cu, indexing.cu, row_reduce.cu, softmax.cu,
-// layer_norm.cu, cross_entropy.cu)
+// layer_norm.cu, cross_entropy.cu, parameter_update.cu)
 // choosing the grid and block and launching on `stream` (a cudaStream_t; null is the default
 // stream). Pointers are device memory holding contiguous data (float32 unless stated). A launch that fails throws attn::Error
 // naming the kernel and CUDA's reason; kernels run asynchronously, so errors inside a kernel
@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/kernel_params.hpp"
+#include "core/optimizer_params.hpp"
 #include "cuda/kernels/reduce_layout.hpp"
 #include "cuda/kernels/two_operand_layout.hpp"
 
@@ -76,6 +77,16 @@ void launch_label_smoothed_ce(const float* logits, const int64_t* targets, doubl
 void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targets, const float* lse, double epsilon,
                                        int64_t ignore_index, double scale, float* grad, int64_t rows, int64_t classes,
                                        void* stream);
+// The training step's updates (core/backend.hpp), in place over n elements.
+void launch_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, const AdamUpdate& update,
+                        int64_t n, void* stream);
+void launch_nag_update(float* param, const float* grad, float* buffer, const NagUpdate& update, int64_t n,
+                       void* stream);
+// *total += Σ x² in float64; partial holds sum_of_squares_blocks(n) doubles of scratch.
+void launch_add_sum_of_squares(const float* x, double* partial, double* total, int64_t n, void* stream);
+int64_t sum_of_squares_blocks(int64_t n);
+// x *= scale; *found_nonfinite = 1 when a result is inf or NaN (found_nonfinite may be null).
+void launch_scale_check_finite(float* x, double scale, float* found_nonfinite, int64_t n, void* stream);
 
 // Throws attn::Error when `status` (a cudaError_t) is not success, naming `what`.
 void check_cuda(int status, const char* what);

@@ -2,8 +2,8 @@
 // gpu_test_main.cpp): each kernel it implements against the CPU backend on the same data —
 // copies both ways and strided, fill, the unary and (broadcast) binary ops, bias + ReLU, row
 // gathers, dropout (the CPU's masks), reductions, softmax, layer norm and their backward,
-// the cross entropy, and products with plain, transposed and broadcast operands — and a
-// clear error for a kernel it does not implement.
+// the cross entropy, the optimizer updates and gradient norm, and products with plain,
+// transposed and broadcast operands — and a clear error for a kernel it does not implement.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 
 #include "core/backend.hpp"
 #include "core/ops.hpp"
+#include "core/ops_update.hpp"
 
 using namespace attn;
 
@@ -89,6 +90,21 @@ TEST_CASE("backward of unary ops, bias + ReLU and embeddings on the GPU match th
   check_close(gpu.dbias, cpu.dbias, 1e-5);
   const Tensor indices = from_vector<int64_t>({2, 0, 2, 3}, Shape{4});
   check_close(ops::index_select(x.to(kGpu), 0, indices.to(kGpu)), ops::index_select(x, 0, indices), 0.0);
+}
+
+TEST_CASE("optimizer steps and gradient clipping on the GPU match the CPU", "[cuda]") {
+  const Tensor grad = varied({3000}, -1, 1);
+  const AdamUpdate adam{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
+                        .eps = 1e-8f, .decay = 0.0f, .neg_step_size = -1e-3f, .decays = false};
+  const Tensor cpu_param = varied({3000}, -2, 2), gpu_param = cpu_param.to(kGpu);
+  const Tensor cpu_m = zeros({3000}), cpu_v = zeros({3000}), gpu_m = cpu_m.to(kGpu), gpu_v = cpu_v.to(kGpu);
+  ops::adam_update_(cpu_param, grad, cpu_m, cpu_v, adam);
+  ops::adam_update_(gpu_param, grad.to(kGpu), gpu_m, gpu_v, adam);
+  check_close(gpu_param, cpu_param, 1e-6);
+  const Tensor cpu_total = zeros(Shape{}, DType::Float64), gpu_total = zeros(Shape{}, DType::Float64, kGpu);
+  ops::add_sum_of_squares_(cpu_total, grad);
+  ops::add_sum_of_squares_(gpu_total, grad.to(kGpu));
+  CHECK(gpu_total.to(Device::cpu()).item() == Approx(cpu_total.item()).epsilon(1e-12));
 }
 
 TEST_CASE("dropout on the GPU draws the CPU's mask, bit for bit", "[cuda]") {

@@ -4,8 +4,9 @@
 // op on broadcast and transposed operands, strided copies of every dtype, dropout (bit for
 // bit: the same Philox stream), every reduction over any dims, the row sum, softmax and
 // log-softmax and their backward, layer norm with and without affine parameters and its
-// backward, the label-smoothed cross entropy and its backward — the block reductions under
-// both thread schedules, with blocks smaller and larger than a row.
+// backward, the label-smoothed cross entropy and its backward, the Adam and NAG updates,
+// the gradient norm's sum of squares and gradient scaling — the block reductions under both
+// thread schedules, with blocks smaller and larger than a row.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "core/backend.hpp"
 #include "core/ops.hpp"
+#include "core/ops_update.hpp"
 #include "cuda/reduce_layout.hpp"
 #include "cuda/two_operand_layout.hpp"
 #include "cuda/kernels/binary.cuh"
@@ -25,6 +27,7 @@
 #include "cuda/kernels/indexing.cuh"
 #include "cuda/kernels/strided_copy.cuh"
 #include "cuda/kernels/layer_norm.cuh"
+#include "cuda/kernels/parameter_update.cuh"
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/kernels/softmax.cuh"
@@ -398,4 +401,50 @@ TEST_CASE("cuda cross-entropy kernels match the CPU backend's loss, nll, count, 
   launch(LaunchConfig{.grid = {1}, .block = {1}}, label_smoothed_ce_totals_kernel, bad_targets.data<int64_t>(),
          (long long)rows, int(classes), ignore, row_loss.data(), row_nll.data(), &unused, &unused, &unused, &first_bad);
   CHECK(first_bad == 1);
+}
+
+TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of squares and scaling",
+          "[cuda_kernels]") {
+  const int64_t n = 5000;
+  const Tensor grad = varied({n}, -1, 1);
+  const AdamUpdate adam{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
+                        .eps = 1e-8f, .decay = -1e-5f, .neg_step_size = -7e-4f, .decays = true};
+  const Tensor param = varied({n}, -2, 2), m = varied({n}, -0.1, 0.1), v = varied({n}, 0, 0.01);
+  const Tensor cpu_param = param.clone(), cpu_m = m.clone(), cpu_v = v.clone();
+  ops::adam_update_(cpu_param, grad, cpu_m, cpu_v, adam);
+  launch(LaunchConfig{.grid = {4}, .block = {128}}, adam_update_kernel, param.data<float>(), grad.data<float>(),
+         m.data<float>(), v.data<float>(), adam, (long long)n);
+  check_close(values(param), values(cpu_param), 1e-6);
+  check_close(values(m), values(cpu_m), 1e-6);
+  check_close(values(v), values(cpu_v), 1e-6);
+
+  const NagUpdate nag{.shrink = 0.9999f, .buffer_to_param = 0.97f, .grad_to_param = -0.0199f, .buffer_decay = 0.985f,
+                      .grad_to_buffer = -0.01f, .decays = true};
+  const Tensor theta = varied({n}, -2, 2), buffer = varied({n}, -0.1, 0.1);
+  const Tensor cpu_theta = theta.clone(), cpu_buffer = buffer.clone();
+  ops::nag_update_(cpu_theta, grad, cpu_buffer, nag);
+  launch(LaunchConfig{.grid = {4}, .block = {128}}, nag_update_kernel, theta.data<float>(), grad.data<float>(),
+         buffer.data<float>(), nag, (long long)n);
+  check_close(values(theta), values(cpu_theta), 1e-6);
+  check_close(values(buffer), values(cpu_buffer), 1e-6);
+
+  const Tensor cpu_total = full(Shape{}, 0.5, DType::Float64);
+  ops::add_sum_of_squares_(cpu_total, grad);
+  std::vector<double> partial(3, 0.0);
+  double total = 0.5;
+  for (Schedule schedule : kSchedules) {
+    total = 0.5;
+    launch(LaunchConfig{.grid = {3}, .block = {64}, .shared_bytes = 32 * sizeof(double), .schedule = schedule},
+           sum_of_squares_partials_kernel, grad.data<float>(), partial.data(), (long long)n);
+    launch(LaunchConfig{.grid = {1}, .block = {1}}, add_partials_kernel, partial.data(), 3, &total);
+    CHECK(total == Approx(cpu_total.item()).epsilon(1e-12));
+  }
+
+  std::vector<float> x = {1.0f, -2.0f, 3.0e30f};
+  float flag = 0.0f;
+  launch(LaunchConfig{.grid = {1}, .block = {32}}, scale_check_finite_kernel, x.data(), 0.5f, &flag, 3LL);
+  CHECK(x == std::vector<float>{0.5f, -1.0f, 1.5e30f});
+  CHECK(flag == 0.0f);
+  launch(LaunchConfig{.grid = {1}, .block = {32}}, scale_check_finite_kernel, x.data(), 1e10f, &flag, 3LL);
+  CHECK(flag == 1.0f);
 }
