@@ -167,6 +167,16 @@ void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indice
                         grad_weight.size(1), on(grad_weight.device()).stream);
 }
 
+void CudaBackend::uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) {
+  require_contiguous_float("uniform", {&out});
+  launch_uniform(out.data<float>(), low, high, seed, first, out.numel(), on(out.device()).stream);
+}
+
+void CudaBackend::normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) {
+  require_contiguous_float("normal", {&out});
+  launch_normal(out.data<float>(), mean, stddev, seed, first, out.numel(), on(out.device()).stream);
+}
+
 void CudaBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,
                           const Tensor& mask) {
   dropout_add(x, Tensor(), p, seed, first, out, mask);

@@ -36,6 +36,8 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) override;
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override;
   void index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) override;
+  void uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) override;
+  void normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) override;
   void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) override;
   void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first, const Tensor& out,
                    const Tensor& mask) override;

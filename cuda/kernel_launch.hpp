@@ -1,5 +1,5 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
-// (cuda/elementwise.cu, binary.cu, dropout.cu, indexing.cu, row_reduce.cu, softmax.cu,
+// (cuda/elementwise.cu, binary.cu, dropout.cu, random.cu, indexing.cu, row_reduce.cu, softmax.cu,
 // layer_norm.cu, cross_entropy.cu, parameter_update.cu)
 // choosing the grid and block and launching on `stream` (a cudaStream_t; null is the default
 // stream). Pointers are device memory holding contiguous data (float32 unless stated). A launch that fails throws attn::Error
@@ -46,6 +46,10 @@ void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::
                    void* stream);
 // out[r] = Σ_c x[r, c] over a [rows, cols] matrix.
 void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
+// out[i] = uniform in [low, high) or normal(mean, stddev) from the Philox stream (seed, first),
+// the CPU's numbers.
+void launch_uniform(float* out, double low, double high, uint64_t seed, uint64_t first, int64_t n, void* stream);
+void launch_normal(float* out, double mean, double stddev, uint64_t seed, uint64_t first, int64_t n, void* stream);
 // out = (residual +) dropout(x) with keep probability 1 − p from the Philox stream (seed,
 // first), exactly as the CPU draws it; mask records keep; residual may be null.
 void launch_dropout(const float* x, const float* residual, double p, uint64_t seed, uint64_t first, float* out,

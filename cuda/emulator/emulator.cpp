@@ -231,6 +231,7 @@ void* shared_memory_base() { return running_block().shared.data(); }
 void sync_threads() { yield(FiberState::AtBarrier); }
 
 float fmul_rn(float a, float b) { return a * b; }
+double dmul_rn(double a, double b) { return a * b; }
 
 uint64_t shuffle_bits(ShuffleKind kind, uint64_t bits, int delta) {
   Block& block = running_block();

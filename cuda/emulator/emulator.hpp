@@ -83,9 +83,10 @@ T shuffle(ShuffleKind kind, T value, int delta) {
   return out;
 }
 
-// A float product never contracted with a neighbouring add (CUDA's __fmul_rn): defined out
-// of line in emulator.cpp, where the compiler cannot fuse it into an FMA.
+// Products never contracted with a neighbouring add (CUDA's __fmul_rn, __dmul_rn): defined
+// out of line in emulator.cpp, where the compiler cannot fuse them into an FMA.
 float fmul_rn(float a, float b);
+double dmul_rn(double a, double b);
 
 }  // namespace attn::cuda_emulator
 
@@ -119,6 +120,7 @@ inline T __shfl_sync(unsigned, T value, int source_lane) {
 }
 
 #define __fmul_rn(a, b) ::attn::cuda_emulator::fmul_rn(a, b)
+#define __dmul_rn(a, b) ::attn::cuda_emulator::dmul_rn(a, b)
 
 template <typename T>
 inline T atomicAdd(T* address, T value) {

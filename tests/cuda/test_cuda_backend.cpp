@@ -1,9 +1,10 @@
 // The CUDA backend on a real GPU (skipped, with the reason, where there is none; see
 // gpu_test_main.cpp): each kernel it implements against the CPU backend on the same data —
 // copies both ways and strided, fill, the unary and (broadcast) binary ops, bias + ReLU, row
-// gathers, dropout (the CPU's masks), reductions, softmax, layer norm and their backward,
-// the cross entropy, the optimizer updates and gradient norm, and products with plain,
-// transposed and broadcast operands — and a clear error for a kernel it does not implement.
+// gathers, random draws and dropout (the CPU's numbers and masks), reductions, softmax,
+// layer norm and their backward, the cross entropy, the optimizer updates and gradient
+// norm, and products with plain, transposed and broadcast operands — and a clear error for
+// a kernel it does not implement.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -105,6 +106,14 @@ TEST_CASE("optimizer steps and gradient clipping on the GPU match the CPU", "[cu
   ops::add_sum_of_squares_(cpu_total, grad);
   ops::add_sum_of_squares_(gpu_total, grad.to(kGpu));
   CHECK(gpu_total.to(Device::cpu()).item() == Approx(cpu_total.item()).epsilon(1e-12));
+}
+
+TEST_CASE("random tensors on the GPU hold the CPU's numbers", "[cuda]") {
+  Generator cpu_gen(11), gpu_gen(11);
+  check_close(uniform({40, 30}, -1.0, 1.0, DType::Float32, &gpu_gen, kGpu),
+              uniform({40, 30}, -1.0, 1.0, DType::Float32, &cpu_gen), 0.0);
+  check_close(normal({41}, 0.0, 2.0, DType::Float32, &gpu_gen, kGpu), normal({41}, 0.0, 2.0, DType::Float32, &cpu_gen),
+              1e-5);
 }
 
 TEST_CASE("dropout on the GPU draws the CPU's mask, bit for bit", "[cuda]") {

@@ -1,8 +1,8 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
 // (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary
 // op and its backward, bias + ReLU and its backward, row gathers and scatters, every binary
-// op on broadcast and transposed operands, strided copies of every dtype, dropout (bit for
-// bit: the same Philox stream), every reduction over any dims, the row sum, softmax and
+// op on broadcast and transposed operands, strided copies of every dtype, uniform and normal
+// draws and dropout (the same Philox stream: bit for bit), every reduction over any dims, the row sum, softmax and
 // log-softmax and their backward, layer norm with and without affine parameters and its
 // backward, the label-smoothed cross entropy and its backward, the Adam and NAG updates,
 // the gradient norm's sum of squares and gradient scaling — the block reductions under both
@@ -28,6 +28,7 @@
 #include "cuda/kernels/strided_copy.cuh"
 #include "cuda/kernels/layer_norm.cuh"
 #include "cuda/kernels/parameter_update.cuh"
+#include "cuda/kernels/random.cuh"
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/kernels/softmax.cuh"
@@ -247,6 +248,21 @@ TEST_CASE("cuda strided_copy_kernel copies strided views of every element size b
     copy(gathered, scattered.transpose(0, 1));
     CHECK(std::memcmp(scattered.raw_data(), t.contiguous().raw_data(), size_t(t.numel()) * bytes) == 0);
   }
+}
+
+TEST_CASE("cuda uniform and normal kernels fill tensors with the CPU's numbers", "[cuda_kernels]") {
+  const int64_t n = 2001;  // odd: the last Box–Muller pair is cut
+  const uint64_t seed = 99, first = 7;
+  const Tensor expected_uniform(Shape{n}), expected_normal(Shape{n});
+  backend_for(Device::cpu()).uniform(expected_uniform, -0.5, 2.0, seed, first);
+  backend_for(Device::cpu()).normal(expected_normal, 1.0, 0.3, seed, first);
+  std::vector<float> got_uniform(size_t(n), 0.0f), got_normal(size_t(n), 0.0f);
+  launch(LaunchConfig{.grid = {3}, .block = {128}}, uniform_kernel, got_uniform.data(), -0.5, 2.0,
+         (unsigned long long)seed, (unsigned long long)first, (long long)n);
+  launch(LaunchConfig{.grid = {3}, .block = {128}}, normal_kernel, got_normal.data(), 1.0, 0.3,
+         (unsigned long long)seed, (unsigned long long)first, (long long)n);
+  CHECK(got_uniform == values(expected_uniform));
+  check_close(got_normal, values(expected_normal), 1e-6);
 }
 
 TEST_CASE("cuda row_sum_kernel matches the CPU backend's sum over the last dim", "[cuda_kernels]") {
