@@ -6,7 +6,7 @@
 
 namespace attn::cuda {
 
-void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::TwoOperandLayout& layout,
+void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::StridedLayout& layout,
                    int64_t n, void* stream) {
   if (n == 0) return;
   const unsigned grid = grid_for(n);
@@ -19,10 +19,18 @@ void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const
   check_launch("binary_kernel");
 }
 
+void launch_where(const bool* cond, const float* a, const float* b, float* out,
+                  const cuda_kernels::StridedLayout& layout, int64_t n, void* stream) {
+  if (n == 0) return;
+  cuda_kernels::where_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(cond, a, b, out, layout,
+                                                                                      (long long)n);
+  check_launch("where_kernel");
+}
+
 namespace {
 
 template <typename Word>
-void launch_copy_of(const void* src, void* dst, const cuda_kernels::TwoOperandLayout& layout, int64_t n,
+void launch_copy_of(const void* src, void* dst, const cuda_kernels::StridedLayout& layout, int64_t n,
                     void* stream) {
   cuda_kernels::strided_copy_kernel<Word><<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
       static_cast<const Word*>(src), static_cast<Word*>(dst), layout, (long long)n);
@@ -31,7 +39,7 @@ void launch_copy_of(const void* src, void* dst, const cuda_kernels::TwoOperandLa
 
 }  // namespace
 
-void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::TwoOperandLayout& layout,
+void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::StridedLayout& layout,
                          int64_t n, void* stream) {
   if (n == 0) return;
   switch (element_size) {

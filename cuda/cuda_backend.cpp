@@ -11,7 +11,7 @@
 #include "cuda/device_info.hpp"
 #include "cuda/kernel_launch.hpp"
 #include "cuda/reduce_layout.hpp"
-#include "cuda/two_operand_layout.hpp"
+#include "cuda/strided_layout.hpp"
 
 namespace attn::cuda {
 namespace {
@@ -55,8 +55,9 @@ GemmOperand gemm_operand(const Tensor& t, const char* name) {
   const int64_t rows = t.size(-2), cols = t.size(-1);
   if (t.stride(-1) == 1 && (t.stride(-2) == cols || rows == 1)) return {CUBLAS_OP_N, cols, t.stride(0)};
   if (t.stride(-2) == 1 && (t.stride(-1) == rows || cols == 1)) return {CUBLAS_OP_T, rows, t.stride(0)};
-  throw Error(fmt::format("the cuda backend's batched_gemm needs row-major or transposed matrices; {} {} has strides {}",
-                          name, t.shape().str(), t.strides().str()));
+  throw Error(fmt::format(
+      "the cuda backend's batched_gemm needs row-major or transposed matrices; {} {} has strides {}", name,
+      t.shape().str(), t.strides().str()));
 }
 
 }  // namespace
@@ -109,7 +110,7 @@ void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
     ATTN_CHECK(src.device() == dst.device(),
                "the cuda backend copies strided views within one device so far; got {} {} on {} to {} on {}",
                dtype_name(src.dtype()), src.shape().str(), src.device().str(), dst.shape().str(), dst.device().str());
-    launch_strided_copy(src.raw_data(), dst.raw_data(), dtype_size(src.dtype()), two_operand_layout(src, dst, dst),
+    launch_strided_copy(src.raw_data(), dst.raw_data(), dtype_size(src.dtype()), strided_layout(src, dst, dst),
                         dst.numel(), on(device).stream);
     return;
   }
@@ -130,8 +131,16 @@ void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Te
   ATTN_CHECK(a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.is_contiguous(),
              "the cuda backend's binary takes float32 operands so far; got {} and {}", dtype_name(a.dtype()),
              dtype_name(b.dtype()));
-  launch_binary(op, a.data<float>(), b.data<float>(), out.raw_data(), two_operand_layout(a, b, out), out.numel(),
+  launch_binary(op, a.data<float>(), b.data<float>(), out.raw_data(), strided_layout(a, b, out), out.numel(),
                 on(out.device()).stream);
+}
+
+void CudaBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  ATTN_CHECK(a.dtype() == DType::Float32 && cond.dtype() == DType::Bool && out.is_contiguous(),
+             "the cuda backend's where takes float32 values and a bool condition so far; got {}",
+             dtype_name(a.dtype()));
+  launch_where(cond.data<bool>(), a.data<float>(), b.data<float>(), out.data<float>(), strided_layout(a, b, out, cond),
+               out.numel(), on(out.device()).stream);
 }
 
 void CudaBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& dx,
@@ -177,6 +186,19 @@ void CudaBackend::normal(const Tensor& out, double mean, double stddev, uint64_t
   launch_normal(out.data<float>(), mean, stddev, seed, first, out.numel(), on(out.device()).stream);
 }
 
+void CudaBackend::topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
+  require_contiguous_float("topk", {&x, &values});
+  launch_topk(x.data<float>(), k, largest, values.data<float>(), indices.data<int64_t>(), rows_of(x), last_dim(x),
+              on(x.device()).stream);
+}
+
+void CudaBackend::gather_last(const Tensor& x, const Tensor& index, const Tensor& out) {
+  require_contiguous_float("gather_last", {&x, &out});
+  require_row_indices("gather_last", index);
+  launch_gather_last(x.data<float>(), index.data<int64_t>(), out.data<float>(), rows_of(x), last_dim(x),
+                     on(x.device()).stream);
+}
+
 void CudaBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,
                           const Tensor& mask) {
   dropout_add(x, Tensor(), p, seed, first, out, mask);
@@ -205,6 +227,27 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
     launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
   else
     launch_reduce(op, x.data<float>(), out.data<float>(), reduce_layout(x, out), out.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor& values, const Tensor& indices) {
+  ATTN_CHECK(x.dtype() == DType::Float32, "the cuda backend's arg_reduce takes float32 so far; got {}",
+             dtype_name(x.dtype()));
+  // values is x in keepdim form along dim, so dim is the one reduced dim (none when its
+  // extent is 1: then reduced_count is 1 and every index is 0).
+  const cuda_kernels::ReduceLayout layout = reduce_layout(x, values);
+  launch_arg_reduce(is_max, x.data<float>(), values.data<float>(), indices.data<int64_t>(), layout, values.numel(),
+                    on(x.device()).stream);
+}
+
+void CudaBackend::cumsum(const Tensor& x, int dim, bool reverse, const Tensor& out) {
+  ATTN_CHECK((x.dtype() == DType::Float32 || x.dtype() == DType::Int64) && x.is_contiguous(),
+             "the cuda backend's cumsum takes contiguous float32 or int64 tensors so far; got {} {}",
+             dtype_name(x.dtype()), x.shape().str());
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= x.size(d);
+  for (int d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  launch_cumsum(x.raw_data(), out.raw_data(), x.dtype() == DType::Float32, outer, x.size(dim), inner, reverse,
+                on(x.device()).stream);
 }
 
 void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {

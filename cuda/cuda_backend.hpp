@@ -5,9 +5,10 @@
 // and the host waits only in synchronize(), in copies to host memory and in the cross
 // entropy, which reads back whether a target was out of range (to name it in its error).
 //
-// The kernels take contiguous float32 tensors (binary and copy within a device: any strided
-// operands, copy: every dtype; batched_gemm: also transposed matrices, see cuda_backend.cpp) and say so in their error otherwise; the element-wise, reduction,
-// softmax and layer-norm bodies are those of cuda/kernels/, tested on the CPU emulator.
+// The kernels take float32 tensors, contiguous unless their launch handles strides (binary,
+// where, copy within a device, reduce, arg_reduce; batched_gemm: transposed matrices too),
+// and say so in their error otherwise; copy moves every dtype, cumsum float32 and int64. All
+// kernel bodies are those of cuda/kernels/, tested on the CPU emulator.
 #pragma once
 #include <vector>
 
@@ -30,19 +31,25 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   void copy(const Tensor& src, const Tensor& dst) override;
   void unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) override;
   void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override;
   void unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& dx,
                       UnaryParams p) override;
   void bias_relu(const Tensor& y, const Tensor& bias) override;
   void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) override;
   void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override;
   void index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) override;
+  void topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, const Tensor& indices) override;
+  void gather_last(const Tensor& x, const Tensor& index, const Tensor& out) override;
   void uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) override;
   void normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) override;
-  void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out, const Tensor& mask) override;
+  void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,
+               const Tensor& mask) override;
   void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first, const Tensor& out,
                    const Tensor& mask) override;
   void dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) override;
   void reduce(ReduceOp op, const Tensor& x, const Tensor& out) override;
+  void arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor& values, const Tensor& indices) override;
+  void cumsum(const Tensor& x, int dim, bool reverse, const Tensor& out) override;
   void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) override;
   void softmax(const Tensor& x, const Tensor& out, bool log) override;
   void softmax_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, bool log) override;

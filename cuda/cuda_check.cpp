@@ -8,7 +8,8 @@ namespace attn::cuda {
 
 void check_cuda(int status, const char* what) {
   const auto error = static_cast<cudaError_t>(status);
-  ATTN_CHECK(error == cudaSuccess, "CUDA: {} failed: {} ({})", what, cudaGetErrorString(error), cudaGetErrorName(error));
+  ATTN_CHECK(error == cudaSuccess, "CUDA: {} failed: {} ({})", what, cudaGetErrorString(error),
+             cudaGetErrorName(error));
 }
 
 }  // namespace attn::cuda

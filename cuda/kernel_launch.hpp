@@ -1,17 +1,17 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
-// (cuda/elementwise.cu, binary.cu, dropout.cu, random.cu, indexing.cu, row_reduce.cu, softmax.cu,
-// layer_norm.cu, cross_entropy.cu, parameter_update.cu)
-// choosing the grid and block and launching on `stream` (a cudaStream_t; null is the default
-// stream). Pointers are device memory holding contiguous data (float32 unless stated). A launch that fails throws attn::Error
-// naming the kernel and CUDA's reason; kernels run asynchronously, so errors inside a kernel
-// surface at the next synchronisation.
+// (cuda/elementwise.cu, binary.cu, dropout.cu, random.cu, indexing.cu, row_reduce.cu,
+// softmax.cu, layer_norm.cu, cross_entropy.cu, parameter_update.cu) choosing the grid and
+// block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers are
+// device memory holding contiguous data (float32 unless stated). A launch that fails throws
+// attn::Error naming the kernel and CUDA's reason; kernels run asynchronously, so errors
+// inside a kernel surface at the next synchronisation.
 #pragma once
 #include <cstdint>
 
 #include "core/kernel_params.hpp"
 #include "core/optimizer_params.hpp"
 #include "cuda/kernels/reduce_layout.hpp"
-#include "cuda/kernels/two_operand_layout.hpp"
+#include "cuda/kernels/strided_layout.hpp"
 
 namespace attn::cuda {
 
@@ -33,17 +33,32 @@ void launch_index_select_rows(const float* weight, const int64_t* indices, float
 // grad_weight[indices[i], :] += src[i, :] for the rows of src [rows, width], in index order.
 void launch_index_add_rows(float* grad_weight, const int64_t* indices, const float* src, int64_t rows, int64_t width,
                            void* stream);
+// out[r] = x[r, index[r]] over x [rows, cols].
+void launch_gather_last(const float* x, const int64_t* index, float* out, int64_t rows, int64_t cols, void* stream);
+// The k largest (or smallest) of each row of x [rows, cols], sorted, ties to the lower index.
+void launch_topk(const float* x, int64_t k, bool largest, float* values, int64_t* indices, int64_t rows, int64_t cols,
+                 void* stream);
 // out[i] = a[i] op b[i] over the n elements of a contiguous out laid out by `layout`; out
 // holds float for arithmetic ops and bool for comparisons.
-void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::TwoOperandLayout& layout,
+void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::StridedLayout& layout,
                    int64_t n, void* stream);
+// out[i] = cond[i] ? a[i] : b[i] over the n elements of a contiguous out (cond: layout's c).
+void launch_where(const bool* cond, const float* a, const float* b, float* out,
+                  const cuda_kernels::StridedLayout& layout, int64_t n, void* stream);
 // Copies the n elements of `layout` (a: the source's strides, b: the destination's), each
 // element_size bytes (1, 4 or 8), from src to dst.
-void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::TwoOperandLayout& layout,
+void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::StridedLayout& layout,
                          int64_t n, void* stream);
 // out[i] = op over the elements of x that output i reduces (layout), for `outputs` outputs.
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
                    void* stream);
+// Max or min along the layout's single reduced dim with its int64 index.
+void launch_arg_reduce(bool is_max, const float* x, float* values, int64_t* indices,
+                       const cuda_kernels::ReduceLayout& layout, int64_t outputs, void* stream);
+// Running sums along the middle dim of a contiguous [outer, length, inner] tensor (from the
+// end when reverse); element_is_float selects float32, else int64.
+void launch_cumsum(const void* x, void* out, bool element_is_float, int64_t outer, int64_t length, int64_t inner,
+                   bool reverse, void* stream);
 // out[r] = Σ_c x[r, c] over a [rows, cols] matrix.
 void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
 // out[i] = uniform in [low, high) or normal(mean, stddev) from the Philox stream (seed, first),

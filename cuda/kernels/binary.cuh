@@ -1,6 +1,7 @@
-// Binary element-wise float32 kernels with broadcasting (core/backend.hpp's binary), in the
-// cuda/kernels/device.hpp dialect. The output is contiguous; each operand is any strided
-// view of the output's shape (stride 0 along broadcast dims), described by a TwoOperandLayout.
+// Binary element-wise float32 kernels with broadcasting (core/backend.hpp's binary and
+// where), in the cuda/kernels/device.hpp dialect. The output is contiguous; each operand is
+// any strided view of the output's shape (stride 0 along broadcast dims), described by a
+// StridedLayout.
 #pragma once
 #include "core/kernel_params.hpp"
 #include "cuda/kernels/device.hpp"
@@ -38,13 +39,24 @@ __device__ inline bool binary_result(BinaryOp op, float a, float b, bool*) { ret
 
 // out[i] = a[i] op b[i] over n = Π sizes elements; Out is float (arithmetic) or bool (comparisons).
 template <typename Out>
-__global__ void binary_kernel(BinaryOp op, const float* a, const float* b, Out* out, TwoOperandLayout layout,
+__global__ void binary_kernel(BinaryOp op, const float* a, const float* b, Out* out, StridedLayout layout,
                               long long n) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     long long a_offset = 0, b_offset = 0;
     operand_offsets(layout, i, a_offset, b_offset);
     out[i] = binary_result(op, a[a_offset], b[b_offset], out);
+  }
+}
+
+// out[i] = cond[i] ? a[i] : b[i] (cond: the layout's third operand).
+__global__ void where_kernel(const bool* cond, const float* a, const float* b, float* out, StridedLayout layout,
+                             long long n) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    long long a_offset = 0, b_offset = 0;
+    operand_offsets(layout, i, a_offset, b_offset);
+    out[i] = cond[third_operand_offset(layout, i)] ? a[a_offset] : b[b_offset];
   }
 }
 

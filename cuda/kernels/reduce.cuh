@@ -1,8 +1,9 @@
-// A general float32 reduction over any dims of a strided input (core/backend.hpp's reduce),
-// in the cuda/kernels/device.hpp dialect: one thread per output element, which walks its
-// reduced elements in row-major order, accumulating in double as the CPU does
-// (core/cpu/reduce.cpp): sum, mean, max and min (NaN propagates), product, L2 norm and
-// log-sum-exp (two passes, around the maximum). Deterministic: no atomics, fixed order.
+// Reductions (core/backend.hpp's reduce, arg_reduce and cumsum), in the
+// cuda/kernels/device.hpp dialect. The general float32 reduction works over any dims of a
+// strided input: one thread per output element walks its reduced elements in row-major
+// order, accumulating in double as the CPU does (core/cpu/reduce.cpp): sum, mean, max and
+// min (NaN propagates), product, L2 norm and log-sum-exp (two passes, around the maximum).
+// Deterministic: no atomics, fixed order.
 #pragma once
 #include "core/kernel_params.hpp"
 #include "cuda/kernels/device.hpp"
@@ -52,6 +53,45 @@ __global__ void reduce_kernel(ReduceOp op, const float* x, float* out, ReduceLay
     if (op == ReduceOp::Norm2) acc = sqrt(acc);
     if (op == ReduceOp::LogSumExp) acc = shift + log(acc);
     out[i] = float(acc);
+  }
+}
+
+// Max or min along the layout's one reduced dim with its index (first index on ties, the
+// first NaN wins, as on the CPU); one thread per output.
+__global__ void arg_reduce_kernel(bool is_max, const float* x, float* values, int64_t* indices, ReduceLayout layout,
+                                  long long outputs) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
+    long long rest = i, base = 0;
+    for (int d = layout.kept_dims - 1; d >= 0; --d) {
+      base += (rest % layout.kept_sizes[d]) * layout.kept_strides[d];
+      rest /= layout.kept_sizes[d];
+    }
+    float best = x[base];
+    long long best_index = 0;
+    for (long long j = 1; j < layout.reduced_count; ++j) {
+      const float v = x[base + j * layout.reduced_strides[0]];
+      const bool better = v != v ? best == best : (is_max ? v > best : v < best);
+      if (better) best = v, best_index = j;
+    }
+    values[i] = best;
+    indices[i] = best_index;
+  }
+}
+
+// Running sums along one dim of a contiguous [outer, length, inner] tensor (from the end when
+// reverse), one thread per line, accumulated in double as on the CPU; T is float or int64.
+template <typename T>
+__global__ void cumsum_kernel(const T* x, T* out, long long outer, long long length, long long inner, bool reverse) {
+  const long long lines = outer * inner, stride = (long long)blockDim.x * gridDim.x;
+  for (long long line = (long long)blockIdx.x * blockDim.x + threadIdx.x; line < lines; line += stride) {
+    const long long o = line / inner, j = line % inner;
+    double acc = 0.0;
+    for (long long step = 0; step < length; ++step) {
+      const long long l = reverse ? length - 1 - step : step, at = (o * length + l) * inner + j;
+      acc += double(x[at]);
+      out[at] = T(acc);
+    }
   }
 }
 

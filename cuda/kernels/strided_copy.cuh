@@ -8,7 +8,7 @@ namespace attn::cuda_kernels {
 
 // dst[layout b] = src[layout a] for the n elements of the layout.
 template <typename Word>
-__global__ void strided_copy_kernel(const Word* src, Word* dst, TwoOperandLayout layout, long long n) {
+__global__ void strided_copy_kernel(const Word* src, Word* dst, StridedLayout layout, long long n) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     long long src_offset = 0, dst_offset = 0;

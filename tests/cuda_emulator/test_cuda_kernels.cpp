@@ -1,12 +1,13 @@
 // The CUDA kernels of cuda/kernels/, compiled by the host compiler and run on the emulator
 // (cuda/emulator/emulator.hpp), against the CPU backend on small shapes: fill, every unary
 // op and its backward, bias + ReLU and its backward, row gathers and scatters, every binary
-// op on broadcast and transposed operands, strided copies of every dtype, uniform and normal
-// draws and dropout (the same Philox stream: bit for bit), every reduction over any dims, the row sum, softmax and
-// log-softmax and their backward, layer norm with and without affine parameters and its
-// backward, the label-smoothed cross entropy and its backward, the Adam and NAG updates,
-// the gradient norm's sum of squares and gradient scaling — the block reductions under both
-// thread schedules, with blocks smaller and larger than a row.
+// op and where on broadcast and transposed operands, strided copies of every dtype, uniform
+// and normal draws and dropout (the same Philox stream: bit for bit), every reduction over
+// any dims, arg-max/min, running sums, gather_last and top-k (ties included), the row sum,
+// softmax and log-softmax and their backward, layer norm with and without affine parameters
+// and its backward, the label-smoothed cross entropy and its backward, the Adam and NAG
+// updates, the gradient norm's sum of squares and gradient scaling — the block reductions
+// under both thread schedules, with blocks smaller and larger than a row.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -19,7 +20,7 @@
 #include "core/ops.hpp"
 #include "core/ops_update.hpp"
 #include "cuda/reduce_layout.hpp"
-#include "cuda/two_operand_layout.hpp"
+#include "cuda/strided_layout.hpp"
 #include "cuda/kernels/binary.cuh"
 #include "cuda/kernels/cross_entropy.cuh"
 #include "cuda/kernels/dropout.cuh"
@@ -51,7 +52,8 @@ std::vector<float> values(const Tensor& t) {
 Tensor varied(const Shape& shape, double low, double high) {
   Tensor t = zeros(shape);
   float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float(low + (high - low) * (0.5 + 0.5 * std::sin(1.7 * double(i) + 0.3)));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = float(low + (high - low) * (0.5 + 0.5 * std::sin(1.7 * double(i) + 0.3)));
   return t;
 }
 
@@ -69,19 +71,24 @@ struct UnaryCase {
   UnaryParams params;
 };
 
+// Every unary op, on inputs where it is defined.
+std::vector<UnaryCase> unary_cases() {
+  return {
+      {UnaryOp::Neg, -3, 3, {}},           {UnaryOp::Abs, -3, 3, {}},           {UnaryOp::Exp, -3, 3, {}},
+      {UnaryOp::Log, 0.1, 5, {}},          {UnaryOp::Sqrt, 0.1, 5, {}},         {UnaryOp::Rsqrt, 0.1, 5, {}},
+      {UnaryOp::Relu, -3, 3, {}},          {UnaryOp::Elu, -3, 3, {0.7, 0}},     {UnaryOp::Gelu, -3, 3, {}},
+      {UnaryOp::Sigmoid, -6, 6, {}},       {UnaryOp::Tanh, -3, 3, {}},          {UnaryOp::Sin, -3, 3, {}},
+      {UnaryOp::Cos, -3, 3, {}},           {UnaryOp::Pow, 0.1, 3, {1.7, 0}},    {UnaryOp::Clamp, -3, 3, {-1, 0.5}},
+      {UnaryOp::Reciprocal, 0.2, 3, {}},   {UnaryOp::Square, -3, 3, {}},        {UnaryOp::AddScalar, -3, 3, {2.5, 0}},
+      {UnaryOp::MulScalar, -3, 3, {-1.5, 0}}, {UnaryOp::RSubScalar, -3, 3, {4, 0}},
+      {UnaryOp::RDivScalar, 0.2, 3, {2, 0}},
+  };
+}
+
 }  // namespace
 
 TEST_CASE("cuda unary_kernel matches the CPU backend for every unary op", "[cuda_kernels]") {
-  const std::vector<UnaryCase> cases = {
-      {UnaryOp::Neg, -3, 3, {}},         {UnaryOp::Abs, -3, 3, {}},          {UnaryOp::Exp, -3, 3, {}},
-      {UnaryOp::Log, 0.1, 5, {}},        {UnaryOp::Sqrt, 0.1, 5, {}},        {UnaryOp::Rsqrt, 0.1, 5, {}},
-      {UnaryOp::Relu, -3, 3, {}},        {UnaryOp::Elu, -3, 3, {0.7, 0}},    {UnaryOp::Gelu, -3, 3, {}},
-      {UnaryOp::Sigmoid, -6, 6, {}},     {UnaryOp::Tanh, -3, 3, {}},         {UnaryOp::Sin, -3, 3, {}},
-      {UnaryOp::Cos, -3, 3, {}},         {UnaryOp::Pow, 0.1, 3, {1.7, 0}},   {UnaryOp::Clamp, -3, 3, {-1, 0.5}},
-      {UnaryOp::Reciprocal, 0.2, 3, {}}, {UnaryOp::Square, -3, 3, {}},       {UnaryOp::AddScalar, -3, 3, {2.5, 0}},
-      {UnaryOp::MulScalar, -3, 3, {-1.5, 0}}, {UnaryOp::RSubScalar, -3, 3, {4, 0}}, {UnaryOp::RDivScalar, 0.2, 3, {2, 0}},
-  };
-  for (const UnaryCase& c : cases) {
+  for (const UnaryCase& c : unary_cases()) {
     INFO("unary op " << int(c.op));
     const Tensor x = varied({1000}, c.low, c.high);
     const std::vector<float> expected = values(ops::unary(c.op, x, c.params));
@@ -100,17 +107,8 @@ TEST_CASE("cuda fill_kernel writes every element once the grid is smaller than t
 }
 
 TEST_CASE("cuda unary_backward_kernel matches the CPU backend for every unary op", "[cuda_kernels]") {
-  const std::vector<UnaryCase> cases = {
-      {UnaryOp::Neg, -3, 3, {}},         {UnaryOp::Abs, -3, 3, {}},          {UnaryOp::Exp, -3, 3, {}},
-      {UnaryOp::Log, 0.1, 5, {}},        {UnaryOp::Sqrt, 0.1, 5, {}},        {UnaryOp::Rsqrt, 0.1, 5, {}},
-      {UnaryOp::Relu, -3, 3, {}},        {UnaryOp::Elu, -3, 3, {0.7, 0}},    {UnaryOp::Gelu, -3, 3, {}},
-      {UnaryOp::Sigmoid, -6, 6, {}},     {UnaryOp::Tanh, -3, 3, {}},         {UnaryOp::Sin, -3, 3, {}},
-      {UnaryOp::Cos, -3, 3, {}},         {UnaryOp::Pow, 0.1, 3, {1.7, 0}},   {UnaryOp::Clamp, -3, 3, {-1, 0.5}},
-      {UnaryOp::Reciprocal, 0.2, 3, {}}, {UnaryOp::Square, -3, 3, {}},       {UnaryOp::AddScalar, -3, 3, {2.5, 0}},
-      {UnaryOp::MulScalar, -3, 3, {-1.5, 0}}, {UnaryOp::RSubScalar, -3, 3, {4, 0}}, {UnaryOp::RDivScalar, 0.2, 3, {2, 0}},
-  };
   const Tensor dy = varied({500}, -2, 2);
-  for (const UnaryCase& c : cases) {
+  for (const UnaryCase& c : unary_cases()) {
     INFO("unary op " << int(c.op));
     const Tensor x = varied({500}, c.low, c.high);
     const Tensor y = ops::unary(c.op, x, c.params);
@@ -172,7 +170,7 @@ TEST_CASE("cuda binary_kernel matches the CPU backend for every binary op on bro
     const Tensor expected = ops::binary(op, a, b);
     const Tensor out(shape, expected.dtype());
     const int64_t n = out.numel();
-    const TwoOperandLayout layout = cuda::two_operand_layout(a_view, b_view, out);
+    const StridedLayout layout = cuda::strided_layout(a_view, b_view, out);
     const LaunchConfig config{.grid = {1}, .block = {32}};  // fewer threads than elements
     if (is_comparison(op)) {
       launch(config, binary_kernel<bool>, op, a_view.data<float>(), b_view.data<float>(), out.data<bool>(), layout,
@@ -218,6 +216,56 @@ TEST_CASE("cuda dropout kernels draw the CPU's masks bit for bit, with and witho
   }
 }
 
+TEST_CASE("cuda where_kernel picks from broadcast operands as the CPU backend does", "[cuda_kernels]") {
+  const Shape shape{3, 4};
+  const Tensor cond = ops::binary(BinaryOp::Gt, varied({1, 4}, -1, 1), zeros({1, 4})).expand(shape);
+  const Tensor a = varied({3, 1}, -5, 5).expand(shape), b = varied({4, 3}, 0, 1).transpose(0, 1);
+  const Tensor expected(shape), out(shape);
+  backend_for(Device::cpu()).where(cond, a, b, expected);
+  launch(LaunchConfig{.grid = {1}, .block = {32}}, where_kernel, cond.data<bool>(), a.data<float>(), b.data<float>(),
+         out.data<float>(), cuda::strided_layout(a, b, out, cond), 12LL);
+  CHECK(values(out) == values(expected));
+}
+
+TEST_CASE("cuda arg_reduce, cumsum, gather_last and topk kernels match the CPU backend", "[cuda_kernels]") {
+  Backend& cpu = backend_for(Device::cpu());
+  const Tensor x = from_vector<float>({3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3}, Shape{4, 4});
+  for (const bool is_max : {true, false}) {
+    for (const int dim : {0, 1}) {
+      Shape kept = x.shape();
+      kept[dim] = 1;
+      const Tensor expected_values(kept), expected_indices(kept, DType::Int64), got_values(kept),
+          got_indices(kept, DType::Int64);
+      cpu.arg_reduce(is_max, x, dim, expected_values, expected_indices);
+      launch(LaunchConfig{.grid = {1}, .block = {32}}, arg_reduce_kernel, is_max, x.data<float>(),
+             got_values.data<float>(), got_indices.data<int64_t>(), cuda::reduce_layout(x, got_values), 4LL);
+      CHECK(values(got_values) == values(expected_values));  // ties (the 5s and 9s) keep the first index
+      CHECK(std::equal(got_indices.data<int64_t>(), got_indices.data<int64_t>() + 4, expected_indices.data<int64_t>()));
+    }
+  }
+  for (const bool reverse : {false, true}) {
+    const Tensor expected(x.shape()), got(x.shape());
+    cpu.cumsum(x, 0, reverse, expected);
+    launch(LaunchConfig{.grid = {1}, .block = {32}}, cumsum_kernel<float>, x.data<float>(), got.data<float>(), 1LL,
+           4LL, 4LL, reverse);
+    CHECK(values(got) == values(expected));
+  }
+  const Tensor index = from_vector<int64_t>({2, 0, 3, 3}, Shape{4}), gathered(Shape{4}), expected_gathered(Shape{4});
+  cpu.gather_last(x, index, expected_gathered);
+  launch(LaunchConfig{.grid = {1}, .block = {32}}, gather_last_kernel, x.data<float>(), index.data<int64_t>(),
+         gathered.data<float>(), 4LL, 4);
+  CHECK(values(gathered) == values(expected_gathered));
+  for (const bool largest : {true, false}) {
+    const Tensor expected_values(Shape{4, 3}), expected_indices(Shape{4, 3}, DType::Int64), got_values(Shape{4, 3}),
+        got_indices(Shape{4, 3}, DType::Int64);
+    cpu.topk(x, 3, largest, expected_values, expected_indices);
+    launch(LaunchConfig{.grid = {1}, .block = {32}}, topk_kernel, x.data<float>(), 3, largest, got_values.data<float>(),
+           got_indices.data<int64_t>(), 4LL, 4);
+    CHECK(values(got_values) == values(expected_values));
+    CHECK(std::equal(got_indices.data<int64_t>(), got_indices.data<int64_t>() + 12, expected_indices.data<int64_t>()));
+  }
+}
+
 TEST_CASE("cuda strided_copy_kernel copies strided views of every element size bit for bit", "[cuda_kernels]") {
   const Tensor floats = varied({4, 6}, -3, 3);
   const Tensor longs = arange(0, 24, 1, DType::Int64).view({4, 6});
@@ -228,7 +276,7 @@ TEST_CASE("cuda strided_copy_kernel copies strided views of every element size b
     // A transposed source into a contiguous destination (what contiguous() does) ...
     const Tensor source = t.transpose(0, 1), gathered(source.shape(), t.dtype());
     const auto copy = [&](const Tensor& src, const Tensor& dst) {
-      const cuda_kernels::TwoOperandLayout layout = cuda::two_operand_layout(src, dst, dst);
+      const cuda_kernels::StridedLayout layout = cuda::strided_layout(src, dst, dst);
       const LaunchConfig config{.grid = {2}, .block = {32}};
       if (bytes == 1)
         launch(config, strided_copy_kernel<unsigned char>, static_cast<const unsigned char*>(src.raw_data()),

@@ -119,7 +119,8 @@ TEST_CASE("a missing __syncthreads is detected: the kernel's result is wrong und
     launch(config, reverse_through_shared<true>, in.data(), with_barrier.data());
     launch(config, reverse_through_shared<false>, in.data(), without_barrier.data());
     CHECK(with_barrier != without_barrier);
-    const auto unwritten = std::count_if(without_barrier.begin(), without_barrier.end(), [](float v) { return v != v; });
+    const auto unwritten =
+        std::count_if(without_barrier.begin(), without_barrier.end(), [](float v) { return v != v; });
     CHECK(unwritten == threads / 2);  // half the threads ran before their partner wrote
   }
 }
