@@ -4,6 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "core/matmul_precision.hpp"
@@ -44,19 +45,19 @@ int64_t last_dim(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
 int64_t rows_of(const Tensor& x) { return x.numel() / std::max<int64_t>(1, last_dim(x)); }
 
 // How one operand of a row-major product reaches cuBLAS (column-major): its matrices either
-// row-major (no transpose) or transposed views of row-major ones.
+// have unit column stride (row-major, rows possibly spaced wider than they are long, like
+// heads interleaved in [B, T, H, d]) or unit row stride (transposed views).
 struct GemmOperand {
   cublasOperation_t op;
   int64_t ld;
-  int64_t batch_stride;
 };
 
 GemmOperand gemm_operand(const Tensor& t, const char* name) {
   const int64_t rows = t.size(-2), cols = t.size(-1);
-  if (t.stride(-1) == 1 && (t.stride(-2) == cols || rows == 1)) return {CUBLAS_OP_N, cols, t.stride(0)};
-  if (t.stride(-2) == 1 && (t.stride(-1) == rows || cols == 1)) return {CUBLAS_OP_T, rows, t.stride(0)};
+  if (t.stride(-1) == 1 || cols == 1) return {CUBLAS_OP_N, std::max(t.stride(-2), cols)};
+  if (t.stride(-2) == 1 || rows == 1) return {CUBLAS_OP_T, std::max(t.stride(-1), rows)};
   throw Error(fmt::format(
-      "the cuda backend's batched_gemm needs row-major or transposed matrices; {} {} has strides {}", name,
+      "the cuda backend's batched_gemm needs matrices with unit row or column stride; {} {} has strides {}", name,
       t.shape().str(), t.strides().str()));
 }
 
@@ -251,23 +252,34 @@ void CudaBackend::cumsum(const Tensor& x, int dim, bool reverse, const Tensor& o
 }
 
 void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
-  ATTN_CHECK(a.dim() == 3 && a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.is_contiguous() &&
-                 out.dtype() == DType::Float32,
-             "the cuda backend's batched_gemm takes 3-D float32 operands and a contiguous output so far; got {} {}",
+  ATTN_CHECK(a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.dtype() == DType::Float32 &&
+                 (out.size(-1) == 1 || out.stride(-1) == 1),
+             "the cuda backend's batched_gemm takes float32 operands and an output with unit column stride; got {} {}",
              dtype_name(a.dtype()), a.shape().str());
-  const int64_t batch = out.size(0), m = out.size(1), n = out.size(2), k = a.size(2);
+  const int64_t m = out.size(-2), n = out.size(-1), k = a.size(-1);
   const GemmOperand ga = gemm_operand(a, "a"), gb = gemm_operand(b, "b");
+  const int64_t ldc = std::max(out.stride(-2), n);
   const float alpha_f = float(alpha), beta_f = float(beta);
   // bf16 matmul precision: float32 storage, bf16 products with float32 accumulation.
   const cublasComputeType_t compute =
       matmul_precision() == MatmulPrecision::BFloat16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
   const auto handle = static_cast<cublasHandle_t>(on(out.device()).cublas);
-  // Row-major out = a·b is column-major outᵀ = bᵀ·aᵀ: b comes first.
-  check_cublas(cublasGemmStridedBatchedEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b.data<float>(),
-                                          CUDA_R_32F, int(gb.ld), gb.batch_stride, a.data<float>(), CUDA_R_32F,
-                                          int(ga.ld), ga.batch_stride, &beta_f, out.data<float>(), CUDA_R_32F, int(n),
-                                          m * n, int(batch), compute, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmStridedBatchedEx");
+  // 3-D: one strided batch over dim 0. 4-D (two batch dims of independent strides): one
+  // strided batch over dim 1 for each index of dim 0.
+  const bool four_d = out.dim() == 4;
+  const int64_t outer = four_d ? out.size(0) : 1, batch_dim = four_d ? 1 : 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* a_data = a.data<float>() + (four_d ? o * a.stride(0) : 0);
+    const float* b_data = b.data<float>() + (four_d ? o * b.stride(0) : 0);
+    float* out_data = out.data<float>() + (four_d ? o * out.stride(0) : 0);
+    // Row-major out = a·b is column-major outᵀ = bᵀ·aᵀ: b comes first.
+    check_cublas(cublasGemmStridedBatchedEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b_data, CUDA_R_32F,
+                                            int(gb.ld), b.stride(batch_dim), a_data, CUDA_R_32F, int(ga.ld),
+                                            a.stride(batch_dim), &beta_f, out_data, CUDA_R_32F, int(ldc),
+                                            out.stride(batch_dim), int(out.size(batch_dim)), compute,
+                                            CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx");
+  }
 }
 
 void CudaBackend::softmax(const Tensor& x, const Tensor& out, bool log) {

@@ -3,7 +3,7 @@
 // copies both ways and strided, fill, the unary and (broadcast) binary ops, bias + ReLU, row
 // gathers, random draws and dropout (the CPU's numbers and masks), reductions, softmax,
 // layer norm and their backward, the cross entropy, the optimizer updates and gradient
-// norm, and products with plain, transposed and broadcast operands — and a clear error for
+// norm, and products with plain, transposed, broadcast and head-interleaved operands — and a clear error for
 // a kernel it does not implement.
 #include <catch.hpp>
 
@@ -134,6 +134,14 @@ TEST_CASE("matrix products on the GPU (cuBLAS) match the CPU", "[cuda]") {
   check_close(ops::matmul(a.to(kGpu), b_rows.to(kGpu).transpose(1, 2)), ops::matmul(a, b_rows.transpose(1, 2)), 1e-4);
   const Tensor w = varied({9, 4}, -1, 1);  // one matrix broadcast over the batch (batch stride 0)
   check_close(ops::matmul(a.to(kGpu), w.to(kGpu)), ops::matmul(a, w), 1e-4);
+  // Attention's products: heads split out of [B, T, H, d] as [B, H, T, d] views (two batch dims).
+  const Tensor q = varied({2, 5, 3, 4}, -1, 1).permute({0, 2, 1, 3});
+  const Tensor kt = varied({2, 5, 3, 4}, -1, 1).permute({0, 2, 3, 1});
+  check_close(ops::matmul(q.contiguous().to(kGpu).view({2, 3, 5, 4}), kt.contiguous().to(kGpu).view({2, 3, 4, 5})),
+              ops::matmul(q, kt), 1e-4);
+  check_close(ops::matmul(varied({2, 5, 3, 4}, -1, 1).to(kGpu).permute({0, 2, 1, 3}),
+                          varied({2, 5, 3, 4}, -1, 1).to(kGpu).permute({0, 2, 3, 1})),
+              ops::matmul(q, kt), 1e-4);
 }
 
 TEST_CASE("the label-smoothed cross entropy on the GPU matches the CPU and names a bad target", "[cuda]") {
