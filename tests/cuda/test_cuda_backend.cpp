@@ -3,8 +3,8 @@
 // copies both ways and strided, fill, the unary and (broadcast) binary ops, bias + ReLU, row
 // gathers, random draws and dropout (the CPU's numbers and masks), reductions, softmax,
 // layer norm and their backward, the cross entropy, the optimizer updates and gradient
-// norm, and products with plain, transposed, broadcast and head-interleaved operands — and a clear error for
-// a kernel it does not implement.
+// norm, and products with plain, transposed, broadcast and head-interleaved operands — and
+// a clear error for a kernel it does not implement.
 #include <catch.hpp>
 
 #include <algorithm>
