@@ -322,11 +322,11 @@ void CudaBackend::label_smoothed_ce(const Tensor& logits, const Tensor& targets,
   launch_label_smoothed_ce(logits.data<float>(), targets.data<int64_t>(), epsilon, ignore_index, lse.data<float>(),
                            row_loss.data<double>(), row_nll.data<double>(), loss.data<double>(), nll.data<double>(),
                            count.data<double>(), first_bad_row.data<int64_t>(), rows, classes, on(device).stream);
-  const auto bad = int64_t(first_bad_row.to(Device::cpu()).item());
+  const auto bad = int64_t(first_bad_row.item());  // the one read back: errors must name the target
   if (bad >= 0)  // the CPU backend's message
     throw Error(fmt::format(
         "label_smoothed_cross_entropy: target {} at position {} is out of range [0, {}) (ignore_index {})",
-        int64_t(targets.narrow(0, bad, 1).to(Device::cpu()).item()), bad, classes, ignore_index));
+        int64_t(targets.narrow(0, bad, 1).item()), bad, classes, ignore_index));
 }
 
 void CudaBackend::label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
