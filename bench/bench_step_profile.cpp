@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/allocator.hpp"
+#include "core/backend.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/profiler.hpp"
 #include "core/threads.hpp"

@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include <fmt/format.h>
+
 #include "core/cpu/cpu_backend.hpp"
 #include "core/profiler.hpp"
 #include "core/profiling_backend.hpp"
@@ -11,6 +13,15 @@
 namespace attn {
 
 namespace {
+
+// Every kernel's name, in the order of the Kernel enum.
+constexpr std::array<const char*, kKernelCount> kKernelNames = {
+#define ATTN_KERNEL(name, params, args) #name,
+#include "core/backend_kernels.def"
+#undef ATTN_KERNEL
+};
+
+static_assert(cpu::CpuBackend::implements_every_kernel(), "the CPU backend is the reference: it implements every kernel");
 
 std::array<Backend*, 2>& registered_backends() {
   static std::array<Backend*, 2> backends{};  // by DeviceType
@@ -28,6 +39,13 @@ Backend& unprofiled_backend_for(Device device) {
 }
 
 }  // namespace
+
+const char* kernel_name(Kernel kernel) { return kKernelNames[size_t(kernel)]; }
+
+void Backend::unsupported(Kernel kernel) const {
+  throw Error(fmt::format("the {} backend has no kernel '{}': this operation is not supported on {} tensors", name(),
+                          kernel_name(kernel), name()));
+}
 
 Backend& backend_for(Device device) {
   Backend& backend = unprofiled_backend_for(device);

@@ -8,7 +8,8 @@
 #pragma once
 #include <vector>
 
-#include "core/backend.hpp"
+#include "core/kernel_params.hpp"
+#include "core/rng.hpp"
 #include "core/tensor.hpp"
 
 namespace attn::ops {

@@ -2,6 +2,7 @@
 // (NumPy rules), allocate the output and dispatch to the device's kernels.
 #include <string_view>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {

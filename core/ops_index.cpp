@@ -3,6 +3,7 @@
 // first, so a bad id names itself and the bound instead of reading out of bounds.
 #include <string_view>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {

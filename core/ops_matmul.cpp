@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {

@@ -3,6 +3,7 @@
 // last-dim kernels.
 // A softmax over another dim moves that dim last (permute + one contiguous copy) and the
 // result is permuted back (a view). Cross entropy: docs/models.md §1.6, legacy eps/V form.
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {

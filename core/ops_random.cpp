@@ -2,6 +2,7 @@
 // alone, fused with a residual add, and the backward both share.
 #include <utility>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {

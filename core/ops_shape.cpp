@@ -2,6 +2,7 @@
 // triangular parts and the causal mask.
 #include <string_view>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {

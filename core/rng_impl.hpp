@@ -1,5 +1,6 @@
 // Inline Philox-4x32-10 (included by core/rng.hpp; usable from host and device code).
 #pragma once
+#include <cmath>
 
 namespace attn {
 
@@ -19,11 +20,17 @@ ATTN_HD inline void apply_round(uint32_t& c0, uint32_t& c1, uint32_t& c2, uint32
 }
 }  // namespace philox
 
+// One Philox-4x32-10 block in place: the counter words (c0, c1, c2, c3) on entry, the random
+// words on return. Plain scalars, so that CUDA kernels (cuda/kernels/) draw the same streams.
+ATTN_HD inline void philox_block(uint64_t key, uint32_t& c0, uint32_t& c1, uint32_t& c2, uint32_t& c3) {
+  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
+  for (int r = 0; r < philox::kRounds; ++r, k0 += philox::kW0, k1 += philox::kW1) philox::apply_round(c0, c1, c2, c3, k0, k1);
+}
+
 ATTN_HD inline std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counter_hi, uint64_t counter_lo) {
   uint32_t c0 = uint32_t(counter_lo), c1 = uint32_t(counter_lo >> 32);
   uint32_t c2 = uint32_t(counter_hi), c3 = uint32_t(counter_hi >> 32);
-  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
-  for (int r = 0; r < philox::kRounds; ++r, k0 += philox::kW0, k1 += philox::kW1) philox::apply_round(c0, c1, c2, c3, k0, k1);
+  philox_block(key, c0, c1, c2, c3);
   return {c0, c1, c2, c3};
 }
 
@@ -49,8 +56,15 @@ inline void philox4x32_lanes(uint64_t key, uint64_t first_block, uint32_t (&word
 
 // Element `index` of a stream: block (first + index) / 4, word (first + index) % 4.
 ATTN_HD inline uint32_t philox_word(uint64_t seed, uint64_t first, uint64_t index) {
-  uint64_t c = first + index;
-  return philox4x32(seed, 0, c >> 2)[c & 3];
+  const uint64_t c = first + index, block = c >> 2;
+  uint32_t c0 = uint32_t(block), c1 = uint32_t(block >> 32), c2 = 0, c3 = 0;
+  philox_block(seed, c0, c1, c2, c3);
+  switch (c & 3) {
+    case 0: return c0;
+    case 1: return c1;
+    case 2: return c2;
+    default: return c3;
+  }
 }
 
 // Random words -> uniform [0, 1): the float form uses 24 bits of one word, the double form
@@ -63,6 +77,10 @@ ATTN_HD inline double uniform_double_from_words(uint32_t first_word, uint32_t se
   uint64_t hi = first_word >> 5, lo = second_word >> 6;         // 27 + 26 bits
   return double((hi << 26) | lo) * (1.0 / 9007199254740992.0);  // 53 bits / 2^53
 }
+
+// float32 dropout keeps element i when uniform_float_from_word(word_i) >= p, that is when
+// (word_i >> 8) >= this threshold: the same decision as an integer test (CPU and CUDA kernels).
+inline uint32_t float_keep_threshold(double p) { return uint32_t(std::ceil(p * 16777216.0)); }
 
 ATTN_HD inline float philox_uniform_float(uint64_t seed, uint64_t first, uint64_t index) {
   return uniform_float_from_word(philox_word(seed, first, index));

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/ops_update.hpp"
+
 namespace attn::nn {
 namespace {
 enum Slot { kExpAvg = 0, kExpAvgSq = 1 };
@@ -20,21 +22,15 @@ void Adam::update(const ParamData& p) {
   const int64_t t = ++steps_[p.index];
   const double bias_correction1 = 1.0 - std::pow(options_.beta1, double(t));
   const double bias_correction2 = 1.0 - std::pow(options_.beta2, double(t));
-  const float beta1 = float(options_.beta1), beta2 = float(options_.beta2);
-  const float one_minus_beta1 = float(1.0 - options_.beta1), one_minus_beta2 = float(1.0 - options_.beta2);
-  const float eps = float(options_.eps);
-  const float decay = float(-options_.weight_decay * lr());
-  const float neg_step_size = float(-lr() * std::sqrt(bias_correction2) / bias_correction1);
-  const bool decays = options_.weight_decay != 0.0;
-
-  for_each_block(p.numel, [&](int64_t begin, int64_t size) {
-    FloatArray theta(p.param + begin, size), m(p.slots[kExpAvg] + begin, size), v(p.slots[kExpAvgSq] + begin, size);
-    ConstFloatArray g(p.grad + begin, size);
-    m = beta1 * m + one_minus_beta1 * g;
-    v = beta2 * v + one_minus_beta2 * g.square();
-    if (decays) theta += decay * theta;
-    theta += neg_step_size * (m / (v.sqrt() + eps));
-  });
+  const AdamUpdate update{.beta1 = float(options_.beta1),
+                          .beta2 = float(options_.beta2),
+                          .one_minus_beta1 = float(1.0 - options_.beta1),
+                          .one_minus_beta2 = float(1.0 - options_.beta2),
+                          .eps = float(options_.eps),
+                          .decay = float(-options_.weight_decay * lr()),
+                          .neg_step_size = float(-lr() * std::sqrt(bias_correction2) / bias_correction1),
+                          .decays = options_.weight_decay != 0.0};
+  ops::adam_update_(p.param, p.grad, p.slots[kExpAvg], p.slots[kExpAvgSq], update);
 }
 
 NamedTensors Adam::extra_state() const {

@@ -1,69 +1,45 @@
 // Gradient normalisation and clipping (docs/models.md §1.9). See grad_clip.hpp.
 #include "nn/grad_clip.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "autograd/autograd.hpp"
+#include "core/ops_update.hpp"
 
 namespace attn::nn {
 namespace {
 
-// Chunks of a fixed size, summed in a fixed order: the result does not depend on threads.
-constexpr int64_t kChunkElements = 1 << 15;
-
-double chunk_sum_of_squares(const float* x, int64_t n) {
-  double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
-  return sum;
-}
-
-double sum_of_squares(const float* x, int64_t n) {
-  const int64_t chunks = (n + kChunkElements - 1) / kChunkElements;
-  if (chunks <= 1) return chunk_sum_of_squares(x, n);
-  std::vector<double> partial(size_t(chunks), 0.0);
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * kChunkElements;
-    partial[size_t(c)] = chunk_sum_of_squares(x + begin, std::min(kChunkElements, n - begin));
-  }
-  return std::accumulate(partial.begin(), partial.end(), 0.0);
-}
-
-// The gradient of p as a contiguous float32 tensor (undefined when p has none).
+// The gradient of p as a contiguous float32 tensor (undefined when p has none); a copy made
+// to get it contiguous replaces the gradient, so in-place scaling reaches it.
 Tensor float_grad(const Tensor& p) {
   Tensor g = grad(p);
   if (!g.defined()) return g;
   ATTN_CHECK(g.dtype() == DType::Float32, "gradient clipping: gradient {} is {}, expected float32", g.shape().str(),
              dtype_name(g.dtype()));
-  ATTN_CHECK(g.device().is_cpu(), "gradient clipping: gradient {} is on {}; only CPU is supported", g.shape().str(),
-             g.device().str());
-  return g.contiguous();
+  if (!g.is_contiguous()) {
+    g = g.contiguous();
+    set_grad(p, g);
+  }
+  return g;
 }
 
 }  // namespace
 
 double grad_norm(const std::vector<Tensor>& params) {
-  double total = 0.0;
-  for (const Tensor& p : params) {
-    Tensor g = float_grad(p);
-    if (g.defined()) total += sum_of_squares(g.data<float>(), g.numel());
-  }
-  return std::sqrt(total);
-}
-
-void multiply_grads(const std::vector<Tensor>& params, double scale) {
-  const float factor = float(scale);
+  Tensor total;  // 0-d float64 on the gradients' device, made with the first gradient
   for (const Tensor& p : params) {
     Tensor g = float_grad(p);
     if (!g.defined()) continue;
-    if (!g.shares_storage(grad(p))) set_grad(p, g);  // it was not contiguous: keep the copy
-    float* x = g.data<float>();
-    const int64_t n = g.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kChunkElements)
-    for (int64_t i = 0; i < n; ++i) x[i] *= factor;
+    if (!total.defined()) total = zeros(Shape{}, DType::Float64, g.device());
+    ops::add_sum_of_squares_(total, g);
+  }
+  return total.defined() ? std::sqrt(total.item()) : 0.0;
+}
+
+void multiply_grads(const std::vector<Tensor>& params, double scale) {
+  for (const Tensor& p : params) {
+    Tensor g = float_grad(p);
+    if (g.defined()) ops::scale_(g, scale);
   }
 }
 
@@ -75,6 +51,19 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
     if (clip_coef < 1.0) multiply_grads(params, clip_coef);
   }
   return norm;
+}
+
+bool unscale_grads(const std::vector<Tensor>& params, double loss_scale) {
+  ATTN_CHECK(loss_scale > 0 && std::isfinite(loss_scale), "loss scaling: the scale must be positive and finite, got {}",
+             loss_scale);
+  Tensor found_nonfinite;  // 0-d float32 on the gradients' device, made with the first gradient
+  for (const Tensor& p : params) {
+    Tensor g = float_grad(p);
+    if (!g.defined()) continue;
+    if (!found_nonfinite.defined()) found_nonfinite = zeros(Shape{}, DType::Float32, g.device());
+    ops::scale_(g, 1.0 / loss_scale, found_nonfinite);
+  }
+  return !found_nonfinite.defined() || found_nonfinite.item() == 0.0;
 }
 
 }  // namespace attn::nn

@@ -1,6 +1,8 @@
 // NAG with fairseq's semantics (docs/models.md §1.7). See nag.hpp.
 #include "nn/nag.hpp"
 
+#include "core/ops_update.hpp"
+
 namespace attn::nn {
 namespace {
 constexpr const char* kLrOldKey = "lr_old";
@@ -21,21 +23,13 @@ void NAG::begin_step() {
 void NAG::update(const ParamData& p) {
   const double mu = options_.momentum;
   const double lr = this->lr();
-  const float shrink = float(1.0 - lr * options_.weight_decay);
-  const float buffer_to_param = float(mu * mu * lr_correction_);
-  const float grad_to_param = float(-(1.0 + mu) * lr);
-  const float buffer_decay = float(mu * lr_correction_);
-  const float grad_to_buffer = float(-lr);
-  const bool decays = options_.weight_decay != 0.0;
-
-  for_each_block(p.numel, [&](int64_t begin, int64_t size) {
-    FloatArray theta(p.param + begin, size), b(p.slots[0] + begin, size);
-    ConstFloatArray g(p.grad + begin, size);
-    if (decays) theta *= shrink;
-    theta += buffer_to_param * b;
-    theta += grad_to_param * g;
-    b = buffer_decay * b + grad_to_buffer * g;
-  });
+  const NagUpdate update{.shrink = float(1.0 - lr * options_.weight_decay),
+                         .buffer_to_param = float(mu * mu * lr_correction_),
+                         .grad_to_param = float(-(1.0 + mu) * lr),
+                         .buffer_decay = float(mu * lr_correction_),
+                         .grad_to_buffer = float(-lr),
+                         .decays = options_.weight_decay != 0.0};
+  ops::nag_update_(p.param, p.grad, p.slots[0], update);
 }
 
 void NAG::end_step() { lr_old_ = lr(); }

@@ -9,7 +9,6 @@ namespace attn::nn {
 
 Optimizer::Optimizer(NamedTensors params, std::vector<std::string> slot_names)
     : params_(std::move(params)), slot_names_(std::move(slot_names)) {
-  ATTN_CHECK(slot_names_.size() <= kMaxSlots, "optimizer: {} state slots, at most {}", slot_names_.size(), kMaxSlots);
   std::set<std::string> seen;
   slots_.reserve(params_.size());
   for (const auto& [name, p] : params_) {
@@ -17,11 +16,9 @@ Optimizer::Optimizer(NamedTensors params, std::vector<std::string> slot_names)
     ATTN_CHECK(p.defined(), "optimizer: parameter '{}' is undefined", name);
     ATTN_CHECK(p.dtype() == DType::Float32, "optimizer: parameter '{}' is {}; only float32 parameters are trained",
                name, dtype_name(p.dtype()));
-    ATTN_CHECK(p.device().is_cpu(), "optimizer: parameter '{}' is on {}; only CPU parameters are supported", name,
-               p.device().str());
     ATTN_CHECK(p.is_contiguous(), "optimizer: parameter '{}' {} is not contiguous", name, p.shape().str());
     std::vector<Tensor> slots;
-    for (size_t s = 0; s < slot_names_.size(); ++s) slots.push_back(zeros(p.shape(), DType::Float32));
+    for (size_t s = 0; s < slot_names_.size(); ++s) slots.push_back(zeros(p.shape(), DType::Float32, p.device()));
     slots_.push_back(std::move(slots));
   }
 }
@@ -32,13 +29,11 @@ void Optimizer::step() {
     const auto& [name, p] = params_[i];
     Tensor g = grad(p);
     if (!g.defined()) continue;
-    ATTN_CHECK(g.dtype() == DType::Float32 && g.shape() == p.shape(),
-               "{}: gradient of '{}' is {} {} but the parameter is float32 {}", this->name(), name,
-               dtype_name(g.dtype()), g.shape().str(), p.shape().str());
+    ATTN_CHECK(g.dtype() == DType::Float32 && g.shape() == p.shape() && g.device() == p.device(),
+               "{}: gradient of '{}' is {} {} on {} but the parameter is float32 {} on {}", this->name(), name,
+               dtype_name(g.dtype()), g.shape().str(), g.device().str(), p.shape().str(), p.device().str());
     g = g.contiguous();
-    ParamData data{.index = i, .numel = p.numel(), .param = p.data<float>(), .grad = g.data<float>(), .slots = {}};
-    for (size_t s = 0; s < slots_[i].size(); ++s) data.slots[s] = slots_[i][s].data<float>();
-    update(data);
+    update(ParamData{.index = i, .param = p, .grad = g, .slots = slots_[i]});
   }
   end_step();
 }

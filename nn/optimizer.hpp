@@ -6,15 +6,14 @@
 // * step() updates every parameter that has a gradient and skips the others, as fairseq
 //   does for `p.grad is None`.
 // * Per-parameter state ("slots": Adam's moments, NAG's momentum buffer) is allocated once
-//   in the constructor; a step allocates nothing (it reads contiguous gradients in place).
+//   in the constructor, on the parameter's device; a step allocates nothing (it reads
+//   contiguous gradients in place).
+// * The update of each parameter is one kernel of the parameters' device
+//   (core/ops_update.hpp), so a step runs wherever the model lives and reads nothing back.
 // * state_dict() returns the full state as tensors (float32 slots, exact integer and float64
 //   scalars), named "state.<param name>.<slot>", so a checkpoint resume continues
 //   bit-identically; load_state_dict() checks every name, dtype and shape.
 #pragma once
-#include <Eigen/Core>
-
-#include <algorithm>
-#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -51,14 +50,12 @@ class Optimizer {
   void load_state_dict(const std::map<std::string, Tensor>& state);
 
  protected:
-  static constexpr size_t kMaxSlots = 4;
-  // The contiguous float32 data of one parameter, its gradient and its slots.
+  // One parameter, its contiguous float32 gradient and its slots.
   struct ParamData {
     size_t index;
-    int64_t numel;
-    float* param;
-    const float* grad;
-    std::array<float*, kMaxSlots> slots;  // in the order of slot_names
+    const Tensor& param;
+    const Tensor& grad;
+    const std::vector<Tensor>& slots;  // in the order of slot_names
   };
   virtual void begin_step() {}
   virtual void update(const ParamData& p) = 0;
@@ -73,20 +70,7 @@ class Optimizer {
   static const Tensor& find_state(const std::map<std::string, Tensor>& state, const std::string& key, DType dtype,
                                   const Shape& shape);
 
-  // Runs body(begin, size) over [0, n) in cache-sized blocks, spread over threads when
-  // there are many. Bodies use Eigen array maps (vectorized, sqrt included) over a block.
-  template <typename Body>
-  static void for_each_block(int64_t n, Body&& body) {
-    const int64_t blocks = (n + kBlockElements - 1) / kBlockElements;
-#pragma omp parallel for schedule(static) if (blocks >= kParallelBlocks)
-    for (int64_t b = 0; b < blocks; ++b) body(b * kBlockElements, std::min(kBlockElements, n - b * kBlockElements));
-  }
-  using FloatArray = Eigen::Map<Eigen::ArrayXf>;
-  using ConstFloatArray = Eigen::Map<const Eigen::ArrayXf>;
-
  private:
-  static constexpr int64_t kBlockElements = 4096;
-  static constexpr int64_t kParallelBlocks = 8;
   NamedTensors params_;
   std::vector<std::string> slot_names_;
   std::vector<std::vector<Tensor>> slots_;  // [param][slot]

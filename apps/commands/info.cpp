@@ -60,9 +60,14 @@ int run_info() {
   fmt::print("gemm: large float32 products via oneDNN {}.{}.{}; bf16 matmul precision {}\n", dnnl->major,
              dnnl->minor, dnnl->patch, cpu_has_fast_bf16() ? "available (AVX512-BF16)" : "not available on this CPU");
 #ifdef ATTNLAB_WITH_CUDA
-  int n = cuda::device_count();
-  fmt::print("cuda: built in; {} device(s)\n", n);
-  for (int i = 0; i < n; ++i) fmt::print("  cuda:{} {}\n", i, cuda::device_name(i));
+  const std::string cuda_problem = cuda::unavailable_reason();
+  if (cuda_problem.empty()) {
+    const int n = cuda::device_count();
+    fmt::print("cuda: usable ({}); {} device(s)\n", cuda::versions(), n);
+    for (int i = 0; i < n; ++i) fmt::print("  cuda:{} {}\n", i, cuda::device_name(i));
+  } else {
+    fmt::print("cuda: built in ({}) but not usable: {}\n", cuda::versions(), cuda_problem);
+  }
 #else
   fmt::print("cuda: not built (configure with -DATTNLAB_CUDA=ON)\n");
 #endif

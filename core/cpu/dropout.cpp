@@ -32,7 +32,7 @@ class KeepTest {
   static constexpr int64_t kWordsPerElement = std::is_same_v<T, double> ? 2 : 1;
 
   // float32: uniform = (word >> 8) / 2^24 >= p  <=>  (word >> 8) >= ceil(p · 2^24) (exact).
-  explicit KeepTest(double p) : p_(p), threshold_(uint32_t(std::ceil(p * 16777216.0))) {}
+  explicit KeepTest(double p) : p_(p), threshold_(float_keep_threshold(p)) {}
 
   bool operator()(const uint32_t* words, int64_t k) const {
     if constexpr (kWordsPerElement == 2) return uniform_double_from_words(words[2 * k], words[2 * k + 1]) >= p_;

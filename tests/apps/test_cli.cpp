@@ -189,6 +189,12 @@ TEST_CASE("info prints the threads, the BLAS, CUDA and the allocator") {
   for (const char* line_start : {"threads: ", "blas: ", "cuda: ", "cpu allocator: "})
     CHECK((contains(info.out, std::string("\n") + line_start) || info.out.starts_with(line_start)));
   CHECK(contains(info.out, "parallel mode OpenMP"));
+  // The CUDA line says whether CUDA can be used here and, when it cannot, why.
+  const size_t cuda_at = info.out.find("cuda: ");
+  const std::string cuda_line = info.out.substr(cuda_at, info.out.find('\n', cuda_at) - cuda_at);
+  INFO(cuda_line);
+  CHECK((cuda_line.starts_with("cuda: usable") || contains(cuda_line, "but not usable: ") ||
+         cuda_line.starts_with("cuda: not built")));
 }
 
 TEST_CASE("info --arch prints a preset's parameter count, and refuses a bad variant setting") {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 #include "core/threads.hpp"
 #include "reference.hpp"

@@ -93,3 +93,17 @@ TEST_CASE("the norm of large gradients matches a double reference for any thread
   CHECK(one_thread == Approx(std::sqrt(reference)).epsilon(1e-12));
   CHECK(one_thread == two_threads);
 }
+
+TEST_CASE("unscale_grads divides by the loss scale and reports an overflow", "[grad_clip]") {
+  std::vector<Tensor> params = pythagorean_params();
+  CHECK(unscale_grads(params, 4.0));
+  CHECK(grad_values(params[0]) == std::vector<float>{0.75f, 1.0f});
+  CHECK(grad_values(params[1]) == std::vector<float>{3.0f});
+
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<Tensor> overflowed = {with_grad({2}, {1.0f, inf}), with_grad({1}, {2.0f})};
+  CHECK_FALSE(unscale_grads(overflowed, 2.0));
+  CHECK(grad_values(overflowed[1]) == std::vector<float>{1.0f});  // every gradient is still unscaled
+  CHECK(unscale_grads({}, 2.0));
+  CHECK_THROWS_WITH(unscale_grads(params, 0.0), Contains("loss scaling: the scale must be positive"));
+}

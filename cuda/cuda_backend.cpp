@@ -1,0 +1,378 @@
+// The CUDA backend (cuda/cuda_backend.hpp): streams, cuBLAS and the launches of cuda/*.cu.
+#include "cuda/cuda_backend.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "core/matmul_precision.hpp"
+#include "cuda/cuda_allocator.hpp"
+#include "cuda/device_info.hpp"
+#include "cuda/kernel_launch.hpp"
+#include "cuda/reduce_layout.hpp"
+#include "cuda/strided_layout.hpp"
+
+namespace attn::cuda {
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  ATTN_CHECK(status == CUBLAS_STATUS_SUCCESS, "cuBLAS: {} failed: {}", what, cublasGetStatusString(status));
+}
+
+// Each tensor of `tensors` is a contiguous float32 tensor (undefined ones are allowed where
+// the kernel allows them), or the kernel says what it needs.
+void require_contiguous_float(const char* kernel, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors) {
+    if (!t->defined()) continue;
+    ATTN_CHECK(t->dtype() == DType::Float32 && t->is_contiguous(),
+               "the cuda backend's {} takes contiguous float32 tensors so far; got {} {}{}", kernel,
+               dtype_name(t->dtype()), t->shape().str(), t->is_contiguous() ? "" : " (strided)");
+  }
+}
+
+// The int64 indices of index_select_rows / index_add_rows, contiguous.
+void require_row_indices(const char* kernel, const Tensor& indices) {
+  ATTN_CHECK(indices.dtype() == DType::Int64 && indices.is_contiguous(),
+             "the cuda backend's {} takes contiguous int64 indices; got {} {}", kernel, dtype_name(indices.dtype()),
+             indices.shape().str());
+}
+
+const float* float_data(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
+
+int64_t last_dim(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
+int64_t rows_of(const Tensor& x) { return x.numel() / std::max<int64_t>(1, last_dim(x)); }
+
+// How one operand of a row-major product reaches cuBLAS (column-major): its matrices either
+// have unit column stride (row-major, rows possibly spaced wider than they are long, like
+// heads interleaved in [B, T, H, d]) or unit row stride (transposed views).
+struct GemmOperand {
+  cublasOperation_t op;
+  int64_t ld;
+};
+
+GemmOperand gemm_operand(const Tensor& t, const char* name) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  if (t.stride(-1) == 1 || cols == 1) return {CUBLAS_OP_N, std::max(t.stride(-2), cols)};
+  if (t.stride(-2) == 1 || rows == 1) return {CUBLAS_OP_T, std::max(t.stride(-1), rows)};
+  throw Error(fmt::format(
+      "the cuda backend's batched_gemm needs matrices with unit row or column stride; {} {} has strides {}", name,
+      t.shape().str(), t.strides().str()));
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device_count) : devices_(size_t(device_count)) {
+  for (int i = 0; i < device_count; ++i) {
+    check_cuda(int(cudaSetDevice(i)), "cudaSetDevice");
+    cudaStream_t stream = nullptr;
+    check_cuda(int(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)), "cudaStreamCreate");
+    cublasHandle_t handle = nullptr;
+    check_cublas(cublasCreate(&handle), "cublasCreate");
+    check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
+    devices_[size_t(i)] = {stream, handle};
+  }
+}
+
+CudaBackend::~CudaBackend() {
+  for (const PerDevice& d : devices_) {
+    cublasDestroy(static_cast<cublasHandle_t>(d.cublas));
+    cudaStreamDestroy(static_cast<cudaStream_t>(d.stream));
+  }
+}
+
+const CudaBackend::PerDevice& CudaBackend::on(Device device) {
+  ATTN_CHECK(device.is_cuda() && device.index >= 0 && size_t(device.index) < devices_.size(),
+             "the cuda backend has no device {} ({} CUDA device(s) here)", device.str(), devices_.size());
+  check_cuda(int(cudaSetDevice(device.index)), "cudaSetDevice");
+  return devices_[size_t(device.index)];
+}
+
+Stream CudaBackend::stream(Device device) { return Stream{device, on(device).stream}; }
+
+void CudaBackend::synchronize() {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    check_cuda(int(cudaSetDevice(int(i))), "cudaSetDevice");
+    check_cuda(int(cudaStreamSynchronize(static_cast<cudaStream_t>(devices_[i].stream))), "cudaStreamSynchronize");
+  }
+}
+
+void CudaBackend::fill(const Tensor& out, double value) {
+  require_contiguous_float("fill", {&out});
+  launch_fill(float(value), out.data<float>(), out.numel(), on(out.device()).stream);
+}
+
+void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
+  ATTN_CHECK(src.dtype() == dst.dtype(), "the cuda backend copies without converting dtypes so far; got {} to {}",
+             dtype_name(src.dtype()), dtype_name(dst.dtype()));
+  const Device device = src.device().is_cuda() ? src.device() : dst.device();
+  if (!src.is_contiguous() || !dst.is_contiguous()) {
+    ATTN_CHECK(src.device() == dst.device(),
+               "the cuda backend copies strided views within one device so far; got {} {} on {} to {} on {}",
+               dtype_name(src.dtype()), src.shape().str(), src.device().str(), dst.shape().str(), dst.device().str());
+    launch_strided_copy(src.raw_data(), dst.raw_data(), dtype_size(src.dtype()), strided_layout(src, dst, dst),
+                        dst.numel(), on(device).stream);
+    return;
+  }
+  const auto stream = static_cast<cudaStream_t>(on(device).stream);
+  check_cuda(int(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), size_t(src.numel()) * dtype_size(src.dtype()),
+                                 cudaMemcpyDefault, stream)),
+             "cudaMemcpyAsync");
+  // The host may read its copy at once; a copy on the device stays queued.
+  if (dst.device().is_cpu()) check_cuda(int(cudaStreamSynchronize(stream)), "cudaStreamSynchronize");
+}
+
+void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) {
+  require_contiguous_float("unary", {&x, &out});
+  launch_unary(op, p, x.data<float>(), out.data<float>(), x.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
+  ATTN_CHECK(a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.is_contiguous(),
+             "the cuda backend's binary takes float32 operands so far; got {} and {}", dtype_name(a.dtype()),
+             dtype_name(b.dtype()));
+  launch_binary(op, a.data<float>(), b.data<float>(), out.raw_data(), strided_layout(a, b, out), out.numel(),
+                on(out.device()).stream);
+}
+
+void CudaBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  ATTN_CHECK(a.dtype() == DType::Float32 && cond.dtype() == DType::Bool && out.is_contiguous(),
+             "the cuda backend's where takes float32 values and a bool condition so far; got {}",
+             dtype_name(a.dtype()));
+  launch_where(cond.data<bool>(), a.data<float>(), b.data<float>(), out.data<float>(), strided_layout(a, b, out, cond),
+               out.numel(), on(out.device()).stream);
+}
+
+void CudaBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                                 UnaryParams p) {
+  require_contiguous_float("unary_backward", {&x, &y, &dy, &dx});
+  launch_unary_backward(op, p, x.data<float>(), float_data(y), dy.data<float>(), dx.data<float>(), x.numel(),
+                        on(x.device()).stream);
+}
+
+void CudaBackend::bias_relu(const Tensor& y, const Tensor& bias) {
+  require_contiguous_float("bias_relu", {&y, &bias});
+  launch_bias_relu(y.data<float>(), float_data(bias), rows_of(y), last_dim(y), on(y.device()).stream);
+}
+
+void CudaBackend::bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) {
+  require_contiguous_float("bias_relu_backward", {&y, &dy, &dz, &dbias});
+  launch_bias_relu_backward(y.data<float>(), dy.data<float>(), dz.data<float>(),
+                            dbias.defined() ? dbias.data<float>() : nullptr, rows_of(y), last_dim(y),
+                            on(y.device()).stream);
+}
+
+void CudaBackend::index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) {
+  require_contiguous_float("index_select_rows", {&weight, &out});
+  require_row_indices("index_select_rows", indices);
+  launch_index_select_rows(weight.data<float>(), indices.data<int64_t>(), out.data<float>(), indices.numel(),
+                           weight.size(1), on(weight.device()).stream);
+}
+
+void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) {
+  require_contiguous_float("index_add_rows", {&grad_weight, &src});
+  require_row_indices("index_add_rows", indices);
+  launch_index_add_rows(grad_weight.data<float>(), indices.data<int64_t>(), src.data<float>(), indices.numel(),
+                        grad_weight.size(1), on(grad_weight.device()).stream);
+}
+
+void CudaBackend::uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) {
+  require_contiguous_float("uniform", {&out});
+  launch_uniform(out.data<float>(), low, high, seed, first, out.numel(), on(out.device()).stream);
+}
+
+void CudaBackend::normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) {
+  require_contiguous_float("normal", {&out});
+  launch_normal(out.data<float>(), mean, stddev, seed, first, out.numel(), on(out.device()).stream);
+}
+
+void CudaBackend::topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
+  require_contiguous_float("topk", {&x, &values});
+  launch_topk(x.data<float>(), k, largest, values.data<float>(), indices.data<int64_t>(), rows_of(x), last_dim(x),
+              on(x.device()).stream);
+}
+
+void CudaBackend::gather_last(const Tensor& x, const Tensor& index, const Tensor& out) {
+  require_contiguous_float("gather_last", {&x, &out});
+  require_row_indices("gather_last", index);
+  launch_gather_last(x.data<float>(), index.data<int64_t>(), out.data<float>(), rows_of(x), last_dim(x),
+                     on(x.device()).stream);
+}
+
+void CudaBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,
+                          const Tensor& mask) {
+  dropout_add(x, Tensor(), p, seed, first, out, mask);
+}
+
+void CudaBackend::dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first,
+                              const Tensor& out, const Tensor& mask) {
+  require_contiguous_float("dropout", {&x, &residual, &out});
+  launch_dropout(x.data<float>(), float_data(residual), p, seed, first, out.data<float>(), mask.data<bool>(),
+                 x.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) {
+  require_contiguous_float("dropout_backward", {&dy, &dx});
+  ATTN_CHECK(mask.is_contiguous(), "the cuda backend's dropout_backward takes a contiguous mask");
+  launch_dropout_backward(dy.data<float>(), mask.data<bool>(), scale, dx.data<float>(), dx.numel(),
+                          on(dx.device()).stream);
+}
+
+void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
+  ATTN_CHECK(x.dtype() == DType::Float32 && out.dtype() == DType::Float32 && out.is_contiguous(),
+             "the cuda backend's reduce takes float32 tensors so far; got {}", dtype_name(x.dtype()));
+  bool last_dim_sum = op == ReduceOp::Sum && x.is_contiguous() && x.dim() > 0 && out.size(-1) == 1;
+  for (int d = 0; d + 1 < x.dim(); ++d) last_dim_sum = last_dim_sum && out.size(d) == x.size(d);
+  if (last_dim_sum)  // one block per row: the reduction of every softmax-like row
+    launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
+  else
+    launch_reduce(op, x.data<float>(), out.data<float>(), reduce_layout(x, out), out.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor& values, const Tensor& indices) {
+  ATTN_CHECK(x.dtype() == DType::Float32, "the cuda backend's arg_reduce takes float32 so far; got {}",
+             dtype_name(x.dtype()));
+  // values is x in keepdim form along dim, so dim is the one reduced dim (none when its
+  // extent is 1: then reduced_count is 1 and every index is 0).
+  const cuda_kernels::ReduceLayout layout = reduce_layout(x, values);
+  launch_arg_reduce(is_max, x.data<float>(), values.data<float>(), indices.data<int64_t>(), layout, values.numel(),
+                    on(x.device()).stream);
+}
+
+void CudaBackend::cumsum(const Tensor& x, int dim, bool reverse, const Tensor& out) {
+  ATTN_CHECK((x.dtype() == DType::Float32 || x.dtype() == DType::Int64) && x.is_contiguous(),
+             "the cuda backend's cumsum takes contiguous float32 or int64 tensors so far; got {} {}",
+             dtype_name(x.dtype()), x.shape().str());
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= x.size(d);
+  for (int d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
+  launch_cumsum(x.raw_data(), out.raw_data(), x.dtype() == DType::Float32, outer, x.size(dim), inner, reverse,
+                on(x.device()).stream);
+}
+
+void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
+  ATTN_CHECK(a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.dtype() == DType::Float32 &&
+                 (out.size(-1) == 1 || out.stride(-1) == 1),
+             "the cuda backend's batched_gemm takes float32 operands and an output with unit column stride; got {} {}",
+             dtype_name(a.dtype()), a.shape().str());
+  const int64_t m = out.size(-2), n = out.size(-1), k = a.size(-1);
+  const GemmOperand ga = gemm_operand(a, "a"), gb = gemm_operand(b, "b");
+  const int64_t ldc = std::max(out.stride(-2), n);
+  const float alpha_f = float(alpha), beta_f = float(beta);
+  // bf16 matmul precision: float32 storage, bf16 products with float32 accumulation.
+  const cublasComputeType_t compute =
+      matmul_precision() == MatmulPrecision::BFloat16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
+  const auto handle = static_cast<cublasHandle_t>(on(out.device()).cublas);
+  // 3-D: one strided batch over dim 0. 4-D (two batch dims of independent strides): one
+  // strided batch over dim 1 for each index of dim 0.
+  const bool four_d = out.dim() == 4;
+  const int64_t outer = four_d ? out.size(0) : 1, batch_dim = four_d ? 1 : 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* a_data = a.data<float>() + (four_d ? o * a.stride(0) : 0);
+    const float* b_data = b.data<float>() + (four_d ? o * b.stride(0) : 0);
+    float* out_data = out.data<float>() + (four_d ? o * out.stride(0) : 0);
+    // Row-major out = a·b is column-major outᵀ = bᵀ·aᵀ: b comes first.
+    check_cublas(cublasGemmStridedBatchedEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b_data, CUDA_R_32F,
+                                            int(gb.ld), b.stride(batch_dim), a_data, CUDA_R_32F, int(ga.ld),
+                                            a.stride(batch_dim), &beta_f, out_data, CUDA_R_32F, int(ldc),
+                                            out.stride(batch_dim), int(out.size(batch_dim)), compute,
+                                            CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx");
+  }
+}
+
+void CudaBackend::softmax(const Tensor& x, const Tensor& out, bool log) {
+  require_contiguous_float("softmax", {&x, &out});
+  launch_softmax(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), log, on(x.device()).stream);
+}
+
+void CudaBackend::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const Tensor& out,
+                             const Tensor& mean, const Tensor& rstd) {
+  require_contiguous_float("layer_norm", {&x, &gamma, &beta, &out, &mean, &rstd});
+  launch_layer_norm(x.data<float>(), float_data(gamma), float_data(beta), float(eps), out.data<float>(),
+                    mean.data<float>(), rstd.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
+}
+
+void CudaBackend::softmax_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, bool log) {
+  require_contiguous_float("softmax_backward", {&y, &dy, &dx});
+  launch_softmax_backward(y.data<float>(), dy.data<float>(), dx.data<float>(), rows_of(y), last_dim(y), log,
+                          on(y.device()).stream);
+}
+
+void CudaBackend::layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                      const Tensor& rstd, const Tensor& dx, const Tensor& dgamma,
+                                      const Tensor& dbeta) {
+  require_contiguous_float("layer_norm_backward", {&dy, &x, &gamma, &mean, &rstd, &dx, &dgamma, &dbeta});
+  launch_layer_norm_backward(dy.data<float>(), x.data<float>(), float_data(gamma), mean.data<float>(),
+                             rstd.data<float>(), dx.data<float>(), dgamma.defined() ? dgamma.data<float>() : nullptr,
+                             dbeta.defined() ? dbeta.data<float>() : nullptr, rows_of(x), last_dim(x),
+                             on(x.device()).stream);
+}
+
+void CudaBackend::label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon,
+                                    int64_t ignore_index, const Tensor& lse, const Tensor& loss, const Tensor& nll,
+                                    const Tensor& count) {
+  require_contiguous_float("label_smoothed_ce", {&logits, &lse});
+  ATTN_CHECK(targets.is_contiguous(), "the cuda backend's label_smoothed_ce takes contiguous targets");
+  const int64_t rows = logits.size(0), classes = logits.size(1);
+  const Device device = logits.device();
+  const Tensor row_loss(Shape{rows}, DType::Float64, device), row_nll(Shape{rows}, DType::Float64, device);
+  const Tensor first_bad_row(Shape{}, DType::Int64, device);
+  launch_label_smoothed_ce(logits.data<float>(), targets.data<int64_t>(), epsilon, ignore_index, lse.data<float>(),
+                           row_loss.data<double>(), row_nll.data<double>(), loss.data<double>(), nll.data<double>(),
+                           count.data<double>(), first_bad_row.data<int64_t>(), rows, classes, on(device).stream);
+  const auto bad = int64_t(first_bad_row.item());  // the one read back: errors must name the target
+  if (bad >= 0)  // the CPU backend's message
+    throw Error(fmt::format(
+        "label_smoothed_cross_entropy: target {} at position {} is out of range [0, {}) (ignore_index {})",
+        int64_t(targets.narrow(0, bad, 1).item()), bad, classes, ignore_index));
+}
+
+void CudaBackend::label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+                                             double epsilon, int64_t ignore_index, double scale,
+                                             const Tensor& grad_logits) {
+  require_contiguous_float("label_smoothed_ce_backward", {&logits, &lse, &grad_logits});
+  ATTN_CHECK(targets.is_contiguous(), "the cuda backend's label_smoothed_ce_backward takes contiguous targets");
+  launch_label_smoothed_ce_backward(logits.data<float>(), targets.data<int64_t>(), lse.data<float>(), epsilon,
+                                    ignore_index, scale, grad_logits.data<float>(), logits.size(0), logits.size(1),
+                                    on(logits.device()).stream);
+}
+
+void CudaBackend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+                              const Tensor& exp_avg_sq, const AdamUpdate& update) {
+  launch_adam_update(param.data<float>(), grad.data<float>(), exp_avg.data<float>(), exp_avg_sq.data<float>(), update,
+                     param.numel(), on(param.device()).stream);
+}
+
+void CudaBackend::nag_update(const Tensor& param, const Tensor& grad, const Tensor& buffer, const NagUpdate& update) {
+  launch_nag_update(param.data<float>(), grad.data<float>(), buffer.data<float>(), update, param.numel(),
+                    on(param.device()).stream);
+}
+
+void CudaBackend::add_sum_of_squares(const Tensor& x, const Tensor& total) {
+  const Tensor partial(Shape{sum_of_squares_blocks(x.numel())}, DType::Float64, x.device());
+  launch_add_sum_of_squares(x.data<float>(), partial.data<double>(), total.data<double>(), x.numel(),
+                            on(x.device()).stream);
+}
+
+void CudaBackend::scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) {
+  launch_scale_check_finite(x.data<float>(), scale, found_nonfinite.defined() ? found_nonfinite.data<float>() : nullptr,
+                            x.numel(), on(x.device()).stream);
+}
+
+bool register_cuda_backend() {
+  static std::once_flag once;
+  static bool usable = false;
+  std::call_once(once, [] {
+    if (!unavailable_reason().empty()) return;
+    const int count = device_count();
+    static CudaBackend* backend = new CudaBackend(count);  // never destroyed, like the CPU backend
+    register_backend(DeviceType::CUDA, backend);
+    for (int i = 0; i < count; ++i) register_allocator(Device::cuda(i), new CudaAllocator(i));
+    usable = true;
+  });
+  return usable;
+}
+
+}  // namespace attn::cuda

@@ -1,0 +1,85 @@
+// The CUDA implementation of the kernel interface (core/backend.hpp), for the kernels it
+// overrides below; the others are reported as unsupported on CUDA, naming the kernel
+// (BackendBase). One stream and one cuBLAS handle per device, created when the backend is;
+// every kernel of a device is queued on that stream, so kernels of one device run in order
+// and the host waits only in synchronize(), in copies to host memory and in the cross
+// entropy, which reads back whether a target was out of range (to name it in its error).
+//
+// The kernels take float32 tensors, contiguous unless their launch handles strides (binary,
+// where, copy within a device, reduce, arg_reduce; batched_gemm: transposed matrices too),
+// and say so in their error otherwise; copy moves every dtype, cumsum float32 and int64. All
+// kernel bodies are those of cuda/kernels/, tested on the CPU emulator.
+#pragma once
+#include <vector>
+
+#include "core/backend.hpp"
+
+namespace attn::cuda {
+
+class CudaBackend final : public BackendBase<CudaBackend> {
+ public:
+  explicit CudaBackend(int device_count);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  const char* name() const override { return "cuda"; }
+  Stream stream(Device device) override;
+  void synchronize() override;
+
+  void fill(const Tensor& out, double value) override;
+  void copy(const Tensor& src, const Tensor& dst) override;
+  void unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) override;
+  void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) override;
+  void unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& dx,
+                      UnaryParams p) override;
+  void bias_relu(const Tensor& y, const Tensor& bias) override;
+  void bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) override;
+  void index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) override;
+  void index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) override;
+  void topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, const Tensor& indices) override;
+  void gather_last(const Tensor& x, const Tensor& index, const Tensor& out) override;
+  void uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) override;
+  void normal(const Tensor& out, double mean, double stddev, uint64_t seed, uint64_t first) override;
+  void dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,
+               const Tensor& mask) override;
+  void dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first, const Tensor& out,
+                   const Tensor& mask) override;
+  void dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) override;
+  void reduce(ReduceOp op, const Tensor& x, const Tensor& out) override;
+  void arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor& values, const Tensor& indices) override;
+  void cumsum(const Tensor& x, int dim, bool reverse, const Tensor& out) override;
+  void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) override;
+  void softmax(const Tensor& x, const Tensor& out, bool log) override;
+  void softmax_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, bool log) override;
+  void layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const Tensor& out,
+                  const Tensor& mean, const Tensor& rstd) override;
+  void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                           const Tensor& rstd, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta) override;
+  void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                   const AdamUpdate& update) override;
+  void nag_update(const Tensor& param, const Tensor& grad, const Tensor& buffer, const NagUpdate& update) override;
+  void add_sum_of_squares(const Tensor& x, const Tensor& total) override;
+  void scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) override;
+  void label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon, int64_t ignore_index,
+                         const Tensor& lse, const Tensor& loss, const Tensor& nll, const Tensor& count) override;
+  void label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, double epsilon,
+                                  int64_t ignore_index, double scale, const Tensor& grad_logits) override;
+
+ private:
+  struct PerDevice {
+    void* stream = nullptr;  // cudaStream_t
+    void* cublas = nullptr;  // cublasHandle_t, bound to the stream
+  };
+  // The device's stream and handle, with the device made current for the calling thread.
+  const PerDevice& on(Device device);
+
+  std::vector<PerDevice> devices_;
+};
+
+// Registers the CUDA backend and one caching allocator per device, once; returns false (and
+// registers nothing) when CUDA cannot be used here (cuda::unavailable_reason() says why).
+bool register_cuda_backend();
+
+}  // namespace attn::cuda

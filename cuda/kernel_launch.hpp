@@ -1,0 +1,113 @@
+// Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
+// (cuda/elementwise.cu, binary.cu, dropout.cu, random.cu, indexing.cu, row_reduce.cu,
+// softmax.cu, layer_norm.cu, cross_entropy.cu, parameter_update.cu) choosing the grid and
+// block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers are
+// device memory holding contiguous data (float32 unless stated). A launch that fails throws
+// attn::Error naming the kernel and CUDA's reason; kernels run asynchronously, so errors
+// inside a kernel surface at the next synchronisation.
+#pragma once
+#include <cstdint>
+
+#include "core/kernel_params.hpp"
+#include "core/optimizer_params.hpp"
+#include "cuda/kernels/reduce_layout.hpp"
+#include "cuda/kernels/strided_layout.hpp"
+
+namespace attn::cuda {
+
+// y[i] = value for i < n.
+void launch_fill(float value, float* y, int64_t n, void* stream);
+// y[i] = op(x[i]) for i < n (y may be x).
+void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int64_t n, void* stream);
+// dx = dL/dx of y = op(x) from dy (y may be null for ops that do not read it).
+void launch_unary_backward(UnaryOp op, UnaryParams params, const float* x, const float* y, const float* dy, float* dx,
+                           int64_t n, void* stream);
+// In place over y [rows, cols]: y = relu(y + bias) (bias [cols] may be null).
+void launch_bias_relu(float* y, const float* bias, int64_t rows, int64_t cols, void* stream);
+// dz = y > 0 ? dy : 0 and, when dbias is not null, dbias = the column sums of dz.
+void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, int64_t rows, int64_t cols,
+                               void* stream);
+// out[i, :] = weight[indices[i], :] over out [rows, width].
+void launch_index_select_rows(const float* weight, const int64_t* indices, float* out, int64_t rows, int64_t width,
+                              void* stream);
+// grad_weight[indices[i], :] += src[i, :] for the rows of src [rows, width], in index order.
+void launch_index_add_rows(float* grad_weight, const int64_t* indices, const float* src, int64_t rows, int64_t width,
+                           void* stream);
+// out[r] = x[r, index[r]] over x [rows, cols].
+void launch_gather_last(const float* x, const int64_t* index, float* out, int64_t rows, int64_t cols, void* stream);
+// The k largest (or smallest) of each row of x [rows, cols], sorted, ties to the lower index.
+void launch_topk(const float* x, int64_t k, bool largest, float* values, int64_t* indices, int64_t rows, int64_t cols,
+                 void* stream);
+// out[i] = a[i] op b[i] over the n elements of a contiguous out laid out by `layout`; out
+// holds float for arithmetic ops and bool for comparisons.
+void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::StridedLayout& layout,
+                   int64_t n, void* stream);
+// out[i] = cond[i] ? a[i] : b[i] over the n elements of a contiguous out (cond: layout's c).
+void launch_where(const bool* cond, const float* a, const float* b, float* out,
+                  const cuda_kernels::StridedLayout& layout, int64_t n, void* stream);
+// Copies the n elements of `layout` (a: the source's strides, b: the destination's), each
+// element_size bytes (1, 4 or 8), from src to dst.
+void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::StridedLayout& layout,
+                         int64_t n, void* stream);
+// out[i] = op over the elements of x that output i reduces (layout), for `outputs` outputs.
+void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
+                   void* stream);
+// Max or min along the layout's single reduced dim with its int64 index.
+void launch_arg_reduce(bool is_max, const float* x, float* values, int64_t* indices,
+                       const cuda_kernels::ReduceLayout& layout, int64_t outputs, void* stream);
+// Running sums along the middle dim of a contiguous [outer, length, inner] tensor (from the
+// end when reverse); element_is_float selects float32, else int64.
+void launch_cumsum(const void* x, void* out, bool element_is_float, int64_t outer, int64_t length, int64_t inner,
+                   bool reverse, void* stream);
+// out[r] = Σ_c x[r, c] over a [rows, cols] matrix.
+void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void* stream);
+// out[i] = uniform in [low, high) or normal(mean, stddev) from the Philox stream (seed, first),
+// the CPU's numbers.
+void launch_uniform(float* out, double low, double high, uint64_t seed, uint64_t first, int64_t n, void* stream);
+void launch_normal(float* out, double mean, double stddev, uint64_t seed, uint64_t first, int64_t n, void* stream);
+// out = (residual +) dropout(x) with keep probability 1 − p from the Philox stream (seed,
+// first), exactly as the CPU draws it; mask records keep; residual may be null.
+void launch_dropout(const float* x, const float* residual, double p, uint64_t seed, uint64_t first, float* out,
+                    bool* mask, int64_t n, void* stream);
+// dx = mask ? dy · scale : 0.
+void launch_dropout_backward(const float* dy, const bool* mask, double scale, float* dx, int64_t n, void* stream);
+// Softmax (or log-softmax when log) over the last dim of a [rows, cols] matrix.
+void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, bool log, void* stream);
+// Its backward from y = softmax(x) (or log-softmax) and dy.
+void launch_softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t cols, bool log,
+                             void* stream);
+// Layer norm over the last dim of a [rows, cols] matrix; gamma and beta may be null; mean and
+// rstd [rows] are written for the backward.
+void launch_layer_norm(const float* x, const float* gamma, const float* beta, float eps, float* y, float* mean,
+                       float* rstd, int64_t rows, int64_t cols, void* stream);
+// Its backward: dx, and dgamma and dbeta (each may be null: not wanted) as column sums.
+void launch_layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
+                                const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                                void* stream);
+
+// Label-smoothed cross entropy over logits [rows, classes] and int64 targets: lse [rows] and,
+// in 0-d float64 outputs, the summed loss, nll and counted rows; row_loss and row_nll are
+// [rows] float64 scratch, first_bad_row a 0-d int64 (−1, or the first row whose target is out
+// of range).
+void launch_label_smoothed_ce(const float* logits, const int64_t* targets, double epsilon, int64_t ignore_index,
+                              float* lse, double* row_loss, double* row_nll, double* loss, double* nll, double* count,
+                              int64_t* first_bad_row, int64_t rows, int64_t classes, void* stream);
+// grad = scale · dloss/dlogits from the saved lse.
+void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targets, const float* lse, double epsilon,
+                                       int64_t ignore_index, double scale, float* grad, int64_t rows, int64_t classes,
+                                       void* stream);
+// The training step's updates (core/backend.hpp), in place over n elements.
+void launch_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, const AdamUpdate& update,
+                        int64_t n, void* stream);
+void launch_nag_update(float* param, const float* grad, float* buffer, const NagUpdate& update, int64_t n,
+                       void* stream);
+// *total += Σ x² in float64; partial holds sum_of_squares_blocks(n) doubles of scratch.
+void launch_add_sum_of_squares(const float* x, double* partial, double* total, int64_t n, void* stream);
+int64_t sum_of_squares_blocks(int64_t n);
+// x *= scale; *found_nonfinite = 1 when a result is inf or NaN (found_nonfinite may be null).
+void launch_scale_check_finite(float* x, double scale, float* found_nonfinite, int64_t n, void* stream);
+
+// Throws attn::Error when `status` (a cudaError_t) is not success, naming `what`.
+void check_cuda(int status, const char* what);
+
+}  // namespace attn::cuda

@@ -1,0 +1,63 @@
+// Gathers, scatters and selections by index over float32 matrices (core/backend.hpp's
+// index_select_rows and index_add_rows — an embedding's forward and backward — gather_last
+// and topk), in the cuda/kernels/device.hpp dialect. Indices were validated by core/ops.
+#pragma once
+#include "cuda/kernels/device.hpp"
+
+namespace attn::cuda_kernels {
+
+// out[i, d] = weight[indices[i], d] over out [rows, width].
+__global__ void index_select_rows_kernel(const float* weight, const int64_t* indices, float* out, long long rows,
+                                         int width) {
+  const long long n = rows * width, stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    out[i] = weight[indices[i / width] * width + i % width];
+}
+
+// grad_weight[indices[i], d] += src[i, d]: one thread per column d, adding the rows in index
+// order, so repeated indices sum in the same order as on the CPU (deterministic, no atomics).
+__global__ void index_add_rows_kernel(float* grad_weight, const int64_t* indices, const float* src, long long rows,
+                                      int width) {
+  const int d = blockIdx.x * blockDim.x + threadIdx.x;
+  if (d >= width) return;
+  for (long long i = 0; i < rows; ++i) grad_weight[indices[i] * width + d] += src[i * width + d];
+}
+
+// out[r] = x[r, index[r]] over x [rows, cols].
+__global__ void gather_last_kernel(const float* x, const int64_t* index, float* out, long long rows, int cols) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride)
+    out[r] = x[r * cols + index[r]];
+}
+
+// The k largest (or smallest) of each row of x [rows, cols], sorted, ties to the lower index:
+// one thread per row picks them one after another, each time the best element that ranks
+// after the previous pick (value, then index) — O(k·cols) per row, meant for the small k of
+// beam search, and needing no scratch memory.
+__global__ void topk_kernel(const float* x, int k, bool largest, float* values, int64_t* indices, long long rows,
+                            int cols) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    const float* row = x + r * cols;
+    float previous_value = 0.0f;
+    int previous_index = -1;
+    for (int j = 0; j < k; ++j) {
+      int best = -1;
+      for (int c = 0; c < cols; ++c) {
+        const float v = row[c];
+        if (previous_index >= 0) {  // only elements ranking after the previous pick
+          const bool after = largest ? (v < previous_value || (v == previous_value && c > previous_index))
+                                     : (v > previous_value || (v == previous_value && c > previous_index));
+          if (!after) continue;
+        }
+        if (best < 0 || (largest ? v > row[best] : v < row[best])) best = c;
+      }
+      values[r * k + j] = row[best];
+      indices[r * k + j] = best;
+      previous_value = row[best];
+      previous_index = best;
+    }
+  }
+}
+
+}  // namespace attn::cuda_kernels

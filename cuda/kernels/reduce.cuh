@@ -1,0 +1,98 @@
+// Reductions (core/backend.hpp's reduce, arg_reduce and cumsum), in the
+// cuda/kernels/device.hpp dialect. The general float32 reduction works over any dims of a
+// strided input: one thread per output element walks its reduced elements in row-major
+// order, accumulating in double as the CPU does (core/cpu/reduce.cpp): sum, mean, max and
+// min (NaN propagates), product, L2 norm and log-sum-exp (two passes, around the maximum).
+// Deterministic: no atomics, fixed order.
+#pragma once
+#include "core/kernel_params.hpp"
+#include "cuda/kernels/device.hpp"
+#include "cuda/kernels/reduce_layout.hpp"
+
+namespace attn::cuda_kernels {
+
+// The input offset of reduced element j (row-major over the reduced dims).
+__device__ inline long long reduced_offset(const ReduceLayout& layout, long long j) {
+  long long offset = 0;
+  for (int d = layout.reduced_dims - 1; d >= 0; --d) {
+    offset += (j % layout.reduced_sizes[d]) * layout.reduced_strides[d];
+    j /= layout.reduced_sizes[d];
+  }
+  return offset;
+}
+
+__device__ inline double reduce_step(ReduceOp op, double acc, double v, double shift) {
+  switch (op) {
+    case ReduceOp::Prod: return acc * v;
+    case ReduceOp::Max: return (v > acc || v != v) ? v : acc;
+    case ReduceOp::Min: return (v < acc || v != v) ? v : acc;
+    case ReduceOp::Norm2: return acc + v * v;
+    case ReduceOp::LogSumExp: return acc + exp(v - shift);
+    default: return acc + v;  // Sum, Mean
+  }
+}
+
+__global__ void reduce_kernel(ReduceOp op, const float* x, float* out, ReduceLayout layout, long long outputs) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
+    long long rest = i, base = 0;
+    for (int d = layout.kept_dims - 1; d >= 0; --d) {
+      base += (rest % layout.kept_sizes[d]) * layout.kept_strides[d];
+      rest /= layout.kept_sizes[d];
+    }
+    double shift = 0.0;
+    if (op == ReduceOp::LogSumExp) {  // first pass: the maximum
+      shift = -INFINITY;
+      for (long long j = 0; j < layout.reduced_count; ++j)
+        shift = reduce_step(ReduceOp::Max, shift, double(x[base + reduced_offset(layout, j)]), 0.0);
+    }
+    double acc = op == ReduceOp::Prod ? 1.0 : op == ReduceOp::Max ? -INFINITY : op == ReduceOp::Min ? INFINITY : 0.0;
+    for (long long j = 0; j < layout.reduced_count; ++j)
+      acc = reduce_step(op, acc, double(x[base + reduced_offset(layout, j)]), shift);
+    if (op == ReduceOp::Mean) acc /= double(layout.reduced_count);
+    if (op == ReduceOp::Norm2) acc = sqrt(acc);
+    if (op == ReduceOp::LogSumExp) acc = shift + log(acc);
+    out[i] = float(acc);
+  }
+}
+
+// Max or min along the layout's one reduced dim with its index (first index on ties, the
+// first NaN wins, as on the CPU); one thread per output.
+__global__ void arg_reduce_kernel(bool is_max, const float* x, float* values, int64_t* indices, ReduceLayout layout,
+                                  long long outputs) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
+    long long rest = i, base = 0;
+    for (int d = layout.kept_dims - 1; d >= 0; --d) {
+      base += (rest % layout.kept_sizes[d]) * layout.kept_strides[d];
+      rest /= layout.kept_sizes[d];
+    }
+    float best = x[base];
+    long long best_index = 0;
+    for (long long j = 1; j < layout.reduced_count; ++j) {
+      const float v = x[base + j * layout.reduced_strides[0]];
+      const bool better = v != v ? best == best : (is_max ? v > best : v < best);
+      if (better) best = v, best_index = j;
+    }
+    values[i] = best;
+    indices[i] = best_index;
+  }
+}
+
+// Running sums along one dim of a contiguous [outer, length, inner] tensor (from the end when
+// reverse), one thread per line, accumulated in double as on the CPU; T is float or int64.
+template <typename T>
+__global__ void cumsum_kernel(const T* x, T* out, long long outer, long long length, long long inner, bool reverse) {
+  const long long lines = outer * inner, stride = (long long)blockDim.x * gridDim.x;
+  for (long long line = (long long)blockIdx.x * blockDim.x + threadIdx.x; line < lines; line += stride) {
+    const long long o = line / inner, j = line % inner;
+    double acc = 0.0;
+    for (long long step = 0; step < length; ++step) {
+      const long long l = reverse ? length - 1 - step : step, at = (o * length + l) * inner + j;
+      acc += double(x[at]);
+      out[at] = T(acc);
+    }
+  }
+}
+
+}  // namespace attn::cuda_kernels
