@@ -28,6 +28,9 @@ attnlab_require(CLI11_FOUND libcli11-dev)
 find_package(ICU QUIET COMPONENTS uc i18n data)
 attnlab_require(ICU_FOUND libicu-dev)
 find_package(Threads REQUIRED)
+# Open MPI: the processes of data-parallel training and their collectives (dist/).
+find_package(MPI QUIET COMPONENTS C)
+attnlab_require(MPI_C_FOUND "libopenmpi-dev openmpi-bin")
 
 # OpenBLAS, OpenMP flavour: it shares our OpenMP thread pool (two pools that spin-wait
 # against each other halve the throughput on 2 cores; scripts/setup.sh).
