@@ -58,7 +58,7 @@ class DataParallel {
   // Throws attn::Error on every rank unless every rank's `state` equals rank 0's; `origin`
   // (where this rank's state came from) goes into the message.
   void check_same_state(const std::string& state, const std::string& origin);
-  // Rank 0 runs `first`, then the others run it.
+  // Rank 0 runs `work`, then (after a barrier) the other ranks do.
   template <typename Work>
   void rank_zero_first(Work work) {
     if (is_writer()) work();
