@@ -2,6 +2,8 @@
 # AUTO builds it when the CUDA toolkit (nvcc, cudart, cuBLAS) is found, by default under
 # /usr/local/cuda; without one the build is CPU-only and says so in one line. No GPU or
 # driver is needed to build. ATTNLAB_CUDA=ON without a toolkit stops in CMakeLists.txt.
+# With the backend, NCCL (the GPU communicator, dist/nccl_communicator.hpp) is built when the
+# toolkit's tree holds nccl.h and libnccl (ATTNLAB_WITH_NCCL).
 set(ATTNLAB_WITH_CUDA OFF)
 set(ATTNLAB_CUDA_MISSING "")
 if(NOT ATTNLAB_CUDA STREQUAL "OFF")
@@ -26,3 +28,16 @@ if(NOT ATTNLAB_CUDA STREQUAL "OFF")
   endif()
 endif()
 message(STATUS "attnlab: CUDA backend ${ATTNLAB_WITH_CUDA}")
+
+set(ATTNLAB_WITH_NCCL OFF)
+if(ATTNLAB_WITH_CUDA)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/include)
+  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib)
+  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    add_library(attnlab_nccl INTERFACE)
+    target_include_directories(attnlab_nccl INTERFACE ${NCCL_INCLUDE_DIR})
+    target_link_libraries(attnlab_nccl INTERFACE ${NCCL_LIBRARY})
+    set(ATTNLAB_WITH_NCCL ON)
+  endif()
+  message(STATUS "attnlab: NCCL communicator ${ATTNLAB_WITH_NCCL}")
+endif()

@@ -34,6 +34,9 @@ if(PkgConfig_FOUND)
   pkg_check_modules(CAIRO QUIET IMPORTED_TARGET cairo)
 endif()
 attnlab_require(CAIRO_FOUND libcairo2-dev)
+# Open MPI: the processes of data-parallel training and their collectives (dist/).
+find_package(MPI QUIET COMPONENTS C)
+attnlab_require(MPI_C_FOUND "libopenmpi-dev openmpi-bin")
 
 # OpenBLAS, OpenMP flavour: it shares our OpenMP thread pool (two pools that spin-wait
 # against each other halve the throughput on 2 cores; scripts/setup.sh).

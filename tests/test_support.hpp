@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,14 @@ struct TempDir {
 
   std::string file(const std::string& name) const { return (dir / name).string(); }
 };
+
+// Ends the test program as skipped, printing why: exit code 77, which ctest reports as
+// "Skipped" (tests/CMakeLists.txt), never as passed. For a program that cannot run at all
+// here (no GPU, no mpirun, no browser).
+[[noreturn]] inline void skip_program(const std::string& reason) {
+  std::cout << "SKIPPED: " << reason << std::endl;
+  std::exit(77);
+}
 
 // The path of a file under tests/vectors, e.g. vector_path("own/bpe/codes.200").
 inline std::string vector_path(const std::string& relative) {

@@ -1,5 +1,7 @@
 // `attnlab train DATA_DIR`: fairseq-train for translation with fairseq's flag names
-// (docs/models.md §1.6–1.9; the loop is apps/training/trainer.hpp).
+// (docs/models.md §1.6–1.9; the loop is apps/training/trainer.hpp). Under `mpirun -np N`
+// the N processes train one model data-parallel (apps/training/data_parallel.hpp; the world
+// comes from the launcher, dist/world.hpp); an error on any rank ends them all.
 #include <algorithm>
 #include <memory>
 #include <sstream>
@@ -8,12 +10,14 @@
 
 #include "apps/cli/command.hpp"
 #include "apps/training/trainer.hpp"
+#include "dist/world.hpp"
 
 namespace attn::app {
 namespace {
 
 struct TrainCommandArgs {
   TrainerOptions options;
+  dist::WorldOptions world;
   std::map<std::string, std::string> model_values;  // by config field name
   std::map<std::string, bool> model_switches;
   std::vector<std::string> model_overrides;
@@ -51,8 +55,19 @@ int run_train(TrainCommandArgs& args) {
                      : args.progress == "none"  ? ProgressMode::kQuiet
                                                 : ProgressMode::kAuto;
   options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
-  Trainer trainer(options);
-  trainer.train();
+  const std::shared_ptr<dist::Communicator> world = dist::join_world(args.world);
+  try {
+    dist::check_world_matches(*world, args.world);
+    Trainer trainer(options, world);
+    trainer.train();
+  } catch (const std::exception& e) {
+    // The other ranks may be waiting in a collective for this one: end them all.
+    if (world->size() > 1)
+      world->abort(fmt::format("attnlab: error on rank {} of {}: {} (stopping all ranks)", world->rank(), world->size(),
+                               e.what()),
+                   1);
+    throw;
+  }
   return 0;
 }
 
@@ -121,6 +136,14 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--progress", args->progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
       ->capture_default_str();
+  // distributed (dist/world.hpp)
+  cmd.add_option("--distributed-world-size", args->world.world_size,
+                 "Number of ranks; under mpirun it must equal -np (default: what the launcher started)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--distributed-rank", args->world.rank, "This process's rank; under mpirun it must equal MPI's")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--distributed-init-method", args->world.init_method,
+                 "Not supported (PyTorch rendezvous): start the ranks with mpirun, which connects them");
   cmd.add_flag("--skip-invalid-updates", o.skip_invalid_updates, "Skip updates with NaN/inf instead of stopping");
   return [args] { return run_train(*args); };
 }

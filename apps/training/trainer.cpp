@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 #include <numbers>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -118,11 +119,13 @@ struct Trainer::IntervalStats {
   int64_t ntokens = 0, updates = 0;
 };
 
-Trainer::Trainer(TrainerOptions options)
+Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> world)
     : options_(std::move(options)),
+      parallel_(std::move(world)),
       criterion_(options_.label_smoothing, data::Dictionary::kPad),
-      progress_(stdout, progress_is_live(options_.progress)),
+      progress_(stdout, parallel_.is_writer() && progress_is_live(options_.progress)),
       run_start_(std::chrono::steady_clock::now()) {
+  if (!parallel_.is_writer()) options_.progress = ProgressMode::kQuiet;
   // The inputs in the order a user fixes them: the data, then the batch flags, then the model.
   task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
   ATTN_CHECK(options_.bpe_codes.empty() || fs::is_regular_file(options_.bpe_codes), "train: --bpe-codes {}: no such file",
@@ -146,12 +149,17 @@ Trainer::Trainer(TrainerOptions options)
   if (loader_->num_filtered() > 0)
     progress_.line(fmt::format("warning: training {}", loader_->filtered().describe()));
   ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.path());
-  save_dir_lock_ = std::make_unique<SaveDirLock>(options_.save_dir, [this](const std::string& text) { progress_.line(text); });
-  for (const std::string& path : remove_incomplete_saves(options_.save_dir))
-    progress_.line(fmt::format("warning: removed {}, left by an interrupted save", path));
-  resume();
-  task_record_ = keep_task_beside(task_, options_.save_dir);
-  json_log_.open((fs::path(options_.save_dir) / "train_log.jsonl").string(), std::ios::app);
+  if (parallel_.is_writer()) {
+    save_dir_lock_ = std::make_unique<SaveDirLock>(options_.save_dir, [this](const std::string& text) { progress_.line(text); });
+    for (const std::string& path : remove_incomplete_saves(options_.save_dir))
+      progress_.line(fmt::format("warning: removed {}, left by an interrupted save", path));
+  }
+  parallel_.rank_zero_first([this] { resume(); });
+  parallel_.check_same_state(state_summary(), restored_from_ ? "resumed from " + *restored_from_ : "nothing to resume from");
+  if (parallel_.is_writer()) {
+    task_record_ = keep_task_beside(task_, options_.save_dir);
+    json_log_.open((fs::path(options_.save_dir) / "train_log.jsonl").string(), std::ios::app);
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -213,6 +221,7 @@ nlohmann::json Trainer::metadata() const {
                       {"scheduler", scheduler_->state_dict()},
                       {"lr", optimizer_->lr()},
                       {"training_seconds", training_seconds()},
+                      {"distributed_world_size", parallel_.size()},
                       {"best_loss", nullptr},
                       {"validated", validated_}};
   if (best_loss_) j["best_loss"] = *best_loss_;
@@ -220,6 +229,7 @@ nlohmann::json Trainer::metadata() const {
 }
 
 void Trainer::save(const SaveRequest& request) {
+  if (!parallel_.is_writer()) return;
   CheckpointContent content{model_->state_dict(), optimizer_->state_dict(), metadata()};
   // The request itself, so that a resume can finish a save that was cut off (resume()).
   content.metadata["save"] = {{"epoch", request.epoch}, {"end_of_epoch", request.end_of_epoch}, {"is_best", request.is_best}};
@@ -334,7 +344,7 @@ void Trainer::resume_from_save_dir() {
   }
   for (const std::string& problem : problems) progress_.line(fmt::format("warning: not resuming from a newer checkpoint: {}", problem));
   const nlohmann::json save = restored.value("save", nlohmann::json());
-  if (save.is_null() || options_.reset.any()) return;
+  if (save.is_null() || options_.reset.any() || !parallel_.is_writer()) return;
   const SaveRequest request{.epoch = save.at("epoch").get<int64_t>(), .num_updates = num_updates_,
                             .end_of_epoch = save.at("end_of_epoch").get<bool>(), .is_best = save.at("is_best").get<bool>()};
   for (const std::string& name : finish_interrupted_save(options_.save_dir, request, options_.checkpoints, *restored_from_))
@@ -344,12 +354,29 @@ void Trainer::resume_from_save_dir() {
 // --- one update -----------------------------------------------------------------------
 
 StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches) {
-  ATTN_CHECK(!micro_batches.empty(), "train_step: no batch");
+  std::vector<int64_t> slots(micro_batches.size());
+  std::iota(slots.begin(), slots.end(), int64_t(0));
+  return train_step(micro_batches, slots, int64_t(slots.size()));
+}
+
+StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, const std::vector<int64_t>& slots,
+                               int64_t slots_total) {
+  ATTN_CHECK(slots_total > 0, "train_step: no batch");
+  ATTN_CHECK(slots.size() == micro_batches.size(), "train_step: {} slots for {} micro-batches", slots.size(),
+             micro_batches.size());
   model_->train();
   optimizer_->zero_grad();
   StepResult result;
   result.lr = optimizer_->lr();
-  for (const data::Batch& batch : micro_batches) {
+  // Each micro-batch's dropout is keyed by its slot, so that it does not depend on which
+  // rank runs it (data_parallel.hpp).
+  const GeneratorState start = default_generator().state();
+  auto slot_state = [&start](int64_t slot) {
+    return GeneratorState{start.seed, start.offset + uint64_t(slot) * DataParallel::kMicroBatchCounters};
+  };
+  for (size_t i = 0; i < micro_batches.size(); ++i) {
+    const data::Batch& batch = micro_batches[i];
+    default_generator().set_state(slot_state(slots[i]));
     nn::CriterionOutput out;
     {
       profiler::ProfileScope scope("trainer: forward + loss");
@@ -365,6 +392,13 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches) {
     result.ntokens += out.ntokens;
     result.nsentences += batch.batch_size;
   }
+  default_generator().set_state(slot_state(slots_total));
+  std::vector<double> counts = {result.loss_sum, result.nll_sum, double(result.ntokens), double(result.nsentences)};
+  parallel_.sum_over_ranks(parameters_, counts);
+  result.loss_sum = counts[0];
+  result.nll_sum = counts[1];
+  result.ntokens = int64_t(counts[2]);
+  result.nsentences = int64_t(counts[3]);
   ATTN_CHECK(result.ntokens > 0, "train_step: the batches hold no target token");
   profiler::ProfileScope scope("trainer: normalise, clip, optimizer step");
   nn::multiply_grads(parameters_, 1.0 / double(result.ntokens));
@@ -436,11 +470,19 @@ void Trainer::begin_epoch() {
   optimizer_->set_lr(scheduler_->step_update(num_updates_));
 }
 
+std::string Trainer::state_summary() const {
+  const GeneratorState rng = default_generator().state();
+  const data::LoaderPosition position = loader_->position();
+  return fmt::format("update {}, epoch {} batch {}, generator ({}, {}), weights checksum {:016x}", num_updates_,
+                     position.epoch, position.batch_index, rng.seed, rng.offset, values_checksum(parameters_));
+}
+
 void Trainer::info(const std::string& text) {
   if (options_.progress != ProgressMode::kQuiet) progress_.line(text);
 }
 
 void Trainer::log_json(const nlohmann::json& record) {
+  if (!parallel_.is_writer()) return;
   json_log_ << record.dump() << "\n";
   json_log_.flush();
 }
@@ -500,7 +542,7 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
 TrainingSummary Trainer::train() {
   run_start_ = std::chrono::steady_clock::now();
   TrainingSummary summary;
-  std::optional<std::string> stop = stop_reason(/*end_of_epoch=*/true);
+  std::optional<std::string> stop = parallel_.agree(stop_reason(/*end_of_epoch=*/true));
   // A run killed after its last update but before the validation and checkpoints of its end.
   if (stop && !validated_) end_of_epoch_or_stop(/*end_of_epoch=*/false, summary);
   IntervalStats interval;
@@ -508,24 +550,29 @@ TrainingSummary Trainer::train() {
     begin_epoch();
     bool end_of_epoch = false;
     while (!end_of_epoch && !stop) {
+      // The update's batches of all ranks; this rank keeps the slots it owns (data_parallel.hpp).
       std::vector<data::Batch> group;
-      while (int64_t(group.size()) < options_.update_freq) {
+      std::vector<int64_t> slots;
+      int64_t slots_total = 0;
+      for (; slots_total < options_.update_freq * parallel_.size(); ++slots_total) {
         std::optional<data::Batch> batch = loader_->next();
         if (!batch) {
           end_of_epoch = true;
           break;
         }
+        if (!parallel_.owns(slots_total)) continue;
         group.push_back(std::move(*batch));
+        slots.push_back(slots_total);
       }
-      if (!group.empty()) {
+      if (slots_total > 0) {
         const auto start = std::chrono::steady_clock::now();
-        const StepResult step = train_step(group);
+        const StepResult step = train_step(group, slots, slots_total);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         interval.seconds += seconds;
         summary.seconds += seconds;
         after_update(step, interval, summary);
       }
-      stop = stop_reason(end_of_epoch);
+      stop = parallel_.agree(stop_reason(end_of_epoch));
     }
     end_of_epoch_or_stop(end_of_epoch, summary);
   }

@@ -1,7 +1,8 @@
 // The training loop of `attnlab train` (fairseq's train.py + trainer.py; docs/models.md
 // §1.6–1.9, docs/design.md §6). One update (train_step) does, in the order of §1.9:
 //   zero grads → for each of the --update-freq micro-batches: forward, label-smoothed loss
-//   (summed), backward (gradients add up) → multiply grads by 1/Σ ntokens → clip by global
+//   (summed), backward (gradients add up) → with several ranks, gradients and counts summed
+//   over them → multiply grads by 1/Σ ntokens → clip by global
 //   norm (the norm is logged as gnorm) → NaN/inf check → optimizer step →
 //   lr = scheduler.step_update(num_updates).
 // A non-finite loss or gradient norm stops training with an error naming the update (no
@@ -35,8 +36,19 @@
 // optimizer; the metadata keys a resume reads are checked first (a wrong type or an
 // impossible value is an error naming the file and key).
 //
+// The dropout of micro-batch i of an update draws from the default generator at counter
+// (offset at the update's start + i·DataParallel::kMicroBatchCounters), and the update leaves
+// the offset at its start + (number of micro-batches)·kMicroBatchCounters: the masks depend on
+// the micro-batch's place in the update, not on what the micro-batches before it drew, so
+// ranks running different micro-batches of one update draw what one process would.
+//
 // The save dir is locked for the trainer's lifetime (save_dir_lock.hpp), and before resuming
 // the leftovers of interrupted saves are removed (remove_incomplete_saves).
+//
+// Data parallel (apps/training/data_parallel.hpp): in a world of N ranks each update takes
+// N·--update-freq batches from the loader, every rank trains on its share of them, and the
+// gradients and counts are summed over the ranks before the normalisation; rank 0 alone
+// locks the save dir, writes checkpoints and the train log, and prints progress.
 //
 // Starting from another run's weights (fairseq's flags): --reset-optimizer,
 // --reset-lr-scheduler, --reset-meters and --reset-dataloader drop those parts of the
@@ -57,11 +69,13 @@
 
 #include "apps/training/checkpoint.hpp"
 #include "apps/cli/compute_options.hpp"
+#include "apps/training/data_parallel.hpp"
 #include "apps/training/evaluation.hpp"
 #include "apps/training/save_dir_lock.hpp"
 #include "apps/cli/progress.hpp"
 #include "apps/task/translation_task.hpp"
 #include "data/batching.hpp"
+#include "dist/single_process_communicator.hpp"
 #include "nn/criterion.hpp"
 #include "nn/lr_scheduler.hpp"
 #include "nn/optimizer.hpp"
@@ -148,8 +162,10 @@ struct TrainingSummary {
 class Trainer {
  public:
   // Opens the data, builds the model, optimizer, schedule and loader, and resumes from a
-  // checkpoint when there is one (see the header comment).
-  explicit Trainer(TrainerOptions options);
+  // checkpoint when there is one (see the header comment). `world`: the ranks training
+  // together (every one constructs a Trainer with the same options).
+  explicit Trainer(TrainerOptions options,
+                   std::shared_ptr<dist::Communicator> world = std::make_shared<dist::SingleProcessCommunicator>());
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -159,6 +175,11 @@ class Trainer {
   // One update over the given micro-batches (see the header comment); throws attn::Error on
   // a non-finite loss/gradient unless --skip-invalid-updates.
   StepResult train_step(const std::vector<data::Batch>& micro_batches);
+  // The same for this rank's micro-batches of an update: slots[i] is micro_batches[i]'s place
+  // among the update's `slots_total` batches of all ranks (data_parallel.hpp); it keys the
+  // micro-batch's dropout. Returns the sums over all ranks.
+  StepResult train_step(const std::vector<data::Batch>& micro_batches, const std::vector<int64_t>& slots,
+                        int64_t slots_total);
   // Loss and perplexity on a split of the data dir, in eval mode without gradients.
   ValidationResult validate(const std::string& split);
   // Writes the checkpoints of a save request with the current state.
@@ -189,8 +210,10 @@ class Trainer {
   void end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary);
   void log_json(const nlohmann::json& record);
   void info(const std::string& text);  // a progress line, unless --progress none
+  std::string state_summary() const;   // what check_same_state compares between ranks
 
   TrainerOptions options_;
+  DataParallel parallel_;
   TranslationTask task_;
   nlohmann::json task_record_;  // the task as checkpoints record it, its files copied into the save dir
   nn::TransformerConfig config_;

@@ -82,6 +82,18 @@ inline TrainerOptions tiny_trainer_options(const std::string& data_dir, const st
   return o;
 }
 
+// `BINARY train` with the options of tiny_trainer_options on one thread (exact resume), to
+// which a test appends its stopping and saving flags.
+inline std::vector<std::string> tiny_training_command(const std::string& binary, const std::string& data_dir,
+                                                      const std::string& save_dir) {
+  return {binary, "train", data_dir, "--save-dir", save_dir, "--arch", "transformer_tiny",
+          "--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
+          "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "2",
+          "--decoder-attention-heads", "2", "--dropout", "0.1", "--label-smoothing", "0.1", "--optimizer", "adam",
+          "--adam-betas", "(0.9, 0.98)", "--lr-scheduler", "inverse_sqrt", "--lr", "0.003", "--warmup-updates", "4",
+          "--max-tokens", "96", "--threads", "1", "--progress", "lines", "--log-interval", "0"};
+}
+
 // Whether two models' state dicts are equal bit for bit (names, shapes and bytes).
 inline bool bitwise_equal(nn::EncoderDecoderModel& a, nn::EncoderDecoderModel& b) {
   const nn::NamedTensors sa = a.state_dict(), sb = b.state_dict();

@@ -7,7 +7,6 @@
 // bit, and best_loss must be the same.
 #include <catch.hpp>
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,52 +17,34 @@
 #include <fstream>
 #include <optional>
 #include <random>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "child_process.hpp"
 #include "synthetic_corpus.hpp"
 #include "test_support.hpp"
 
 using namespace attn::app;
+using attn::test::finished;
 using attn::test::read_file;
+using attn::test::wait_until;
 namespace fs = std::filesystem;
 
 namespace {
 
 constexpr int kKills = 12;
 
-// `attnlab train` with the options of testing::tiny_trainer_options on one thread (exact resume).
 std::vector<std::string> training_command(const std::string& data_dir, const std::string& save_dir) {
-  return {ATTNLAB_BINARY, "train", data_dir, "--save-dir", save_dir, "--arch", "transformer_tiny",
-          "--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
-          "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "2",
-          "--decoder-attention-heads", "2", "--dropout", "0.1", "--label-smoothing", "0.1", "--optimizer", "adam",
-          "--adam-betas", "(0.9, 0.98)", "--lr-scheduler", "inverse_sqrt", "--lr", "0.003", "--warmup-updates", "4",
-          "--max-tokens", "96", "--threads", "1", "--progress", "lines", "--log-interval", "0",
-          "--max-update", "30", "--save-interval-updates", "3", "--keep-interval-updates", "2"};
+  std::vector<std::string> command = testing::tiny_training_command(ATTNLAB_BINARY, data_dir, save_dir);
+  command.insert(command.end(), {"--max-update", "30", "--save-interval-updates", "3", "--keep-interval-updates", "2"});
+  return command;
 }
 
 // Starts the command with stdout and stderr appended to `log`; `save_pause_ms` > 0 slows saves.
 pid_t start(const std::vector<std::string>& command, const std::string& log, int save_pause_ms) {
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  ::dup2(fd, 1);
-  ::dup2(fd, 2);
   if (save_pause_ms > 0) ::setenv("ATTNLAB_TEST_SAVE_PAUSE_MS", std::to_string(save_pause_ms).c_str(), 1);
-  std::vector<char*> argv;
-  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  ::execv(argv[0], argv.data());
-  ::_exit(127);
-}
-
-// The exit status of a finished child (128 + N for signal N), or none while it runs.
-std::optional<int> finished(pid_t pid) {
-  int status = 0;
-  if (::waitpid(pid, &status, WNOHANG) != pid) return std::nullopt;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  else ::unsetenv("ATTNLAB_TEST_SAVE_PAUSE_MS");
+  return attn::test::start(command, log);
 }
 
 // Whether a save is under way: a numbered checkpoint's weights are written (after `since`:
@@ -80,16 +61,6 @@ bool inside_save(const std::string& save_dir, fs::file_time_type since) {
       return true;
   }
   return false;
-}
-
-// Waits until `ready` holds or the child ends; returns its exit status when it ended.
-template <typename Condition>
-std::optional<int> wait_until(pid_t pid, Condition ready) {
-  while (!ready()) {
-    if (std::optional<int> status = finished(pid)) return status;
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
-  return std::nullopt;
 }
 
 nlohmann::json metadata_of(const std::string& base) {

@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
-#include <iostream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -23,8 +22,6 @@ using namespace attn::app;
 using namespace attn::test;
 
 namespace {
-
-constexpr int kSkipped = 77;  // ctest's SKIP_RETURN_CODE (tests/CMakeLists.txt)
 
 bool has_chromium() { return std::system("command -v chromium > /dev/null 2>&1") == 0; }
 
@@ -100,10 +97,7 @@ TEST_CASE("report page: self-contained, escaped, every section present") {
 }
 
 TEST_CASE("report page: a headless browser loads every image without a console message") {
-  if (!has_chromium()) {
-    std::cout << "SKIPPED: chromium is not installed (apt-get install chromium); the page was not opened\n";
-    std::exit(kSkipped);
-  }
+  if (!has_chromium()) skip_program("chromium is not installed (apt-get install chromium); the page was not opened");
   TempDir dir;
   const BrowserRun page = open_in_chromium(dir, render_report_html(sample_report()));
   CHECK(page.dom.find("<title>images 3/3</title>") != std::string::npos);

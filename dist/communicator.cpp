@@ -1,0 +1,16 @@
+// See communicator.hpp.
+#include "dist/communicator.hpp"
+
+#include <cstdint>
+
+namespace attn::dist {
+
+std::string broadcast_string(Communicator& world, const std::string& text, int root) {
+  uint64_t length = text.size();
+  world.broadcast(&length, sizeof length, root);
+  std::string received = world.rank() == root ? text : std::string(length, '\0');
+  if (length > 0) world.broadcast(received.data(), length, root);
+  return received;
+}
+
+}  // namespace attn::dist

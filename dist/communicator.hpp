@@ -1,0 +1,39 @@
+// The collective operations of data-parallel training (docs/design.md §1, "dist/"): every
+// rank of a world holds the same model and calls the same collectives in the same order.
+// Implementations: one process alone (single_process_communicator.hpp), processes started by
+// mpirun (mpi_communicator.hpp) and GPUs (nccl_communicator.hpp, built with NCCL).
+//
+// Buffers live where the implementation works: host memory for the single-process and MPI
+// communicators, device memory for NCCL. Every rank passes the same count (bytes) and root.
+// A failed collective throws attn::Error naming the call, the rank and the cause; abort()
+// then ends the whole job, so a rank that fails never leaves the others waiting.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace attn::dist {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;  // 0 .. size() - 1
+  virtual int size() const = 0;
+  virtual std::string name() const = 0;  // "single process", "MPI", "NCCL"
+
+  // Every rank's `data` becomes the element-wise sum of all the ranks' buffers.
+  virtual void all_reduce_sum(float* data, size_t count) = 0;
+  virtual void all_reduce_sum(double* data, size_t count) = 0;
+  // Every rank's `data` becomes a copy of `root`'s.
+  virtual void broadcast(void* data, size_t bytes, int root) = 0;
+  // Returns once every rank has called it.
+  virtual void barrier() = 0;
+  // Ends every process of the world with exit status `code`, after printing `reason` on
+  // stderr. Never returns.
+  [[noreturn]] virtual void abort(const std::string& reason, int code) = 0;
+};
+
+// `root`'s string on every rank (host-memory communicators).
+std::string broadcast_string(Communicator& world, const std::string& text, int root);
+
+}  // namespace attn::dist

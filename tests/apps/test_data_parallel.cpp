@@ -1,0 +1,236 @@
+// Data-parallel training (apps/training/data_parallel.hpp) with the real `attnlab` binary
+// (ATTNLAB_BINARY) under `mpirun -np 2` on this machine, on the tiny task of
+// synthetic_corpus.hpp with dropout 0.1:
+//   * 2 ranks train to the same parameters as 1 process with --update-freq 2 over 20 updates
+//     (to float tolerance: only the order of the gradient sums differs) and reach the same
+//     data position and generator state;
+//   * 3 ranks equal 1 process with --update-freq 3, though the last update of each epoch
+//     leaves ranks 1 and 2 without a batch;
+//   * 2 ranks stopped at update 10 and resumed equal, bit for bit, 2 ranks run straight to 20;
+//   * a rank killed with SIGKILL, or failing with an error, ends the whole job with a non-zero
+//     status and a message naming the rank, well within the time limit (no hang);
+//   * fairseq's --distributed-* flags: refused with a message where they ask for what the
+//     launcher did not start, or for a launcher attnlab does not support.
+// Without mpirun on PATH the program reports itself skipped.
+#include <catch.hpp>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "child_process.hpp"
+#include "core/safetensors.hpp"
+#include "synthetic_corpus.hpp"
+#include "test_support.hpp"
+
+using namespace attn::app;
+using attn::test::ProgramRun;
+using attn::test::read_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kTimeoutSeconds = 60;  // far above any run here: only a hang reaches it
+
+// `launcher` (empty, or mpirun's words) + the tiny training command + `flags`.
+std::vector<std::string> training_command(const std::vector<std::string>& launcher, const std::string& data_dir,
+                                          const std::string& save_dir, const std::vector<std::string>& flags) {
+  std::vector<std::string> command = launcher;
+  const std::vector<std::string> train = testing::tiny_training_command(ATTNLAB_BINARY, data_dir, save_dir);
+  command.insert(command.end(), train.begin(), train.end());
+  command.insert(command.end(), flags.begin(), flags.end());
+  return command;
+}
+
+// `command` with `flag`'s value replaced by `value` (the flag must be there).
+std::vector<std::string> with_value(std::vector<std::string> command, const std::string& flag, const std::string& value) {
+  const auto at = std::find(command.begin(), command.end(), flag);
+  REQUIRE(at != command.end());
+  *(at + 1) = value;
+  return command;
+}
+
+ProgramRun train(const std::vector<std::string>& command, const std::string& save_dir) {
+  fs::create_directories(save_dir);
+  return attn::test::run_program(command, save_dir + ".log", kTimeoutSeconds);
+}
+
+void require_success(const ProgramRun& run) {
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+}
+
+double max_abs_difference(const attn::SafetensorsFile& a, const attn::SafetensorsFile& b) {
+  REQUIRE(a.tensors.size() == b.tensors.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    REQUIRE(a.tensors[i].first == b.tensors[i].first);
+    const std::vector<double> x = a.tensors[i].second.to_vector(), y = b.tensors[i].second.to_vector();
+    REQUIRE(x.size() == y.size());
+    for (size_t j = 0; j < x.size(); ++j) worst = std::max(worst, std::abs(x[j] - y[j]));
+  }
+  return worst;
+}
+
+nlohmann::json metadata_of(const std::string& base) {
+  return nlohmann::json::parse(read_file(base + ".json"))["metadata"];
+}
+
+// The pid of the process that mpirun (`launcher_pid`) started as rank `rank`, once it runs.
+std::optional<pid_t> rank_pid(pid_t launcher_pid, int rank) {
+  const std::string wanted = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (!std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream stat(entry.path() / "stat"), environ(entry.path() / "environ");
+    std::string pid, command, state;
+    pid_t parent = 0;
+    if (!(stat >> pid >> command >> state >> parent) || parent != launcher_pid) continue;
+    for (std::string variable; std::getline(environ, variable, '\0');)
+      if (variable == wanted) return pid_t(std::stoi(name));
+  }
+  return std::nullopt;
+}
+
+bool has_checkpoint(const std::string& save_dir) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(save_dir, error))
+    if (entry.path().extension() == ".json" && entry.path().filename().string().starts_with("checkpoint")) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("data parallel: 2 ranks = --update-freq 2; resume = straight run; a dead rank ends the job") {
+  const std::optional<std::vector<std::string>> mpirun = attn::test::mpirun_command(2);
+  if (!mpirun) {
+    attn::test::skip_program("mpirun is not on PATH (Debian: apt-get install openmpi-bin)");
+    return;
+  }
+  // Catch2 runs the test case once per section: the data and the two reference runs are
+  // made the first time only.
+  static const std::string root = testing::fresh_temp_dir("data_parallel");
+  const std::vector<std::string> twenty = {"--max-update", "20"};
+  const std::string one_process = root + "/one_process", two_ranks = root + "/two_ranks";
+  if (!fs::exists(two_ranks + "/checkpoint_last.json")) {
+    testing::write_reversal_corpus(root);
+    std::vector<std::string> accumulating = twenty;
+    accumulating.insert(accumulating.end(), {"--update-freq", "2"});
+    require_success(train(training_command({}, root, one_process, accumulating), one_process));
+    require_success(train(training_command(*mpirun, root, two_ranks, twenty), two_ranks));
+  }
+
+  SECTION("the parameters of 2 ranks are those of one process with --update-freq 2") {
+    const auto single = attn::load_safetensors(one_process + "/checkpoint_last.safetensors");
+    const auto parallel = attn::load_safetensors(two_ranks + "/checkpoint_last.safetensors");
+    CHECK(max_abs_difference(single, parallel) < 1e-5);
+    const auto after_epoch_one = attn::load_safetensors(one_process + "/checkpoint1.safetensors");
+    CHECK(max_abs_difference(single, after_epoch_one) > 1e-3);  // the later updates moved them
+    const nlohmann::json a = metadata_of(one_process + "/checkpoint_last"), b = metadata_of(two_ranks + "/checkpoint_last");
+    CHECK(b["num_updates"] == 20);
+    CHECK(a["loader"] == b["loader"]);
+    CHECK(a["rng"] == b["rng"]);  // the same dropout streams were consumed
+    // Only rank 0 writes the train log: one "done" record, as one process writes.
+    const std::string log = read_file(two_ranks + "/train_log.jsonl");
+    CHECK(log.find("\"done\"") != std::string::npos);
+    CHECK(log.find("\"done\"") == log.rfind("\"done\""));
+  }
+
+  SECTION("3 ranks equal one process with --update-freq 3, also where an update leaves ranks without a batch") {
+    // 4 batches per epoch here: every epoch's second update has a batch for rank 0 only. Three
+    // ranks sum in another order than one process accumulates ((a + c) + b, say), and Adam
+    // turns such rounding differences of near-zero gradients into visible ones: NAG, linear
+    // in the gradient, keeps them at rounding size.
+    const std::optional<std::vector<std::string>> three = attn::test::mpirun_command(3);
+    const std::string accumulating = root + "/update_freq_3", ranks = root + "/three_ranks";
+    auto command = [&](const std::vector<std::string>& launcher, const std::string& save_dir,
+                       const std::vector<std::string>& flags) {
+      std::vector<std::string> words = training_command(launcher, root, save_dir, flags);
+      words = with_value(with_value(words, "--optimizer", "nag"), "--lr-scheduler", "fixed");
+      return with_value(words, "--lr", "0.05");
+    };
+    require_success(train(command({}, accumulating, {"--max-update", "8", "--update-freq", "3"}), accumulating));
+    require_success(train(command(*three, ranks, {"--max-update", "8"}), ranks));
+    const nlohmann::json a = metadata_of(accumulating + "/checkpoint_last"), b = metadata_of(ranks + "/checkpoint_last");
+    CHECK(a["loader"] == nlohmann::json({{"epoch", 5}, {"batch_index", 0}}));  // 2 updates per epoch of 4 batches
+    CHECK(a["loader"] == b["loader"]);
+    CHECK(max_abs_difference(attn::load_safetensors(accumulating + "/checkpoint_last.safetensors"),
+                             attn::load_safetensors(ranks + "/checkpoint_last.safetensors")) < 1e-5);
+  }
+
+  SECTION("2 ranks stopped at update 10 and resumed equal 2 ranks run straight to 20, bit for bit") {
+    const std::string resumed = root + "/resumed";
+    require_success(train(training_command(*mpirun, root, resumed, {"--max-update", "10"}), resumed));
+    const ProgramRun second = train(training_command(*mpirun, root, resumed, twenty), resumed);
+    require_success(second);
+    CHECK(second.output.find("resumed from") != std::string::npos);
+    for (const char* file : {"checkpoint_last.safetensors", "checkpoint_last.optimizer.safetensors"}) {
+      INFO(file);
+      CHECK(read_file(resumed + "/" + file) == read_file(two_ranks + "/" + file));
+    }
+  }
+
+  SECTION("a rank killed with SIGKILL ends the job with an error naming it") {
+    const std::string killed = root + "/killed";
+    fs::create_directories(killed);
+    const pid_t launcher = attn::test::start(
+        training_command(*mpirun, root, killed, {"--max-update", "100000", "--save-interval-updates", "2"}),
+        killed + ".log");
+    std::optional<pid_t> rank_one;
+    std::optional<int> status = attn::test::wait_until(launcher, [&] {
+      if (!rank_one) rank_one = rank_pid(launcher, 1);
+      return rank_one && has_checkpoint(killed);
+    });
+    INFO(read_file(killed + ".log"));
+    REQUIRE_FALSE(status);  // still training
+    ::kill(*rank_one, SIGKILL);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutSeconds);
+    status = attn::test::wait_until(launcher, [&] { return std::chrono::steady_clock::now() >= deadline; });
+    if (!status) ::kill(-launcher, SIGKILL);
+    REQUIRE(status);  // the job ended: rank 0 does not wait forever for the dead rank
+    CHECK(*status != 0);
+    const std::string output = read_file(killed + ".log");
+    CHECK(output.find("rank 1") != std::string::npos);
+    CHECK(output.find("signal 9") != std::string::npos);
+  }
+
+  SECTION("an error on one rank stops all ranks with its message") {
+    const std::string failing = root + "/failing";
+    const ProgramRun run = train(training_command(*mpirun, root, failing, {"--distributed-rank", "0"}), failing);
+    INFO(run.output);
+    CHECK(run.exit_code > 0);
+    CHECK(run.output.find("error on rank 1 of 2: --distributed-rank 0 contradicts the launcher") != std::string::npos);
+    CHECK(run.output.find("stopping all ranks") != std::string::npos);
+  }
+
+  SECTION("--distributed-world-size must match mpirun -np") {
+    const std::string mismatched = root + "/mismatched";
+    const ProgramRun run = train(training_command(*mpirun, root, mismatched, {"--distributed-world-size", "3"}), mismatched);
+    INFO(run.output);
+    CHECK(run.exit_code > 0);
+    CHECK(run.output.find("--distributed-world-size 3 contradicts the launcher, which started 2 ranks") != std::string::npos);
+  }
+}
+
+TEST_CASE("data parallel: without a launcher, flags asking for other processes are refused with how to start them") {
+  const std::string root = testing::fresh_temp_dir("data_parallel_flags");
+  testing::write_reversal_corpus(root);
+  const std::string save_dir = root + "/run";
+  const ProgramRun world = train(training_command({}, root, save_dir, {"--distributed-world-size", "2"}), save_dir);
+  CHECK(world.exit_code == 1);
+  CHECK(world.output.find("mpirun -np 2 attnlab train") != std::string::npos);
+  const ProgramRun tcp =
+      train(training_command({}, root, save_dir, {"--distributed-init-method", "tcp://localhost:23456"}), save_dir);
+  CHECK(tcp.exit_code == 1);
+  CHECK(tcp.output.find("--distributed-init-method tcp://localhost:23456: not supported") != std::string::npos);
+  const ProgramRun rank = train(training_command({}, root, save_dir, {"--distributed-rank", "1"}), save_dir);
+  CHECK(rank.exit_code == 1);
+  CHECK(rank.output.find("rank 0 of a world of one") != std::string::npos);
+}
