@@ -21,6 +21,16 @@ __device__ inline long long reduced_offset(const ReduceLayout& layout, long long
   return offset;
 }
 
+// The input offset of output i's first element (row-major over the kept dims).
+__device__ inline long long kept_offset(const ReduceLayout& layout, long long i) {
+  long long offset = 0;
+  for (int d = layout.kept_dims - 1; d >= 0; --d) {
+    offset += (i % layout.kept_sizes[d]) * layout.kept_strides[d];
+    i /= layout.kept_sizes[d];
+  }
+  return offset;
+}
+
 __device__ inline double reduce_step(ReduceOp op, double acc, double v, double shift) {
   switch (op) {
     case ReduceOp::Prod: return acc * v;
@@ -35,11 +45,7 @@ __device__ inline double reduce_step(ReduceOp op, double acc, double v, double s
 __global__ void reduce_kernel(ReduceOp op, const float* x, float* out, ReduceLayout layout, long long outputs) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
-    long long rest = i, base = 0;
-    for (int d = layout.kept_dims - 1; d >= 0; --d) {
-      base += (rest % layout.kept_sizes[d]) * layout.kept_strides[d];
-      rest /= layout.kept_sizes[d];
-    }
+    const long long base = kept_offset(layout, i);
     double shift = 0.0;
     if (op == ReduceOp::LogSumExp) {  // first pass: the maximum
       shift = -INFINITY;
@@ -62,11 +68,7 @@ __global__ void arg_reduce_kernel(bool is_max, const float* x, float* values, in
                                   long long outputs) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
-    long long rest = i, base = 0;
-    for (int d = layout.kept_dims - 1; d >= 0; --d) {
-      base += (rest % layout.kept_sizes[d]) * layout.kept_strides[d];
-      rest /= layout.kept_sizes[d];
-    }
+    const long long base = kept_offset(layout, i);
     float best = x[base];
     long long best_index = 0;
     for (long long j = 1; j < layout.reduced_count; ++j) {
