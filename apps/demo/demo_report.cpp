@@ -1,0 +1,63 @@
+// The demo's report. See demo_report.hpp.
+#include "apps/demo/demo_report.hpp"
+
+#include <fmt/format.h>
+
+#include "apps/inspection/attention_capture.hpp"
+#include "apps/inspection/map_figures.hpp"
+#include "apps/plotting/training_log.hpp"
+#include "apps/task/raw_text.hpp"
+#include "data/text_io.hpp"
+
+namespace attn::app {
+namespace {
+
+const char* kPlaceTitles[] = {"encoder self-attention", "decoder self-attention", "cross-attention (target → source)"};
+constexpr int kPlaceOrder[] = {2, 0, 1};  // cross first: it shows what the model aligned
+
+ReportAttention sentence_attention(TrainedModel& trained, const std::string& checkpoint, const std::string& source,
+                                   const std::string& reference) {
+  const TranslationTask& task = trained.task;
+  const std::string codes = find_bpe_codes(task, checkpoint, "", "demo report");
+  const auto ids = [&](const std::string& language, const data::Dictionary& dict, const std::string& text) {
+    const std::vector<int32_t> encoded = RawTextEncoder(language, codes, dict).encode(text, "demo report", 1);
+    return std::vector<int64_t>(encoded.begin(), encoded.end());
+  };
+  const SentenceAttention s = capture_attention(*trained.model, task, ids(task.source_lang, task.source_dict, source),
+                                                ids(task.target_lang, task.target_dict, reference));
+  ReportAttention a{fmt::format("{}  →  {}", source, reference), {}};
+  for (int place : kPlaceOrder) {
+    std::vector<ReportFigure> figures;
+    for (MapFigure& f : sentence_figures(s, trained.model->config(), {place}))
+      figures.push_back({fmt::format("layer {} · head {}", f.layer + 1, f.head + 1), std::move(f.png)});
+    a.groups.emplace_back(kPlaceTitles[place], std::move(figures));
+  }
+  return a;
+}
+
+}  // namespace
+
+ReportContent demo_report_content(const DemoReportInput& input) {
+  ReportContent c{input.title, input.headline, input.facts, {}, input.examples, {}, input.tables};
+  const std::vector<plot::Run> runs = {{"transformer_tiny", plot::read_training_log(input.train_log)}};
+  for (const plot::XAxis x : {plot::XAxis::kUpdates, plot::XAxis::kMinutes}) {
+    const auto canvas =
+        plot::draw_line_charts(plot::training_panels(runs, {"loss", "ppl", "lr", "tokens_per_second"}, x), 2);
+    c.curves.push_back({x == plot::XAxis::kUpdates ? "against updates" : "against training minutes", canvas->png()});
+  }
+  if (!input.attention_pairs.empty()) {
+    TrainedModel trained = load_trained_model(input.checkpoint);
+    for (const auto& [source, reference] : input.attention_pairs)
+      c.attention.push_back(sentence_attention(trained, input.checkpoint, source, reference));
+  }
+  c.attention.insert(c.attention.end(), input.extra_attention.begin(), input.extra_attention.end());
+  return c;
+}
+
+size_t write_demo_report(const DemoReportInput& input, const std::string& path) {
+  const std::string html = render_report_html(demo_report_content(input));
+  data::write_file_atomic(path, html);
+  return html.size();
+}
+
+}  // namespace attn::app
