@@ -1,6 +1,8 @@
 #include "data/ding_corpus.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -77,7 +79,11 @@ bool is_ding_sentence(std::string_view text) {
   return (last == '.' || last == '?' || last == '!') && count_words(text) >= 3;
 }
 
-std::vector<SentencePair> ding_sentence_pairs(std::string_view line) {
+namespace {
+
+// The cleaned sub-entry pairs of one dictionary line (none for comments, lines without
+// " :: " and lines whose sides have different numbers of sub-entries).
+std::vector<SentencePair> aligned_sub_entries(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   size_t sides = line.find(kSideSeparator);
   if (line.empty() || line.front() == '#' || sides == std::string_view::npos) return {};
@@ -85,23 +91,61 @@ std::vector<SentencePair> ding_sentence_pairs(std::string_view line) {
   auto english = split_at(line.substr(sides + kSideSeparator.size()), kSubEntrySeparator);
   if (german.size() != english.size()) return {};
   std::vector<SentencePair> pairs;
-  for (size_t k = 0; k < german.size(); ++k) {
-    SentencePair pair{clean_ding_text(english[k]), clean_ding_text(german[k])};
-    if (is_ding_sentence(pair.english) && is_ding_sentence(pair.german)) pairs.push_back(std::move(pair));
-  }
+  for (size_t k = 0; k < german.size(); ++k) pairs.push_back({clean_ding_text(english[k]), clean_ding_text(german[k])});
   return pairs;
 }
 
-std::vector<SentencePair> read_ding_sentence_pairs(const std::string& path) {
+bool is_sentence_pair(const SentencePair& pair) {
+  return is_ding_sentence(pair.english) && is_ding_sentence(pair.german);
+}
+
+bool is_entry_pair(const SentencePair& pair) {
+  return !pair.english.empty() && !pair.german.empty() && !is_sentence_pair(pair);
+}
+
+template <typename Keep>
+std::vector<SentencePair> sub_entries_where(std::string_view line, Keep keep) {
+  std::vector<SentencePair> pairs = aligned_sub_entries(line);
+  std::erase_if(pairs, [&](const SentencePair& pair) { return !keep(pair); });
+  return pairs;
+}
+
+// Keeps the first occurrence of each pair.
+class DistinctPairs {
+ public:
+  void add(SentencePair pair) {
+    if (seen_.emplace(pair.english, pair.german).second) kept_.push_back(std::move(pair));
+  }
+  std::vector<SentencePair> take() { return std::move(kept_); }
+
+ private:
+  std::set<std::pair<std::string, std::string>> seen_;
+  std::vector<SentencePair> kept_;
+};
+
+}  // namespace
+
+std::vector<SentencePair> ding_sentence_pairs(std::string_view line) {
+  return sub_entries_where(line, is_sentence_pair);
+}
+
+std::vector<SentencePair> ding_entry_pairs(std::string_view line) { return sub_entries_where(line, is_entry_pair); }
+
+std::vector<SentencePair> read_ding_sentence_pairs(const std::string& path) { return read_ding_corpus(path).sentences; }
+
+DingCorpus read_ding_corpus(const std::string& path) {
   if (!std::filesystem::exists(path))
     throw DataError(fmt::format("{}: Ding dictionary not found; install the Debian package trans-de-en "
                                 "(apt-get install trans-de-en) or pass --input", path));
-  std::vector<SentencePair> pairs;
-  std::set<std::pair<std::string, std::string>> seen;
+  DistinctPairs sentences, entries;
   for (const std::string& line : read_lines(path))
-    for (SentencePair& pair : ding_sentence_pairs(line))
-      if (seen.emplace(pair.english, pair.german).second) pairs.push_back(std::move(pair));
-  return pairs;
+    for (SentencePair& pair : aligned_sub_entries(line)) {
+      if (is_sentence_pair(pair))
+        sentences.add(std::move(pair));
+      else if (is_entry_pair(pair))
+        entries.add(std::move(pair));
+    }
+  return {sentences.take(), entries.take()};
 }
 
 CorpusSplit split_corpus(std::vector<SentencePair> pairs, uint64_t seed, size_t valid_size, size_t test_size) {
@@ -112,6 +156,12 @@ CorpusSplit split_corpus(std::vector<SentencePair> pairs, uint64_t seed, size_t 
   auto valid_end = pairs.begin() + std::ptrdiff_t(valid_size);
   auto test_end = valid_end + std::ptrdiff_t(test_size);
   return CorpusSplit{{test_end, pairs.end()}, {pairs.begin(), valid_end}, {valid_end, test_end}};
+}
+
+void add_entries_to_train(CorpusSplit& split, std::vector<SentencePair> entries, size_t count, uint64_t seed) {
+  seeded_shuffle(entries, seed);
+  entries.resize(std::min(count, entries.size()));
+  split.train.insert(split.train.end(), std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
 }
 
 void write_corpus_split(const CorpusSplit& split, const std::string& out_dir) {

@@ -10,19 +10,19 @@
 # Not part of the test suite: it needs root and Debian's package archive, and takes about
 # 40 minutes on 2 cores (set-up, a clean build, the suite, and the 10-minute demo).
 #
-#   bash scripts/fresh-machine-check.sh [--keep] [--demo-minutes M] [WORKDIR]
+#   bash scripts/fresh-machine-check.sh [--keep] [--demo-updates N] [WORKDIR]
 #
 # WORKDIR defaults to /var/tmp/attnlab-fresh-machine (emptied first). --keep leaves the root
 # there for inspection; otherwise it is removed at the end. Only committed work is checked.
 set -euo pipefail
 
 keep=0
-demo_minutes=10
+demo_updates=800
 workdir=/var/tmp/attnlab-fresh-machine
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1 ;;
-    --demo-minutes) demo_minutes="$2"; shift ;;
+    --demo-updates) demo_updates="$2"; shift ;;
     -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "fresh-machine-check: unknown option $1" >&2; exit 2 ;;
     *) workdir="$1" ;;
@@ -77,7 +77,7 @@ run_in_root() {
 }
 
 run_in_root test "bash scripts/test.sh"
-run_in_root demo "bash scripts/demo.sh --minutes $demo_minutes"
+run_in_root demo "bash scripts/demo.sh --max-update $demo_updates"
 
 echo "fresh-machine-check: $([ $status -eq 0 ] && echo PASSED || echo FAILED) in $(elapsed "$start") s"
 exit $status

@@ -1,6 +1,6 @@
-// `attnlab demo [--out DIR] [--minutes M] [--threads N] [--matmul-precision fp32|bf16]`: the teaching run end to end
+// `attnlab demo [--out DIR] [--max-update N] [--threads N] [--matmul-precision fp32|bf16]`: the teaching run end to end
 // (apps/demo/pipeline.hpp): Ding EN-DE → tokenize → joint BPE → binarize → train transformer_tiny →
-// average → beam search → BLEU, examples, throughput and memory.
+// average → beam search → BLEU, examples, throughput and memory (also in DIR/summary.json).
 #include <memory>
 
 #include "apps/cli/command.hpp"
@@ -13,13 +13,20 @@ namespace {
 CommandAction setup(CLI::App& cmd) {
   auto options = std::make_shared<DemoOptions>();
   cmd.add_option("--out", options->out_dir, "Output dir (kept; a rerun resumes)")->capture_default_str();
-  cmd.add_option("--minutes", options->minutes, "Training time in minutes")->capture_default_str();
-  // The demo is bounded by time: bf16 products (same loss curve per update, ~2x faster
-  // GEMMs) are the default wherever the CPU has bfloat16 instructions.
+  cmd.add_option("--max-update", options->max_update,
+                 "Training updates (a fixed budget: the same numbers on every run; ~10 minutes on 2 cores)")
+      ->check(positive_number())
+      ->capture_default_str();
+  // bf16 products (same loss curve per update, ~2x faster GEMMs) are the default wherever the
+  // CPU has bfloat16 instructions: the same budget then takes about half the time.
   options->compute.matmul_precision = cpu_has_fast_bf16() ? "bf16" : "fp32";
   add_compute_options(cmd, options->compute);
   cmd.add_option("--ding", options->ding_path, "Ding dictionary file (package trans-de-en)")->capture_default_str();
-  cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->capture_default_str();
+  cmd.add_option("--dictionary-entries", options->dictionary_entries,
+                 "Word and phrase entries of the dictionary added to train (a seeded subset; valid/test stay sentences)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->check(positive_number())->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();
   cmd.add_flag("--compare", options->compare,
                "Also train every teaching variant for --compare-updates and compare them in the report");
@@ -30,7 +37,10 @@ CommandAction setup(CLI::App& cmd) {
                  "Variants to compare (transformer, lightconv, dynamicconv, linformer, elu, rfa, t2r, t2r_finetuned, "
                  "decay; comma separated; default all)")
       ->delimiter(',');
-  return [options] { return run_demo(*options); };
+  return [options] {
+    run_demo(*options);
+    return 0;
+  };
 }
 
 const CommandRegistration registration(

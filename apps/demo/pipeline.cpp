@@ -35,7 +35,9 @@ constexpr const char* kSource = "en";
 constexpr const char* kTarget = "de";
 constexpr const char* kSplits[] = {"train", "valid", "test"};
 constexpr int kStages = 8;
-constexpr int kAveragedEpochs = 5;
+constexpr int kAveragedCheckpoints = 5;
+constexpr int64_t kSavesPerRun = 10;  // update checkpoints over the budget; the last 5 are averaged
+constexpr uint64_t kSplitSeed = 1;
 
 struct DemoPaths {
   fs::path root, raw, tok, bpe, codes, data_bin, checkpoints, averaged, gen;
@@ -73,11 +75,17 @@ std::string joined_lines(const std::vector<std::string>& lines) {
 
 void prepare_raw(const DemoPaths& paths, const DemoOptions& options) {
   const bool done = all_exist(split_files(paths.raw));
-  stage(1, fmt::format("Ding EN-DE sentence pairs from {} -> {}", options.ding_path, paths.raw.string()), done);
+  stage(1, fmt::format("Ding EN-DE sentence pairs and {} dictionary entries from {} -> {}", options.dictionary_entries,
+                       options.ding_path, paths.raw.string()),
+        done);
   if (done) return;
-  data::CorpusSplit split = data::split_corpus(data::read_ding_sentence_pairs(options.ding_path), 1);
+  data::DingCorpus corpus = data::read_ding_corpus(options.ding_path);
+  data::CorpusSplit split = data::split_corpus(std::move(corpus.sentences), kSplitSeed);
+  const size_t sentences = split.train.size();
+  data::add_entries_to_train(split, std::move(corpus.entries), size_t(options.dictionary_entries), kSplitSeed);
   data::write_corpus_split(split, paths.raw.string());
-  fmt::print("      train {}, valid {}, test {} pairs\n", split.train.size(), split.valid.size(), split.test.size());
+  fmt::print("      train {} sentence pairs + {} entries, valid {}, test {} sentence pairs\n", sentences,
+             split.train.size() - sentences, split.valid.size(), split.test.size());
 }
 
 void tokenize(const DemoPaths& paths) {
@@ -155,11 +163,15 @@ TrainerOptions training_options(const DemoPaths& paths, const DemoOptions& optio
   o.warmup_updates = 300;
   o.warmup_init_lr = 1e-7;
   o.max_tokens = 1536;
-  o.max_time_minutes = options.minutes;
+  o.max_update = options.max_update;
   o.seed = 1;
   o.compute = options.compute;
   o.save_dir = paths.checkpoints.string();
-  o.checkpoints.keep_last_epochs = kAveragedEpochs;
+  // Update checkpoints, not epoch ones, are averaged: with dictionary entries an epoch can be
+  // longer than the whole budget.
+  o.checkpoints.save_epoch_checkpoints = false;
+  o.checkpoints.save_interval_updates = std::max<int64_t>(1, options.max_update / kSavesPerRun);
+  o.checkpoints.keep_interval_updates = kAveragedCheckpoints;
   o.log_interval = 50;
   return o;
 }
@@ -176,13 +188,20 @@ double logged_tokens_per_second(const DemoPaths& paths) {
   return tokens_per_second;
 }
 
-double train(const DemoPaths& paths, const DemoOptions& options) {
-  stage(6, fmt::format("train transformer_tiny for {} minutes -> {}", options.minutes, paths.checkpoints.string()), false);
+struct TrainingOutcome {
+  int64_t updates = 0;
+  double tokens_per_second = 0.0;
+};
+
+TrainingOutcome train(const DemoPaths& paths, const DemoOptions& options) {
+  stage(6, fmt::format("train transformer_tiny for {} updates -> {}", options.max_update, paths.checkpoints.string()),
+        false);
   Trainer trainer(training_options(paths, options));
   fmt::print("      {} parameters; training on {} threads, {} matrix products\n", trainer.model().num_parameters(),
              get_num_threads(), to_string(matmul_precision()));
   const TrainingSummary summary = trainer.train();
-  return summary.target_tokens > 0 ? summary.tokens_per_second : logged_tokens_per_second(paths);
+  return {summary.num_updates,
+          summary.target_tokens > 0 ? summary.tokens_per_second : logged_tokens_per_second(paths)};
 }
 
 bool newer(const fs::path& output, const fs::path& input) {
@@ -192,13 +211,13 @@ bool newer(const fs::path& output, const fs::path& input) {
 void average(const DemoPaths& paths) {
   const fs::path last = metadata_path((paths.checkpoints / "checkpoint_last").string());
   const bool done = newer(metadata_path(paths.averaged.string()), last);
-  // The newest epoch checkpoints (nn/checkpoint_names: a stray name such as
-  // checkpoint99999999999999999999.json is not one).
+  // The newest update checkpoints (nn/checkpoint_names: a stray name such as
+  // checkpoint_1_99999999999999999999.json is not one).
   std::vector<std::string> bases;
   for (const nn::NumberedCheckpoint& found :
-       nn::numbered_checkpoints(paths.checkpoints.string(), nn::CheckpointNumbering::Epoch, ".json"))
-    if (bases.size() < size_t(kAveragedEpochs)) bases.push_back(checkpoint_base(found.path));
-  if (bases.empty()) bases.push_back(checkpoint_base(last.string()));  // training ended within epoch 1
+       nn::numbered_checkpoints(paths.checkpoints.string(), nn::CheckpointNumbering::Update, ".json"))
+    if (bases.size() < size_t(kAveragedCheckpoints)) bases.push_back(checkpoint_base(found.path));
+  if (bases.empty()) bases.push_back(checkpoint_base(last.string()));
   stage(7, fmt::format("average {} checkpoint(s) -> {}", bases.size(), weights_path(paths.averaged.string())), done);
   if (!done) average_checkpoints_into(bases, paths.averaged.string());
 }
@@ -299,8 +318,8 @@ Comparison compare(const DemoPaths& paths, const DemoOptions& options) {
   return c;
 }
 
-void report(const DemoPaths& paths, const DemoOptions& options, const Translations& hypotheses,
-            double tokens_per_second, const Comparison& comparison) {
+DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const Translations& hypotheses,
+                      const TrainingOutcome& training) {
   const std::vector<std::string> sources = data::read_lines(DemoPaths::file(paths.raw, "test", kSource));
   const std::vector<std::string> references = data::read_lines(DemoPaths::file(paths.raw, "test", kTarget));
   const std::vector<std::string> tokenized_references = data::read_lines(DemoPaths::file(paths.tok, "test", kTarget));
@@ -308,49 +327,86 @@ void report(const DemoPaths& paths, const DemoOptions& options, const Translatio
   const data::BleuScore sacre_score = data::sacrebleu_corpus_score(hypotheses.detokenized, {references}, sacre);
   const data::BleuScore tokenized_score =
       data::multibleu_compute(data::multibleu_stats(hypotheses.tokenized, {tokenized_references}, false));
-
-  fmt::print("\n== Results on the Ding EN-DE test set ({} sentences) ==\n", references.size());
-  fmt::print("sacreBLEU:       {}\n", data::format_sacrebleu_score(sacre_score, data::sacrebleu_signature(sacre, 1)));
-  fmt::print("tokenized BLEU:  {}\n", data::format_multibleu_score(tokenized_score));
-  fmt::print("\nExamples:\n");
-  std::vector<ReportExample> examples;
-  for (size_t i = 0; i < std::min<size_t>(size_t(options.examples), sources.size()); ++i) {
-    fmt::print("  SRC  {}\n  REF  {}\n  HYP  {}\n\n", sources[i], references[i], hypotheses.detokenized[i]);
-    examples.push_back({sources[i], references[i], hypotheses.detokenized[i]});
-  }
+  DemoSummary summary;
+  summary.sacrebleu_signature = data::sacrebleu_signature(sacre, 1);
+  summary.sacrebleu = data::format_sacrebleu_score(sacre_score, summary.sacrebleu_signature);
+  summary.sacrebleu_score = sacre_score.score;
+  summary.tokenized_bleu = data::format_multibleu_score(tokenized_score);
+  summary.test_sentences = int64_t(references.size());
+  for (size_t i = 0; i < std::min<size_t>(size_t(options.examples), sources.size()); ++i)
+    summary.examples.push_back({sources[i], references[i], hypotheses.detokenized[i]});
+  summary.updates = training.updates;
+  summary.training_tokens_per_second = training.tokens_per_second;
+  summary.threads = get_num_threads();
+  summary.matmul_precision = to_string(matmul_precision());
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  const AllocatorStats memory = allocator_for(Device::cpu()).stats();
-  fmt::print("training throughput: {:.0f} target tokens/s on {} threads\n", tokens_per_second, get_num_threads());
+  summary.peak_tensor_mib = double(allocator_for(Device::cpu()).stats().peak_bytes) / (1 << 20);
+  summary.peak_resident_mib = double(usage.ru_maxrss) / 1024.0;
+  return summary;
+}
+
+void print_summary(const DemoPaths& paths, const DemoSummary& summary) {
+  fmt::print("\n== Results on the Ding EN-DE test set ({} sentences) ==\n", summary.test_sentences);
+  fmt::print("sacreBLEU:       {}\n", summary.sacrebleu);
+  fmt::print("tokenized BLEU:  {}\n", summary.tokenized_bleu);
+  fmt::print("\nExamples:\n");
+  for (const DemoExample& example : summary.examples)
+    fmt::print("  SRC  {}\n  REF  {}\n  HYP  {}\n\n", example.source, example.reference, example.hypothesis);
+  fmt::print("training: {} updates at {:.0f} target tokens/s on {} threads ({} products)\n", summary.updates,
+             summary.training_tokens_per_second, summary.threads, summary.matmul_precision);
   fmt::print("peak memory: {:.1f} MiB in tensors (allocator peak), {:.1f} MiB resident (peak RSS)\n",
-             double(memory.peak_bytes) / (1 << 20), double(usage.ru_maxrss) / 1024.0);
+             summary.peak_tensor_mib, summary.peak_resident_mib);
+  fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ summary.json report.html\n",
+             fs::absolute(paths.root).string());
+}
+
+void write_summary(const DemoPaths& paths, const DemoSummary& summary) {
+  nlohmann::json examples = nlohmann::json::array();
+  for (const DemoExample& example : summary.examples)
+    examples.push_back({{"source", example.source}, {"reference", example.reference}, {"hypothesis", example.hypothesis}});
+  const nlohmann::json json = {
+      {"sacrebleu", {{"score", summary.sacrebleu_score}, {"line", summary.sacrebleu}, {"signature", summary.sacrebleu_signature}}},
+      {"tokenized_bleu", summary.tokenized_bleu},
+      {"test_sentences", summary.test_sentences},
+      {"examples", examples},
+      {"training", {{"updates", summary.updates}, {"target_tokens_per_second", summary.training_tokens_per_second},
+                    {"threads", summary.threads}, {"matmul_precision", summary.matmul_precision}}},
+      {"memory", {{"peak_tensor_mib", summary.peak_tensor_mib}, {"peak_resident_mib", summary.peak_resident_mib}}}};
+  data::write_file_atomic((paths.root / "summary.json").string(), json.dump(2) + "\n");
+}
+
+// report.html: the summary with the training curves, the attention maps of two short test
+// pairs, and the comparison of variants when there is one (demo_report.hpp).
+void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comparison& comparison) {
+  std::vector<ReportExample> examples;
+  for (const DemoExample& e : summary.examples) examples.push_back({e.source, e.reference, e.hypothesis});
   const std::string report_path = (paths.root / "report.html").string();
   const size_t report_bytes = write_demo_report(
       {.title = "attnlab demo: transformer_tiny on the Ding EN→DE corpus",
-       .headline = fmt::format("sacreBLEU {:.1f}", sacre_score.score),
-       .facts = {{"sacreBLEU", data::format_sacrebleu_score(sacre_score, data::sacrebleu_signature(sacre, 1))},
-                 {"tokenized BLEU", data::format_multibleu_score(tokenized_score)},
-                 {"test sentences", std::to_string(references.size())},
-                 {"training throughput", fmt::format("{:.0f} target tokens/s on {} threads, {} matrix products",
-                                                     tokens_per_second, get_num_threads(),
-                                                     to_string(matmul_precision()))},
-                 {"peak memory", fmt::format("{:.1f} MiB in tensors, {:.1f} MiB resident",
-                                             double(memory.peak_bytes) / (1 << 20), double(usage.ru_maxrss) / 1024.0)}},
+       .headline = fmt::format("sacreBLEU {:.1f}", summary.sacrebleu_score),
+       .facts = {{"sacreBLEU", summary.sacrebleu},
+                 {"tokenized BLEU", summary.tokenized_bleu},
+                 {"test sentences", std::to_string(summary.test_sentences)},
+                 {"training", fmt::format("{} updates at {:.0f} target tokens/s on {} threads, {} matrix products",
+                                          summary.updates, summary.training_tokens_per_second, summary.threads,
+                                          summary.matmul_precision)},
+                 {"peak memory", fmt::format("{:.1f} MiB in tensors, {:.1f} MiB resident", summary.peak_tensor_mib,
+                                             summary.peak_resident_mib)}},
        .examples = examples,
        .train_log = (paths.checkpoints / "train_log.jsonl").string(),
        .checkpoint = paths.averaged.string(),
-       .attention_pairs = attention_pairs(sources, references),
+       .attention_pairs = attention_pairs(data::read_lines(DemoPaths::file(paths.raw, "test", kSource)),
+                                          data::read_lines(DemoPaths::file(paths.raw, "test", kTarget))),
        .tables = comparison.tables,
        .extra_attention = comparison.maps},
       report_path);
   fmt::print("report: {} ({:.1f} MiB; open it in a browser)\n", report_path, double(report_bytes) / (1 << 20));
-  fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ report.html\n",
-             fs::absolute(paths.root).string());
 }
 
 }  // namespace
 
-int run_demo(const DemoOptions& options) {
+DemoSummary run_demo(const DemoOptions& options) {
   apply_compute_options(options.compute);
   const DemoPaths paths(options.out_dir);
   fs::create_directories(paths.root);
@@ -359,11 +415,14 @@ int run_demo(const DemoOptions& options) {
   learn_bpe(paths, options);
   apply_bpe(paths);
   binarize(paths);
-  const double tokens_per_second = train(paths, options);
+  const TrainingOutcome training = train(paths, options);
   average(paths);
   const Translations hypotheses = generate(paths, options);
-  report(paths, options, hypotheses, tokens_per_second, compare(paths, options));
-  return 0;
+  const DemoSummary summary = summarize(paths, options, hypotheses, training);
+  print_summary(paths, summary);
+  write_summary(paths, summary);
+  write_report(paths, summary, compare(paths, options));
+  return summary;
 }
 
 }  // namespace attn::app

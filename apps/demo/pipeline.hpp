@@ -1,18 +1,23 @@
 // `attnlab demo`: the teaching run end to end on the Ding EN→DE corpus (issue 4 "The
 // demo"; docs/design.md §5–6). Stages, each writing into the output dir and skipped when its
 // output is already there (so a rerun resumes where the last one stopped):
-//   1 raw/        prepare ding (train / valid / test .en .de)
+//   1 raw/        prepare ding (train / valid / test .en .de); train also holds a seeded
+//                 subset of the dictionary's word and phrase entries (--dictionary-entries)
 //   2 tok/        Moses tokenizer (docs/mt-tools.md §2)
 //   3 bpe/codes   joint BPE, ~8k merges (§1.5)
 //   4 bpe/        BPE applied to every split
 //   5 data-bin/   joined dictionary + binarized splits (§4)
-//   6 checkpoints/  transformer_tiny for --minutes of training (resumes a cut run)
-//   7 checkpoints/checkpoint_avg  the last epoch checkpoints averaged (docs/models.md §1.11)
+//   6 checkpoints/  transformer_tiny for --max-update updates (resumes a cut run)
+//   7 checkpoints/checkpoint_avg  the last update checkpoints averaged (docs/models.md §1.11)
 //   8 gen/        beam search on the test set (§1.10), BPE removed, detokenized
 //   9 compare/     with --compare: every teaching variant for the same updates (variant_comparison.hpp)
 // and finally prints sacreBLEU with its signature, tokenized BLEU, example translations
-// beside their references, training throughput and peak memory, and writes them with the
-// training curves and attention maps into report.html (demo_report.hpp).
+// beside their references, training throughput and peak memory, writes them as summary.json
+// (DemoSummary), and with the training curves and attention maps into report.html
+// (demo_report.hpp).
+//
+// The training budget is a number of updates, not a time, so the same command on the same
+// machine gives the same numbers; a slower CPU takes longer for the same result.
 #pragma once
 #include <string>
 #include <vector>
@@ -22,12 +27,18 @@
 
 namespace attn::app {
 
+// The defaults, chosen by the measured runs of README "The demo".
+inline constexpr int64_t kDemoDefaultUpdates = 800;  // ~10 minutes at the 1,750 tokens/s of a 2-core fp32 Intel Xeon
+inline constexpr int64_t kDemoDefaultEntries = 0;
+inline constexpr int64_t kDemoDefaultBpeMerges = 8000;
+
 struct DemoOptions {
   std::string out_dir = "attnlab-demo";
-  double minutes = 10.0;  // training time
+  int64_t max_update = kDemoDefaultUpdates;  // the training budget
   ComputeOptions compute;  // --threads, --matmul-precision
   std::string ding_path = data::kDingDefaultPath;
-  int64_t bpe_merges = 8000;
+  int64_t dictionary_entries = kDemoDefaultEntries;  // word/phrase entries added to train
+  int64_t bpe_merges = kDemoDefaultBpeMerges;
   int64_t beam = 5;
   int examples = 5;
   // --compare: every teaching variant trained for compare_updates updates (apps/demo/variant_comparison.hpp).
@@ -36,7 +47,23 @@ struct DemoOptions {
   std::vector<std::string> compare_only;  // variant names (empty: all)
 };
 
-// Runs every stage; returns the process exit code.
-int run_demo(const DemoOptions& options);
+struct DemoExample {
+  std::string source, reference, hypothesis;
+};
+
+// What the demo measured, printed at the end and written as <out>/summary.json.
+struct DemoSummary {
+  std::string sacrebleu, sacrebleu_signature, tokenized_bleu;  // the tools' output lines
+  double sacrebleu_score = 0.0;
+  int64_t test_sentences = 0, updates = 0;
+  double training_tokens_per_second = 0.0;
+  int threads = 0;
+  std::string matmul_precision;
+  double peak_tensor_mib = 0.0, peak_resident_mib = 0.0;
+  std::vector<DemoExample> examples;
+};
+
+// Runs every stage and returns what it measured (also written as <out>/summary.json).
+DemoSummary run_demo(const DemoOptions& options);
 
 }  // namespace attn::app

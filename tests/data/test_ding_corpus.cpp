@@ -55,6 +55,47 @@ TEST_CASE("Ding sentence pairs from a synthetic dictionary", "[ding]") {
   CHECK(pairs == expected);
 }
 
+TEST_CASE("Ding word and phrase entries: the aligned sub-entries that are not sentence pairs", "[ding]") {
+  using attn::data::ding_entry_pairs;
+  CHECK(ding_entry_pairs("Haus {n} | Häuser {pl} | Das Haus ist groß. :: house | houses | The house is big.") ==
+        std::vector<SentencePair>{{"house", "Haus"}, {"houses", "Häuser"}});
+  CHECK(ding_entry_pairs("gehen {vi} | Geh! :: to go [coll.] | Go!") ==
+        std::vector<SentencePair>{{"to go", "gehen"}, {"Go!", "Geh!"}});
+  CHECK(ding_entry_pairs("# Haus :: house").empty());
+  CHECK(ding_entry_pairs("Satz {m} | Sätze :: sentence").empty());  // misaligned
+  CHECK(ding_entry_pairs("{n} :: house").empty());                  // a side empty after cleaning
+}
+
+TEST_CASE("Ding corpus: sentences and distinct entries in one pass; entries join train only", "[ding]") {
+  TempDir tmp;
+  std::string path = attn::test::write_file(tmp.dir / "de-en", kSyntheticDing);
+  const attn::data::DingCorpus corpus = attn::data::read_ding_corpus(path);
+  CHECK(corpus.sentences == attn::data::read_ding_sentence_pairs(path));
+  std::vector<SentencePair> expected{{"house", "Haus"},     {"houses", "Häuser"},   {"to go", "gehen"},
+                                     {"Go!", "Geh!"},       {"time", "Zeit"},       {"question", "Frage"},
+                                     {"list", "Liste"}};
+  CHECK(corpus.entries == expected);  // the repeated Haus line adds nothing
+
+  std::vector<SentencePair> sentences;
+  for (int i = 0; i < 20; ++i) sentences.push_back({"english " + std::to_string(i), "deutsch " + std::to_string(i)});
+  const auto split_with = [&](size_t count, uint64_t seed) {
+    auto split = attn::data::split_corpus(sentences, 1, 3, 3);
+    attn::data::add_entries_to_train(split, corpus.entries, count, seed);
+    return split;
+  };
+  const auto plain = attn::data::split_corpus(sentences, 1, 3, 3);
+  const auto with_three = split_with(3, 5);
+  CHECK(with_three.valid == plain.valid);
+  CHECK(with_three.test == plain.test);
+  REQUIRE(with_three.train.size() == plain.train.size() + 3);
+  CHECK(std::equal(plain.train.begin(), plain.train.end(), with_three.train.begin()));
+  CHECK(split_with(3, 5).train == with_three.train);
+  CHECK(split_with(100, 5).train.size() == plain.train.size() + expected.size());
+  std::set<std::string> chosen;
+  for (int seed = 0; seed < 8; ++seed) chosen.insert(split_with(1, uint64_t(seed)).train.back().english);
+  CHECK(chosen.size() > 1);  // the subset depends on the seed
+}
+
 TEST_CASE("Ding missing file names the Debian package", "[ding]") {
   CHECK_THROWS_WITH(attn::data::read_ding_sentence_pairs("/nonexistent/de-en"),
                     Catch::Contains("/nonexistent/de-en") && Catch::Contains("trans-de-en"));
@@ -104,4 +145,22 @@ TEST_CASE("the installed Ding dictionary gives about 19k sentence pairs", "[ding
   auto split = attn::data::split_corpus(pairs, 1);
   CHECK(split.valid.size() == 1000);
   CHECK(split.test.size() == 1000);
+}
+
+TEST_CASE("the installed Ding dictionary holds hundreds of thousands of entries, none a sentence pair",
+          "[ding][installed]") {
+  if (!std::filesystem::exists(attn::data::kDingDefaultPath)) {
+    WARN("trans-de-en is not installed; skipping the real-corpus check");
+    return;
+  }
+  const attn::data::DingCorpus corpus = attn::data::read_ding_corpus(attn::data::kDingDefaultPath);
+  CHECK(corpus.entries.size() > 300000);
+  CHECK(corpus.sentences.size() > 15000);
+  std::set<std::pair<std::string, std::string>> sentences;
+  for (const auto& pair : corpus.sentences) sentences.emplace(pair.english, pair.german);
+  for (const auto& entry : corpus.entries) {
+    REQUIRE_FALSE(entry.english.empty());
+    REQUIRE_FALSE(entry.german.empty());
+    REQUIRE(sentences.count({entry.english, entry.german}) == 0);
+  }
 }
