@@ -419,9 +419,9 @@ DemoSummary run_demo(const DemoOptions& options) {
   average(paths);
   const Translations hypotheses = generate(paths, options);
   const DemoSummary summary = summarize(paths, options, hypotheses, training);
-  print_summary(paths, summary);
   write_summary(paths, summary);
   write_report(paths, summary, compare(paths, options));
+  print_summary(paths, summary);
   return summary;
 }
 
