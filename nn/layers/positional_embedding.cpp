@@ -41,24 +41,30 @@ PositionalEmbedding::PositionalEmbedding(int64_t max_positions, int64_t dim_, in
   }
 }
 
-Tensor PositionalEmbedding::lookup(const Tensor& positions) const {
+Tensor PositionalEmbedding::lookup(const Tensor& positions, int64_t max_position) const {
   if (!learned) {
-    int64_t needed = int64_t(ops::amax(positions).item()) + 1;
+    // Rows do not depend on the table's length, so growing it leaves every value unchanged.
+    int64_t needed = max_position + 1;
     if (needed > table_.size(0)) table_ = sinusoidal_table(needed, dim, padding_idx);  // extend on demand
     return ops::embedding(table_, positions);
   }
-  int64_t max_pos = int64_t(ops::amax(positions).item());
-  ATTN_CHECK(max_pos < table_.size(0), "position {} is beyond the learned table of {} rows (max positions)",
-             max_pos, table_.size(0));
+  // The shape's bound can overshoot when a batch longer than the table is padded; only then
+  // is the exact largest position read back (a rare host sync, on an input near the limit).
+  if (max_position >= table_.size(0)) {
+    int64_t max_pos = int64_t(ops::amax(positions).item());
+    ATTN_CHECK(max_pos < table_.size(0), "position {} is beyond the learned table of {} rows (max positions)",
+               max_pos, table_.size(0));
+  }
   return embedding(table_, positions, padding_idx);
 }
 
 Tensor PositionalEmbedding::forward(const Tensor& tokens) const {
-  return lookup(make_positions(tokens, padding_idx));
+  // make_positions numbers the non-pad tokens from padding_idx + 1, so T bounds them.
+  return lookup(make_positions(tokens, padding_idx), padding_idx + tokens.size(1));
 }
 
 Tensor PositionalEmbedding::at_position(int64_t length, int64_t batch) const {
-  return lookup(full({batch, 1}, double(padding_idx + length), DType::Int64));
+  return lookup(full({batch, 1}, double(padding_idx + length), DType::Int64), padding_idx + length);
 }
 
 }  // namespace attn::nn

@@ -29,7 +29,9 @@ class PositionalEmbedding : public Module {
   int64_t dim;
 
  private:
-  Tensor lookup(const Tensor& positions) const;
+  // `max_position` bounds every entry of `positions` and is known on the host (from the
+  // tokens' shape or the decoding step), so the lookup never reads the device back.
+  Tensor lookup(const Tensor& positions, int64_t max_position) const;
   mutable Tensor table_;  // sinusoidal (grown on demand) or the learned weight
 };
 

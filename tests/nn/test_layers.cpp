@@ -163,3 +163,13 @@ TEST_CASE("PositionalEmbedding: left padding never shifts real tokens; steps mat
   CHECK(spread(learned.forward(padded).narrow(1, 0, 2)).first == 0.0);
   CHECK_THROWS_WITH(learned.forward(long_tokens), Catch::Contains("beyond the learned table"));
 }
+
+TEST_CASE("PositionalEmbedding: the bound from the shape never rejects a padded batch that fits the table") {
+  // Positions are bounded on the host by padding_idx + T; a batch longer than the learned
+  // table whose real tokens fit must still be accepted (the exact check runs only then).
+  nn::PositionalEmbedding learned(3, 4, 1, true);
+  Tensor padded = from_vector<int64_t>({1, 1, 1, 5, 6, 2}, {1, 6});
+  CHECK(learned.forward(padded).shape() == Shape{1, 6, 4});
+  CHECK_NOTHROW(learned.at_position(3, 2));
+  CHECK_THROWS_WITH(learned.at_position(4, 2), Catch::Contains("position 5 is beyond the learned table of 5 rows"));
+}
