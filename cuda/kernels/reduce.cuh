@@ -8,27 +8,17 @@
 #include "core/kernel_params.hpp"
 #include "cuda/kernels/device.hpp"
 #include "cuda/kernels/reduce_layout.hpp"
+#include "cuda/kernels/strided_offsets.cuh"
 
 namespace attn::cuda_kernels {
 
-// The input offset of reduced element j (row-major over the reduced dims).
+// The input offsets of reduced element j and of output i's first element (row-major over the
+// reduced and the kept dims).
 __device__ inline long long reduced_offset(const ReduceLayout& layout, long long j) {
-  long long offset = 0;
-  for (int d = layout.reduced_dims - 1; d >= 0; --d) {
-    offset += (j % layout.reduced_sizes[d]) * layout.reduced_strides[d];
-    j /= layout.reduced_sizes[d];
-  }
-  return offset;
+  return strided_offset(j, layout.reduced_sizes, layout.reduced_strides, layout.reduced_dims);
 }
-
-// The input offset of output i's first element (row-major over the kept dims).
 __device__ inline long long kept_offset(const ReduceLayout& layout, long long i) {
-  long long offset = 0;
-  for (int d = layout.kept_dims - 1; d >= 0; --d) {
-    offset += (i % layout.kept_sizes[d]) * layout.kept_strides[d];
-    i /= layout.kept_sizes[d];
-  }
-  return offset;
+  return strided_offset(i, layout.kept_sizes, layout.kept_strides, layout.kept_dims);
 }
 
 __device__ inline double reduce_step(ReduceOp op, double acc, double v, double shift) {

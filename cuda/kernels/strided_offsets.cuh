@@ -18,14 +18,19 @@ __device__ inline void operand_offsets(const StridedLayout& layout, long long i,
   }
 }
 
-// The offset of element i in the third operand (c_strides).
-__device__ inline long long third_operand_offset(const StridedLayout& layout, long long i) {
+// The offset of element i (row-major over `dims` sizes) under the given strides.
+__device__ inline long long strided_offset(long long i, const long long* sizes, const long long* strides, int dims) {
   long long offset = 0;
-  for (int d = layout.dims - 1; d >= 0; --d) {
-    offset += (i % layout.sizes[d]) * layout.c_strides[d];
-    i /= layout.sizes[d];
+  for (int d = dims - 1; d >= 0; --d) {
+    offset += (i % sizes[d]) * strides[d];
+    i /= sizes[d];
   }
   return offset;
+}
+
+// The offset of element i in the third operand (c_strides).
+__device__ inline long long third_operand_offset(const StridedLayout& layout, long long i) {
+  return strided_offset(i, layout.sizes, layout.c_strides, layout.dims);
 }
 
 }  // namespace attn::cuda_kernels
