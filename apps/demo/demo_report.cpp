@@ -6,25 +6,16 @@
 #include "apps/inspection/attention_capture.hpp"
 #include "apps/inspection/map_figures.hpp"
 #include "apps/plotting/training_log.hpp"
-#include "apps/task/raw_text.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
 
-const char* kPlaceTitles[] = {"encoder self-attention", "decoder self-attention", "cross-attention (target → source)"};
 constexpr int kPlaceOrder[] = {2, 0, 1};  // cross first: it shows what the model aligned
 
 ReportAttention sentence_attention(TrainedModel& trained, const std::string& checkpoint, const std::string& source,
                                    const std::string& reference) {
-  const TranslationTask& task = trained.task;
-  const std::string codes = find_bpe_codes(task, checkpoint, "", "demo report");
-  const auto ids = [&](const std::string& language, const data::Dictionary& dict, const std::string& text) {
-    const std::vector<int32_t> encoded = RawTextEncoder(language, codes, dict).encode(text, "demo report", 1);
-    return std::vector<int64_t>(encoded.begin(), encoded.end());
-  };
-  const SentenceAttention s = capture_attention(*trained.model, task, ids(task.source_lang, task.source_dict, source),
-                                                ids(task.target_lang, task.target_dict, reference));
+  const SentenceAttention s = capture_attention_of_text(trained, checkpoint, source, reference, "demo report");
   ReportAttention a{fmt::format("{}  →  {}", source, reference), {}};
   for (int place : kPlaceOrder) {
     std::vector<ReportFigure> figures;

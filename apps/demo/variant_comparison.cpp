@@ -11,7 +11,6 @@
 
 #include "apps/inspection/attention_capture.hpp"
 #include "apps/inspection/map_figures.hpp"
-#include "apps/task/raw_text.hpp"
 #include "apps/training/checkpoint_conversion.hpp"
 #include "autograd/autograd.hpp"
 #include "core/ops.hpp"
@@ -133,18 +132,11 @@ ReportTable comparison_table(const std::vector<VariantResult>& results, int64_t 
 
 ReportAttention comparison_maps(const std::vector<VariantResult>& results, const ComparisonSetup& setup) {
   ReportAttention a{fmt::format("each variant's last layer, head 1: {}  →  {}", setup.source, setup.reference), {}};
-  const char* titles[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
-  for (int place : {2, 0, 1}) a.groups.emplace_back(titles[place], std::vector<ReportFigure>{});
+  for (int place : {2, 0, 1}) a.groups.emplace_back(kPlaceTitles[place], std::vector<ReportFigure>{});
   for (const VariantResult& r : results) {
     TrainedModel trained = load_trained_model(r.checkpoint);
-    const std::string codes = find_bpe_codes(trained.task, r.checkpoint, "", "demo --compare");
-    const auto ids = [&](const std::string& language, const data::Dictionary& dict, const std::string& text) {
-      const std::vector<int32_t> encoded = RawTextEncoder(language, codes, dict).encode(text, "demo --compare", 1);
-      return std::vector<int64_t>(encoded.begin(), encoded.end());
-    };
     const SentenceAttention s =
-        capture_attention(*trained.model, trained.task, ids(trained.task.source_lang, trained.task.source_dict, setup.source),
-                          ids(trained.task.target_lang, trained.task.target_dict, setup.reference));
+        capture_attention_of_text(trained, r.checkpoint, setup.source, setup.reference, "demo --compare");
     size_t group = 0;
     for (int place : {2, 0, 1}) {
       const auto figures = sentence_figures(s, trained.model->config(), {place});

@@ -1,6 +1,7 @@
 // Capturing attention. See attention_capture.hpp.
 #include "apps/inspection/attention_capture.hpp"
 
+#include "apps/task/raw_text.hpp"
 #include "autograd/autograd.hpp"
 
 namespace attn::app {
@@ -35,6 +36,20 @@ SentenceAttention capture_attention(nn::EncoderDecoderModel& model, const Transl
   s.maps = attention_of_batch(model, from_vector(source, {1, int64_t(source.size())}),
                               from_vector(shifted, {1, int64_t(shifted.size())}));
   return s;
+}
+
+SentenceAttention capture_attention_of_text(TrainedModel& trained, const std::string& checkpoint,
+                                            const std::string& source, const std::string& target,
+                                            const std::string& command, bool tokenize) {
+  const TranslationTask& task = trained.task;
+  const std::string codes = find_bpe_codes(task, checkpoint, "", command);
+  const auto ids = [&](const std::string& language, const data::Dictionary& dict, const std::string& text,
+                       const std::string& what) {
+    const std::vector<int32_t> encoded = RawTextEncoder(language, codes, dict, tokenize).encode(text, what, 1);
+    return std::vector<int64_t>(encoded.begin(), encoded.end());
+  };
+  return capture_attention(*trained.model, task, ids(task.source_lang, task.source_dict, source, command + " source"),
+                           ids(task.target_lang, task.target_dict, target, command + " target"));
 }
 
 }  // namespace attn::app

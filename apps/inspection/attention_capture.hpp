@@ -14,6 +14,8 @@ namespace attn::app {
 
 // The three places a model attends, by their names in files and reports.
 inline constexpr const char* kPlaceNames[] = {"encoder_self", "decoder_self", "cross"};
+// Their titles in figures and reports.
+inline constexpr const char* kPlaceTitles[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
 // The per-layer maps of place i (0 encoder self, 1 decoder self, 2 cross).
 const std::vector<Tensor>& place_maps(const nn::AttentionMaps& maps, int place);
 
@@ -32,6 +34,13 @@ struct SentenceAttention {
 // Source and target ids each end in </s>.
 SentenceAttention capture_attention(nn::EncoderDecoderModel& model, const TranslationTask& task,
                                     const std::vector<int64_t>& source, const std::vector<int64_t>& target);
+
+// The same from raw text: the sentence pair tokenized and BPE-encoded as the checkpoint's data
+// was (apps/task/raw_text.hpp; the codes it recorded, or `codes` beside it). `command` names
+// the caller in errors.
+SentenceAttention capture_attention_of_text(TrainedModel& trained, const std::string& checkpoint,
+                                            const std::string& source, const std::string& target,
+                                            const std::string& command, bool tokenize = true);
 
 // Runs the forward pass of a batch with every map requested (eval mode, no gradients).
 nn::AttentionMaps attention_of_batch(nn::EncoderDecoderModel& model, const Tensor& src_tokens,

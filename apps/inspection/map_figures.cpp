@@ -13,8 +13,6 @@
 namespace attn::app {
 namespace {
 
-const char* kPlaceTitles[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
-
 // The mixer's kind as the registry names it ("lightconv", not the config's "conv").
 std::string kind_of(const nn::TransformerConfig& config, int place, int64_t layer) {
   const nn::MixerPlace places[] = {nn::MixerPlace::EncoderSelf, nn::MixerPlace::DecoderSelf, nn::MixerPlace::Cross};
