@@ -176,18 +176,6 @@ TrainerOptions training_options(const DemoPaths& paths, const DemoOptions& optio
   return o;
 }
 
-// Training throughput of the run that trained last (also when this run found it done).
-double logged_tokens_per_second(const DemoPaths& paths) {
-  std::ifstream log(paths.checkpoints / "train_log.jsonl");
-  double tokens_per_second = 0.0;
-  for (std::string line; std::getline(log, line);) {
-    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object() && record.value("type", "") == "done" && record.value("tokens_per_second", 0.0) > 0)
-      tokens_per_second = record.at("tokens_per_second").get<double>();
-  }
-  return tokens_per_second;
-}
-
 struct TrainingOutcome {
   int64_t updates = 0;
   double tokens_per_second = 0.0;
@@ -201,7 +189,9 @@ TrainingOutcome train(const DemoPaths& paths, const DemoOptions& options) {
              get_num_threads(), to_string(matmul_precision()));
   const TrainingSummary summary = trainer.train();
   return {summary.num_updates,
-          summary.target_tokens > 0 ? summary.tokens_per_second : logged_tokens_per_second(paths)};
+          summary.target_tokens > 0
+              ? summary.tokens_per_second
+              : last_training_summary(paths.checkpoints.string()).value("tokens_per_second", 0.0)};
 }
 
 bool newer(const fs::path& output, const fs::path& input) {

@@ -22,17 +22,6 @@ namespace {
 
 constexpr int64_t kStateSourceTokens = 20, kStateTargetTokens = 50;
 
-// The training time its log's last "done" record gives (training seconds over resumed runs).
-double logged_training_minutes(const fs::path& save_dir) {
-  std::ifstream log(save_dir / "train_log.jsonl");
-  double seconds = 0;
-  for (std::string line; std::getline(log, line);) {
-    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object() && record.value("type", "") == "done") seconds = record.value("elapsed", seconds);
-  }
-  return seconds / 60;
-}
-
 // The decoding state of one sentence after kStateTargetTokens greedy steps over a source of
 // kStateSourceTokens tokens (its values do not matter, only its length).
 int64_t decoding_state_bytes(nn::EncoderDecoderModel& model) {
@@ -67,7 +56,7 @@ VariantResult run_variant(const TeachingVariant& v, const ComparisonSetup& setup
   trainer.train();
   VariantResult r{v.name, v.arch, trainer.model().num_parameters(), setup.updates};
   r.checkpoint = (dir / "checkpoint_last").string();
-  r.train_minutes = logged_training_minutes(dir);
+  r.train_minutes = last_training_summary(dir.string()).value("elapsed", 0.0) / 60;
   const ComparisonSetup::Scored scored = setup.score_test_set(r.checkpoint, (dir / "gen").string());
   r.bleu = scored.bleu;
   r.decode_tokens_per_second = scored.seconds > 0 ? double(scored.tokens) / scored.seconds : 0;

@@ -590,4 +590,15 @@ TrainingSummary Trainer::train() {
   return summary;
 }
 
+nlohmann::json last_training_summary(const std::string& save_dir) {
+  std::ifstream log((fs::path(save_dir) / "train_log.jsonl").string());
+  nlohmann::json summary = nlohmann::json::object();
+  for (std::string line; std::getline(log, line);) {
+    auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object() && record.value("type", "") == "done" && record.value("tokens_per_second", 0.0) > 0)
+      summary = std::move(record);
+  }
+  return summary;
+}
+
 }  // namespace attn::app

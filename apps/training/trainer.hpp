@@ -159,6 +159,11 @@ struct TrainingSummary {
   std::optional<double> best_valid_loss;
 };
 
+// The "done" record (reason, update, tokens_per_second, elapsed training seconds) of the last
+// run in save_dir/train_log.jsonl that trained at least one update; an empty object when none did
+// (no log, or no run trained). A rerun that finds training finished logs tokens/s 0: skipped.
+nlohmann::json last_training_summary(const std::string& save_dir);
+
 class Trainer {
  public:
   // Opens the data, builds the model, optimizer, schedule and loader, and resumes from a

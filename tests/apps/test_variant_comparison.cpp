@@ -41,6 +41,7 @@ TEST_CASE("demo --compare trains every teaching variant for the same updates and
     CHECK(r.decode_tokens_per_second == 50.0);
     CHECK(r.state_bytes > 0);
     CHECK(r.parameters > 0);
+    CHECK(r.train_minutes > 0);  // from the run's done record
   }
   // The finetuned T2R started from the comparison's transformer: the swap kept its weights.
   const auto converted = load_safetensors(root + "/compare/t2r_finetuned/converted.safetensors");
