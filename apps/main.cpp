@@ -8,6 +8,9 @@
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/thread_wait_policy.hpp"
+#ifdef ATTNLAB_WITH_CUDA
+#include "cuda/cuda_device_runtime.hpp"
+#endif
 
 namespace {
 
@@ -27,6 +30,9 @@ int command_line_error(CLI::App& app, const CLI::ParseError& e) {
 
 int main(int argc, char** argv) {
   attn::app::choose_thread_wait_policy(argv);
+#ifdef ATTNLAB_WITH_CUDA
+  attn::cuda::install_cuda_runtime();  // lists GPUs in `info`; `--device cuda:N` switches one on
+#endif
   CLI::App app{"attnlab: a from-scratch tensor engine and sequence-model toolkit for translation"};
   app.require_subcommand(1);
   auto& registry = attn::app::command_registry();

@@ -18,6 +18,10 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // Exchanges the blocks of two storages (bytes, size and device), so that every tensor
+  // sharing this storage sees the other's memory; relocate() in tensor.hpp uses it to move
+  // a storage to another device in place.
+  void swap(Storage& other) noexcept;
 
  private:
   void* data_ = nullptr;

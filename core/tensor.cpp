@@ -350,6 +350,21 @@ Tensor Tensor::to(Device device) const {
   return out;
 }
 
+void relocate(const Tensor& t, Device device) {
+  ATTN_CHECK(t.defined(), "relocate: undefined tensor");
+  Storage& storage = *t.storage();
+  if (storage.device() == device) return;
+  // The bytes move as integers of the widest size that divides them: copies of integers are
+  // exact whatever the bytes mean (booleans would be normalised to 0/1).
+  const size_t n = storage.nbytes();
+  const DType word = n % 8 == 0 ? DType::Int64 : n % 4 == 0 ? DType::Int32 : DType::Bool;
+  const int64_t words = int64_t(n / dtype_size(word));
+  auto moved = std::make_shared<Storage>(n, device);
+  const Shape shape{words}, strides{1};
+  copy_between(Tensor(t.storage(), shape, strides, 0, word), Tensor(moved, shape, strides, 0, word));
+  storage.swap(*moved);  // `moved` now holds the old block and frees it on the old device
+}
+
 void Tensor::copy_(const Tensor& src) {
   ATTN_CHECK(defined() && src.defined(), "copy_: undefined tensor");
   Shape common = broadcast_shapes(src.shape(), shape_);

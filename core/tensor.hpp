@@ -120,6 +120,11 @@ Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape, Device device = Device::cpu());
 Tensor from_doubles(const std::vector<double>& values, const Shape& shape, DType dtype, Device device = Device::cpu());
+// Moves t's whole storage to `device` in place: every tensor sharing it (views, other handles
+// of the same parameter, a tied weight) lives there afterwards, with the same bytes. How
+// Module::to moves a model without invalidating the handles an optimizer holds.
+void relocate(const Tensor& t, Device device);
+
 class Generator;
 // Random tensors from the counter-based RNG; `gen` defaults to default_generator().
 Tensor uniform(const Shape& shape, double low, double high, DType dtype = DType::Float32, Generator* gen = nullptr, Device device = Device::cpu());

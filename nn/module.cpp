@@ -74,6 +74,25 @@ void Module::load_state_dict(const std::map<std::string, Tensor>& state, bool st
       ATTN_CHECK(used.count(name), "load_state_dict: unexpected key '{}' (not in the model)", name);
 }
 
+void Module::to(Device device) {
+  std::set<const Storage*> moved;
+  std::function<void(const Module&)> keep_host = [&](const Module& m) {
+    moved.insert(m.host_buffers_.begin(), m.host_buffers_.end());
+    for (auto& [name, child] : m.children_) keep_host(*child);
+  };
+  keep_host(*this);
+  for (auto& [name, t] : state_dict()) {
+    if (!moved.insert(t.storage().get()).second) continue;
+    relocate(t, device);
+    if (const Tensor g = grad(t); g.defined()) relocate(g, device);
+  }
+}
+
+Device Module::device() const {
+  const NamedTensors params = named_parameters();
+  return params.empty() ? Device::cpu() : params.front().second.device();
+}
+
 int64_t Module::num_parameters() const {
   int64_t n = 0;
   for (auto& [name, t] : named_parameters()) n += t.numel();
@@ -95,8 +114,9 @@ Tensor Module::register_parameter(const std::string& name, Tensor value) {
   return value;
 }
 
-Tensor Module::register_buffer(const std::string& name, Tensor value) {
+Tensor Module::register_buffer(const std::string& name, Tensor value, Residence residence) {
   buffers_.emplace_back(name, value);
+  if (residence == Residence::Host) host_buffers_.push_back(value.storage().get());
   return value;
 }
 

@@ -39,6 +39,12 @@ class Module {
   // Copies values into the registered tensors; strict: every key must match both ways,
   // shapes must agree (errors name the key and both shapes).
   void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+  // Moves every parameter and buffer, with the gradients they hold, to `device`, in place:
+  // handles taken earlier (an optimizer's, a tied weight's) follow, as relocate() moves the
+  // storage itself. Buffers registered as host-resident stay where they are.
+  void to(Device device);
+  // Where the parameters live (the CPU for a module without parameters).
+  Device device() const;
   int64_t num_parameters() const;
   // Parameter counts per direct sub-module (and "(own)" for this module's own parameters).
   std::vector<std::pair<std::string, int64_t>> parameter_counts() const;
@@ -47,7 +53,10 @@ class Module {
   // Registers a trainable parameter (set to require grad) and returns the handle.
   Tensor register_parameter(const std::string& name, Tensor value);
   // Registers a non-trainable tensor saved in the state dict (e.g. a positional table).
-  Tensor register_buffer(const std::string& name, Tensor value);
+  // A host-resident buffer is one the module reads and writes on the host (a counter): to()
+  // leaves it in host memory, so reading it never waits for a device.
+  enum class Residence { WithModel, Host };
+  Tensor register_buffer(const std::string& name, Tensor value, Residence residence = Residence::WithModel);
   // An empty name registers the child inline: its parameters and children are named as if
   // they were this module's own (a LightConv layer's conv block: `layers.0.linear1`).
   template <typename M>
@@ -62,6 +71,7 @@ class Module {
   bool training_ = true;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<const Storage*> host_buffers_;  // storages of the host-resident buffers
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 

@@ -45,8 +45,8 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
 }
 
 int run_generate(const GenerateArgs& args) {
-  apply_compute_options(args.compute);
-  TrainedModel trained = load_trained_model(args.path);
+  const Device device = apply_compute_options(args.compute);
+  TrainedModel trained = load_trained_model(args.path, device);
   const TranslationTask task = open_task_for(trained, args.data_dir);
   const SplitCorpora corpora = open_split(task, args.subset);
   const std::vector<std::vector<int64_t>> sources = all_sentences(corpora.source);

@@ -15,13 +15,11 @@
 
 #include "apps/cli/command.hpp"
 #include "core/allocator.hpp"
+#include "core/device_runtime.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"
 #include "nn/parameter_summary.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
-#ifdef ATTNLAB_WITH_CUDA
-#include "cuda/device_info.hpp"
-#endif
 
 namespace attn::app {
 namespace {
@@ -51,6 +49,22 @@ int run_model_summary(const InfoArgs& args) {
   return 0;
 }
 
+void print_cuda_devices() {
+  const DeviceRuntime* cuda = device_runtime(DeviceType::CUDA);
+  if (cuda == nullptr) {
+    fmt::print("cuda: not built (configure with -DATTNLAB_CUDA=ON)\n");
+    return;
+  }
+  const std::string problem = cuda->unavailable_reason();
+  if (!problem.empty()) {
+    fmt::print("cuda: built in ({}) but not usable: {}\n", cuda->versions(), problem);
+    return;
+  }
+  const int n = cuda->device_count();
+  fmt::print("cuda: usable ({}); {} device(s)\n", cuda->versions(), n);
+  for (int i = 0; i < n; ++i) fmt::print("  cuda:{} {}\n", i, cuda->device_name(i));
+}
+
 int run_info() {
   fmt::print("threads: {} (OpenMP; OpenBLAS and oneDNN share the pool); OMP_WAIT_POLICY {}, GOMP_SPINCOUNT {}\n",
              get_num_threads(), environment_value("OMP_WAIT_POLICY"), environment_value("GOMP_SPINCOUNT"));
@@ -59,18 +73,7 @@ int run_info() {
   const dnnl_version_t* dnnl = dnnl_version();
   fmt::print("gemm: large float32 products via oneDNN {}.{}.{}; bf16 matmul precision {}\n", dnnl->major,
              dnnl->minor, dnnl->patch, cpu_has_fast_bf16() ? "available (AVX512-BF16)" : "not available on this CPU");
-#ifdef ATTNLAB_WITH_CUDA
-  const std::string cuda_problem = cuda::unavailable_reason();
-  if (cuda_problem.empty()) {
-    const int n = cuda::device_count();
-    fmt::print("cuda: usable ({}); {} device(s)\n", cuda::versions(), n);
-    for (int i = 0; i < n; ++i) fmt::print("  cuda:{} {}\n", i, cuda::device_name(i));
-  } else {
-    fmt::print("cuda: built in ({}) but not usable: {}\n", cuda::versions(), cuda_problem);
-  }
-#else
-  fmt::print("cuda: not built (configure with -DATTNLAB_CUDA=ON)\n");
-#endif
+  print_cuda_devices();
   AllocatorStats s = allocator_for(Device::cpu()).stats();
   fmt::print("cpu allocator: {} bytes in use, peak {}, {} allocations\n", s.current_bytes, s.peak_bytes, s.num_allocs);
   return 0;

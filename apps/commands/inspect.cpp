@@ -70,14 +70,14 @@ void inspect_corpus(const InspectArgs& args, TrainedModel& trained) {
   const SplitCorpora corpora = open_split(open_task_for(trained, args.data), args.subset);
   std::optional<TrainedModel> teacher;
   if (!args.compare_to.empty()) {
-    teacher.emplace(load_trained_model(args.compare_to));
+    teacher.emplace(load_trained_model(args.compare_to, trained.model->device()));
     open_task_for(*teacher, args.data);  // the teacher must read the same ids: same dictionaries
   }
   data::BatchLoader loader(corpora.source, corpora.target,
                            evaluation_batching(*trained.model, args.max_tokens));
   AttentionStatistics statistics;
   while (std::optional<data::Batch> batch = loader.next()) {
-    const BatchTensors t = to_tensors(*batch);
+    const BatchTensors t = to_tensors(*batch, trained.model->device());
     const nn::AttentionMaps maps = attention_of_batch(*trained.model, t.src_tokens, t.prev_output_tokens);
     std::optional<nn::AttentionMaps> teacher_maps;
     if (teacher) teacher_maps = attention_of_batch(*teacher->model, t.src_tokens, t.prev_output_tokens);
@@ -101,8 +101,8 @@ int run_inspect(const InspectArgs& args) {
     throw Error("inspect: give --source \"a sentence\" (maps of one sentence) or --data DIR (statistics of a split)");
   if (!args.compare_to.empty() && args.data.empty())
     throw Error("inspect: --compare-to compares statistics over a split: give --data DIR too");
-  apply_compute_options(args.compute);
-  TrainedModel trained = load_trained_model(args.path);
+  const Device device = apply_compute_options(args.compute);
+  TrainedModel trained = load_trained_model(args.path, device);
   if (!args.source.empty()) inspect_sentence(args, trained);
   if (!args.data.empty()) inspect_corpus(args, trained);
   return 0;

@@ -28,8 +28,8 @@ struct TranslateArgs {
 };
 
 int run_translate(const TranslateArgs& args) {
-  apply_compute_options(args.compute);
-  TrainedModel trained = load_trained_model(args.path);
+  const Device device = apply_compute_options(args.compute);
+  TrainedModel trained = load_trained_model(args.path, device);
   const TranslationTask& task = trained.task;
   const RawTextEncoder encoder(task.source_lang, find_bpe_codes(task, args.path, args.bpe_codes, "translate"),
                                task.source_dict, !args.no_tokenize);

@@ -19,8 +19,8 @@ struct ValidateArgs {
 };
 
 int run_validate(const ValidateArgs& args) {
-  apply_compute_options(args.compute);
-  TrainedModel trained = load_trained_model(args.path);
+  const Device device = apply_compute_options(args.compute);
+  TrainedModel trained = load_trained_model(args.path, device);
   const TranslationTask task = open_task_for(trained, args.data_dir);
   const nn::LabelSmoothedCrossEntropy criterion(trained.metadata.value("label_smoothing", 0.0), data::Dictionary::kPad);
   const ValidationResult r =

@@ -37,7 +37,7 @@ ReportContent demo_report_content(const DemoReportInput& input) {
     c.curves.push_back({x == plot::XAxis::kUpdates ? "against updates" : "against training minutes", canvas->png()});
   }
   if (!input.attention_pairs.empty()) {
-    TrainedModel trained = load_trained_model(input.checkpoint);
+    TrainedModel trained = load_trained_model(input.checkpoint, Device::cpu());
     for (const auto& [source, reference] : input.attention_pairs)
       c.attention.push_back(sentence_attention(trained, input.checkpoint, source, reference));
   }

@@ -17,6 +17,7 @@
 #include "apps/task/translation_task.hpp"
 #include "apps/generation/translator.hpp"
 #include "core/allocator.hpp"
+#include "core/device_runtime.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"
 #include "data/bleu.hpp"
@@ -228,7 +229,7 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
     return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string()),
             t.is_object() ? t.value("seconds", 0.0) : 0.0, t.is_object() ? t.value("tokens", int64_t(0)) : 0};
   }
-  const TrainedModel trained = load_trained_model(checkpoint);
+  const TrainedModel trained = load_trained_model(checkpoint, parse_device(options.compute.device));
   const data::BinarizedCorpus test = data::BinarizedCorpus::open(
       data::binarized_path(paths.data_bin.string(), "test", kSource, kTarget, kSource));
   std::vector<std::vector<int64_t>> sources(test.size());

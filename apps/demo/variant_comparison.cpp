@@ -123,7 +123,7 @@ ReportAttention comparison_maps(const std::vector<VariantResult>& results, const
   ReportAttention a{fmt::format("each variant's last layer, head 1: {}  →  {}", setup.source, setup.reference), {}};
   for (int place : {2, 0, 1}) a.groups.emplace_back(kPlaceTitles[place], std::vector<ReportFigure>{});
   for (const VariantResult& r : results) {
-    TrainedModel trained = load_trained_model(r.checkpoint);
+    TrainedModel trained = load_trained_model(r.checkpoint, Device::cpu());
     const SentenceAttention s =
         capture_attention_of_text(trained, r.checkpoint, setup.source, setup.reference, "demo --compare");
     size_t group = 0;

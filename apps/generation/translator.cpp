@@ -55,7 +55,7 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderM
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   size_t done = 0;
   for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {
-    const Tensor src = to_tensors(batch).src_tokens;
+    const Tensor src = to_tensors(batch, model.device()).src_tokens;
     std::vector<std::vector<nn::Hypothesis>> hypotheses;
     if (options.search.beam == 1) {
       for (nn::Hypothesis& best : nn::greedy_search(model, src, options.search)) hypotheses.push_back({std::move(best)});
@@ -64,6 +64,8 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderM
     }
     for (size_t r = 0; r < batch.ids.size(); ++r) {
       check_scores_finite(hypotheses[r], batch.ids[r]);
+      for (nn::Hypothesis& h : hypotheses[r])  // callers print alignments from host memory
+        if (h.attention.defined()) h.attention = h.attention.to(Device::cpu());
       results[size_t(batch.ids[r])] = std::move(hypotheses[r]);
     }
     done += batch.ids.size();

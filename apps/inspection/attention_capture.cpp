@@ -15,7 +15,11 @@ nn::AttentionMaps attention_of_batch(nn::EncoderDecoderModel& model, const Tenso
   NoGradGuard no_grad;
   model.eval();
   nn::AttentionMaps maps;
-  model.forward(src_tokens, prev_output_tokens, &maps);
+  const Device device = model.device();
+  model.forward(src_tokens.to(device), prev_output_tokens.to(device), &maps);
+  for (std::vector<Tensor>* place : {&maps.encoder_self, &maps.decoder_self, &maps.cross})
+    for (Tensor& map : *place)
+      if (map.defined()) map = map.to(Device::cpu());
   return maps;
 }
 

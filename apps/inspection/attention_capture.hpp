@@ -42,7 +42,9 @@ SentenceAttention capture_attention_of_text(TrainedModel& trained, const std::st
                                             const std::string& source, const std::string& target,
                                             const std::string& command, bool tokenize = true);
 
-// Runs the forward pass of a batch with every map requested (eval mode, no gradients).
+// Runs the forward pass of a batch (on the model's device) with every map requested (eval
+// mode, no gradients); the maps are returned in host memory, where the figures and
+// statistics read them.
 nn::AttentionMaps attention_of_batch(nn::EncoderDecoderModel& model, const Tensor& src_tokens,
                                      const Tensor& prev_output_tokens);
 

@@ -17,7 +17,8 @@ struct BatchTensors {
   int64_t num_target_tokens = 0;
 };
 
-// Checks that the arrays match the batch's dimensions (attn::Error otherwise).
-BatchTensors to_tensors(const data::Batch& batch);
+// Checks that the arrays match the batch's dimensions (attn::Error otherwise); the tensors
+// are made on `device` (the model's).
+BatchTensors to_tensors(const data::Batch& batch, Device device);
 
 }  // namespace attn::app

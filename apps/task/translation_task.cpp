@@ -111,7 +111,7 @@ TranslationTask task_from_json(const nlohmann::json& j, const std::string& base)
   return task;
 }
 
-TrainedModel load_trained_model(const std::string& checkpoint_path) {
+TrainedModel load_trained_model(const std::string& checkpoint_path, Device device) {
   const std::string base = checkpoint_base(checkpoint_path);
   CheckpointContent content = load_checkpoint(base, /*with_optimizer=*/false);
   TrainedModel trained;
@@ -123,6 +123,7 @@ TrainedModel load_trained_model(const std::string& checkpoint_path) {
   } catch (const std::exception& e) {
     throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
   }
+  trained.model->to(device);
   trained.model->eval();
   return trained;
 }

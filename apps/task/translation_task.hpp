@@ -53,7 +53,8 @@ struct TrainedModel {
   TranslationTask task;
   nlohmann::json metadata;
 };
-TrainedModel load_trained_model(const std::string& checkpoint_path);
+// The model is moved to `device` (use_device() must have switched it on).
+TrainedModel load_trained_model(const std::string& checkpoint_path, Device device);
 
 // DATA_DIR opened for the languages `trained` was trained on (validate, generate); throws when
 // its dictionaries are not, byte for byte, those the model recorded.

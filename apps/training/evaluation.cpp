@@ -33,7 +33,7 @@ ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpor
   ValidationResult result;
   result.skipped = loader.filtered();
   while (std::optional<data::Batch> batch = loader.next()) {
-    const BatchTensors tensors = to_tensors(*batch);
+    const BatchTensors tensors = to_tensors(*batch, model.device());
     const nn::CriterionOutput out = criterion(model.forward(tensors.src_tokens, tensors.prev_output_tokens), tensors.target);
     loss_sum += out.loss.item();
     nll_sum += out.nll_sum;

@@ -133,7 +133,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
   ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
-  apply_compute_options(options_.compute);
+  device_ = apply_compute_options(options_.compute);
   config_ = nn::transformer_preset(options_.arch);
   nn::apply_overrides(config_, options_.model_overrides);
   set_vocabulary(config_, task_);
@@ -141,6 +141,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
 
   manual_seed(options_.seed);
   model_ = std::make_shared<nn::EncoderDecoderModel>(config_);
+  model_->to(device_);  // initialised on the host (the same numbers everywhere), trained on the device
   parameters_ = model_->parameters();
   build_optimizer();
   build_scheduler();
@@ -380,7 +381,7 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
     nn::CriterionOutput out;
     {
       profiler::ProfileScope scope("trainer: forward + loss");
-      const BatchTensors tensors = to_tensors(batch);
+      const BatchTensors tensors = to_tensors(batch, device_);
       out = criterion_(model_->forward(tensors.src_tokens, tensors.prev_output_tokens), tensors.target);
     }
     {

@@ -223,6 +223,7 @@ class Trainer {
   nlohmann::json task_record_;  // the task as checkpoints record it, its files copied into the save dir
   nn::TransformerConfig config_;
   std::shared_ptr<nn::EncoderDecoderModel> model_;
+  Device device_;  // where the model, its gradients and the optimizer's state live (--device)
   nn::LabelSmoothedCrossEntropy criterion_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   std::unique_ptr<nn::LRScheduler> scheduler_;

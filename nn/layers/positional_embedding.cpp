@@ -46,6 +46,8 @@ Tensor PositionalEmbedding::lookup(const Tensor& positions, int64_t max_position
     // Rows do not depend on the table's length, so growing it leaves every value unchanged.
     int64_t needed = max_position + 1;
     if (needed > table_.size(0)) table_ = sinusoidal_table(needed, dim, padding_idx);  // extend on demand
+    // The table is computed, not a parameter: it follows the positions to their device once.
+    if (table_.device() != positions.device()) table_ = table_.to(positions.device());
     return ops::embedding(table_, positions);
   }
   // The shape's bound can overshoot when a batch longer than the table is padded; only then
@@ -63,8 +65,8 @@ Tensor PositionalEmbedding::forward(const Tensor& tokens) const {
   return lookup(make_positions(tokens, padding_idx), padding_idx + tokens.size(1));
 }
 
-Tensor PositionalEmbedding::at_position(int64_t length, int64_t batch) const {
-  return lookup(full({batch, 1}, double(padding_idx + length), DType::Int64), padding_idx + length);
+Tensor PositionalEmbedding::at_position(int64_t length, int64_t batch, Device device) const {
+  return lookup(full({batch, 1}, double(padding_idx + length), DType::Int64, device), padding_idx + length);
 }
 
 }  // namespace attn::nn

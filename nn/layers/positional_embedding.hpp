@@ -22,7 +22,7 @@ class PositionalEmbedding : public Module {
   Tensor forward(const Tensor& tokens) const;
   // Incremental decoding: the embedding [B, 1, D] of a new token that is the
   // `length`-th non-pad token of its sequence (1-based).
-  Tensor at_position(int64_t length, int64_t batch) const;
+  Tensor at_position(int64_t length, int64_t batch, Device device) const;
 
   bool learned;
   int64_t padding_idx;

@@ -63,7 +63,7 @@ Tensor ConvBlock::taps(const Tensor& u, int64_t span) const {
                            : reshape(conv->weight, {heads, k});
   if (weight_softmax_) {
     if (span > 0 && span < k) {  // fairseq's span: only the last `span` taps take part
-      Tensor cut = ops::lt(arange(0, double(k)), double(k - span));
+      Tensor cut = ops::lt(arange(0, double(k), 1.0, DType::Int64, u.device()), double(k - span));
       logits = masked_fill(logits, cut, -std::numeric_limits<double>::infinity());
     }
     logits = softmax(logits, -1);

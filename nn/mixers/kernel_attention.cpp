@@ -115,7 +115,7 @@ Tensor KernelAttention::implied_weights(const Tensor& x, const Tensor& phi_q, co
   const int64_t batch = phi_q.size(0), queries = phi_q.size(2), keys = phi_k.size(2);
   std::vector<int64_t> sentence_of_row(size_t(keys * batch));
   for (size_t row = 0; row < sentence_of_row.size(); ++row) sentence_of_row[row] = int64_t(row) % batch;
-  const Tensor rows = from_vector(sentence_of_row, {keys * batch});
+  const Tensor rows = from_vector(sentence_of_row, {keys * batch}, phi_q.device());
   const auto per_probe = [&](const Tensor& t) { return t.defined() ? index_select(t, 0, rows) : t; };
 
   Tensor probes = zeros({keys * batch, num_heads_, keys, head_dim_}, phi_q.dtype());
@@ -127,6 +127,7 @@ Tensor KernelAttention::implied_weights(const Tensor& x, const Tensor& phi_q, co
   };
   if (probes.dtype() == DType::Float64) fill(probes.data<double>());
   else fill(probes.data<float>());
+  probes = probes.to(phi_q.device());  // laid out on the host, used where the model is
 
   const Tensor answers = causal ? rule->causal(per_probe(x), per_probe(phi_q), per_probe(phi_k), probes, guard_,
                                                per_probe(key_decay))

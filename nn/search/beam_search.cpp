@@ -37,7 +37,7 @@ std::vector<std::vector<Candidate>> top_candidates(const Tensor& log_probs, cons
     std::vector<float> previous;
     for (const SentenceSearch& s : live)
       for (const PartialHypothesis& h : s.hypotheses) previous.push_back(h.cumulative.back());
-    totals = ops::add(log_probs.view({n, beam, vocab}), from_vector(previous, {n, beam, 1})).view({n, beam * vocab});
+    totals = ops::add(log_probs.view({n, beam, vocab}), from_vector(previous, {n, beam, 1}, log_probs.device())).view({n, beam * vocab});
   }
   const int64_t k = std::min(2 * beam, totals.size(1) - 1);
   ops::ValuesIndices top = ops::topk(totals, k);
@@ -75,18 +75,19 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
   check_options(options, config.tgt_vocab_size);
   NoGradGuard no_grad;
   const int64_t batch = src_tokens.size(0), beam = options.beam, eos = config.eos_idx;
+  const Device device = src_tokens.device();
   const int64_t max_len =
       search_detail::max_output_length(options, src_tokens.size(1), model.max_target_positions());
 
   DecoderState state = model.init_decoder_state(model.encode(src_tokens));
   const std::vector<int64_t> expand = repeated_rows(batch, beam);
-  model.reorder(state, from_vector(expand, {batch * beam}));
+  model.reorder(state, from_vector(expand, {batch * beam}, device));
 
   std::vector<std::vector<Hypothesis>> finalized(batch);
   std::vector<SentenceSearch> live(batch);
   for (int64_t i = 0; i < batch; ++i)
     live[i] = {i, std::vector<PartialHypothesis>(beam), std::vector<bool>(beam, false)};
-  Tensor last_tokens = full({batch * beam}, double(eos), DType::Int64);
+  Tensor last_tokens = full({batch * beam}, double(eos), DType::Int64, device);
 
   for (int64_t step = 0; step <= max_len && !live.empty(); ++step) {
     Tensor attention;
@@ -142,8 +143,8 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
     }
     live = std::move(next_live);
     if (live.empty()) break;
-    model.reorder(state, from_vector(order, {int64_t(order.size())}));
-    last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())});
+    model.reorder(state, from_vector(order, {int64_t(order.size())}, device));
+    last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())}, device);
   }
 
   for (std::vector<Hypothesis>& hyps : finalized) {

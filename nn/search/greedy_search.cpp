@@ -16,6 +16,7 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
   NoGradGuard no_grad;
   const TransformerConfig& config = model.config();
   const int64_t batch = src_tokens.size(0), eos = config.eos_idx;
+  const Device device = src_tokens.device();
   const int64_t max_len =
       search_detail::max_output_length(options, src_tokens.size(1), model.max_target_positions());
 
@@ -24,7 +25,7 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
   std::vector<int64_t> sentence_of_row(batch);  // the rows still decoding, by sentence
   std::vector<PartialHypothesis> rows(batch);
   for (int64_t i = 0; i < batch; ++i) sentence_of_row[i] = i;
-  Tensor last_tokens = full({batch}, double(eos), DType::Int64);
+  Tensor last_tokens = full({batch}, double(eos), DType::Int64, device);
 
   for (int64_t step = 0; step <= max_len && !sentence_of_row.empty(); ++step) {
     Tensor attention;
@@ -34,14 +35,15 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
     std::vector<float> previous(rows.size(), 0.0f);
     for (size_t r = 0; r < rows.size(); ++r)
       if (!rows[r].cumulative.empty()) previous[r] = rows[r].cumulative.back();
-    Tensor totals = ops::add(log_probs, from_vector(previous, {int64_t(rows.size()), 1}));
+    Tensor totals = ops::add(log_probs, from_vector(previous, {int64_t(rows.size()), 1}, device));
     ops::ValuesIndices best = ops::topk(totals, 1);
+    const std::vector<double> best_scores = best.values.to_vector(), best_tokens = best.indices.to_vector();
 
     std::vector<int64_t> keep, next_sentences, next_tokens;
     std::vector<PartialHypothesis> next_rows;
     for (size_t r = 0; r < rows.size(); ++r) {
-      const float score = float(best.values.at({int64_t(r), 0}));
-      const int64_t token = int64_t(best.indices.at({int64_t(r), 0}));
+      const float score = float(best_scores[r]);
+      const int64_t token = int64_t(best_tokens[r]);
       const Tensor row_attention = search_detail::attention_row(attention, int64_t(r));
       // As in beam search, </s> scoring −∞ (a NaN model) does not finish a row, but at
       // max_len the row is closed anyway rather than left without a hypothesis.
@@ -55,10 +57,10 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
       next_rows.push_back(rows[r].extended(token, score, row_attention));
     }
     if (keep.empty()) break;
-    if (keep.size() != rows.size()) model.reorder(state, from_vector(keep, {int64_t(keep.size())}));
+    if (keep.size() != rows.size()) model.reorder(state, from_vector(keep, {int64_t(keep.size())}, device));
     sentence_of_row = std::move(next_sentences);
     rows = std::move(next_rows);
-    last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())});
+    last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())}, device);
   }
   return results;
 }

@@ -4,6 +4,7 @@
 
 #include "nn/layers/init.hpp"
 #include "nn/transformer/layer_wiring.hpp"
+#include "nn/transformer/padding_mask.hpp"
 
 namespace attn::nn {
 
@@ -65,8 +66,7 @@ Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const Encod
   ATTN_CHECK(encoder_out.out.defined() && encoder_out.out.size(0) == prev_output_tokens.size(0),
              "TransformerDecoder: encoder output {} does not match the {} target sentences",
              encoder_out.out.defined() ? encoder_out.out.shape().str() : "(none)", prev_output_tokens.size(0));
-  Tensor pads = ops::eq(prev_output_tokens, double(padding_idx_));
-  Tensor self_padding_mask = ops::amax(pads.to(DType::Float32)).item() > 0 ? pads : Tensor();
+  Tensor self_padding_mask = padding_mask_if_any(prev_output_tokens, padding_idx_);
 
   Tensor x = embed(prev_output_tokens, embed_positions->forward(prev_output_tokens));
   if (maps) {
@@ -92,7 +92,7 @@ Tensor TransformerDecoder::step(const Tensor& tokens, DecoderState& state, Tenso
   ATTN_CHECK(tokens.dim() == 1 && tokens.size(0) == batch && tokens.dtype() == DType::Int64,
              "TransformerDecoder::step: tokens must be int64 [{}], got {} {}", batch, dtype_name(tokens.dtype()),
              tokens.shape().str());
-  Tensor x = embed(tokens.view({batch, 1}), embed_positions->at_position(state.length + 1, batch));
+  Tensor x = embed(tokens.view({batch, 1}), embed_positions->at_position(state.length + 1, batch, tokens.device()));
   Tensor last_cross;
   for (size_t i = 0; i < layers.size(); ++i) {
     const bool last = i + 1 == layers.size();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "nn/transformer/layer_wiring.hpp"
+#include "nn/transformer/padding_mask.hpp"
 
 namespace attn::nn {
 
@@ -29,8 +30,7 @@ EncoderOutput TransformerEncoder::forward(const Tensor& src_tokens, std::vector<
              "TransformerEncoder: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
              src_tokens.shape().str());
   EncoderOutput result;
-  Tensor pads = ops::eq(src_tokens, double(padding_idx_));
-  if (ops::amax(pads.to(DType::Float32)).item() > 0) result.padding_mask = pads;
+  result.padding_mask = padding_mask_if_any(src_tokens, padding_idx_);
 
   Tensor x = embed_tokens->forward(src_tokens) * embed_scale_ + embed_positions->forward(src_tokens);
   x = dropout(x, dropout_, is_training());

@@ -295,7 +295,7 @@ TEST_CASE("trainer: training lowers the validation loss and writes logs and chec
   CHECK(valid_lines == 6);
 
   // A checkpoint reloads into a model that scores the valid set exactly as the trainer did.
-  const TrainedModel reloaded = load_trained_model(root + "/ck/checkpoint_last");
+  const TrainedModel reloaded = load_trained_model(root + "/ck/checkpoint_last", Device::cpu());
   const ValidationResult again = evaluate_loss(*reloaded.model, open_split(reloaded.task, "valid"),
                                                nn::LabelSmoothedCrossEntropy(0.1, 1), options.max_tokens);
   CHECK(again.loss == Approx(summary.last_valid->loss).epsilon(1e-9));

@@ -151,7 +151,8 @@ TEST_CASE("PositionalEmbedding: left padding never shifts real tokens; steps mat
   CHECK(values(a.narrow(1, 2, 3)) == values(b));
   CHECK(spread(a.narrow(1, 0, 2)).first == 0.0);
   for (int64_t length = 1; length <= 3; ++length)
-    CHECK(values(pe.at_position(length, 2).select(0, 1)) == values(b.narrow(1, length - 1, 1).select(0, 0)));
+    CHECK(values(pe.at_position(length, 2, Device::cpu()).select(0, 1)) ==
+          values(b.narrow(1, length - 1, 1).select(0, 0)));
   // Extended on demand beyond max_positions.
   Tensor long_tokens = full({1, 20}, 5, DType::Int64);
   CHECK(pe.forward(long_tokens).at({0, 19, 0}) == Approx(std::sin(21.0)).margin(1e-5));
@@ -170,6 +171,6 @@ TEST_CASE("PositionalEmbedding: the bound from the shape never rejects a padded 
   nn::PositionalEmbedding learned(3, 4, 1, true);
   Tensor padded = from_vector<int64_t>({1, 1, 1, 5, 6, 2}, {1, 6});
   CHECK(learned.forward(padded).shape() == Shape{1, 6, 4});
-  CHECK_NOTHROW(learned.at_position(3, 2));
-  CHECK_THROWS_WITH(learned.at_position(4, 2), Catch::Contains("position 5 is beyond the learned table of 5 rows"));
+  CHECK_NOTHROW(learned.at_position(3, 2, Device::cpu()));
+  CHECK_THROWS_WITH(learned.at_position(4, 2, Device::cpu()), Catch::Contains("position 5 is beyond the learned table of 5 rows"));
 }

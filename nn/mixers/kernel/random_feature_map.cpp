@@ -6,7 +6,7 @@ namespace attn::nn {
 
 RandomFeatureMap::RandomFeatureMap(const FeatureMapOptions& o)
     : heads_(o.num_heads), redraw_(o.redraw), draw_stream_(o.draw_stream) {
-  draws_made_ = register_buffer("random_feature_draws", zeros({1}, DType::Int64));
+  draws_made_ = register_buffer("random_feature_draws", zeros({1}, DType::Int64), Residence::Host);
 }
 
 void RandomFeatureMap::draw_evaluation_matrices() {
@@ -25,7 +25,7 @@ void RandomFeatureMap::start_forward() {
     heads.push_back(draw_head(&gen));
   }
   ++draw;
-  training_draw_ = cat(heads, 0);
+  training_draw_ = cat(heads, 0).to(random_matrices_.device());  // drawn on the host, used where the model is
 }
 
 const Tensor& RandomFeatureMap::matrices() const {
