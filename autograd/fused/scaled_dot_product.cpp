@@ -58,8 +58,11 @@ Tensor product(const Tensor& a, const Tensor& b, double alpha = 1.0, const Tenso
 Tensor transpose_last(const Tensor& t) { return t.transpose(-2, -1); }
 
 // Bool [B, 1, Tq, 1]: rows of the mask with no visible key; undefined when there are none.
+// Only a host mask is looked at: on a device the rows are always returned (zeroing no row
+// changes nothing), as looking would make the host wait for the device mid-forward.
 Tensor fully_masked_rows(const Tensor& mask) {
   Tensor dead = ops::eq(ops::amax(mask, {-1}, true), kMinusInfinity);
+  if (!dead.device().is_cpu()) return dead;
   return ops::amax(dead.to(DType::Float32)).item() > 0 ? dead : Tensor();
 }
 
