@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <mutex>
 
 #include "core/matmul_precision.hpp"
@@ -12,6 +13,7 @@
 #include "cuda/device_info.hpp"
 #include "cuda/kernel_launch.hpp"
 #include "cuda/reduce_layout.hpp"
+#include "cuda/scan_plan.hpp"
 #include "cuda/strided_layout.hpp"
 
 namespace attn::cuda {
@@ -59,6 +61,17 @@ GemmOperand gemm_operand(const Tensor& t, const char* name) {
   throw Error(fmt::format(
       "the cuda backend's batched_gemm needs matrices with unit row or column stride; {} {} has strides {}", name,
       t.shape().str(), t.strides().str()));
+}
+
+// The sizes of a banded convolution of u [B, T, C] with taps w [H, K] or [B, T, H, K].
+cuda_kernels::BandShape band_shape(const Tensor& u, const Tensor& w, int64_t padding_left) {
+  const int64_t heads = w.size(-2), kernel = w.size(-1);
+  ATTN_CHECK(u.size(1) <= INT_MAX && u.size(2) <= INT_MAX && heads * kernel <= 65535,
+             "the cuda backend's banded_conv takes at most {} positions and channels and 65535 taps; got input {} "
+             "and taps {}",
+             INT_MAX, u.shape().str(), w.shape().str());
+  return {u.size(0) * u.size(1), int(u.size(1)), int(u.size(2)),         int(heads),
+          int(kernel),           int(u.size(2) / heads), int(padding_left), w.dim() == 2};
 }
 
 }  // namespace
@@ -359,6 +372,67 @@ void CudaBackend::add_sum_of_squares(const Tensor& x, const Tensor& total) {
 void CudaBackend::scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) {
   launch_scale_check_finite(x.data<float>(), scale, found_nonfinite.defined() ? found_nonfinite.data<float>() : nullptr,
                             x.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) {
+  require_contiguous_float("banded_conv", {&u, &w, &out});
+  launch_banded_conv(u.data<float>(), w.data<float>(), out.data<float>(), band_shape(u, w, padding_left),
+                     on(u.device()).stream);
+}
+
+void CudaBackend::banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
+                                       const Tensor& du, const Tensor& dw) {
+  require_contiguous_float("banded_conv_backward", {&u, &w, &dout, &du, &dw});
+  const cuda_kernels::BandShape shape = band_shape(u, w, padding_left);
+  // The shared taps' partial sums per chunk of rows.
+  const Tensor partial =
+      shape.shared ? Tensor(Shape{banded_conv_tap_chunks(shape) * w.numel()}, DType::Float64, u.device()) : Tensor();
+  launch_banded_conv_backward(u.data<float>(), w.data<float>(), dout.data<float>(), du.data<float>(),
+                              dw.data<float>(), partial.defined() ? partial.data<double>() : nullptr, shape,
+                              on(u.device()).stream);
+}
+
+void CudaBackend::gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                         const Tensor& b, const Tensor& state, const Tensor& y) {
+  require_contiguous_float("gated_linear_attention", {&q, &k, &v, &a, &b, &state, &y});
+  launch_gated_linear_attention(q.data<float>(), k.data<float>(), v.data<float>(), float_data(a), float_data(b),
+                                state.data<float>(), y.data<float>(),
+                                plan_scan("gated_linear_attention", q.size(0), q.size(1), q.size(2), v.size(2)),
+                                on(q.device()).stream);
+}
+
+void CudaBackend::gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                                  const Tensor& b, const Tensor& dy, const Tensor& dq,
+                                                  const Tensor& dk, const Tensor& dv, const Tensor& da,
+                                                  const Tensor& db) {
+  require_contiguous_float("gated_linear_attention_backward", {&q, &k, &v, &a, &b, &dy, &dq, &dk, &dv, &da, &db});
+  const cuda_kernels::ScanShape shape =
+      plan_scan("gated_linear_attention_backward", q.size(0), q.size(1), q.size(2), v.size(2));
+  const Tensor scratch(Shape{scan_scratch_floats(shape)}, DType::Float32, q.device());
+  launch_gated_linear_attention_backward(q.data<float>(), k.data<float>(), v.data<float>(), float_data(a),
+                                         float_data(b), dy.data<float>(), dq.data<float>(), dk.data<float>(),
+                                         dv.data<float>(), da.defined() ? da.data<float>() : nullptr,
+                                         db.defined() ? db.data<float>() : nullptr, scratch.data<float>(), shape,
+                                         on(q.device()).stream);
+}
+
+void CudaBackend::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                             const Tensor& state, const Tensor& y) {
+  require_contiguous_float("delta_rule", {&q, &k, &v, &beta, &state, &y});
+  launch_delta_rule(q.data<float>(), k.data<float>(), v.data<float>(), beta.data<float>(), state.data<float>(),
+                    y.data<float>(), plan_scan("delta_rule", q.size(0), q.size(1), q.size(2), v.size(2)),
+                    on(q.device()).stream);
+}
+
+void CudaBackend::delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                                      const Tensor& dy, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                                      const Tensor& dbeta) {
+  require_contiguous_float("delta_rule_backward", {&q, &k, &v, &beta, &dy, &dq, &dk, &dv, &dbeta});
+  const cuda_kernels::ScanShape shape = plan_scan("delta_rule_backward", q.size(0), q.size(1), q.size(2), v.size(2));
+  const Tensor scratch(Shape{scan_scratch_floats(shape)}, DType::Float32, q.device());
+  launch_delta_rule_backward(q.data<float>(), k.data<float>(), v.data<float>(), beta.data<float>(), dy.data<float>(),
+                             dq.data<float>(), dk.data<float>(), dv.data<float>(), dbeta.data<float>(),
+                             scratch.data<float>(), shape, on(q.device()).stream);
 }
 
 bool register_cuda_backend() {

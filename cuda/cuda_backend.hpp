@@ -1,6 +1,6 @@
-// The CUDA implementation of the kernel interface (core/backend.hpp), for the kernels it
-// overrides below; the others are reported as unsupported on CUDA, naming the kernel
-// (BackendBase). One stream and one cuBLAS handle per device, created when the backend is;
+// The CUDA implementation of the kernel interface (core/backend.hpp): every kernel of the
+// table, the attention variants' (banded convolution, gated linear attention, delta rule)
+// included. One stream and one cuBLAS handle per device, created when the backend is;
 // every kernel of a device is queued on that stream, so kernels of one device run in order
 // and the host waits only in synchronize(), in copies to host memory and in the cross
 // entropy, which reads back whether a target was out of range (to name it in its error).
@@ -66,6 +66,18 @@ class CudaBackend final : public BackendBase<CudaBackend> {
                          const Tensor& lse, const Tensor& loss, const Tensor& nll, const Tensor& count) override;
   void label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, double epsilon,
                                   int64_t ignore_index, double scale, const Tensor& grad_logits) override;
+  void banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) override;
+  void banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
+                            const Tensor& du, const Tensor& dw) override;
+  void gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a, const Tensor& b,
+                              const Tensor& state, const Tensor& y) override;
+  void gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                       const Tensor& b, const Tensor& dy, const Tensor& dq, const Tensor& dk,
+                                       const Tensor& dv, const Tensor& da, const Tensor& db) override;
+  void delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& state,
+                  const Tensor& y) override;
+  void delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& dy,
+                           const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& dbeta) override;
 
  private:
   struct PerDevice {

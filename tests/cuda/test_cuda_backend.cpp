@@ -3,8 +3,9 @@
 // copies both ways and strided, fill, the unary and (broadcast) binary ops, bias + ReLU, row
 // gathers, random draws and dropout (the CPU's numbers and masks), reductions, softmax,
 // layer norm and their backward, the cross entropy, the optimizer updates and gradient
-// norm, and products with plain, transposed, broadcast and head-interleaved operands — and
-// a clear error for a kernel it does not implement.
+// norm, products with plain, transposed, broadcast and head-interleaved operands, and the
+// attention variants' kernels (banded convolution, gated linear attention, delta rule) —
+// and that it implements every kernel of the table.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -169,10 +170,70 @@ TEST_CASE("where, arg-max, running sums, gather_last and top-k on the GPU match 
   check_close(gpu_top.values, cpu_top.values, 0.0);
 }
 
-TEST_CASE("a kernel the CUDA backend lacks is named in the error", "[cuda]") {
+TEST_CASE("the banded convolution on the GPU matches the CPU, shared and per-position taps", "[cuda]") {
+  const int64_t batch = 2, length = 70, heads = 4, per_head = 8, kernel = 7;  // 140 rows: several tap chunks
+  const Tensor u = varied({batch, length, heads * per_head}, -1, 1), dout = varied({batch, length, heads * per_head}, -2, 2);
+  for (const bool shared : {true, false}) {
+    const Tensor w = shared ? varied({heads, kernel}, 0, 1) : varied({batch, length, heads, kernel}, 0, 1);
+    for (const int64_t padding : {int64_t(0), int64_t(3), kernel - 1}) {
+      INFO((shared ? "shared" : "per-position") << " taps, padding " << padding);
+      check_close(ops::banded_conv(u.to(kGpu), w.to(kGpu), padding), ops::banded_conv(u, w, padding), 1e-5);
+      const ops::BandedConvGrads cpu = ops::banded_conv_backward(u, w, dout, padding);
+      const ops::BandedConvGrads gpu = ops::banded_conv_backward(u.to(kGpu), w.to(kGpu), dout.to(kGpu), padding);
+      check_close(gpu.du, cpu.du, 1e-5);
+      check_close(gpu.dw, cpu.dw, 1e-4);
+    }
+  }
+}
+
+TEST_CASE("gated linear attention and the delta rule on the GPU match the CPU", "[cuda]") {
+  // N 40: three slices of value rows; T 150: several recomputed chunks.
+  const int64_t rows = 3, length = 150, features = 64, values = 40;
+  const Tensor q = varied({rows, length, features}, -0.5, 0.5), k = varied({rows, length + 1, features}, -0.2, 0.2)
+                                                                       .narrow(1, 1, length)
+                                                                       .contiguous();
+  const Tensor v = varied({rows, length, values}, -1, 1), dy = varied({rows, length, values + 1}, -1, 1)
+                                                                  .narrow(2, 1, values)
+                                                                  .contiguous();
+  const Tensor a = varied({rows, length, values}, 0.8, 1), b = varied({rows, length, features}, 0.8, 1);
+  const Tensor initial = varied({rows, values, features}, -1, 1);
+  const auto gpu = [](const Tensor& t) { return t.defined() ? t.to(kGpu) : Tensor(); };
+  for (const bool gated : {false, true}) {
+    INFO((gated ? "both gates" : "no gates"));
+    const Tensor ga = gated ? a : Tensor(), gb = gated ? b : Tensor();
+    const ops::GatedLinearAttentionResult cpu = ops::gated_linear_attention(q, k, v, ga, gb, initial);
+    const ops::GatedLinearAttentionResult got =
+        ops::gated_linear_attention(gpu(q), gpu(k), gpu(v), gpu(ga), gpu(gb), gpu(initial));
+    check_close(got.y, cpu.y, 1e-4);
+    check_close(got.state, cpu.state, 1e-4);
+    const ops::GatedLinearAttentionGrads cpu_grads = ops::gated_linear_attention_backward(q, k, v, ga, gb, dy);
+    const ops::GatedLinearAttentionGrads gpu_grads =
+        ops::gated_linear_attention_backward(gpu(q), gpu(k), gpu(v), gpu(ga), gpu(gb), gpu(dy));
+    check_close(gpu_grads.dq, cpu_grads.dq, 1e-4);
+    check_close(gpu_grads.dk, cpu_grads.dk, 1e-4);
+    check_close(gpu_grads.dv, cpu_grads.dv, 1e-4);
+    if (gated) {
+      check_close(gpu_grads.da, cpu_grads.da, 1e-4);
+      check_close(gpu_grads.db, cpu_grads.db, 1e-4);
+    }
+  }
+  const Tensor beta = varied({rows, length}, 0.1, 1);
+  const ops::DeltaRuleResult cpu = ops::delta_rule(q, k, v, beta, initial);
+  const ops::DeltaRuleResult got = ops::delta_rule(gpu(q), gpu(k), gpu(v), gpu(beta), gpu(initial));
+  check_close(got.y, cpu.y, 1e-4);
+  check_close(got.state, cpu.state, 1e-4);
+  const ops::DeltaRuleGrads cpu_grads = ops::delta_rule_backward(q, k, v, beta, dy);
+  const ops::DeltaRuleGrads gpu_grads = ops::delta_rule_backward(gpu(q), gpu(k), gpu(v), gpu(beta), gpu(dy));
+  check_close(gpu_grads.dq, cpu_grads.dq, 1e-4);
+  check_close(gpu_grads.dk, cpu_grads.dk, 1e-4);
+  check_close(gpu_grads.dv, cpu_grads.dv, 1e-4);
+  check_close(gpu_grads.dbeta, cpu_grads.dbeta, 1e-4);
+}
+
+TEST_CASE("the CUDA backend implements every kernel of the table", "[cuda]") {
   Backend& cuda = backend_for(kGpu);
-  CHECK_FALSE(cuda.supports(Kernel::banded_conv));
-  CHECK(cuda.supports(Kernel::batched_gemm));
-  const Tensor x = zeros({2, 3}, DType::Float32, kGpu);
-  CHECK_THROWS_WITH(cuda.banded_conv(x, x, 0, x), Catch::Contains("cuda backend has no kernel 'banded_conv'"));
+  for (size_t k = 0; k < kKernelCount; ++k) {
+    INFO(kernel_name(Kernel(k)));
+    CHECK(cuda.supports(Kernel(k)));
+  }
 }

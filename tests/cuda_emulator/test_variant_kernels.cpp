@@ -6,7 +6,8 @@
 // padding 0, centred and K − 1, a kernel wider than the sentence, the shared taps' gradient
 // over several row chunks; the scans with and without each gate, a nonzero initial state,
 // T not a multiple of the backward's chunk, M not a multiple of the warp, value rows split
-// over several blocks (a last one part empty) or all in one.
+// over several blocks (a last one part empty) or all in one; and how the launch splits a
+// scan (cuda/scan_plan.hpp) within the shared memory a block gets.
 #include <catch.hpp>
 
 #include <vector>
@@ -17,6 +18,7 @@
 #include "cuda/kernels/delta_rule.cuh"
 #include "cuda/kernels/gated_linear_attention.cuh"
 #include "cuda/kernels/sum_slices.cuh"
+#include "cuda/scan_plan.hpp"
 
 using namespace attn;
 using namespace attn::cuda_emulator;
@@ -236,4 +238,26 @@ TEST_CASE("cuda gated linear attention kernels match the CPU backend with and wi
 TEST_CASE("cuda delta rule kernels match the CPU backend", "[cuda_kernels]") {
   for (const ScanCase& c : kScanCases)
     for (const Schedule schedule : kSchedules) check_delta_rule(c, schedule);
+}
+
+TEST_CASE("plan_scan splits a scan within 48 KiB of shared memory and names a state too wide", "[cuda_kernels]") {
+  using attn::cuda::kScanSharedBudget;
+  const ScanShape heads = attn::cuda::plan_scan("delta_rule", 256, 100, 64, 64);  // d 64 heads
+  CHECK(heads.value_rows == 16);
+  CHECK(heads.slices() == 4);
+  CHECK(heads.chunk == 7);  // (48 KiB − 12 KiB of partials) / 4 KiB per state − the gradient state and S_{t0−1}
+  CHECK(heads.backward_shared_bytes() <= kScanSharedBudget);
+  CHECK(attn::cuda::scan_scratch_floats(heads) == 256LL * heads.chunks() * 64 * 64 + 3LL * 4 * 256 * 100 * 64);
+
+  const ScanShape short_rows = attn::cuda::plan_scan("delta_rule", 8, 5, 16, 3);  // one slice, one chunk of T
+  CHECK(short_rows.value_rows == 3);
+  CHECK(short_rows.chunk == 5);
+  CHECK(attn::cuda::scan_scratch_floats(short_rows) == 8LL * 3 * 16);  // the boundaries alone
+
+  const ScanShape wide = attn::cuda::plan_scan("gated_linear_attention", 4, 300, 1500, 64);  // fewer warps per block
+  CHECK(wide.value_rows < 16);
+  CHECK(wide.chunk >= 1);
+  CHECK(wide.backward_shared_bytes() <= kScanSharedBudget);
+  CHECK_THROWS_WITH(attn::cuda::plan_scan("gated_linear_attention", 4, 300, 5000, 64),
+                    Catch::Contains("gated_linear_attention") && Catch::Contains("M = 5000 is too wide"));
 }
