@@ -11,30 +11,26 @@ void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const
   if (n == 0) return;
   const unsigned grid = grid_for(n);
   if (is_comparison(op))
-    cuda_kernels::binary_kernel<bool><<<grid, kThreadsPerBlock, 0, as_stream(stream)>>>(
-        op, a, b, static_cast<bool*>(out), layout, (long long)n);
+    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<bool>, grid, kThreadsPerBlock, 0, stream, op, a, b,
+                  static_cast<bool*>(out), layout, (long long)n);
   else
-    cuda_kernels::binary_kernel<float><<<grid, kThreadsPerBlock, 0, as_stream(stream)>>>(
-        op, a, b, static_cast<float*>(out), layout, (long long)n);
-  check_launch("binary_kernel");
+    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<float>, grid, kThreadsPerBlock, 0, stream, op, a, b,
+                  static_cast<float*>(out), layout, (long long)n);
 }
 
 void launch_where(const bool* cond, const float* a, const float* b, float* out,
                   const cuda_kernels::StridedLayout& layout, int64_t n, void* stream) {
   if (n == 0) return;
-  cuda_kernels::where_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(cond, a, b, out, layout,
-                                                                                      (long long)n);
-  check_launch("where_kernel");
+  launch_kernel("where_kernel", cuda_kernels::where_kernel, grid_for(n), kThreadsPerBlock, 0, stream, cond, a, b, out,
+                layout, (long long)n);
 }
 
 namespace {
 
 template <typename Word>
-void launch_copy_of(const void* src, void* dst, const cuda_kernels::StridedLayout& layout, int64_t n,
-                    void* stream) {
-  cuda_kernels::strided_copy_kernel<Word><<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      static_cast<const Word*>(src), static_cast<Word*>(dst), layout, (long long)n);
-  check_launch("strided_copy_kernel");
+void launch_copy_of(const void* src, void* dst, const cuda_kernels::StridedLayout& layout, int64_t n, void* stream) {
+  launch_kernel("strided_copy_kernel", cuda_kernels::strided_copy_kernel<Word>, grid_for(n), kThreadsPerBlock, 0,
+                stream, static_cast<const Word*>(src), static_cast<Word*>(dst), layout, (long long)n);
 }
 
 }  // namespace

@@ -112,8 +112,10 @@ void CudaBackend::synchronize() {
 }
 
 void CudaBackend::fill(const Tensor& out, double value) {
-  require_contiguous_float("fill", {&out});
-  launch_fill(float(value), out.data<float>(), out.numel(), on(out.device()).stream);
+  ATTN_CHECK(out.is_contiguous(), "the cuda backend fills contiguous tensors so far; got {} {} (strided)",
+             dtype_name(out.dtype()), out.shape().str());
+  const Tensor element = full(Shape{}, value, out.dtype());  // value in out's dtype, on the host
+  launch_fill(element.raw_data(), dtype_size(out.dtype()), out.raw_data(), out.numel(), on(out.device()).stream);
 }
 
 void CudaBackend::copy(const Tensor& src, const Tensor& dst) {

@@ -18,8 +18,8 @@
 
 namespace attn::cuda {
 
-// y[i] = value for i < n.
-void launch_fill(float value, float* y, int64_t n, void* stream);
+// y[i] = *value for i < n, each element element_size bytes (1, 4 or 8); value is host memory.
+void launch_fill(const void* value, size_t element_size, void* y, int64_t n, void* stream);
 // y[i] = op(x[i]) for i < n (y may be x).
 void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int64_t n, void* stream);
 // dx = dL/dx of y = op(x) from dy (y may be null for ops that do not read it).
