@@ -19,38 +19,32 @@ void launch_banded_conv(const float* u, const float* w, float* out, const cuda_k
                         void* stream) {
   const int64_t n = shape.rows * shape.channels;
   if (n == 0) return;
-  cuda_kernels::banded_conv_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(u, w, out, shape);
-  check_launch("banded_conv_kernel");
+  launch_kernel("banded_conv_kernel", cuda_kernels::banded_conv_kernel, grid_for(n), kThreadsPerBlock, 0, stream, u,
+                w, out, shape);
 }
 
 void launch_banded_conv_backward(const float* u, const float* w, const float* dout, float* du, float* dw,
                                  double* partial, const cuda_kernels::BandShape& shape, void* stream) {
   const int64_t n = shape.rows * shape.channels;
-  if (n > 0) {
-    cuda_kernels::banded_conv_input_grad_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(w, dout, du,
-                                                                                                       shape);
-    check_launch("banded_conv_input_grad_kernel");
-  }
+  if (n > 0)
+    launch_kernel("banded_conv_input_grad_kernel", cuda_kernels::banded_conv_input_grad_kernel, grid_for(n),
+                  kThreadsPerBlock, 0, stream, w, dout, du, shape);
   const int taps = shape.heads * shape.kernel;
   if (!shape.shared) {
     const int64_t elements = shape.rows * taps;
-    if (elements == 0) return;
-    cuda_kernels::banded_conv_position_tap_grad_kernel<<<grid_for(elements), kThreadsPerBlock, 0,
-                                                         as_stream(stream)>>>(u, dout, dw, shape);
-    check_launch("banded_conv_position_tap_grad_kernel");
+    if (elements > 0)
+      launch_kernel("banded_conv_position_tap_grad_kernel", cuda_kernels::banded_conv_position_tap_grad_kernel,
+                    grid_for(elements), kThreadsPerBlock, 0, stream, u, dout, dw, shape);
     return;
   }
   const int64_t chunks = banded_conv_tap_chunks(shape);
-  if (chunks > 0) {
-    cuda_kernels::banded_conv_shared_tap_partials_kernel<<<dim3(unsigned(chunks), unsigned(taps)), kThreadsPerBlock,
-                                                           32 * sizeof(double), as_stream(stream)>>>(
-        u, dout, partial, shape, kTapRowsPerChunk);
-    check_launch("banded_conv_shared_tap_partials_kernel");
-  }
+  if (chunks > 0)
+    launch_kernel("banded_conv_shared_tap_partials_kernel", cuda_kernels::banded_conv_shared_tap_partials_kernel,
+                  dim3(unsigned(chunks), unsigned(taps)), kThreadsPerBlock, 32 * sizeof(double), stream, u, dout,
+                  partial, shape, kTapRowsPerChunk);
   const unsigned tap_blocks = unsigned((taps + kThreadsPerBlock - 1) / kThreadsPerBlock);
-  cuda_kernels::banded_conv_shared_tap_sum_kernel<<<tap_blocks, kThreadsPerBlock, 0, as_stream(stream)>>>(
-      partial, dw, taps, int(chunks));
-  check_launch("banded_conv_shared_tap_sum_kernel");
+  launch_kernel("banded_conv_shared_tap_sum_kernel", cuda_kernels::banded_conv_shared_tap_sum_kernel, tap_blocks,
+                kThreadsPerBlock, 0, stream, static_cast<const double*>(partial), dw, taps, int(chunks));
 }
 
 }  // namespace attn::cuda

@@ -9,21 +9,22 @@ namespace attn::cuda {
 void launch_delta_rule(const float* q, const float* k, const float* v, const float* beta, float* state, float* y,
                        const cuda_kernels::ScanShape& shape, void* stream) {
   if (shape.rows == 0 || shape.values == 0) return;
-  const dim3 grid(unsigned(shape.rows), unsigned(shape.slices()));
-  cuda_kernels::delta_rule_kernel<<<grid, unsigned(32 * shape.value_rows),
-                                    size_t(shape.slice_floats()) * sizeof(float), as_stream(stream)>>>(
-      cuda_kernels::DeltaInputs{q, k, v, beta}, state, y, shape);
-  check_launch("delta_rule_kernel");
+  launch_kernel("delta_rule_kernel", cuda_kernels::delta_rule_kernel,
+                dim3(unsigned(shape.rows), unsigned(shape.slices())), unsigned(32 * shape.value_rows),
+                size_t(shape.slice_floats()) * sizeof(float), stream, cuda_kernels::DeltaInputs{q, k, v, beta}, state,
+                y, shape);
 }
 
 void launch_delta_rule_backward(const float* q, const float* k, const float* v, const float* beta, const float* dy,
                                 float* dq, float* dk, float* dv, float* dbeta, float* scratch,
                                 const cuda_kernels::ScanShape& shape, void* stream) {
-  const int64_t plane = int64_t(shape.rows) * shape.length * shape.features, beta_plane = int64_t(shape.rows) * shape.length;
+  const int64_t plane = int64_t(shape.rows) * shape.length * shape.features;
+  const int64_t beta_plane = int64_t(shape.rows) * shape.length;
   if (shape.values == 0) {  // no value rows to sum over
-    launch_fill(0.0f, dq, plane, stream);
-    launch_fill(0.0f, dk, plane, stream);
-    launch_fill(0.0f, dbeta, beta_plane, stream);
+    const float zero = 0.0f;
+    launch_fill(&zero, sizeof zero, dq, plane, stream);
+    launch_fill(&zero, sizeof zero, dk, plane, stream);
+    launch_fill(&zero, sizeof zero, dbeta, beta_plane, stream);
     return;
   }
   if (shape.rows == 0 || shape.length == 0) return;
@@ -32,11 +33,10 @@ void launch_delta_rule_backward(const float* q, const float* k, const float* v, 
   const auto target = [&](float* grad, int vector) { return slices > 1 ? planes + vector * slices * plane : grad; };
   const cuda_kernels::DeltaGrads out{dy, target(dq, 0), target(dk, 1), dv, target(dbeta, 2),
                                      slices > 1 ? plane : 0, slices > 1 ? beta_plane : 0};
-  cuda_kernels::delta_rule_backward_kernel<<<dim3(unsigned(shape.rows), unsigned(slices)),
-                                             unsigned(32 * shape.value_rows), size_t(shape.backward_shared_bytes()),
-                                             as_stream(stream)>>>(cuda_kernels::DeltaInputs{q, k, v, beta}, out,
-                                                                  scratch, shape);
-  check_launch("delta_rule_backward_kernel");
+  launch_kernel("delta_rule_backward_kernel", cuda_kernels::delta_rule_backward_kernel,
+                dim3(unsigned(shape.rows), unsigned(slices)), unsigned(32 * shape.value_rows),
+                size_t(shape.backward_shared_bytes()), stream, cuda_kernels::DeltaInputs{q, k, v, beta}, out, scratch,
+                shape);
   if (slices == 1) return;
   launch_sum_slices(out.dq, dq, plane, slices, stream);
   launch_sum_slices(out.dk, dk, plane, slices, stream);

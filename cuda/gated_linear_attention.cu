@@ -9,11 +9,10 @@ namespace attn::cuda {
 void launch_gated_linear_attention(const float* q, const float* k, const float* v, const float* a, const float* b,
                                    float* state, float* y, const cuda_kernels::ScanShape& shape, void* stream) {
   if (shape.rows == 0 || shape.values == 0) return;
-  const dim3 grid(unsigned(shape.rows), unsigned(shape.slices()));
-  cuda_kernels::gated_linear_attention_kernel<<<grid, unsigned(32 * shape.value_rows),
-                                                size_t(shape.slice_floats()) * sizeof(float), as_stream(stream)>>>(
-      cuda_kernels::GatedInputs{q, k, v, a, b}, state, y, shape);
-  check_launch("gated_linear_attention_kernel");
+  launch_kernel("gated_linear_attention_kernel", cuda_kernels::gated_linear_attention_kernel,
+                dim3(unsigned(shape.rows), unsigned(shape.slices())), unsigned(32 * shape.value_rows),
+                size_t(shape.slice_floats()) * sizeof(float), stream, cuda_kernels::GatedInputs{q, k, v, a, b}, state,
+                y, shape);
 }
 
 void launch_gated_linear_attention_backward(const float* q, const float* k, const float* v, const float* a,
@@ -22,8 +21,9 @@ void launch_gated_linear_attention_backward(const float* q, const float* k, cons
                                             const cuda_kernels::ScanShape& shape, void* stream) {
   const int64_t plane = int64_t(shape.rows) * shape.length * shape.features;
   if (shape.values == 0) {  // no value rows to sum over
+    const float zero = 0.0f;
     for (float* grad : {dq, dk, db})
-      if (grad) launch_fill(0.0f, grad, plane, stream);
+      if (grad) launch_fill(&zero, sizeof zero, grad, plane, stream);
     return;
   }
   if (shape.rows == 0 || shape.length == 0) return;
@@ -32,11 +32,10 @@ void launch_gated_linear_attention_backward(const float* q, const float* k, cons
   const auto target = [&](float* grad, int vector) { return slices > 1 ? planes + vector * slices * plane : grad; };
   const cuda_kernels::GatedGrads out{dy, target(dq, 0), target(dk, 1), dv, da, db ? target(db, 2) : nullptr,
                                      slices > 1 ? plane : 0};
-  cuda_kernels::gated_linear_attention_backward_kernel<<<dim3(unsigned(shape.rows), unsigned(slices)),
-                                                         unsigned(32 * shape.value_rows),
-                                                         size_t(shape.backward_shared_bytes()), as_stream(stream)>>>(
-      cuda_kernels::GatedInputs{q, k, v, a, b}, out, scratch, shape);
-  check_launch("gated_linear_attention_backward_kernel");
+  launch_kernel("gated_linear_attention_backward_kernel", cuda_kernels::gated_linear_attention_backward_kernel,
+                dim3(unsigned(shape.rows), unsigned(slices)), unsigned(32 * shape.value_rows),
+                size_t(shape.backward_shared_bytes()), stream, cuda_kernels::GatedInputs{q, k, v, a, b}, out, scratch,
+                shape);
   if (slices == 1) return;
   launch_sum_slices(out.dq, dq, plane, slices, stream);
   launch_sum_slices(out.dk, dk, plane, slices, stream);

@@ -7,9 +7,8 @@ namespace attn::cuda {
 
 void launch_sum_slices(const float* planes, float* out, int64_t n, int slices, void* stream) {
   if (n == 0) return;
-  cuda_kernels::sum_slices_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(planes, out, (long long)n,
-                                                                                         slices);
-  check_launch("sum_slices_kernel");
+  launch_kernel("sum_slices_kernel", cuda_kernels::sum_slices_kernel, grid_for(n), kThreadsPerBlock, 0, stream, planes,
+                out, (long long)n, slices);
 }
 
 }  // namespace attn::cuda
