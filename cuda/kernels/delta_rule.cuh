@@ -128,9 +128,9 @@ __global__ void delta_rule_backward_kernel(DeltaInputs in, DeltaGrads out, float
       s, me, scratch, boundaries, [&](int t, float* weights) { delta_step(s, me, row, t, weights); },
       [&](int t, float* before, float* after) { delta_backward_step(s, me, row, out, scratch, t, before, after); },
       [&](int t, int slice_rows) {
-        const long long at = (long long)me.row * s.length + t;
-        sum_warp_partials(scratch.partial(s, 0, 0), slice_rows, s.features, s.features, out.dq + plane + at * s.features);
-        sum_warp_partials(scratch.partial(s, 1, 0), slice_rows, s.features, s.features, out.dk + plane + at * s.features);
+        const long long at = (long long)me.row * s.length + t, features_at = at * s.features;
+        sum_warp_partials(scratch.partial(s, 0, 0), slice_rows, s.features, s.features, out.dq + plane + features_at);
+        sum_warp_partials(scratch.partial(s, 1, 0), slice_rows, s.features, s.features, out.dk + plane + features_at);
         sum_warp_partials(scratch.partial(s, 2, 0), slice_rows, 1, s.features, out.dbeta + beta_plane + at);
       });
 }

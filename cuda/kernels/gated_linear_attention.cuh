@@ -91,7 +91,8 @@ __device__ inline void gated_backward_step(const ScanShape& s, const ScanThread&
   const float ai = row.a ? row.a[(long long)t * s.values + me.value] : 1.0f;
   const float *k = row.k + (long long)t * s.features, *q = row.q + (long long)t * s.features;
   const float* b = row.b ? row.b + (long long)t * s.features : nullptr;
-  float *dq = scratch.partial(s, 0, me.warp), *dk = scratch.partial(s, 1, me.warp), *db = scratch.partial(s, 2, me.warp);
+  float *dq = scratch.partial(s, 0, me.warp), *dk = scratch.partial(s, 1, me.warp);
+  float* db = scratch.partial(s, 2, me.warp);
   const bool gated = row.a || row.b;
   float dv = 0.0f, da = 0.0f;
   for (int e = 0; e < s.entries() && me.feature(e) < s.features; ++e) {
@@ -129,9 +130,12 @@ __global__ void gated_linear_attention_backward_kernel(GatedInputs in, GatedGrad
       [&](int t, float* before, float* after) { gated_backward_step(s, me, row, out, scratch, t, before, after); },
       [&](int t, int slice_rows) {
         const long long at = ((long long)me.row * s.length + t) * s.features;
-        sum_warp_partials(scratch.partial(s, 0, 0), slice_rows, s.features, s.features, out.dq + plane + at);
-        sum_warp_partials(scratch.partial(s, 1, 0), slice_rows, s.features, s.features, out.dk + plane + at);
-        if (out.db) sum_warp_partials(scratch.partial(s, 2, 0), slice_rows, s.features, s.features, out.db + plane + at);
+        const auto sum = [&](int vector, float* grad) {
+          sum_warp_partials(scratch.partial(s, vector, 0), slice_rows, s.features, s.features, grad + plane + at);
+        };
+        sum(0, out.dq);
+        sum(1, out.dk);
+        if (out.db) sum(2, out.db);
       });
 }
 

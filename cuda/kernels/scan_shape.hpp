@@ -25,7 +25,8 @@ struct ScanShape {
   // The backward's shared memory: chunk + 1 states, the running gradient state, the warps'
   // partial sums.
   ATTN_HD long long backward_shared_bytes() const {
-    return (long long)sizeof(float) * ((chunk + 2) * slice_floats() + (long long)kScanSumVectors * value_rows * features);
+    const long long partials = (long long)kScanSumVectors * value_rows * features;
+    return (long long)sizeof(float) * ((chunk + 2) * slice_floats() + partials);
   }
 };
 

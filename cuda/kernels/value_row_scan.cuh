@@ -13,7 +13,8 @@
 // The backward also needs sums over the value rows (∂q_t = S_tᵀ g_t, ∂k_t, ∂b_t): the warps'
 // per-feature partials go through shared memory and are added in warp order (two barriers a
 // step), and the slices' sums land in separate planes of a scratch tensor that
-// sum_slices_kernel (cuda/kernels/sum_slices.cuh) adds in slice order afterwards — deterministic, no atomics.
+// sum_slices_kernel (cuda/kernels/sum_slices.cuh) adds in slice order afterwards:
+// deterministic, no atomics.
 //
 // The backward from S_0 = 0 walks time backwards and needs S_{t−1} and S_t at each step. It
 // reruns the forward storing S at chunk boundaries (global memory, [R, chunks, N, M]) and,
@@ -35,7 +36,7 @@ struct ScanThread {
         value(int(blockIdx.y) * s.value_rows + int(threadIdx.x / kWarpSize)),
         lane(int(threadIdx.x % kWarpSize)),
         warp(int(threadIdx.x / kWarpSize)),
-        active(int(blockIdx.y) * s.value_rows + int(threadIdx.x / kWarpSize) < s.values) {}
+        active(value < s.values) {}  // value is initialised first (declaration order)
   // The feature of this lane's entry e (valid when < M).
   __device__ int feature(int e) const { return lane + e * kScanLanes; }
 };
@@ -105,11 +106,12 @@ __device__ void scan_backward(const ScanShape& s, const ScanThread& me, const Sc
                               Step step, StepBack step_back, StoreSums store_sums) {
   const int first_value = int(blockIdx.y) * s.value_rows;
   const int slice_rows = s.values - first_value < s.value_rows ? s.values - first_value : s.value_rows;
-  // The forward again, from S_0 = 0, keeping the state before each chunk.
+  // The forward again, from S_0 = 0, keeping the state before each chunk (up to the last).
   for (int e = 0; e < s.entries(); ++e) own(scratch.gradient, e) = 0.0f;
   for (int c = 0; c < s.chunks(); ++c) {
     store_state(s, me, scratch.gradient, boundary(s, boundaries, me.row, c));
-    for (int t = c * s.chunk; t < s.length && t < (c + 1) * s.chunk && me.active; ++t) step(t, scratch.gradient);
+    for (int t = c * s.chunk; c + 1 < s.chunks() && t < (c + 1) * s.chunk && me.active; ++t)
+      step(t, scratch.gradient);
   }
   for (int e = 0; e < s.entries(); ++e) own(scratch.gradient, e) = 0.0f;  // now the gradient state, 0 after T
   for (int c = s.chunks() - 1; c >= 0; --c) {

@@ -172,7 +172,8 @@ TEST_CASE("where, arg-max, running sums, gather_last and top-k on the GPU match 
 
 TEST_CASE("the banded convolution on the GPU matches the CPU, shared and per-position taps", "[cuda]") {
   const int64_t batch = 2, length = 70, heads = 4, per_head = 8, kernel = 7;  // 140 rows: several tap chunks
-  const Tensor u = varied({batch, length, heads * per_head}, -1, 1), dout = varied({batch, length, heads * per_head}, -2, 2);
+  const Tensor u = varied({batch, length, heads * per_head}, -1, 1);
+  const Tensor dout = varied({batch, length, heads * per_head}, -2, 2);
   for (const bool shared : {true, false}) {
     const Tensor w = shared ? varied({heads, kernel}, 0, 1) : varied({batch, length, heads, kernel}, 0, 1);
     for (const int64_t padding : {int64_t(0), int64_t(3), kernel - 1}) {
