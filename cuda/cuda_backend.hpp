@@ -5,10 +5,13 @@
 // and the host waits only in synchronize(), in copies to host memory and in the cross
 // entropy, which reads back whether a target was out of range (to name it in its error).
 //
-// The kernels take float32 tensors, contiguous unless their launch handles strides (binary,
-// where, copy within a device, reduce, arg_reduce; batched_gemm: transposed matrices too),
-// and say so in their error otherwise; copy moves every dtype, cumsum float32 and int64. All
-// kernel bodies are those of cuda/kernels/, tested on the CPU emulator.
+// The kernels take float32 tensors and say so in their error otherwise; fill and copy take
+// every dtype (copy converts between them, within a device and to or from the host), cumsum
+// float32 and int64. Inputs may be strided views: the launches that read contiguous data get
+// a contiguous copy made on the device first. All kernel bodies are those of cuda/kernels/,
+// tested on the CPU emulator; the whole backend is also built on an emulated CUDA runtime
+// (cuda/emulator/runtime/, the attnlab_cuda_emulated target) and tested there against the CPU
+// (tests/cuda/).
 #pragma once
 #include <vector>
 
@@ -86,6 +89,9 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   };
   // The device's stream and handle, with the device made current for the calling thread.
   const PerDevice& on(Device device);
+
+  // copy() when src and dst lie on different devices (one is the host).
+  void copy_between_host_and_device(const Tensor& src, const Tensor& dst);
 
   std::vector<PerDevice> devices_;
 };

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/dtype.hpp"
 #include "core/kernel_params.hpp"
 #include "core/optimizer_params.hpp"
 #include "cuda/kernels/band_shape.hpp"
@@ -52,6 +53,9 @@ void launch_where(const bool* cond, const float* a, const float* b, float* out,
 // element_size bytes (1, 4 or 8), from src to dst.
 void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::StridedLayout& layout,
                          int64_t n, void* stream);
+// The same from src_dtype to dst_dtype (any two dtypes), each element converted.
+void launch_convert_copy(const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                         const cuda_kernels::StridedLayout& layout, int64_t n, void* stream);
 // out[i] = op over the elements of x that output i reduces (layout), for `outputs` outputs.
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
                    void* stream);
