@@ -191,7 +191,7 @@ void run_worker(const LaunchConfig& config, const std::function<void()>& body, u
   block.shared.resize(config.shared_bytes);
   block.fibers.resize(config.block.count());
   for (unsigned t = 0; t < block.fibers.size(); ++t) {
-    block.fibers[t].stack = std::make_unique<char[]>(kFiberStackBytes);
+    block.fibers[t].stack = std::make_unique_for_overwrite<char[]>(kFiberStackBytes);  // untouched pages stay unmapped
     block.fibers[t].linear = t;
     block.fibers[t].thread = unflatten(t, config.block);
   }
