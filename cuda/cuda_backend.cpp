@@ -202,7 +202,7 @@ void CudaBackend::unary_backward(UnaryOp op, const Tensor& x_view, const Tensor&
 }
 
 void CudaBackend::bias_relu(const Tensor& y, const Tensor& bias_view) {
-  void* stream = on(bias_view.device()).stream;
+  void* stream = on(y.device()).stream;
   const Tensor bias = dense(bias_view, stream);
   require_contiguous_float("bias_relu", {&y, &bias});
   launch_bias_relu(y.data<float>(), float_data(bias), rows_of(y), last_dim(y), stream);

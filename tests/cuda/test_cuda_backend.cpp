@@ -372,6 +372,7 @@ TEST_CASE("products, linear layers, softmax and layer norm on the GPU match the 
   check_op([](const Inputs& in) { return matmul(in[0], in[1]); }, {varied({8}, -1, 1), varied({8, 3}, -1, 1)}, 1e-5);
   check_op([](const Inputs& in) { return linear(in[0], in[1], in[2]); }, {x, w, b}, 1e-5);
   check_op([](const Inputs& in) { return linear_relu(in[0], in[1], in[2]); }, {x, w, b}, 1e-5);
+  check_op([](const Inputs& in) { return linear_relu(in[0], in[1], Tensor()); }, {x, w}, 1e-5);  // no bias
   check_op([](const Inputs& in) { return softmax(in[0], -1); }, {x}, 1e-5);
   check_op([](const Inputs& in) { return log_softmax(in[0], 1); }, {x}, 1e-5);
   check_op([](const Inputs& in) { return layer_norm(in[0], in[1], in[2], 1e-5); },
