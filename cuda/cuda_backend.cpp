@@ -314,9 +314,9 @@ void CudaBackend::arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor
 void CudaBackend::cumsum(const Tensor& x_view, int dim, bool reverse, const Tensor& out) {
   void* stream = on(x_view.device()).stream;
   const Tensor x = dense(x_view, stream);
-  ATTN_CHECK((x.dtype() == DType::Float32 || x.dtype() == DType::Int64) && x.is_contiguous(),
-             "the cuda backend's cumsum takes contiguous float32 or int64 tensors so far; got {} {}",
-             dtype_name(x.dtype()), x.shape().str());
+  ATTN_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Int64,
+             "the cuda backend's cumsum takes float32 or int64 tensors so far; got {} {}", dtype_name(x.dtype()),
+             x.shape().str());
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < dim; ++d) outer *= x.size(d);
   for (int d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
