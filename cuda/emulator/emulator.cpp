@@ -210,6 +210,13 @@ void run_worker(const LaunchConfig& config, const std::function<void()>& body, u
 
 }  // namespace
 
+namespace {
+std::atomic<Schedule> backend_schedule_setting{Schedule::Ascending};
+}  // namespace
+
+Schedule backend_schedule() { return backend_schedule_setting.load(); }
+void set_backend_schedule(Schedule schedule) { backend_schedule_setting.store(schedule); }
+
 void launch_body(const LaunchConfig& config, const std::function<void()>& thread_body) {
   check_config(config);
   const unsigned workers = std::min(kWorkers, config.grid.count());
