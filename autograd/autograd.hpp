@@ -24,8 +24,17 @@ bool is_leaf(const Tensor& t);
 Tensor grad(const Tensor& t);
 void set_grad(const Tensor& t, const Tensor& g);  // undefined g clears it
 void zero_grad(const Tensor& t);                  // clears (sets undefined)
-// Backpropagates from `root`; `seed` defaults to 1 for a one-element root and is required otherwise.
-void backward(const Tensor& root, const Tensor& seed = Tensor());
+struct AutogradMeta;
+// Told, during backward(), that a leaf's gradient is final: every node of the graph that
+// could still add to it has run (a leaf reached by several edges, a parameter tied into two
+// places, is final after the last). Called once per leaf that received a gradient in this
+// backward, with the leaf's metadata (compare with Tensor::autograd_meta() to know which leaf),
+// its .grad already accumulated and contiguous; never for a leaf the graph does not reach.
+// Data-parallel training starts a gradient bucket's all-reduce from it (apps/training/).
+using GradReadyFn = std::function<void(const AutogradMeta& leaf)>;
+// Backpropagates from `root`; `seed` defaults to 1 for a one-element root and is required
+// otherwise. `on_grad_ready`, when given, is told as each leaf's gradient becomes final.
+void backward(const Tensor& root, const Tensor& seed = Tensor(), const GradReadyFn& on_grad_ready = {});
 // A tensor sharing data with t but cut off from the graph.
 Tensor detach(const Tensor& t);
 
@@ -41,8 +50,6 @@ class NoGradGuard {
   bool previous_;
 };
 bool grad_mode_enabled();
-
-struct AutogradMeta;
 
 // Where a gradient flows: the input's autograd metadata (its .grad, or the Node that made it)
 // and its shape and dtype. An edge does not hold the input's data, so recording an op keeps

@@ -8,6 +8,12 @@
 // kept without a copy, later ones are added in place when the buffer is ours alone and
 // dense, otherwise out of place (a buffer may alias the seed, a saved tensor or another
 // gradient). Gradients of a broadcast shape are summed down to the input's shape.
+//
+// Leaves are counted like nodes: how many edges of the reachable graph lead to each. When
+// the last of them has been routed, no node left to run can add to the leaf's gradient: it
+// is final, and the caller's GradReadyFn is told (data-parallel training starts reducing it
+// while the rest of the graph runs). The count comes from the graph itself, so it holds
+// whatever order the leaves were created or the parameters registered in.
 #include <unordered_map>
 #include <utility>
 
@@ -46,9 +52,15 @@ struct PendingNode {
   std::vector<Tensor> grad_outputs;  // one buffer per output
 };
 
+struct PendingLeaf {
+  int edges_left = 0;
+  bool received = false;  // whether a gradient reached it in this backward
+};
+
 class GraphTask {
  public:
-  explicit GraphTask(const std::shared_ptr<Node>& root) : root_(root.get()) {
+  GraphTask(const std::shared_ptr<Node>& root, const GradReadyFn& on_grad_ready)
+      : root_(root.get()), on_grad_ready_(on_grad_ready) {
     require_alive(*root);
     nodes_[root.get()] = {root, 0, {}};
     count_consumers(root);
@@ -62,8 +74,6 @@ class GraphTask {
       ready_.pop_back();
       run_node(next);
     }
-    for (AutogradMeta* leaf : touched_leaves_)
-      if (!leaf->grad.is_contiguous()) leaf->grad = leaf->grad.contiguous();
   }
 
  private:
@@ -74,14 +84,19 @@ class GraphTask {
                node.name());
   }
 
-  // Iterative DFS (graphs can be deep): counts the recorded consumers of every reachable node.
+  // Iterative DFS (graphs can be deep): counts the recorded consumers of every reachable node
+  // and the edges into every reachable leaf.
   void count_consumers(const std::shared_ptr<Node>& root) {
     std::vector<Node*> stack{root.get()};
     while (!stack.empty()) {
       Node* node = stack.back();
       stack.pop_back();
       for (const Edge& edge : node->edges) {
-        if (!edge.meta || !edge.meta->grad_fn) continue;
+        if (!edge.meta) continue;
+        if (!edge.meta->grad_fn) {
+          if (edge.meta->requires_grad) ++leaves_[edge.meta.get()].edges_left;
+          continue;
+        }
         const std::shared_ptr<Node>& child = edge.meta->grad_fn;
         auto [it, inserted] = nodes_.try_emplace(child.get(), PendingNode{child, 0, {}});
         ++it->second.consumers_left;
@@ -119,19 +134,31 @@ class GraphTask {
   void route(const std::string& from, const Edge& edge, Tensor g) {
     if (!edge.meta) return;
     AutogradMeta& meta = *edge.meta;
-    PendingNode* target = nullptr;
+    if (!meta.requires_grad) return;
+    if (g.defined()) g = fit_to_input(from, edge, std::move(g));
     if (meta.grad_fn) {
-      target = &nodes_.at(meta.grad_fn.get());
-      if (--target->consumers_left == 0) ready_.push_back(meta.grad_fn.get());
-    }
-    if (!g.defined() || !meta.requires_grad) return;
-    g = fit_to_input(from, edge, std::move(g));
-    if (target) {
-      deliver(*target, meta.output_index, std::move(g));
+      PendingNode& target = nodes_.at(meta.grad_fn.get());
+      if (g.defined()) deliver(target, meta.output_index, std::move(g));
+      if (--target.consumers_left == 0) ready_.push_back(meta.grad_fn.get());
     } else {
-      if (!meta.grad.defined()) touched_leaves_.push_back(&meta);
-      accumulate(meta.grad, std::move(g));
+      to_leaf(meta, std::move(g));
     }
+  }
+
+  void to_leaf(AutogradMeta& leaf, Tensor g) {
+    PendingLeaf& pending = leaves_.at(&leaf);
+    if (g.defined()) {
+      accumulate(leaf.grad, std::move(g));
+      pending.received = true;
+    }
+    if (--pending.edges_left == 0 && pending.received) finish_leaf(leaf);
+  }
+
+  // The leaf's gradient is final: made contiguous (a first contribution may be a view of
+  // another tensor) and announced.
+  void finish_leaf(AutogradMeta& leaf) {
+    if (!leaf.grad.is_contiguous()) leaf.grad = leaf.grad.contiguous();
+    if (on_grad_ready_) on_grad_ready_(leaf);
   }
 
   static Tensor fit_to_input(const std::string& from, const Edge& edge, Tensor g) {
@@ -147,14 +174,15 @@ class GraphTask {
   }
 
   Node* root_;
+  const GradReadyFn& on_grad_ready_;
   std::unordered_map<Node*, PendingNode> nodes_;
+  std::unordered_map<AutogradMeta*, PendingLeaf> leaves_;
   std::vector<Node*> ready_;
-  std::vector<AutogradMeta*> touched_leaves_;
 };
 
 }  // namespace
 
-void backward(const Tensor& root, const Tensor& seed) {
+void backward(const Tensor& root, const Tensor& seed, const GradReadyFn& on_grad_ready) {
   ATTN_CHECK(root.defined(), "backward: called on an undefined tensor");
   const auto& meta = root.autograd_meta();
   ATTN_CHECK(meta && meta->requires_grad,
@@ -165,9 +193,10 @@ void backward(const Tensor& root, const Tensor& seed) {
   Tensor g = seed_gradient(root, seed);
   if (!meta->grad_fn) {
     accumulate(meta->grad, std::move(g));
+    if (on_grad_ready) on_grad_ready(*meta);
     return;
   }
-  GraphTask(meta->grad_fn).run(meta->output_index, std::move(g));
+  GraphTask(meta->grad_fn, on_grad_ready).run(meta->output_index, std::move(g));
 }
 
 }  // namespace attn

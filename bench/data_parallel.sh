@@ -2,9 +2,11 @@
 # Data-parallel throughput on the teaching model: 2 ranks × 1 thread (mpirun -np 2) against
 # 1 process × 2 threads, both training transformer_tiny on the Ding corpus with the same
 # batches per update (the single process uses --update-freq 2, see
-# apps/training/data_parallel.hpp), fp32, --max-tokens 4096. Prints each run's training
-# rate (the trainer's "done training" line: target tokens/s over the training steps, all
-# ranks together), its wall time and the CPU time of all its processes.
+# apps/training/data_parallel.hpp), fp32, --max-tokens 4096; and the 2 ranks' gradient
+# all-reduce in buckets started during the backward pass (--ddp-backend c10d, the default,
+# 25 MiB buckets) against one buffer after it (--ddp-backend no_c10d). Prints each run's
+# training rate (the trainer's "done training" line: target tokens/s over the training
+# steps, all ranks together), its wall time and the CPU time of all its processes.
 #
 #   bash bench/data_parallel.sh [BUILD_DIR] [WORK_DIR] [UPDATES]
 # defaults: build, /tmp/attnlab-bench-dp, 12. The data (about 10 s) is made once in WORK_DIR.
@@ -42,7 +44,7 @@ run() {
   local rate cpu
   rate=$(grep -o '[0-9]* target tokens/s' "$work/$name.log" | tail -n 1)
   cpu=$(awk '{printf "%.1f", $1 + $2}' "$work/$name.cpu")
-  printf '%-28s %s, wall %.1f s, CPU %s s\n' "$name" "$rate" "$(echo "$end - $start" | bc)" "$cpu"
+  printf '%-34s %s, wall %.1f s, CPU %s s\n' "$name" "$rate" "$(echo "$end - $start" | bc)" "$cpu"
 }
 
 flags=(--arch transformer_tiny --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr 0.0005
@@ -50,8 +52,10 @@ flags=(--arch transformer_tiny --share-all-embeddings --optimizer adam --adam-be
        --no-epoch-checkpoints --progress lines --log-interval 1000)
 grep -m 1 'model name' /proc/cpuinfo
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-run one_process_2_threads "$attnlab" train "$work/bin" "${flags[@]}" --threads 2 --update-freq 2
-run two_ranks_1_thread mpirun -np 2 --bind-to none "$attnlab" train "$work/bin" "${flags[@]}" --threads 1
-run one_process_2_threads_again "$attnlab" train "$work/bin" "${flags[@]}" --threads 2 --update-freq 2
-run two_ranks_1_thread_again mpirun -np 2 --bind-to none "$attnlab" train "$work/bin" "${flags[@]}" --threads 1
+two_ranks=(mpirun -np 2 --bind-to none "$attnlab" train "$work/bin" "${flags[@]}" --threads 1)
+for round in "" _again; do
+  run one_process_2_threads$round "$attnlab" train "$work/bin" "${flags[@]}" --threads 2 --update-freq 2
+  run two_ranks_1_thread_c10d$round "${two_ranks[@]}" --ddp-backend c10d
+  run two_ranks_1_thread_no_c10d$round "${two_ranks[@]}" --ddp-backend no_c10d
+done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <iostream>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -22,6 +23,24 @@ void in_pieces(size_t count, Call call) {
 }
 
 }  // namespace
+
+class MpiCommunicator::PendingRequests final : public PendingCollective {
+ public:
+  explicit PendingRequests(const MpiCommunicator& world) : world_(world) {}
+  std::vector<MPI_Request> requests;  // one per piece; MPI_REQUEST_NULL once finished
+
+  bool test() override {
+    int finished = 0;
+    world_.check(MPI_Testall(int(requests.size()), requests.data(), &finished, MPI_STATUSES_IGNORE), "MPI_Testall");
+    return finished != 0;
+  }
+  void wait() override {
+    world_.check(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
+
+ private:
+  const MpiCommunicator& world_;
+};
 
 bool launched_by_mpi() {
   for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
@@ -61,6 +80,15 @@ void MpiCommunicator::all_reduce_sum(double* data, size_t count) {
   in_pieces(count, [&](size_t begin, int n) {
     check(MPI_Allreduce(MPI_IN_PLACE, data + begin, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
   });
+}
+
+std::unique_ptr<PendingCollective> MpiCommunicator::start_all_reduce_sum(float* data, size_t count, void*) {
+  auto pending = std::make_unique<PendingRequests>(*this);
+  in_pieces(count, [&](size_t begin, int n) {
+    MPI_Request& request = pending->requests.emplace_back(MPI_REQUEST_NULL);
+    check(MPI_Iallreduce(MPI_IN_PLACE, data + begin, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request), "MPI_Iallreduce");
+  });
+  return pending;
 }
 
 void MpiCommunicator::broadcast(void* data, size_t bytes, int root) {

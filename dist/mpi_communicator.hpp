@@ -29,11 +29,15 @@ class MpiCommunicator final : public Communicator {
   std::string name() const override { return "MPI"; }
   void all_reduce_sum(float* data, size_t count) override;
   void all_reduce_sum(double* data, size_t count) override;
+  // MPI_Iallreduce (host memory; `producer` is not used).
+  std::unique_ptr<PendingCollective> start_all_reduce_sum(float* data, size_t count, void* producer) override;
   void broadcast(void* data, size_t bytes, int root) override;
   void barrier() override;
   [[noreturn]] void abort(const std::string& reason, int code) override;
 
  private:
+  class PendingRequests;  // the MPI requests of a started collective
+
   void check(int status, const char* call) const;
 
   int rank_ = 0, size_ = 1;

@@ -27,6 +27,31 @@ void check_nccl(ncclResult_t status, const char* call, int rank) {
 
 }  // namespace
 
+class NcclCommunicator::PendingEvent final : public PendingCollective {
+ public:
+  PendingEvent(cudaStream_t stream, int rank) : rank_(rank) {
+    check_cuda(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreate", rank_);
+    const cudaError_t recorded = cudaEventRecord(done_, stream);
+    if (recorded != cudaSuccess) cudaEventDestroy(done_);
+    check_cuda(recorded, "cudaEventRecord after ncclAllReduce", rank_);
+  }
+  ~PendingEvent() override { cudaEventDestroy(done_); }
+  PendingEvent(const PendingEvent&) = delete;
+  PendingEvent& operator=(const PendingEvent&) = delete;
+
+  bool test() override {
+    const cudaError_t status = cudaEventQuery(done_);
+    if (status == cudaErrorNotReady) return false;
+    check_cuda(status, "cudaEventQuery after ncclAllReduce", rank_);
+    return true;
+  }
+  void wait() override { check_cuda(cudaEventSynchronize(done_), "cudaEventSynchronize after ncclAllReduce", rank_); }
+
+ private:
+  cudaEvent_t done_ = nullptr;
+  int rank_;
+};
+
 NcclCommunicator::NcclCommunicator(Communicator& bootstrap, int device)
     : bootstrap_(bootstrap), device_(device), handles_(new Handles) {
   try {
@@ -63,6 +88,22 @@ void NcclCommunicator::all_reduce_sum(double* device_data, size_t count) {
   check_nccl(ncclAllReduce(device_data, device_data, count, ncclFloat64, ncclSum, handles_->comm, handles_->stream),
              "ncclAllReduce", rank());
   check_cuda(cudaStreamSynchronize(handles_->stream), "cudaStreamSynchronize after ncclAllReduce", rank());
+}
+
+std::unique_ptr<PendingCollective> NcclCommunicator::start_all_reduce_sum(float* device_data, size_t count,
+                                                                          void* producer) {
+  if (producer != nullptr) {
+    // The communicator's stream waits, on the device, for what the producer has queued.
+    cudaEvent_t produced = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&produced, cudaEventDisableTiming), "cudaEventCreate", rank());
+    cudaError_t status = cudaEventRecord(produced, static_cast<cudaStream_t>(producer));
+    if (status == cudaSuccess) status = cudaStreamWaitEvent(handles_->stream, produced, 0);
+    cudaEventDestroy(produced);  // the wait already holds the point it recorded
+    check_cuda(status, "cudaStreamWaitEvent before ncclAllReduce", rank());
+  }
+  check_nccl(ncclAllReduce(device_data, device_data, count, ncclFloat32, ncclSum, handles_->comm, handles_->stream),
+             "ncclAllReduce", rank());
+  return std::make_unique<PendingEvent>(handles_->stream, rank());
 }
 
 void NcclCommunicator::broadcast(void* device_data, size_t bytes, int root) {

@@ -144,6 +144,13 @@ CommandAction setup(CLI::App& cmd) {
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--distributed-init-method", args->world.init_method,
                  "Not supported (PyTorch rendezvous): start the ranks with mpirun, which connects them");
+  cmd.add_option("--ddp-backend", o.gradient_sync.ddp_backend,
+                 "c10d: gradients all-reduced in buckets during the backward pass; no_c10d: in one buffer after it")
+      ->check(CLI::IsMember({"c10d", "pytorch_ddp", "no_c10d", "legacy_ddp"}))
+      ->capture_default_str();
+  cmd.add_option("--bucket-cap-mb", o.gradient_sync.bucket_cap_mb, "Gradient bucket size in MiB (c10d)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd.add_flag("--skip-invalid-updates", o.skip_invalid_updates, "Skip updates with NaN/inf instead of stopping");
   return [args] { return run_train(*args); };
 }

@@ -1,41 +1,32 @@
 // Data-parallel training. See data_parallel.hpp.
 #include "apps/training/data_parallel.hpp"
 
-#include <cstring>
-
-#include "autograd/autograd.hpp"
 #include "core/checksum.hpp"
 #include "core/error.hpp"
 
 namespace attn::app {
 
-DataParallel::DataParallel(std::shared_ptr<dist::Communicator> world) : world_(std::move(world)) {}
+DataParallel::DataParallel(std::shared_ptr<dist::Communicator> world, GradientSyncOptions sync)
+    : world_(std::move(world)), sync_(std::move(sync)) {
+  sync_.validate();
+}
+
+GradientBuckets& DataParallel::buckets_of(const std::vector<Tensor>& parameters) {
+  if (!buckets_ || !buckets_->serves(parameters))
+    buckets_ = std::make_unique<GradientBuckets>(*world_, parameters, sync_.bucket_cap_bytes());
+  return *buckets_;
+}
+
+GradReadyFn DataParallel::gradient_ready_hook(const std::vector<Tensor>& parameters) {
+  if (size() == 1 || !sync_.overlaps()) return {};
+  GradientBuckets& buckets = buckets_of(parameters);
+  return [&buckets](const AutogradMeta& leaf) { buckets.on_grad_ready(leaf); };
+}
 
 void DataParallel::sum_over_ranks(const std::vector<Tensor>& parameters, std::vector<double>& counts) {
   if (size() == 1) return;
-  size_t total = 0;
-  for (const Tensor& p : parameters) {
-    ATTN_CHECK(p.dtype() == DType::Float32 && p.device().is_cpu(),
-               "data-parallel training: parameter {} is {} on {}; the MPI all-reduce takes float32 on the CPU",
-               p.shape().str(), std::string(dtype_name(p.dtype())), p.device().str());
-    total += size_t(p.numel());
-  }
-  flat_.assign(total, 0.0f);
-  size_t at = 0;
-  for (const Tensor& p : parameters) {
-    const Tensor g = grad(p);
-    if (g.defined()) std::memcpy(flat_.data() + at, g.contiguous().data<float>(), size_t(p.numel()) * sizeof(float));
-    at += size_t(p.numel());
-  }
-  world_->all_reduce_sum(flat_.data(), flat_.size());
+  buckets_of(parameters).finish();
   world_->all_reduce_sum(counts.data(), counts.size());
-  at = 0;
-  for (const Tensor& p : parameters) {
-    Tensor summed = empty(p.shape());
-    std::memcpy(summed.data<float>(), flat_.data() + at, size_t(p.numel()) * sizeof(float));
-    set_grad(p, summed);
-    at += size_t(p.numel());
-  }
 }
 
 std::optional<std::string> DataParallel::agree(const std::optional<std::string>& stop) {

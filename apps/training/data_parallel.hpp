@@ -11,11 +11,17 @@
 //   (offset at the update's start + s·kMicroBatchCounters), whichever rank runs it, and
 //   after the update the offset moves on by N·U·kMicroBatchCounters on every rank: the
 //   masks are those of the single-process run (Trainer::train_step).
-// * Gradients: after the backward passes, all the parameters' gradients are summed over the
-//   ranks in one flat float32 buffer (and the loss, nll, target-token and sentence counts
-//   in float64); the trainer then divides by the global target-token count, as fairseq
-//   normalises by the sample size of the whole update (docs/models.md §1.9), and every rank
-//   clips and steps on the same gradients.
+// * Gradients: the parameters' gradients are summed over the ranks in float32
+//   (gradient_buckets.hpp: with --ddp-backend c10d, the default, in buckets of
+//   --bucket-cap-mb started during the update's last backward pass, earlier micro-batches
+//   only accumulating as fairseq's no_sync does; with no_c10d in one flat buffer after it),
+//   and the loss, nll, target-token and sentence counts in float64 after it; the trainer then
+//   divides by the global target-token count, as fairseq normalises by the sample size of
+//   the whole update (docs/models.md §1.9), and every rank clips and steps on the same
+//   gradients. Two ranks' sums are the same whichever way they are grouped (a + b = b + a),
+//   so buckets and one buffer give bit-identical parameters there.
+// * Validation: each rank scores its share of the validation batches (batch b is rank
+//   b mod N's) and the sums are all-reduced (evaluation.hpp), as fairseq shards validation.
 // * Checkpoints, train_log.jsonl and progress lines come from rank 0 alone (is_writer()).
 //   Rank 0 takes the save dir lock, cleans up and resumes first (it may finish an
 //   interrupted save); then the others resume from the same save dir, which must therefore
@@ -29,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/training/gradient_buckets.hpp"
+#include "autograd/autograd.hpp"
 #include "core/tensor.hpp"
 #include "dist/communicator.hpp"
 
@@ -40,7 +48,8 @@ class DataParallel {
   // micro-batch of the largest presets draws, and room for 2^28 micro-batches per run).
   static constexpr uint64_t kMicroBatchCounters = uint64_t(1) << 36;
 
-  explicit DataParallel(std::shared_ptr<dist::Communicator> world);
+  // Throws attn::Error when `sync` holds a value fairseq's flags do not allow.
+  explicit DataParallel(std::shared_ptr<dist::Communicator> world, GradientSyncOptions sync = {});
 
   int rank() const { return world_->rank(); }
   int size() const { return world_->size(); }
@@ -50,8 +59,14 @@ class DataParallel {
   // Whether slot `slot` of an update's batches (0 .. size()·update_freq - 1) is this rank's.
   bool owns(int64_t slot) const { return slot % size() == rank(); }
 
-  // Sums the gradients of `parameters` (float32; a missing gradient counts as zeros, and
-  // every parameter has one afterwards) and `counts` over the ranks. Nothing to do alone.
+  // What to pass to backward() for the last micro-batch of an update: with --ddp-backend
+  // c10d it starts the all-reduce of each bucket of `parameters` whose gradients are all
+  // final. Empty alone and with no_c10d.
+  GradReadyFn gradient_ready_hook(const std::vector<Tensor>& parameters);
+  // After the update's backward passes: sums the gradients of `parameters` (float32, on one
+  // device; a missing gradient counts as zeros, and every parameter has one afterwards),
+  // finishing what gradient_ready_hook's callback started, and `counts` over the ranks.
+  // Nothing to do alone.
   void sum_over_ranks(const std::vector<Tensor>& parameters, std::vector<double>& counts);
   // Rank 0's `stop` on every rank.
   std::optional<std::string> agree(const std::optional<std::string>& stop);
@@ -67,8 +82,12 @@ class DataParallel {
   }
 
  private:
+  // The buckets of `parameters`, made at the first update (again if the parameters change).
+  GradientBuckets& buckets_of(const std::vector<Tensor>& parameters);
+
   std::shared_ptr<dist::Communicator> world_;
-  std::vector<float> flat_;  // the gradients of all parameters, end to end
+  GradientSyncOptions sync_;
+  std::unique_ptr<GradientBuckets> buckets_;
 };
 
 // A checksum of the values of `tensors` (their bytes, in order), for check_same_state.

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 #include "apps/task/batch_tensors.hpp"
 #include "autograd/autograd.hpp"
@@ -25,24 +26,29 @@ data::BatchingOptions evaluation_batching(const nn::EncoderDecoderModel& model, 
 
 ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpora& corpora,
                                const nn::LabelSmoothedCrossEntropy& criterion, int64_t max_tokens,
-                               int64_t max_sentences) {
+                               int64_t max_sentences, dist::Communicator* world) {
   data::BatchLoader loader(corpora.source, corpora.target, evaluation_batching(model, max_tokens, max_sentences));
+  const int rank = world ? world->rank() : 0, ranks = world ? world->size() : 1;
   NoGradGuard no_grad;
   model.eval();
-  double loss_sum = 0.0, nll_sum = 0.0;
-  ValidationResult result;
-  result.skipped = loader.filtered();
-  while (std::optional<data::Batch> batch = loader.next()) {
+  std::vector<double> sums(4, 0.0);  // loss, nll, target tokens, sentences
+  for (int64_t index = 0; std::optional<data::Batch> batch = loader.next(); ++index) {
+    if (index % ranks != rank) continue;
     const BatchTensors tensors = to_tensors(*batch, model.device());
     const nn::CriterionOutput out = criterion(model.forward(tensors.src_tokens, tensors.prev_output_tokens), tensors.target);
-    loss_sum += out.loss.item();
-    nll_sum += out.nll_sum;
-    result.ntokens += out.ntokens;
-    result.nsentences += batch->batch_size;
+    sums[0] += out.loss.item();
+    sums[1] += out.nll_sum;
+    sums[2] += double(out.ntokens);
+    sums[3] += double(batch->batch_size);
   }
+  if (ranks > 1) world->all_reduce_sum(sums.data(), sums.size());
+  ValidationResult result;
+  result.skipped = loader.filtered();
+  result.ntokens = int64_t(sums[2]);
+  result.nsentences = int64_t(sums[3]);
   if (result.ntokens > 0) {
-    result.loss = loss_sum / double(result.ntokens) / std::numbers::ln2;
-    result.nll_loss = nll_sum / double(result.ntokens) / std::numbers::ln2;
+    result.loss = sums[0] / sums[2] / std::numbers::ln2;
+    result.nll_loss = sums[1] / sums[2] / std::numbers::ln2;
   }
   result.ppl = std::exp2(result.nll_loss);
   return result;

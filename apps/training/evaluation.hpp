@@ -6,6 +6,7 @@
 
 #include "apps/task/translation_task.hpp"
 #include "data/batching.hpp"
+#include "dist/communicator.hpp"
 #include "nn/criterion.hpp"
 
 namespace attn::app {
@@ -23,9 +24,13 @@ data::BatchingOptions evaluation_batching(const nn::EncoderDecoderModel& model, 
 
 // In eval mode without gradients (the model is left in eval mode). Batches as training
 // forms them, unshuffled; pairs longer than the model's positions or than max_tokens are
-// skipped and reported in `skipped`.
+// skipped and reported in `skipped`. With `world` (data-parallel training, every rank calling
+// it), each rank scores batches b with b mod size = rank and the loss, nll, token and
+// sentence sums are all-reduced, as fairseq shards validation: every rank gets the numbers of
+// the whole split for 1/size of the work, equal to one process's up to the order of the
+// float64 sums.
 ValidationResult evaluate_loss(nn::EncoderDecoderModel& model, const SplitCorpora& corpora,
                                const nn::LabelSmoothedCrossEntropy& criterion, int64_t max_tokens,
-                               int64_t max_sentences = 0);
+                               int64_t max_sentences = 0, dist::Communicator* world = nullptr);
 
 }  // namespace attn::app

@@ -121,7 +121,7 @@ struct Trainer::IntervalStats {
 
 Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> world)
     : options_(std::move(options)),
-      parallel_(std::move(world)),
+      parallel_(std::move(world), options_.gradient_sync),
       criterion_(options_.label_smoothing, data::Dictionary::kPad),
       progress_(stdout, parallel_.is_writer() && progress_is_live(options_.progress)),
       run_start_(std::chrono::steady_clock::now()) {
@@ -386,7 +386,10 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
     }
     {
       profiler::ProfileScope scope("trainer: backward");
-      backward(out.loss);
+      // The last backward of the update may start summing gradients over the ranks as they
+      // become final; the earlier ones only accumulate (fairseq's no_sync).
+      const bool last = i + 1 == micro_batches.size();
+      backward(out.loss, Tensor(), last ? parallel_.gradient_ready_hook(parameters_) : GradReadyFn());
     }
     result.loss_sum += out.loss.item();
     result.nll_sum += out.nll_sum;
@@ -430,7 +433,8 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
 
 ValidationResult Trainer::validate(const std::string& split) {
   const ValidationResult result =
-      evaluate_loss(*model_, open_split(task_, split), criterion_, options_.max_tokens, options_.max_sentences);
+      evaluate_loss(*model_, open_split(task_, split), criterion_, options_.max_tokens, options_.max_sentences,
+                    &parallel_.world());  // each rank its share of the batches
   model_->train();
   return result;
 }

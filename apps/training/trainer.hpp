@@ -128,6 +128,7 @@ struct TrainerOptions {
   double max_time_minutes = 0.0;
   uint64_t seed = 1;
   ComputeOptions compute;  // --threads, --matmul-precision
+  GradientSyncOptions gradient_sync;  // --ddp-backend, --bucket-cap-mb (data-parallel training)
 
   // Checkpoints, validation, logging.
   std::string save_dir = "checkpoints";

@@ -6,6 +6,10 @@
 //     data position and generator state;
 //   * 3 ranks equal 1 process with --update-freq 3, though the last update of each epoch
 //     leaves ranks 1 and 2 without a batch;
+//   * gradients summed in buckets during backward (--ddp-backend c10d, the default; also with
+//     a tiny --bucket-cap-mb: many buckets) and in one buffer after it (no_c10d) give
+//     bit-identical parameters with 2 ranks (a sum of two does not depend on grouping);
+//   * sharded validation: the 2 ranks' validation numbers are one process's;
 //   * 2 ranks stopped at update 10 and resumed equal, bit for bit, 2 ranks run straight to 20;
 //   * a rank killed with SIGKILL, or failing with an error, ends the whole job with a non-zero
 //     status and a message naming the rank, well within the time limit (no hang);
@@ -20,6 +24,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -77,6 +82,17 @@ double max_abs_difference(const attn::SafetensorsFile& a, const attn::Safetensor
     for (size_t j = 0; j < x.size(); ++j) worst = std::max(worst, std::abs(x[j] - y[j]));
   }
   return worst;
+}
+
+// The "valid" records of a run's train_log.jsonl.
+std::vector<nlohmann::json> valid_records(const std::string& save_dir) {
+  std::vector<nlohmann::json> records;
+  std::istringstream log(read_file(save_dir + "/train_log.jsonl"));
+  for (std::string line; std::getline(log, line);) {
+    nlohmann::json record = nlohmann::json::parse(line);
+    if (record["type"] == "valid") records.push_back(std::move(record));
+  }
+  return records;
 }
 
 nlohmann::json metadata_of(const std::string& base) {
@@ -141,6 +157,29 @@ TEST_CASE("data parallel: 2 ranks = --update-freq 2; resume = straight run; a de
     const std::string log = read_file(two_ranks + "/train_log.jsonl");
     CHECK(log.find("\"done\"") != std::string::npos);
     CHECK(log.find("\"done\"") == log.rfind("\"done\""));
+    // Validation, sharded over the ranks and all-reduced, gives one process's numbers (to the
+    // rounding of the parameters' tolerance above and of the sums' order).
+    const std::vector<nlohmann::json> one = valid_records(one_process), two = valid_records(two_ranks);
+    REQUIRE(one.size() == two.size());
+    REQUIRE_FALSE(one.empty());
+    for (size_t i = 0; i < one.size(); ++i) {
+      CHECK(two[i]["update"] == one[i]["update"]);
+      CHECK(two[i]["loss"].get<double>() == Approx(one[i]["loss"].get<double>()).epsilon(1e-5));
+      CHECK(two[i]["nll_loss"].get<double>() == Approx(one[i]["nll_loss"].get<double>()).epsilon(1e-5));
+    }
+  }
+
+  SECTION("buckets during backward, many tiny buckets, and one buffer after it give the same parameters") {
+    const std::string reference = read_file(two_ranks + "/checkpoint_last.safetensors");  // c10d, 25 MiB
+    for (const std::vector<std::string>& backend :
+         {std::vector<std::string>{"--ddp-backend", "no_c10d"}, {"--bucket-cap-mb", "0.001"}}) {
+      const std::string save_dir = root + "/backend_" + backend[1];
+      std::vector<std::string> flags = twenty;
+      flags.insert(flags.end(), backend.begin(), backend.end());
+      require_success(train(training_command(*mpirun, root, save_dir, flags), save_dir));
+      INFO(backend[0] << " " << backend[1]);
+      CHECK(read_file(save_dir + "/checkpoint_last.safetensors") == reference);
+    }
   }
 
   SECTION("3 ranks equal one process with --update-freq 3, also where an update leaves ranks without a batch") {

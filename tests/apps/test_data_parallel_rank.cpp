@@ -76,7 +76,7 @@ TEST_CASE("data parallel as rank 1 of 2: slots, gradient sums, rank 0's stop, th
   SECTION("gradients and counts are summed; a parameter without a gradient gets rank 0's") {
     Tensor a = parameter({1.0f, 2.0f}), b = parameter({3.0f});
     set_grad(a, parameter({0.5f, -1.0f}).data_only());
-    peer->peer_floats = {10.0f, 20.0f, 30.0f};  // rank 0's gradients of a and b, end to end
+    peer->peer_floats = {30.0f, 10.0f, 20.0f};  // rank 0's gradients of b and a: reverse registration order
     peer->peer_doubles = {100.0, 7.0};
     std::vector<double> counts = {1.0, 2.0};
     parallel.sum_over_ranks({a, b}, counts);

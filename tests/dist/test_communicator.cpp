@@ -1,11 +1,12 @@
-// The communicators of dist/: a world of one leaves buffers as they are; the MPI world sums,
-// broadcasts and synchronises. The MPI cases run inside `mpirun -np 2` of this very program
-// (the outer run starts it and checks that every rank passed); without mpirun on PATH the
-// program reports itself skipped.
+// The communicators of dist/: a world of one leaves buffers as they are; the MPI world sums
+// (also with several non-blocking all-reduces in flight), broadcasts and synchronises. The
+// MPI cases run inside `mpirun -np 2` of this very program (the outer run starts it and
+// checks that every rank passed); without mpirun on PATH the program reports itself skipped.
 #include <catch.hpp>
 
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ void check_collectives(Communicator& world) {
   std::vector<double> doubles = {1e-300 * (rank + 1), 1e300};
   world.all_reduce_sum(doubles.data(), doubles.size());
   CHECK(doubles == std::vector<double>{3e-300, 2e300});
+  // Two all-reduces in flight at once (MPI_Iallreduce), tested, then waited for.
+  std::vector<float> first = {float(rank), 1.0f}, second = {2.0f * float(rank + 1)};
+  const std::unique_ptr<PendingCollective> a = world.start_all_reduce_sum(first.data(), first.size(), nullptr);
+  const std::unique_ptr<PendingCollective> b = world.start_all_reduce_sum(second.data(), second.size(), nullptr);
+  a->test();
+  b->wait();
+  a->wait();
+  CHECK(a->test());
+  CHECK(first == std::vector<float>{1.0f, 2.0f});
+  CHECK(second == std::vector<float>{6.0f});
   int value = rank == 1 ? 42 : 0;
   world.broadcast(&value, sizeof value, 1);
   CHECK(value == 42);
@@ -48,6 +59,8 @@ TEST_CASE("a world of one process: collectives leave buffers as they are") {
   CHECK(world.size() == 1);
   std::vector<float> floats = {1.5f, -2.0f};
   world.all_reduce_sum(floats.data(), floats.size());
+  CHECK(floats == std::vector<float>{1.5f, -2.0f});
+  CHECK(world.start_all_reduce_sum(floats.data(), floats.size(), nullptr)->test());  // finished at once
   CHECK(floats == std::vector<float>{1.5f, -2.0f});
   CHECK(broadcast_string(world, "kept", 0) == "kept");
   CHECK_THROWS_WITH(world.broadcast(floats.data(), 4, 1), Catch::Contains("root 1 does not exist"));
