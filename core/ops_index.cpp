@@ -1,14 +1,27 @@
 // Indexing ops (core/ops.hpp): embedding lookup and its scatter-add backward,
-// index_select, top-k and gather along the last dim. Indices are validated on the host
-// first, so a bad id names itself and the bound instead of reading out of bounds.
+// index_select, top-k and gather along the last dim. Indices are validated first, so a bad
+// id is an error naming the op and the bound, never a read out of bounds: host indices on
+// the spot (naming the id), device indices on the device, checked at the next read-back
+// (core/deferred_checks.hpp) while the kernels leave out-of-range rows alone.
 #include <string_view>
 
 #include "core/backend.hpp"
+#include "core/deferred_checks.hpp"
 #include "core/ops.hpp"
 
 namespace attn::ops {
 
 namespace {
+
+// Defers the check that every device index lies in [0, bound).
+void defer_range_check(const Tensor& indices, int64_t bound, std::string_view op) {
+  const Tensor outside = add(lt(indices, 0.0).to(DType::Float32), ge(indices, double(bound)).to(DType::Float32));
+  defer_check(amax(outside),
+              [op = std::string(op), bound, shape = indices.shape().str()](double) {
+                return fmt::format("{}: an index out of range [0, {}) among the indices of shape {} (on the device)",
+                                   op, bound, shape);
+              });
+}
 
 // The indices as a contiguous int64 tensor on `device`, after checking every one lies in [0, bound).
 Tensor checked_indices(const Tensor& indices, int64_t bound, std::string_view op, Device device) {
@@ -16,6 +29,11 @@ Tensor checked_indices(const Tensor& indices, int64_t bound, std::string_view op
   ATTN_CHECK(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
              "{}: indices must be int64 or int32, got {} (shape {})", op, dtype_name(indices.dtype()),
              indices.shape().str());
+  if (!indices.device().is_cpu() && indices.device() == device) {
+    const Tensor on_device = indices.to(DType::Int64).contiguous();
+    defer_range_check(on_device, bound, op);
+    return on_device;
+  }
   const Tensor host = indices.to(DType::Int64).to(Device::cpu()).contiguous();
   const int64_t* p = host.data<int64_t>();
   for (int64_t i = 0; i < host.numel(); ++i)

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/backend.hpp"
+#include "core/deferred_checks.hpp"
 
 namespace attn {
 
@@ -67,8 +68,11 @@ std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, cons
   return new_strides;
 }
 
-// Copy between tensors of one shape; a CUDA backend also handles copies to/from the host.
+// Copy between tensors of one shape; a CUDA backend also handles copies to/from the host. A
+// copy from a device to the host is where the host waits for the device anyway: the deferred
+// checks of device data run first, so no value read back comes from bad input.
 void copy_between(const Tensor& src, const Tensor& dst) {
+  if (!src.device().is_cpu() && dst.device().is_cpu()) run_deferred_checks();
   Device device = src.device().is_cuda() ? src.device() : dst.device();
   backend_for(device).copy(src, dst);
 }

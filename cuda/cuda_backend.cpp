@@ -235,10 +235,9 @@ void CudaBackend::index_select_rows(const Tensor& weight_view, const Tensor& ind
   void* stream = on(weight_view.device()).stream;
   const Tensor weight = dense(weight_view, stream);
   const Tensor indices = dense(indices_view, stream);
-  require_contiguous_float("index_select_rows", {&weight, &out});
   require_row_indices("index_select_rows", indices);
-  launch_index_select_rows(weight.data<float>(), indices.data<int64_t>(), out.data<float>(), indices.numel(),
-                           weight.size(1), stream);
+  launch_index_select_rows(weight.raw_data(), weight.size(0), indices.data<int64_t>(), out.raw_data(),
+                           dtype_size(weight.dtype()), indices.numel(), weight.size(1), stream);
 }
 
 void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indices_view, const Tensor& src_view) {
@@ -247,8 +246,8 @@ void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indice
   const Tensor src = dense(src_view, stream);
   require_contiguous_float("index_add_rows", {&grad_weight, &src});
   require_row_indices("index_add_rows", indices);
-  launch_index_add_rows(grad_weight.data<float>(), indices.data<int64_t>(), src.data<float>(), indices.numel(),
-                        grad_weight.size(1), stream);
+  launch_index_add_rows(grad_weight.data<float>(), grad_weight.size(0), indices.data<int64_t>(), src.data<float>(),
+                        indices.numel(), grad_weight.size(1), stream);
 }
 
 void CudaBackend::uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) {

@@ -4,19 +4,35 @@
 
 namespace attn::cuda {
 
-void launch_index_select_rows(const float* weight, const int64_t* indices, float* out, int64_t rows, int64_t width,
-                              void* stream) {
-  if (rows * width == 0) return;
-  launch_kernel("index_select_rows_kernel", cuda_kernels::index_select_rows_kernel, grid_for(rows * width),
-                kThreadsPerBlock, 0, stream, weight, indices, out, (long long)rows, int(width));
+namespace {
+
+template <typename T>
+void launch_index_select_rows_of(const void* weight, int64_t weight_rows, const int64_t* indices, void* out,
+                                 int64_t rows, int64_t width, void* stream) {
+  launch_kernel("index_select_rows_kernel", cuda_kernels::index_select_rows_kernel<T>, grid_for(rows * width),
+                kThreadsPerBlock, 0, stream, static_cast<const T*>(weight), (long long)weight_rows, indices,
+                static_cast<T*>(out), (long long)rows, int(width));
 }
 
-void launch_index_add_rows(float* grad_weight, const int64_t* indices, const float* src, int64_t rows, int64_t width,
-                           void* stream) {
+}  // namespace
+
+void launch_index_select_rows(const void* weight, int64_t weight_rows, const int64_t* indices, void* out,
+                              size_t element_size, int64_t rows, int64_t width, void* stream) {
+  if (rows * width == 0) return;
+  switch (element_size) {
+    case 1: return launch_index_select_rows_of<uint8_t>(weight, weight_rows, indices, out, rows, width, stream);
+    case 4: return launch_index_select_rows_of<uint32_t>(weight, weight_rows, indices, out, rows, width, stream);
+    case 8: return launch_index_select_rows_of<uint64_t>(weight, weight_rows, indices, out, rows, width, stream);
+    default: check_cuda(int(cudaErrorInvalidValue), "index_select_rows_kernel (element size)");
+  }
+}
+
+void launch_index_add_rows(float* grad_weight, int64_t weight_rows, const int64_t* indices, const float* src,
+                           int64_t rows, int64_t width, void* stream) {
   if (rows * width == 0) return;
   const unsigned column_blocks = unsigned((width + kThreadsPerBlock - 1) / kThreadsPerBlock);
   launch_kernel("index_add_rows_kernel", cuda_kernels::index_add_rows_kernel, column_blocks, kThreadsPerBlock, 0,
-                stream, grad_weight, indices, src, (long long)rows, int(width));
+                stream, grad_weight, (long long)weight_rows, indices, src, (long long)rows, int(width));
 }
 
 void launch_gather_last(const float* x, const int64_t* index, float* out, int64_t rows, int64_t cols, void* stream) {

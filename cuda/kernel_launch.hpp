@@ -35,12 +35,14 @@ void launch_bias_relu(float* y, const float* bias, int64_t rows, int64_t cols, v
 // dz = y > 0 ? dy : 0 and, when dbias is not null, dbias = the column sums of dz.
 void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, int64_t rows, int64_t cols,
                                void* stream);
-// out[i, :] = weight[indices[i], :] over out [rows, width].
-void launch_index_select_rows(const float* weight, const int64_t* indices, float* out, int64_t rows, int64_t width,
-                              void* stream);
-// grad_weight[indices[i], :] += src[i, :] for the rows of src [rows, width], in index order.
-void launch_index_add_rows(float* grad_weight, const int64_t* indices, const float* src, int64_t rows, int64_t width,
-                           void* stream);
+// out[i, :] = weight[indices[i], :] over out [rows, width], elements of element_size bytes
+// (1, 4 or 8: any dtype); a row index outside [0, weight_rows) gives a row of zeros.
+void launch_index_select_rows(const void* weight, int64_t weight_rows, const int64_t* indices, void* out,
+                              size_t element_size, int64_t rows, int64_t width, void* stream);
+// grad_weight[indices[i], :] += src[i, :] for the rows of src [rows, width], in index order;
+// rows whose index lies outside [0, weight_rows) are left out.
+void launch_index_add_rows(float* grad_weight, int64_t weight_rows, const int64_t* indices, const float* src,
+                           int64_t rows, int64_t width, void* stream);
 // out[r] = x[r, index[r]] over x [rows, cols].
 void launch_gather_last(const float* x, const int64_t* index, float* out, int64_t rows, int64_t cols, void* stream);
 // The k largest (or smallest) of each row of x [rows, cols], sorted, ties to the lower index.

@@ -6,21 +6,31 @@
 
 namespace attn::cuda_kernels {
 
-// out[i, d] = weight[indices[i], d] over out [rows, width].
-__global__ void index_select_rows_kernel(const float* weight, const int64_t* indices, float* out, long long rows,
-                                         int width) {
+// Device indices are checked by a deferred check (core/deferred_checks.hpp) that reports
+// after the kernel ran, so the kernels stay inside weight [weight_rows, width] on bad input:
+// a row out of range is read as zeros and receives nothing.
+__device__ inline bool row_in_range(int64_t row, long long weight_rows) { return row >= 0 && row < weight_rows; }
+
+// out[i, d] = weight[indices[i], d] over out [rows, width], for elements of any type T of the
+// element's size (the bytes are moved, not interpreted).
+template <typename T>
+__global__ void index_select_rows_kernel(const T* weight, long long weight_rows, const int64_t* indices, T* out,
+                                         long long rows, int width) {
   const long long n = rows * width, stride = (long long)blockDim.x * gridDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-    out[i] = weight[indices[i / width] * width + i % width];
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const int64_t row = indices[i / width];
+    out[i] = row_in_range(row, weight_rows) ? weight[row * width + i % width] : T(0);
+  }
 }
 
 // grad_weight[indices[i], d] += src[i, d]: one thread per column d, adding the rows in index
 // order, so repeated indices sum in the same order as on the CPU (deterministic, no atomics).
-__global__ void index_add_rows_kernel(float* grad_weight, const int64_t* indices, const float* src, long long rows,
-                                      int width) {
+__global__ void index_add_rows_kernel(float* grad_weight, long long weight_rows, const int64_t* indices,
+                                      const float* src, long long rows, int width) {
   const int d = blockIdx.x * blockDim.x + threadIdx.x;
   if (d >= width) return;
-  for (long long i = 0; i < rows; ++i) grad_weight[indices[i] * width + d] += src[i * width + d];
+  for (long long i = 0; i < rows; ++i)
+    if (row_in_range(indices[i], weight_rows)) grad_weight[indices[i] * width + d] += src[i * width + d];
 }
 
 // out[r] = x[r, index[r]] over x [rows, cols].

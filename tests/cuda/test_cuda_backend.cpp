@@ -141,6 +141,21 @@ TEST_CASE("backward of unary ops, bias + ReLU and embeddings on the GPU match th
   check_close(gpu.dbias, cpu.dbias, 1e-5);
   const Tensor indices = from_vector<int64_t>({2, 0, 2, 3}, Shape{4});
   check_close(ops::index_select(x.to(kGpu), 0, indices.to(kGpu)), ops::index_select(x, 0, indices), 0.0);
+  // Rows of any dtype: a beam search reorders boolean padding masks and int64 tokens.
+  const Tensor mask = ops::gt(x, 0.0), tokens = from_vector<int64_t>({7, -3, 1LL << 40, 5}, Shape{4});
+  CHECK(ops::index_select(mask.to(kGpu), 0, indices.to(kGpu)).to_vector() ==
+        ops::index_select(mask, 0, indices).to_vector());
+  CHECK(ops::index_select(tokens.to(kGpu), 0, indices.to(kGpu)).to_vector() ==
+        ops::index_select(tokens, 0, indices).to_vector());
+}
+
+TEST_CASE("a device index out of range is an error at the next read-back, never a read out of bounds", "[cuda]") {
+  const Tensor table = varied({5, 8}, -1, 1).to(kGpu);
+  const Tensor looked_up = ops::embedding(table, from_vector<int64_t>({1, 5, 2}, Shape{3}, kGpu));  // 5 >= 5 rows
+  CHECK_THROWS_WITH(looked_up.to_vector(), Catch::Contains("embedding: an index out of range [0, 5)"));
+  // The failed check was consumed: the next lookup and read-back are fine.
+  const Tensor good = ops::embedding(table, from_vector<int64_t>({1, 4}, Shape{2}, kGpu));
+  CHECK(good.to_vector() == ops::embedding(table.to(Device::cpu()), from_vector<int64_t>({1, 4}, Shape{2})).to_vector());
 }
 
 TEST_CASE("optimizer steps and gradient clipping on the GPU match the CPU", "[cuda]") {

@@ -145,15 +145,27 @@ TEST_CASE("cuda row gather and scatter match the CPU backend, repeated indices i
   const Tensor indices = from_vector<int64_t>({3, 0, 8, 3, 3, 5}, Shape{6});
   const Tensor expected = ops::index_select(weight, 0, indices);
   std::vector<float> out(size_t(6 * width), 0.0f);
-  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_select_rows_kernel, weight.data<float>(),
-         indices.data<int64_t>(), out.data(), 6LL, int(width));
+  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_select_rows_kernel<float>, weight.data<float>(),
+         (long long)vocab, indices.data<int64_t>(), out.data(), 6LL, int(width));
   CHECK(out == values(expected));
+
+  // Out-of-range rows (left to a deferred check) read as zeros and receive nothing; never
+  // memory outside the weight.
+  const Tensor bad = from_vector<int64_t>({-1, 9}, Shape{2});
+  std::vector<float> bad_out(size_t(2 * width), 7.0f);
+  launch(LaunchConfig{.grid = {1}, .block = {64}}, index_select_rows_kernel<float>, weight.data<float>(),
+         (long long)vocab, bad.data<int64_t>(), bad_out.data(), 2LL, int(width));
+  CHECK(bad_out == std::vector<float>(size_t(2 * width), 0.0f));
+  const Tensor untouched = weight.clone();
+  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_add_rows_kernel, untouched.data<float>(), (long long)vocab,
+         bad.data<int64_t>(), varied({2, width}, -1, 1).data<float>(), 2LL, int(width));
+  CHECK(values(untouched) == values(weight));
 
   const Tensor src = varied({6, width}, -2, 2), expected_grad = varied({vocab, width}, -1, 1);
   const Tensor grad = expected_grad.clone();
   backend_for(Device::cpu()).index_add_rows(expected_grad, indices, src);
-  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_add_rows_kernel, grad.data<float>(), indices.data<int64_t>(),
-         src.data<float>(), 6LL, int(width));
+  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_add_rows_kernel, grad.data<float>(), (long long)vocab,
+         indices.data<int64_t>(), src.data<float>(), 6LL, int(width));
   CHECK(values(grad) == values(expected_grad));  // the same additions in the same order: exact
 }
 
