@@ -33,6 +33,8 @@ class Communicator {
 
   virtual int rank() const = 0;  // 0 .. size() - 1
   virtual int size() const = 0;
+  // This rank's index among the ranks on its own machine (which GPU it takes).
+  virtual int local_rank() const { return 0; }
   virtual std::string name() const = 0;  // "single process", "MPI", "NCCL"
   // Whether its buffers are GPU memory (NCCL) rather than host memory.
   virtual bool sums_device_memory() const { return false; }

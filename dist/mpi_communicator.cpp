@@ -58,6 +58,12 @@ MpiCommunicator::MpiCommunicator() {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+  // The ranks sharing this machine's memory, numbered by world rank: this rank's place there.
+  MPI_Comm machine = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &machine),
+        "MPI_Comm_split_type");
+  check(MPI_Comm_rank(machine, &local_rank_), "MPI_Comm_rank (machine)");
+  MPI_Comm_free(&machine);
 }
 
 MpiCommunicator::~MpiCommunicator() { MPI_Finalize(); }

@@ -26,6 +26,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
   std::string name() const override { return "MPI"; }
   void all_reduce_sum(float* data, size_t count) override;
   void all_reduce_sum(double* data, size_t count) override;
@@ -40,7 +41,7 @@ class MpiCommunicator final : public Communicator {
 
   void check(int status, const char* call) const;
 
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_rank_ = 0;
 };
 
 }  // namespace attn::dist

@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "apps/cli/command.hpp"
+#include "apps/training/gpu_ranks.hpp"
 #include "apps/training/trainer.hpp"
+#include "core/device_runtime.hpp"
 #include "dist/world.hpp"
 
 namespace attn::app {
@@ -58,7 +60,10 @@ int run_train(TrainCommandArgs& args) {
   const std::shared_ptr<dist::Communicator> world = dist::join_world(args.world);
   try {
     dist::check_world_matches(*world, args.world);
-    Trainer trainer(options, world);
+    options.compute.device = device_of_rank(options.compute.device, *world);
+    const Device device = parse_device(options.compute.device);
+    use_device(device);
+    Trainer trainer(options, world, gpu_gradient_communicator(*world, device));
     trainer.train();
   } catch (const std::exception& e) {
     // The other ranks may be waiting in a collective for this one: end them all.

@@ -6,14 +6,19 @@
 
 namespace attn::app {
 
-DataParallel::DataParallel(std::shared_ptr<dist::Communicator> world, GradientSyncOptions sync)
-    : world_(std::move(world)), sync_(std::move(sync)) {
+DataParallel::DataParallel(std::shared_ptr<dist::Communicator> world, GradientSyncOptions sync,
+                           std::shared_ptr<dist::Communicator> gradients)
+    : world_(std::move(world)), gradients_(gradients ? std::move(gradients) : world_), sync_(std::move(sync)) {
   sync_.validate();
+  ATTN_CHECK(gradients_->size() == world_->size() && gradients_->rank() == world_->rank(),
+             "data-parallel training: the gradients' {} communicator (rank {} of {}) differs from the world (rank {} "
+             "of {})",
+             gradients_->name(), gradients_->rank(), gradients_->size(), world_->rank(), world_->size());
 }
 
 GradientBuckets& DataParallel::buckets_of(const std::vector<Tensor>& parameters) {
   if (!buckets_ || !buckets_->serves(parameters))
-    buckets_ = std::make_unique<GradientBuckets>(*world_, parameters, sync_.bucket_cap_bytes());
+    buckets_ = std::make_unique<GradientBuckets>(*gradients_, parameters, sync_.bucket_cap_bytes());
   return *buckets_;
 }
 

@@ -48,8 +48,11 @@ class DataParallel {
   // micro-batch of the largest presets draws, and room for 2^28 micro-batches per run).
   static constexpr uint64_t kMicroBatchCounters = uint64_t(1) << 36;
 
-  // Throws attn::Error when `sync` holds a value fairseq's flags do not allow.
-  explicit DataParallel(std::shared_ptr<dist::Communicator> world, GradientSyncOptions sync = {});
+  // Throws attn::Error when `sync` holds a value fairseq's flags do not allow. `gradients`,
+  // when given, sums the gradients instead of `world` (NCCL over the ranks' GPUs, while the
+  // host-memory `world` carries the control messages and counts); it has world's ranks.
+  explicit DataParallel(std::shared_ptr<dist::Communicator> world, GradientSyncOptions sync = {},
+                        std::shared_ptr<dist::Communicator> gradients = nullptr);
 
   int rank() const { return world_->rank(); }
   int size() const { return world_->size(); }
@@ -86,6 +89,7 @@ class DataParallel {
   GradientBuckets& buckets_of(const std::vector<Tensor>& parameters);
 
   std::shared_ptr<dist::Communicator> world_;
+  std::shared_ptr<dist::Communicator> gradients_;  // world_ unless the gradients travel apart
   GradientSyncOptions sync_;
   std::unique_ptr<GradientBuckets> buckets_;
 };

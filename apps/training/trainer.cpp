@@ -119,9 +119,10 @@ struct Trainer::IntervalStats {
   int64_t ntokens = 0, updates = 0;
 };
 
-Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> world)
+Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> world,
+                 std::shared_ptr<dist::Communicator> gradients)
     : options_(std::move(options)),
-      parallel_(std::move(world), options_.gradient_sync),
+      parallel_(std::move(world), options_.gradient_sync, std::move(gradients)),
       criterion_(options_.label_smoothing, data::Dictionary::kPad),
       progress_(stdout, parallel_.is_writer() && progress_is_live(options_.progress)),
       run_start_(std::chrono::steady_clock::now()) {

@@ -169,9 +169,11 @@ class Trainer {
  public:
   // Opens the data, builds the model, optimizer, schedule and loader, and resumes from a
   // checkpoint when there is one (see the header comment). `world`: the ranks training
-  // together (every one constructs a Trainer with the same options).
+  // together (every one constructs a Trainer with the same options); `gradients`: the
+  // communicator that sums their gradients when it is not `world` (NCCL for GPU ranks).
   explicit Trainer(TrainerOptions options,
-                   std::shared_ptr<dist::Communicator> world = std::make_shared<dist::SingleProcessCommunicator>());
+                   std::shared_ptr<dist::Communicator> world = std::make_shared<dist::SingleProcessCommunicator>(),
+                   std::shared_ptr<dist::Communicator> gradients = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
