@@ -74,14 +74,7 @@ __global__ void delta_rule_kernel(DeltaInputs in, float* state, float* y, ScanSh
   const ScanThread me(s);
   if (!me.active) return;  // a whole warp: the value rows past N of the last slice
   const DeltaRow row(in, s, me.row);
-  float* own_weights = shared_memory<float>();
-  float* row_state = state + me.row * s.state_size();
-  load_state(s, me, row_state, own_weights);
-  for (int t = 0; t < s.length; ++t) {
-    const float read = warp_reduce(delta_step(s, me, row, t, own_weights), SumOp());
-    if (me.lane == 0) y[((long long)me.row * s.length + t) * s.values + me.value] = read;
-  }
-  store_state(s, me, own_weights, row_state);
+  scan_forward(s, me, state, y, [&](int t, float* weights) { return delta_step(s, me, row, t, weights); });
 }
 
 // One step of the backward walk for an active thread, from W_{t−1} (before) and W_t (after):

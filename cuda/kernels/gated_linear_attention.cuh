@@ -70,14 +70,7 @@ __global__ void gated_linear_attention_kernel(GatedInputs in, float* state, floa
   const ScanThread me(s);
   if (!me.active) return;  // a whole warp: the value rows past N of the last slice
   const GatedRow row(in, s, me.row);
-  float* own_state = shared_memory<float>();
-  float* row_state = state + me.row * s.state_size();
-  load_state(s, me, row_state, own_state);
-  for (int t = 0; t < s.length; ++t) {
-    const float read = warp_reduce(gated_step(s, me, row, t, own_state), SumOp());
-    if (me.lane == 0) y[((long long)me.row * s.length + t) * s.values + me.value] = read;
-  }
-  store_state(s, me, own_state, row_state);
+  scan_forward(s, me, state, y, [&](int t, float* own_state) { return gated_step(s, me, row, t, own_state); });
 }
 
 // One step of the backward walk for an active thread, from S_{t−1} (before) and S_t (after):

@@ -94,6 +94,22 @@ __device__ inline void sum_warp_partials(const float* partials, int value_rows, 
   }
 }
 
+// The forward walk of a scan for an active thread: the state from `state` [R, N, M] into
+// shared memory, step(t, own_state) for t = 0..T−1 (returning the lane's part of y_t's entry
+// for this value row, summed over the warp into y [R, T, N]), the state back. No barriers:
+// the warps are independent.
+template <typename Step>
+__device__ void scan_forward(const ScanShape& s, const ScanThread& me, float* state, float* y, Step step) {
+  float* own_state = shared_memory<float>();
+  float* row_state = state + me.row * s.state_size();
+  load_state(s, me, row_state, own_state);
+  for (int t = 0; t < s.length; ++t) {
+    const float read = warp_reduce(step(t, own_state), SumOp());
+    if (me.lane == 0) y[((long long)me.row * s.length + t) * s.values + me.value] = read;
+  }
+  store_state(s, me, own_state, row_state);
+}
+
 // The backward's walk for one block (every thread calls it: it holds the barriers), over
 // the steps of the rule given as callables:
 // * step(t, state): the forward step t on this thread's own() entries at state;
