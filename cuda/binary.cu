@@ -1,5 +1,5 @@
 // Launches the kernels over two strided operands (cuda/kernel_launch.hpp): the binary ops of
-// cuda/kernels/binary.cuh and the strided copies of cuda/kernels/strided_copy.cuh.
+// cuda/kernels/binary.cuh and the strided and converting copies of cuda/kernels/strided_copy.cuh.
 #include "cuda/kernels/binary.cuh"
 #include "cuda/kernels/strided_copy.cuh"
 #include "cuda/launch_config.cuh"
@@ -11,30 +11,26 @@ void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const
   if (n == 0) return;
   const unsigned grid = grid_for(n);
   if (is_comparison(op))
-    cuda_kernels::binary_kernel<bool><<<grid, kThreadsPerBlock, 0, as_stream(stream)>>>(
-        op, a, b, static_cast<bool*>(out), layout, (long long)n);
+    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<bool>, grid, kThreadsPerBlock, 0, stream, op, a, b,
+                  static_cast<bool*>(out), layout, (long long)n);
   else
-    cuda_kernels::binary_kernel<float><<<grid, kThreadsPerBlock, 0, as_stream(stream)>>>(
-        op, a, b, static_cast<float*>(out), layout, (long long)n);
-  check_launch("binary_kernel");
+    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<float>, grid, kThreadsPerBlock, 0, stream, op, a, b,
+                  static_cast<float*>(out), layout, (long long)n);
 }
 
 void launch_where(const bool* cond, const float* a, const float* b, float* out,
                   const cuda_kernels::StridedLayout& layout, int64_t n, void* stream) {
   if (n == 0) return;
-  cuda_kernels::where_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(cond, a, b, out, layout,
-                                                                                      (long long)n);
-  check_launch("where_kernel");
+  launch_kernel("where_kernel", cuda_kernels::where_kernel, grid_for(n), kThreadsPerBlock, 0, stream, cond, a, b, out,
+                layout, (long long)n);
 }
 
 namespace {
 
 template <typename Word>
-void launch_copy_of(const void* src, void* dst, const cuda_kernels::StridedLayout& layout, int64_t n,
-                    void* stream) {
-  cuda_kernels::strided_copy_kernel<Word><<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      static_cast<const Word*>(src), static_cast<Word*>(dst), layout, (long long)n);
-  check_launch("strided_copy_kernel");
+void launch_copy_of(const void* src, void* dst, const cuda_kernels::StridedLayout& layout, int64_t n, void* stream) {
+  launch_kernel("strided_copy_kernel", cuda_kernels::strided_copy_kernel<Word>, grid_for(n), kThreadsPerBlock, 0,
+                stream, static_cast<const Word*>(src), static_cast<Word*>(dst), layout, (long long)n);
 }
 
 }  // namespace
@@ -48,6 +44,35 @@ void launch_strided_copy(const void* src, void* dst, size_t element_size, const 
     case 8: return launch_copy_of<unsigned long long>(src, dst, layout, n, stream);
     default: check_cuda(int(cudaErrorInvalidValue), "strided_copy_kernel (element size other than 1, 4, 8)");
   }
+}
+
+namespace {
+
+// Calls visit(T{}) with T the C++ type of dtype's elements.
+template <typename Visit>
+void with_element_type(DType dtype, Visit visit) {
+  switch (dtype) {
+    case DType::Float32: return visit(float{});
+    case DType::Float64: return visit(double{});
+    case DType::Int32: return visit(int{});
+    case DType::Int64: return visit((long long){});
+    case DType::Bool: return visit(bool{});
+  }
+}
+
+}  // namespace
+
+void launch_convert_copy(const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                         const cuda_kernels::StridedLayout& layout, int64_t n, void* stream) {
+  if (n == 0) return;
+  with_element_type(src_dtype, [&](auto src_element) {
+    with_element_type(dst_dtype, [&](auto dst_element) {
+      using Src = decltype(src_element);
+      using Dst = decltype(dst_element);
+      launch_kernel("convert_copy_kernel", cuda_kernels::convert_copy_kernel<Src, Dst>, grid_for(n), kThreadsPerBlock,
+                    0, stream, static_cast<const Src*>(src), static_cast<Dst*>(dst), layout, (long long)n);
+    });
+  });
 }
 
 }  // namespace attn::cuda

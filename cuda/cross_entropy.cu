@@ -9,15 +9,13 @@ void launch_label_smoothed_ce(const float* logits, const int64_t* targets, doubl
                               float* lse, double* row_loss, double* row_nll, double* loss, double* nll, double* count,
                               int64_t* first_bad_row, int64_t rows, int64_t classes, void* stream) {
   if (rows > 0) {
-    cuda_kernels::label_smoothed_ce_rows_kernel<<<unsigned(rows), kThreadsPerBlock, 32 * sizeof(double),
-                                                  as_stream(stream)>>>(logits, targets, int(classes), epsilon,
-                                                                       ignore_index, lse, row_loss, row_nll);
-    check_launch("label_smoothed_ce_rows_kernel");
+    launch_kernel("label_smoothed_ce_rows_kernel", cuda_kernels::label_smoothed_ce_rows_kernel, unsigned(rows),
+                  kThreadsPerBlock, 32 * sizeof(double), stream, logits, targets, int(classes), epsilon, ignore_index,
+                  lse, row_loss, row_nll);
   }
-  cuda_kernels::label_smoothed_ce_totals_kernel<<<1, 1, 0, as_stream(stream)>>>(
-      targets, (long long)rows, int(classes), ignore_index, row_loss, row_nll, loss, nll, count,
-      first_bad_row);
-  check_launch("label_smoothed_ce_totals_kernel");
+  launch_kernel("label_smoothed_ce_totals_kernel", cuda_kernels::label_smoothed_ce_totals_kernel, 1, 1, 0, stream,
+                targets, (long long)rows, int(classes), ignore_index, row_loss, row_nll, loss, nll, count,
+                first_bad_row);
 }
 
 void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targets, const float* lse, double epsilon,
@@ -25,10 +23,9 @@ void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targe
                                        void* stream) {
   if (rows == 0) return;
   const auto uniform_share = float(scale * epsilon / double(classes)), gold_share = float(scale * (1.0 - epsilon));
-  cuda_kernels::label_smoothed_ce_backward_kernel<<<grid_for(rows * classes), kThreadsPerBlock, 0,
-                                                    as_stream(stream)>>>(
-      logits, targets, lse, uniform_share, gold_share, float(scale), ignore_index, grad, (long long)rows, int(classes));
-  check_launch("label_smoothed_ce_backward_kernel");
+  launch_kernel("label_smoothed_ce_backward_kernel", cuda_kernels::label_smoothed_ce_backward_kernel,
+                grid_for(rows * classes), kThreadsPerBlock, 0, stream, logits, targets, lse, uniform_share, gold_share,
+                float(scale), ignore_index, grad, (long long)rows, int(classes));
 }
 
 }  // namespace attn::cuda

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <mutex>
 
 #include "core/matmul_precision.hpp"
@@ -12,6 +13,7 @@
 #include "cuda/device_info.hpp"
 #include "cuda/kernel_launch.hpp"
 #include "cuda/reduce_layout.hpp"
+#include "cuda/scan_plan.hpp"
 #include "cuda/strided_layout.hpp"
 
 namespace attn::cuda {
@@ -41,6 +43,17 @@ void require_row_indices(const char* kernel, const Tensor& indices) {
 
 const float* float_data(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
 
+// t itself when contiguous (or undefined), else a contiguous copy on its device: the launches
+// of cuda/*.cu read contiguous inputs, while the kernel interface lets every input be a
+// strided view (docs/design.md §2).
+Tensor dense(const Tensor& t, void* stream) {
+  if (!t.defined() || t.is_contiguous()) return t;
+  const Tensor out(t.shape(), t.dtype(), t.device());
+  launch_strided_copy(t.raw_data(), out.raw_data(), dtype_size(t.dtype()), strided_layout(t, out, out), out.numel(),
+                      stream);
+  return out;
+}
+
 int64_t last_dim(const Tensor& x) { return x.dim() == 0 ? 1 : x.size(-1); }
 int64_t rows_of(const Tensor& x) { return x.numel() / std::max<int64_t>(1, last_dim(x)); }
 
@@ -59,6 +72,17 @@ GemmOperand gemm_operand(const Tensor& t, const char* name) {
   throw Error(fmt::format(
       "the cuda backend's batched_gemm needs matrices with unit row or column stride; {} {} has strides {}", name,
       t.shape().str(), t.strides().str()));
+}
+
+// The sizes of a banded convolution of u [B, T, C] with taps w [H, K] or [B, T, H, K].
+cuda_kernels::BandShape band_shape(const Tensor& u, const Tensor& w, int64_t padding_left) {
+  const int64_t heads = w.size(-2), kernel = w.size(-1);
+  ATTN_CHECK(u.size(1) <= INT_MAX && u.size(2) <= INT_MAX && heads * kernel <= 65535,
+             "the cuda backend's banded_conv takes at most {} positions and channels and 65535 taps; got input {} "
+             "and taps {}",
+             INT_MAX, u.shape().str(), w.shape().str());
+  return {u.size(0) * u.size(1), int(u.size(1)), int(u.size(2)),         int(heads),
+          int(kernel),           int(u.size(2) / heads), int(padding_left), w.dim() == 2};
 }
 
 }  // namespace
@@ -99,33 +123,66 @@ void CudaBackend::synchronize() {
 }
 
 void CudaBackend::fill(const Tensor& out, double value) {
-  require_contiguous_float("fill", {&out});
-  launch_fill(float(value), out.data<float>(), out.numel(), on(out.device()).stream);
+  if (!out.is_contiguous()) {  // a strided view: filled through a contiguous tensor
+    const Tensor filled(out.shape(), out.dtype(), out.device());
+    fill(filled, value);
+    return copy(filled, out);
+  }
+  const Tensor element = full(Shape{}, value, out.dtype());  // value in out's dtype, on the host
+  launch_fill(element.raw_data(), dtype_size(out.dtype()), out.raw_data(), out.numel(), on(out.device()).stream);
 }
 
 void CudaBackend::copy(const Tensor& src, const Tensor& dst) {
-  ATTN_CHECK(src.dtype() == dst.dtype(), "the cuda backend copies without converting dtypes so far; got {} to {}",
-             dtype_name(src.dtype()), dtype_name(dst.dtype()));
-  const Device device = src.device().is_cuda() ? src.device() : dst.device();
-  if (!src.is_contiguous() || !dst.is_contiguous()) {
-    ATTN_CHECK(src.device() == dst.device(),
-               "the cuda backend copies strided views within one device so far; got {} {} on {} to {} on {}",
-               dtype_name(src.dtype()), src.shape().str(), src.device().str(), dst.shape().str(), dst.device().str());
+  if (src.device() != dst.device()) return copy_between_host_and_device(src, dst);
+  void* stream = on(dst.device()).stream;
+  if (src.dtype() != dst.dtype())
+    launch_convert_copy(src.raw_data(), src.dtype(), dst.raw_data(), dst.dtype(), strided_layout(src, dst, dst),
+                        dst.numel(), stream);
+  else if (!src.is_contiguous() || !dst.is_contiguous())
     launch_strided_copy(src.raw_data(), dst.raw_data(), dtype_size(src.dtype()), strided_layout(src, dst, dst),
-                        dst.numel(), on(device).stream);
-    return;
-  }
-  const auto stream = static_cast<cudaStream_t>(on(device).stream);
-  check_cuda(int(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), size_t(src.numel()) * dtype_size(src.dtype()),
-                                 cudaMemcpyDefault, stream)),
-             "cudaMemcpyAsync");
-  // The host may read its copy at once; a copy on the device stays queued.
-  if (dst.device().is_cpu()) check_cuda(int(cudaStreamSynchronize(stream)), "cudaStreamSynchronize");
+                        dst.numel(), stream);
+  else
+    check_cuda(int(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), dst.nbytes(), cudaMemcpyDefault,
+                                   static_cast<cudaStream_t>(stream))),
+               "cudaMemcpyAsync");
 }
 
-void CudaBackend::unary(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) {
+// cudaMemcpy moves contiguous bytes: strides and dtype conversions are dealt with on the
+// device side (src staged into a contiguous tensor of dst's dtype, or the bytes landing in
+// one of src's that is then copied into dst) and on the host by the CPU backend.
+void CudaBackend::copy_between_host_and_device(const Tensor& src, const Tensor& dst) {
+  const auto stream = static_cast<cudaStream_t>(on(src.device().is_cuda() ? src.device() : dst.device()).stream);
+  const auto copy_bytes = [&](const Tensor& from, const Tensor& to) {
+    check_cuda(int(cudaMemcpyAsync(to.raw_data(), from.raw_data(), to.nbytes(), cudaMemcpyDefault, stream)),
+               "cudaMemcpyAsync");
+  };
+  if (src.device().is_cuda()) {  // device → host
+    Tensor staged = src;
+    if (!src.is_contiguous() || src.dtype() != dst.dtype()) {
+      staged = Tensor(src.shape(), dst.dtype(), src.device());
+      copy(src, staged);
+    }
+    const Tensor landing = dst.is_contiguous() ? dst : Tensor(dst.shape(), dst.dtype(), dst.device());
+    copy_bytes(staged, landing);
+    // The host may read its copy at once.
+    check_cuda(int(cudaStreamSynchronize(stream)), "cudaStreamSynchronize");
+    if (!landing.shares_storage(dst)) backend_for(dst.device()).copy(landing, dst);
+    return;
+  }
+  // host → device: pageable host memory is staged by CUDA before cudaMemcpyAsync returns, so
+  // a temporary host source may go at once.
+  const Tensor source = src.contiguous();
+  if (dst.is_contiguous() && src.dtype() == dst.dtype()) return copy_bytes(source, dst);
+  const Tensor landing(src.shape(), src.dtype(), dst.device());
+  copy_bytes(source, landing);
+  copy(landing, dst);
+}
+
+void CudaBackend::unary(UnaryOp op, const Tensor& x_view, const Tensor& out, UnaryParams p) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
   require_contiguous_float("unary", {&x, &out});
-  launch_unary(op, p, x.data<float>(), out.data<float>(), x.numel(), on(x.device()).stream);
+  launch_unary(op, p, x.data<float>(), out.data<float>(), x.numel(), stream);
 }
 
 void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -144,37 +201,52 @@ void CudaBackend::where(const Tensor& cond, const Tensor& a, const Tensor& b, co
                out.numel(), on(out.device()).stream);
 }
 
-void CudaBackend::unary_backward(UnaryOp op, const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& dx,
+void CudaBackend::unary_backward(UnaryOp op, const Tensor& x_view, const Tensor& y_view, const Tensor& dy_view, const Tensor& dx,
                                  UnaryParams p) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
+  const Tensor y = dense(y_view, stream);
+  const Tensor dy = dense(dy_view, stream);
   require_contiguous_float("unary_backward", {&x, &y, &dy, &dx});
   launch_unary_backward(op, p, x.data<float>(), float_data(y), dy.data<float>(), dx.data<float>(), x.numel(),
-                        on(x.device()).stream);
+                        stream);
 }
 
-void CudaBackend::bias_relu(const Tensor& y, const Tensor& bias) {
+void CudaBackend::bias_relu(const Tensor& y, const Tensor& bias_view) {
+  void* stream = on(bias_view.device()).stream;
+  const Tensor bias = dense(bias_view, stream);
   require_contiguous_float("bias_relu", {&y, &bias});
-  launch_bias_relu(y.data<float>(), float_data(bias), rows_of(y), last_dim(y), on(y.device()).stream);
+  launch_bias_relu(y.data<float>(), float_data(bias), rows_of(y), last_dim(y), stream);
 }
 
-void CudaBackend::bias_relu_backward(const Tensor& y, const Tensor& dy, const Tensor& dz, const Tensor& dbias) {
+void CudaBackend::bias_relu_backward(const Tensor& y_view, const Tensor& dy_view, const Tensor& dz, const Tensor& dbias) {
+  void* stream = on(y_view.device()).stream;
+  const Tensor y = dense(y_view, stream);
+  const Tensor dy = dense(dy_view, stream);
   require_contiguous_float("bias_relu_backward", {&y, &dy, &dz, &dbias});
   launch_bias_relu_backward(y.data<float>(), dy.data<float>(), dz.data<float>(),
                             dbias.defined() ? dbias.data<float>() : nullptr, rows_of(y), last_dim(y),
-                            on(y.device()).stream);
+                            stream);
 }
 
-void CudaBackend::index_select_rows(const Tensor& weight, const Tensor& indices, const Tensor& out) {
+void CudaBackend::index_select_rows(const Tensor& weight_view, const Tensor& indices_view, const Tensor& out) {
+  void* stream = on(weight_view.device()).stream;
+  const Tensor weight = dense(weight_view, stream);
+  const Tensor indices = dense(indices_view, stream);
   require_contiguous_float("index_select_rows", {&weight, &out});
   require_row_indices("index_select_rows", indices);
   launch_index_select_rows(weight.data<float>(), indices.data<int64_t>(), out.data<float>(), indices.numel(),
-                           weight.size(1), on(weight.device()).stream);
+                           weight.size(1), stream);
 }
 
-void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indices, const Tensor& src) {
+void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indices_view, const Tensor& src_view) {
+  void* stream = on(indices_view.device()).stream;
+  const Tensor indices = dense(indices_view, stream);
+  const Tensor src = dense(src_view, stream);
   require_contiguous_float("index_add_rows", {&grad_weight, &src});
   require_row_indices("index_add_rows", indices);
   launch_index_add_rows(grad_weight.data<float>(), indices.data<int64_t>(), src.data<float>(), indices.numel(),
-                        grad_weight.size(1), on(grad_weight.device()).stream);
+                        grad_weight.size(1), stream);
 }
 
 void CudaBackend::uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) {
@@ -187,17 +259,22 @@ void CudaBackend::normal(const Tensor& out, double mean, double stddev, uint64_t
   launch_normal(out.data<float>(), mean, stddev, seed, first, out.numel(), on(out.device()).stream);
 }
 
-void CudaBackend::topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
+void CudaBackend::topk(const Tensor& x_view, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
   require_contiguous_float("topk", {&x, &values});
   launch_topk(x.data<float>(), k, largest, values.data<float>(), indices.data<int64_t>(), rows_of(x), last_dim(x),
-              on(x.device()).stream);
+              stream);
 }
 
-void CudaBackend::gather_last(const Tensor& x, const Tensor& index, const Tensor& out) {
+void CudaBackend::gather_last(const Tensor& x_view, const Tensor& index_view, const Tensor& out) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
+  const Tensor index = dense(index_view, stream);
   require_contiguous_float("gather_last", {&x, &out});
   require_row_indices("gather_last", index);
   launch_gather_last(x.data<float>(), index.data<int64_t>(), out.data<float>(), rows_of(x), last_dim(x),
-                     on(x.device()).stream);
+                     stream);
 }
 
 void CudaBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t first, const Tensor& out,
@@ -205,18 +282,23 @@ void CudaBackend::dropout(const Tensor& x, double p, uint64_t seed, uint64_t fir
   dropout_add(x, Tensor(), p, seed, first, out, mask);
 }
 
-void CudaBackend::dropout_add(const Tensor& x, const Tensor& residual, double p, uint64_t seed, uint64_t first,
+void CudaBackend::dropout_add(const Tensor& x_view, const Tensor& residual_view, double p, uint64_t seed, uint64_t first,
                               const Tensor& out, const Tensor& mask) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
+  const Tensor residual = dense(residual_view, stream);
   require_contiguous_float("dropout", {&x, &residual, &out});
   launch_dropout(x.data<float>(), float_data(residual), p, seed, first, out.data<float>(), mask.data<bool>(),
-                 x.numel(), on(x.device()).stream);
+                 x.numel(), stream);
 }
 
-void CudaBackend::dropout_backward(const Tensor& dy, const Tensor& mask, double scale, const Tensor& dx) {
+void CudaBackend::dropout_backward(const Tensor& dy_view, const Tensor& mask_view, double scale, const Tensor& dx) {
+  void* stream = on(dy_view.device()).stream;
+  const Tensor dy = dense(dy_view, stream);
+  const Tensor mask = dense(mask_view, stream);
   require_contiguous_float("dropout_backward", {&dy, &dx});
-  ATTN_CHECK(mask.is_contiguous(), "the cuda backend's dropout_backward takes a contiguous mask");
   launch_dropout_backward(dy.data<float>(), mask.data<bool>(), scale, dx.data<float>(), dx.numel(),
-                          on(dx.device()).stream);
+                          stream);
 }
 
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
@@ -240,7 +322,9 @@ void CudaBackend::arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor
                     on(x.device()).stream);
 }
 
-void CudaBackend::cumsum(const Tensor& x, int dim, bool reverse, const Tensor& out) {
+void CudaBackend::cumsum(const Tensor& x_view, int dim, bool reverse, const Tensor& out) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
   ATTN_CHECK((x.dtype() == DType::Float32 || x.dtype() == DType::Int64) && x.is_contiguous(),
              "the cuda backend's cumsum takes contiguous float32 or int64 tensors so far; got {} {}",
              dtype_name(x.dtype()), x.shape().str());
@@ -248,7 +332,7 @@ void CudaBackend::cumsum(const Tensor& x, int dim, bool reverse, const Tensor& o
   for (int d = 0; d < dim; ++d) outer *= x.size(d);
   for (int d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);
   launch_cumsum(x.raw_data(), out.raw_data(), x.dtype() == DType::Float32, outer, x.size(dim), inner, reverse,
-                on(x.device()).stream);
+                stream);
 }
 
 void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, double beta) {
@@ -282,39 +366,56 @@ void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& o
   }
 }
 
-void CudaBackend::softmax(const Tensor& x, const Tensor& out, bool log) {
+void CudaBackend::softmax(const Tensor& x_view, const Tensor& out, bool log) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
   require_contiguous_float("softmax", {&x, &out});
-  launch_softmax(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), log, on(x.device()).stream);
+  launch_softmax(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), log, stream);
 }
 
-void CudaBackend::layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, const Tensor& out,
+void CudaBackend::layer_norm(const Tensor& x_view, const Tensor& gamma_view, const Tensor& beta_view, double eps, const Tensor& out,
                              const Tensor& mean, const Tensor& rstd) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
+  const Tensor gamma = dense(gamma_view, stream);
+  const Tensor beta = dense(beta_view, stream);
   require_contiguous_float("layer_norm", {&x, &gamma, &beta, &out, &mean, &rstd});
   launch_layer_norm(x.data<float>(), float_data(gamma), float_data(beta), float(eps), out.data<float>(),
-                    mean.data<float>(), rstd.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
+                    mean.data<float>(), rstd.data<float>(), rows_of(x), last_dim(x), stream);
 }
 
-void CudaBackend::softmax_backward(const Tensor& y, const Tensor& dy, const Tensor& dx, bool log) {
+void CudaBackend::softmax_backward(const Tensor& y_view, const Tensor& dy_view, const Tensor& dx, bool log) {
+  void* stream = on(y_view.device()).stream;
+  const Tensor y = dense(y_view, stream);
+  const Tensor dy = dense(dy_view, stream);
   require_contiguous_float("softmax_backward", {&y, &dy, &dx});
   launch_softmax_backward(y.data<float>(), dy.data<float>(), dx.data<float>(), rows_of(y), last_dim(y), log,
-                          on(y.device()).stream);
+                          stream);
 }
 
-void CudaBackend::layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                      const Tensor& rstd, const Tensor& dx, const Tensor& dgamma,
+void CudaBackend::layer_norm_backward(const Tensor& dy_view, const Tensor& x_view, const Tensor& gamma_view, const Tensor& mean_view,
+                                      const Tensor& rstd_view, const Tensor& dx, const Tensor& dgamma,
                                       const Tensor& dbeta) {
+  void* stream = on(dy_view.device()).stream;
+  const Tensor dy = dense(dy_view, stream);
+  const Tensor x = dense(x_view, stream);
+  const Tensor gamma = dense(gamma_view, stream);
+  const Tensor mean = dense(mean_view, stream);
+  const Tensor rstd = dense(rstd_view, stream);
   require_contiguous_float("layer_norm_backward", {&dy, &x, &gamma, &mean, &rstd, &dx, &dgamma, &dbeta});
   launch_layer_norm_backward(dy.data<float>(), x.data<float>(), float_data(gamma), mean.data<float>(),
                              rstd.data<float>(), dx.data<float>(), dgamma.defined() ? dgamma.data<float>() : nullptr,
                              dbeta.defined() ? dbeta.data<float>() : nullptr, rows_of(x), last_dim(x),
-                             on(x.device()).stream);
+                             stream);
 }
 
-void CudaBackend::label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon,
+void CudaBackend::label_smoothed_ce(const Tensor& logits_view, const Tensor& targets_view, double epsilon,
                                     int64_t ignore_index, const Tensor& lse, const Tensor& loss, const Tensor& nll,
                                     const Tensor& count) {
+  void* stream = on(logits_view.device()).stream;
+  const Tensor logits = dense(logits_view, stream);
+  const Tensor targets = dense(targets_view, stream);
   require_contiguous_float("label_smoothed_ce", {&logits, &lse});
-  ATTN_CHECK(targets.is_contiguous(), "the cuda backend's label_smoothed_ce takes contiguous targets");
   const int64_t rows = logits.size(0), classes = logits.size(1);
   const Device device = logits.device();
   const Tensor row_loss(Shape{rows}, DType::Float64, device), row_nll(Shape{rows}, DType::Float64, device);
@@ -329,36 +430,106 @@ void CudaBackend::label_smoothed_ce(const Tensor& logits, const Tensor& targets,
         int64_t(targets.narrow(0, bad, 1).item()), bad, classes, ignore_index));
 }
 
-void CudaBackend::label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
+void CudaBackend::label_smoothed_ce_backward(const Tensor& logits_view, const Tensor& targets_view, const Tensor& lse_view,
                                              double epsilon, int64_t ignore_index, double scale,
                                              const Tensor& grad_logits) {
+  void* stream = on(logits_view.device()).stream;
+  const Tensor logits = dense(logits_view, stream);
+  const Tensor targets = dense(targets_view, stream);
+  const Tensor lse = dense(lse_view, stream);
   require_contiguous_float("label_smoothed_ce_backward", {&logits, &lse, &grad_logits});
-  ATTN_CHECK(targets.is_contiguous(), "the cuda backend's label_smoothed_ce_backward takes contiguous targets");
   launch_label_smoothed_ce_backward(logits.data<float>(), targets.data<int64_t>(), lse.data<float>(), epsilon,
                                     ignore_index, scale, grad_logits.data<float>(), logits.size(0), logits.size(1),
-                                    on(logits.device()).stream);
+                                    stream);
 }
 
-void CudaBackend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+void CudaBackend::adam_update(const Tensor& param, const Tensor& grad_view, const Tensor& exp_avg,
                               const Tensor& exp_avg_sq, const AdamUpdate& update) {
+  void* stream = on(grad_view.device()).stream;
+  const Tensor grad = dense(grad_view, stream);
   launch_adam_update(param.data<float>(), grad.data<float>(), exp_avg.data<float>(), exp_avg_sq.data<float>(), update,
-                     param.numel(), on(param.device()).stream);
+                     param.numel(), stream);
 }
 
-void CudaBackend::nag_update(const Tensor& param, const Tensor& grad, const Tensor& buffer, const NagUpdate& update) {
+void CudaBackend::nag_update(const Tensor& param, const Tensor& grad_view, const Tensor& buffer, const NagUpdate& update) {
+  void* stream = on(grad_view.device()).stream;
+  const Tensor grad = dense(grad_view, stream);
   launch_nag_update(param.data<float>(), grad.data<float>(), buffer.data<float>(), update, param.numel(),
-                    on(param.device()).stream);
+                    stream);
 }
 
-void CudaBackend::add_sum_of_squares(const Tensor& x, const Tensor& total) {
+void CudaBackend::add_sum_of_squares(const Tensor& x_view, const Tensor& total) {
+  void* stream = on(x_view.device()).stream;
+  const Tensor x = dense(x_view, stream);
   const Tensor partial(Shape{sum_of_squares_blocks(x.numel())}, DType::Float64, x.device());
   launch_add_sum_of_squares(x.data<float>(), partial.data<double>(), total.data<double>(), x.numel(),
-                            on(x.device()).stream);
+                            stream);
 }
 
 void CudaBackend::scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) {
   launch_scale_check_finite(x.data<float>(), scale, found_nonfinite.defined() ? found_nonfinite.data<float>() : nullptr,
                             x.numel(), on(x.device()).stream);
+}
+
+void CudaBackend::banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) {
+  require_contiguous_float("banded_conv", {&u, &w, &out});
+  launch_banded_conv(u.data<float>(), w.data<float>(), out.data<float>(), band_shape(u, w, padding_left),
+                     on(u.device()).stream);
+}
+
+void CudaBackend::banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
+                                       const Tensor& du, const Tensor& dw) {
+  require_contiguous_float("banded_conv_backward", {&u, &w, &dout, &du, &dw});
+  const cuda_kernels::BandShape shape = band_shape(u, w, padding_left);
+  // The shared taps' partial sums per chunk of rows.
+  const Tensor partial =
+      shape.shared ? Tensor(Shape{banded_conv_tap_chunks(shape) * w.numel()}, DType::Float64, u.device()) : Tensor();
+  launch_banded_conv_backward(u.data<float>(), w.data<float>(), dout.data<float>(), du.data<float>(),
+                              dw.data<float>(), partial.defined() ? partial.data<double>() : nullptr, shape,
+                              on(u.device()).stream);
+}
+
+void CudaBackend::gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                         const Tensor& b, const Tensor& state, const Tensor& y) {
+  require_contiguous_float("gated_linear_attention", {&q, &k, &v, &a, &b, &state, &y});
+  launch_gated_linear_attention(q.data<float>(), k.data<float>(), v.data<float>(), float_data(a), float_data(b),
+                                state.data<float>(), y.data<float>(),
+                                plan_scan("gated_linear_attention", q.size(0), q.size(1), q.size(2), v.size(2)),
+                                on(q.device()).stream);
+}
+
+void CudaBackend::gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                                  const Tensor& b, const Tensor& dy, const Tensor& dq,
+                                                  const Tensor& dk, const Tensor& dv, const Tensor& da,
+                                                  const Tensor& db) {
+  require_contiguous_float("gated_linear_attention_backward", {&q, &k, &v, &a, &b, &dy, &dq, &dk, &dv, &da, &db});
+  const cuda_kernels::ScanShape shape =
+      plan_scan("gated_linear_attention_backward", q.size(0), q.size(1), q.size(2), v.size(2));
+  const Tensor scratch(Shape{scan_scratch_floats(shape)}, DType::Float32, q.device());
+  launch_gated_linear_attention_backward(q.data<float>(), k.data<float>(), v.data<float>(), float_data(a),
+                                         float_data(b), dy.data<float>(), dq.data<float>(), dk.data<float>(),
+                                         dv.data<float>(), da.defined() ? da.data<float>() : nullptr,
+                                         db.defined() ? db.data<float>() : nullptr, scratch.data<float>(), shape,
+                                         on(q.device()).stream);
+}
+
+void CudaBackend::delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                             const Tensor& state, const Tensor& y) {
+  require_contiguous_float("delta_rule", {&q, &k, &v, &beta, &state, &y});
+  launch_delta_rule(q.data<float>(), k.data<float>(), v.data<float>(), beta.data<float>(), state.data<float>(),
+                    y.data<float>(), plan_scan("delta_rule", q.size(0), q.size(1), q.size(2), v.size(2)),
+                    on(q.device()).stream);
+}
+
+void CudaBackend::delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                                      const Tensor& dy, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                                      const Tensor& dbeta) {
+  require_contiguous_float("delta_rule_backward", {&q, &k, &v, &beta, &dy, &dq, &dk, &dv, &dbeta});
+  const cuda_kernels::ScanShape shape = plan_scan("delta_rule_backward", q.size(0), q.size(1), q.size(2), v.size(2));
+  const Tensor scratch(Shape{scan_scratch_floats(shape)}, DType::Float32, q.device());
+  launch_delta_rule_backward(q.data<float>(), k.data<float>(), v.data<float>(), beta.data<float>(), dy.data<float>(),
+                             dq.data<float>(), dk.data<float>(), dv.data<float>(), dbeta.data<float>(),
+                             scratch.data<float>(), shape, on(q.device()).stream);
 }
 
 bool register_cuda_backend() {

@@ -1,14 +1,17 @@
-// The CUDA implementation of the kernel interface (core/backend.hpp), for the kernels it
-// overrides below; the others are reported as unsupported on CUDA, naming the kernel
-// (BackendBase). One stream and one cuBLAS handle per device, created when the backend is;
+// The CUDA implementation of the kernel interface (core/backend.hpp): every kernel of the
+// table, the attention variants' (banded convolution, gated linear attention, delta rule)
+// included. One stream and one cuBLAS handle per device, created when the backend is;
 // every kernel of a device is queued on that stream, so kernels of one device run in order
 // and the host waits only in synchronize(), in copies to host memory and in the cross
 // entropy, which reads back whether a target was out of range (to name it in its error).
 //
-// The kernels take float32 tensors, contiguous unless their launch handles strides (binary,
-// where, copy within a device, reduce, arg_reduce; batched_gemm: transposed matrices too),
-// and say so in their error otherwise; copy moves every dtype, cumsum float32 and int64. All
-// kernel bodies are those of cuda/kernels/, tested on the CPU emulator.
+// The kernels take float32 tensors and say so in their error otherwise; fill and copy take
+// every dtype (copy converts between them, within a device and to or from the host), cumsum
+// float32 and int64. Inputs may be strided views: the launches that read contiguous data get
+// a contiguous copy made on the device first. All kernel bodies are those of cuda/kernels/,
+// tested on the CPU emulator; the whole backend is also built on an emulated CUDA runtime
+// (cuda/emulator/runtime/, the attnlab_cuda_emulated target) and tested there against the CPU
+// (tests/cuda/).
 #pragma once
 #include <vector>
 
@@ -66,6 +69,18 @@ class CudaBackend final : public BackendBase<CudaBackend> {
                          const Tensor& lse, const Tensor& loss, const Tensor& nll, const Tensor& count) override;
   void label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, double epsilon,
                                   int64_t ignore_index, double scale, const Tensor& grad_logits) override;
+  void banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) override;
+  void banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
+                            const Tensor& du, const Tensor& dw) override;
+  void gated_linear_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a, const Tensor& b,
+                              const Tensor& state, const Tensor& y) override;
+  void gated_linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& a,
+                                       const Tensor& b, const Tensor& dy, const Tensor& dq, const Tensor& dk,
+                                       const Tensor& dv, const Tensor& da, const Tensor& db) override;
+  void delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& state,
+                  const Tensor& y) override;
+  void delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& dy,
+                           const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& dbeta) override;
 
  private:
   struct PerDevice {
@@ -74,6 +89,9 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   };
   // The device's stream and handle, with the device made current for the calling thread.
   const PerDevice& on(Device device);
+
+  // copy() when src and dst lie on different devices (one is the host).
+  void copy_between_host_and_device(const Tensor& src, const Tensor& dst);
 
   std::vector<PerDevice> devices_;
 };

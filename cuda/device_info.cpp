@@ -7,11 +7,27 @@
 
 #include <fmt/format.h>
 
+#ifdef ATTNLAB_WITH_NCCL
+#include <nccl.h>
+#endif
+
 namespace attn::cuda {
 namespace {
 
 // "13.0" from CUDA's 13000.
 std::string cuda_version_string(int version) { return fmt::format("{}.{}", version / 1000, version % 1000 / 10); }
+
+// "NCCL 2.28.9" from the library linked in (2.9 and later encode X.Y.Z as X·10000 + Y·100 + Z),
+// or why there is none.
+std::string nccl_version() {
+#ifdef ATTNLAB_WITH_NCCL
+  int version = 0;
+  if (ncclGetVersion(&version) != ncclSuccess) return "NCCL version unknown";
+  return fmt::format("NCCL {}.{}.{}", version / 10000, version % 10000 / 100, version % 100);
+#else
+  return "NCCL not built";
+#endif
+}
 
 }  // namespace
 
@@ -51,8 +67,11 @@ std::string versions() {
   cublasGetProperty(MAJOR_VERSION, &major);
   cublasGetProperty(MINOR_VERSION, &minor);
   cublasGetProperty(PATCH_LEVEL, &patch);
-  return fmt::format("driver {}, runtime {}, cuBLAS {}.{}.{}", driver == 0 ? "none" : cuda_version_string(driver),
-                     cuda_version_string(runtime), major, minor, patch);
+  // attnlab calls no cuDNN function (its own kernels do attention and normalisation), so
+  // cuDNN is not linked just to print its version.
+  return fmt::format("driver {}, runtime {}, cuBLAS {}.{}.{}, cuDNN not used, {}",
+                     driver == 0 ? "none" : cuda_version_string(driver), cuda_version_string(runtime), major, minor,
+                     patch, nccl_version());
 }
 
 }  // namespace attn::cuda

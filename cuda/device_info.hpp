@@ -10,7 +10,8 @@ namespace attn::cuda {
 std::string unavailable_reason();
 int device_count();  // 0 when CUDA cannot be used
 std::string device_name(int index);
-// "driver 13.0, runtime 13.0, cuBLAS 13.0.0" (the driver reads "none" when there is none).
+// "driver 13.0, runtime 13.0, cuBLAS 13.0.0, cuDNN not used, NCCL 2.28.9" (the driver reads
+// "none" when there is none; "NCCL not built" without the NCCL communicator, dist/).
 std::string versions();
 
 }  // namespace attn::cuda

@@ -1,50 +1,63 @@
 // Launches the element-wise kernels of cuda/kernels/elementwise.cuh (cuda/kernel_launch.hpp).
+#include <cstring>
+
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/launch_config.cuh"
 
 namespace attn::cuda {
 
-void launch_fill(float value, float* y, int64_t n, void* stream) {
+namespace {
+
+template <typename Word>
+void launch_fill_of(const void* value, void* y, int64_t n, void* stream) {
+  Word bits;
+  std::memcpy(&bits, value, sizeof(Word));
+  launch_kernel("fill_kernel", cuda_kernels::fill_kernel<Word>, grid_for(n), kThreadsPerBlock, 0, stream, bits,
+                static_cast<Word*>(y), (long long)n);
+}
+
+}  // namespace
+
+void launch_fill(const void* value, size_t element_size, void* y, int64_t n, void* stream) {
   if (n == 0) return;
-  cuda_kernels::fill_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(value, y, (long long)n);
-  check_launch("fill_kernel");
+  switch (element_size) {
+    case 1: return launch_fill_of<unsigned char>(value, y, n, stream);
+    case 4: return launch_fill_of<unsigned>(value, y, n, stream);
+    case 8: return launch_fill_of<unsigned long long>(value, y, n, stream);
+    default: check_cuda(int(cudaErrorInvalidValue), "fill_kernel (element size other than 1, 4, 8)");
+  }
 }
 
 void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int64_t n, void* stream) {
   if (n == 0) return;
-  cuda_kernels::unary_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      op, float(params.a), float(params.b), x, y, (long long)n);
-  check_launch("unary_kernel");
+  launch_kernel("unary_kernel", cuda_kernels::unary_kernel, grid_for(n), kThreadsPerBlock, 0, stream, op,
+                float(params.a), float(params.b), x, y, (long long)n);
 }
 
 void launch_unary_backward(UnaryOp op, UnaryParams params, const float* x, const float* y, const float* dy, float* dx,
                            int64_t n, void* stream) {
   if (n == 0) return;
-  cuda_kernels::unary_backward_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      op, float(params.a), float(params.b), x, y, dy, dx, (long long)n);
-  check_launch("unary_backward_kernel");
+  launch_kernel("unary_backward_kernel", cuda_kernels::unary_backward_kernel, grid_for(n), kThreadsPerBlock, 0, stream,
+                op, float(params.a), float(params.b), x, y, dy, dx, (long long)n);
 }
 
 void launch_bias_relu(float* y, const float* bias, int64_t rows, int64_t cols, void* stream) {
   const int64_t n = rows * cols;
   if (n == 0) return;
-  cuda_kernels::bias_relu_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(y, bias, int(cols),
-                                                                                          (long long)n);
-  check_launch("bias_relu_kernel");
+  launch_kernel("bias_relu_kernel", cuda_kernels::bias_relu_kernel, grid_for(n), kThreadsPerBlock, 0, stream, y, bias,
+                int(cols), (long long)n);
 }
 
 void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, int64_t rows, int64_t cols,
                                void* stream) {
   const int64_t n = rows * cols;
   if (n == 0) return;
-  cuda_kernels::relu_mask_backward_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(y, dy, dz,
-                                                                                                   (long long)n);
-  check_launch("relu_mask_backward_kernel");
+  launch_kernel("relu_mask_backward_kernel", cuda_kernels::relu_mask_backward_kernel, grid_for(n), kThreadsPerBlock, 0,
+                stream, y, dy, dz, (long long)n);
   if (dbias == nullptr) return;
   const unsigned column_blocks = unsigned((cols + kThreadsPerBlock - 1) / kThreadsPerBlock);
-  cuda_kernels::column_sum_kernel<<<column_blocks, kThreadsPerBlock, 0, as_stream(stream)>>>(dz, dbias, int(rows),
-                                                                                             int(cols));
-  check_launch("column_sum_kernel");
+  launch_kernel("column_sum_kernel", cuda_kernels::column_sum_kernel, column_blocks, kThreadsPerBlock, 0, stream, dz,
+                dbias, int(rows), int(cols));
 }
 
 }  // namespace attn::cuda

@@ -7,33 +7,29 @@ namespace attn::cuda {
 void launch_index_select_rows(const float* weight, const int64_t* indices, float* out, int64_t rows, int64_t width,
                               void* stream) {
   if (rows * width == 0) return;
-  cuda_kernels::index_select_rows_kernel<<<grid_for(rows * width), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      weight, indices, out, (long long)rows, int(width));
-  check_launch("index_select_rows_kernel");
+  launch_kernel("index_select_rows_kernel", cuda_kernels::index_select_rows_kernel, grid_for(rows * width),
+                kThreadsPerBlock, 0, stream, weight, indices, out, (long long)rows, int(width));
 }
 
 void launch_index_add_rows(float* grad_weight, const int64_t* indices, const float* src, int64_t rows, int64_t width,
                            void* stream) {
   if (rows * width == 0) return;
   const unsigned column_blocks = unsigned((width + kThreadsPerBlock - 1) / kThreadsPerBlock);
-  cuda_kernels::index_add_rows_kernel<<<column_blocks, kThreadsPerBlock, 0, as_stream(stream)>>>(
-      grad_weight, indices, src, (long long)rows, int(width));
-  check_launch("index_add_rows_kernel");
+  launch_kernel("index_add_rows_kernel", cuda_kernels::index_add_rows_kernel, column_blocks, kThreadsPerBlock, 0,
+                stream, grad_weight, indices, src, (long long)rows, int(width));
 }
 
 void launch_gather_last(const float* x, const int64_t* index, float* out, int64_t rows, int64_t cols, void* stream) {
   if (rows == 0) return;
-  cuda_kernels::gather_last_kernel<<<grid_for(rows), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      x, index, out, (long long)rows, int(cols));
-  check_launch("gather_last_kernel");
+  launch_kernel("gather_last_kernel", cuda_kernels::gather_last_kernel, grid_for(rows), kThreadsPerBlock, 0, stream, x,
+                index, out, (long long)rows, int(cols));
 }
 
 void launch_topk(const float* x, int64_t k, bool largest, float* values, int64_t* indices, int64_t rows, int64_t cols,
                  void* stream) {
   if (rows == 0 || k == 0) return;
-  cuda_kernels::topk_kernel<<<grid_for(rows), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      x, int(k), largest, values, indices, (long long)rows, int(cols));
-  check_launch("topk_kernel");
+  launch_kernel("topk_kernel", cuda_kernels::topk_kernel, grid_for(rows), kThreadsPerBlock, 0, stream, x, int(k),
+                largest, values, indices, (long long)rows, int(cols));
 }
 
 }  // namespace attn::cuda

@@ -1,6 +1,7 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
 // (cuda/elementwise.cu, binary.cu, dropout.cu, random.cu, indexing.cu, row_reduce.cu,
-// softmax.cu, layer_norm.cu, cross_entropy.cu, parameter_update.cu) choosing the grid and
+// softmax.cu, layer_norm.cu, cross_entropy.cu, parameter_update.cu, banded_conv.cu,
+// gated_linear_attention.cu, delta_rule.cu, sum_slices.cu) choosing the grid and
 // block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers are
 // device memory holding contiguous data (float32 unless stated). A launch that fails throws
 // attn::Error naming the kernel and CUDA's reason; kernels run asynchronously, so errors
@@ -8,15 +9,18 @@
 #pragma once
 #include <cstdint>
 
+#include "core/dtype.hpp"
 #include "core/kernel_params.hpp"
 #include "core/optimizer_params.hpp"
+#include "cuda/kernels/band_shape.hpp"
 #include "cuda/kernels/reduce_layout.hpp"
+#include "cuda/kernels/scan_shape.hpp"
 #include "cuda/kernels/strided_layout.hpp"
 
 namespace attn::cuda {
 
-// y[i] = value for i < n.
-void launch_fill(float value, float* y, int64_t n, void* stream);
+// y[i] = *value for i < n, each element element_size bytes (1, 4 or 8); value is host memory.
+void launch_fill(const void* value, size_t element_size, void* y, int64_t n, void* stream);
 // y[i] = op(x[i]) for i < n (y may be x).
 void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int64_t n, void* stream);
 // dx = dL/dx of y = op(x) from dy (y may be null for ops that do not read it).
@@ -49,6 +53,9 @@ void launch_where(const bool* cond, const float* a, const float* b, float* out,
 // element_size bytes (1, 4 or 8), from src to dst.
 void launch_strided_copy(const void* src, void* dst, size_t element_size, const cuda_kernels::StridedLayout& layout,
                          int64_t n, void* stream);
+// The same from src_dtype to dst_dtype (any two dtypes), each element converted.
+void launch_convert_copy(const void* src, DType src_dtype, void* dst, DType dst_dtype,
+                         const cuda_kernels::StridedLayout& layout, int64_t n, void* stream);
 // out[i] = op over the elements of x that output i reduces (layout), for `outputs` outputs.
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
                    void* stream);
@@ -106,6 +113,38 @@ void launch_add_sum_of_squares(const float* x, double* partial, double* total, i
 int64_t sum_of_squares_blocks(int64_t n);
 // x *= scale; *found_nonfinite = 1 when a result is inf or NaN (found_nonfinite may be null).
 void launch_scale_check_finite(float* x, double scale, float* found_nonfinite, int64_t n, void* stream);
+
+// The banded convolution of LightConv/DynamicConv: out [rows, C] from u [rows, C] and the taps
+// w ([H, K] shared, or [rows, H, K]).
+void launch_banded_conv(const float* u, const float* w, float* out, const cuda_kernels::BandShape& shape,
+                        void* stream);
+// Its backward: du and dw from dout. For shared taps, partial holds banded_conv_tap_chunks(shape)
+// · H · K doubles of scratch (unused for per-position taps).
+void launch_banded_conv_backward(const float* u, const float* w, const float* dout, float* du, float* dw,
+                                 double* partial, const cuda_kernels::BandShape& shape, void* stream);
+int64_t banded_conv_tap_chunks(const cuda_kernels::BandShape& shape);
+
+// Gated linear attention over q, k [R, T, M], v [R, T, N] with gates a [R, T, N] and b [R, T, M]
+// (each may be null: ones); state [R, N, M] holds S_0 in and S_T out; y [R, T, N]. The shape
+// comes from cuda/scan_plan.hpp's plan_scan.
+void launch_gated_linear_attention(const float* q, const float* k, const float* v, const float* a, const float* b,
+                                   float* state, float* y, const cuda_kernels::ScanShape& shape, void* stream);
+// Its backward from S_0 = 0: dq, dk, dv and da, db (null when the gate is); scratch holds
+// scan_scratch_floats(shape) floats (cuda/scan_plan.hpp).
+void launch_gated_linear_attention_backward(const float* q, const float* k, const float* v, const float* a,
+                                            const float* b, const float* dy, float* dq, float* dk, float* dv,
+                                            float* da, float* db, float* scratch,
+                                            const cuda_kernels::ScanShape& shape, void* stream);
+// The delta rule over q, k [R, T, M], v [R, T, N] and beta [R, T]; state [R, N, M] holds W_0
+// in and W_T out; y [R, T, N].
+void launch_delta_rule(const float* q, const float* k, const float* v, const float* beta, float* state, float* y,
+                       const cuda_kernels::ScanShape& shape, void* stream);
+// Its backward from W_0 = 0: dq, dk, dv and dbeta; scratch as for gated linear attention.
+void launch_delta_rule_backward(const float* q, const float* k, const float* v, const float* beta, const float* dy,
+                                float* dq, float* dk, float* dv, float* dbeta, float* scratch,
+                                const cuda_kernels::ScanShape& shape, void* stream);
+// out[i] = Σ_s planes[s · n + i] in slice order (the scans' sums over value-row slices).
+void launch_sum_slices(const float* planes, float* out, int64_t n, int slices, void* stream);
 
 // Throws attn::Error when `status` (a cudaError_t) is not success, naming `what`.
 void check_cuda(int status, const char* what);

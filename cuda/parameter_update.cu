@@ -8,17 +8,15 @@ namespace attn::cuda {
 void launch_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, const AdamUpdate& update,
                         int64_t n, void* stream) {
   if (n == 0) return;
-  cuda_kernels::adam_update_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      param, grad, exp_avg, exp_avg_sq, update, (long long)n);
-  check_launch("adam_update_kernel");
+  launch_kernel("adam_update_kernel", cuda_kernels::adam_update_kernel, grid_for(n), kThreadsPerBlock, 0, stream, param,
+                grad, exp_avg, exp_avg_sq, update, (long long)n);
 }
 
 void launch_nag_update(float* param, const float* grad, float* buffer, const NagUpdate& update, int64_t n,
                        void* stream) {
   if (n == 0) return;
-  cuda_kernels::nag_update_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(param, grad, buffer,
-                                                                                           update, (long long)n);
-  check_launch("nag_update_kernel");
+  launch_kernel("nag_update_kernel", cuda_kernels::nag_update_kernel, grid_for(n), kThreadsPerBlock, 0, stream, param,
+                grad, buffer, update, (long long)n);
 }
 
 int64_t sum_of_squares_blocks(int64_t n) {
@@ -29,18 +27,15 @@ int64_t sum_of_squares_blocks(int64_t n) {
 
 void launch_add_sum_of_squares(const float* x, double* partial, double* total, int64_t n, void* stream) {
   const auto blocks = unsigned(sum_of_squares_blocks(n));
-  cuda_kernels::sum_of_squares_partials_kernel<<<blocks, kThreadsPerBlock, 32 * sizeof(double), as_stream(stream)>>>(
-      x, partial, (long long)n);
-  check_launch("sum_of_squares_partials_kernel");
-  cuda_kernels::add_partials_kernel<<<1, 1, 0, as_stream(stream)>>>(partial, int(blocks), total);
-  check_launch("add_partials_kernel");
+  launch_kernel("sum_of_squares_partials_kernel", cuda_kernels::sum_of_squares_partials_kernel, blocks,
+                kThreadsPerBlock, 32 * sizeof(double), stream, x, partial, (long long)n);
+  launch_kernel("add_partials_kernel", cuda_kernels::add_partials_kernel, 1, 1, 0, stream, partial, int(blocks), total);
 }
 
 void launch_scale_check_finite(float* x, double scale, float* found_nonfinite, int64_t n, void* stream) {
   if (n == 0) return;
-  cuda_kernels::scale_check_finite_kernel<<<grid_for(n), kThreadsPerBlock, 0, as_stream(stream)>>>(
-      x, float(scale), found_nonfinite, (long long)n);
-  check_launch("scale_check_finite_kernel");
+  launch_kernel("scale_check_finite_kernel", cuda_kernels::scale_check_finite_kernel, grid_for(n), kThreadsPerBlock, 0,
+                stream, x, float(scale), found_nonfinite, (long long)n);
 }
 
 }  // namespace attn::cuda

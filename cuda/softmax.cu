@@ -7,17 +7,15 @@ namespace attn::cuda {
 
 void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, bool log, void* stream) {
   if (rows == 0) return;
-  cuda_kernels::softmax_kernel<<<unsigned(rows), kThreadsPerBlock, kReductionScratchBytes, as_stream(stream)>>>(
-      x, y, int(cols), log);
-  check_launch("softmax_kernel");
+  launch_kernel("softmax_kernel", cuda_kernels::softmax_kernel, unsigned(rows), kThreadsPerBlock,
+                kReductionScratchBytes, stream, x, y, int(cols), log);
 }
 
 void launch_softmax_backward(const float* y, const float* dy, float* dx, int64_t rows, int64_t cols, bool log,
                              void* stream) {
   if (rows == 0) return;
-  cuda_kernels::softmax_backward_kernel<<<unsigned(rows), kThreadsPerBlock, kReductionScratchBytes,
-                                          as_stream(stream)>>>(y, dy, dx, int(cols), log);
-  check_launch("softmax_backward_kernel");
+  launch_kernel("softmax_backward_kernel", cuda_kernels::softmax_backward_kernel, unsigned(rows), kThreadsPerBlock,
+                kReductionScratchBytes, stream, y, dy, dx, int(cols), log);
 }
 
 }  // namespace attn::cuda

@@ -108,8 +108,9 @@ __global__ void column_sum_kernel(const float* dz, float* dbias, int rows, int c
   dbias[c] = float(sum);
 }
 
-// y[i] = value for i < n.
-__global__ void fill_kernel(float value, float* y, long long n) {
+// y[i] = value for i < n; Word is the element's bits (fill works for every dtype).
+template <typename Word>
+__global__ void fill_kernel(Word value, Word* y, long long n) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = value;
 }

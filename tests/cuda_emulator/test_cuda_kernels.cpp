@@ -101,7 +101,7 @@ TEST_CASE("cuda unary_kernel matches the CPU backend for every unary op", "[cuda
 
 TEST_CASE("cuda fill_kernel writes every element once the grid is smaller than the tensor", "[cuda_kernels]") {
   std::vector<float> y(1000, 0.0f);
-  launch(LaunchConfig{.grid = {2}, .block = {64}}, fill_kernel, 2.5f, y.data(), 999LL);
+  launch(LaunchConfig{.grid = {2}, .block = {64}}, fill_kernel<float>, 2.5f, y.data(), 999LL);
   CHECK(std::count(y.begin(), y.end(), 2.5f) == 999);
   CHECK(y.back() == 0.0f);
 }

@@ -1,0 +1,130 @@
+// The emulated CUDA runtime (cuda/emulator/runtime/) itself: device memory that copies can
+// tell from host memory and whose reads by the host are counted, CUDA's errors for bad
+// arguments, and cuBLAS's column-major batched product (transposes, leading dimensions wider
+// than the matrix, broadcast batches, the bf16 compute mode) against a plain float64 loop.
+#include <catch.hpp>
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/bfloat16.hpp"
+#include "core/ops.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "cuda/emulator/runtime/host_reads.hpp"
+
+using namespace attn;
+
+namespace {
+
+// A device copy of `values`, freed with the object.
+struct DeviceBuffer {
+  float* data = nullptr;
+  explicit DeviceBuffer(const std::vector<float>& values) {
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&data), values.size() * sizeof(float)) == cudaSuccess);
+    REQUIRE(cudaMemcpyAsync(data, values.data(), values.size() * sizeof(float), cudaMemcpyDefault, nullptr) ==
+            cudaSuccess);
+  }
+  ~DeviceBuffer() { cudaFree(data); }
+  std::vector<float> read(size_t n) const {
+    std::vector<float> out(n);
+    REQUIRE(cudaMemcpyAsync(out.data(), data, n * sizeof(float), cudaMemcpyDefault, nullptr) == cudaSuccess);
+    return out;
+  }
+};
+
+std::vector<float> varied(size_t n, double phase) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = float(std::sin(1.3 * double(i) + phase));
+  return v;
+}
+
+// Element (r, c) of a column-major matrix with leading dimension ld, or of its transpose.
+double element(const std::vector<float>& m, size_t offset, int ld, bool transposed, int r, int c) {
+  return transposed ? m[offset + size_t(r) * size_t(ld) + size_t(c)] : m[offset + size_t(c) * size_t(ld) + size_t(r)];
+}
+
+}  // namespace
+
+TEST_CASE("the emulated runtime counts the copies from device into host memory, and only those",
+          "[cuda_emulated]") {
+  REQUIRE(cuda::register_cuda_backend());
+  const Tensor x = full({4, 3}, 1.5);
+  const uint64_t before = cuda_emulator::device_to_host_copies();
+  const Tensor on_gpu = x.to(Device::cuda(0));  // host → device
+  const Tensor doubled = ops::add(on_gpu, on_gpu).clone();  // kernels and a device → device copy
+  CHECK(cuda_emulator::device_to_host_copies() == before);
+  CHECK(doubled.to(Device::cpu()).at({3, 2}) == 3.0);  // device → host
+  CHECK(cuda_emulator::device_to_host_copies() == before + 1);
+}
+
+TEST_CASE("the emulated runtime refuses what a GPU refuses, with CUDA's errors", "[cuda_emulated]") {
+  CHECK(cudaSetDevice(1) == cudaErrorInvalidDevice);
+  CHECK(cudaGetLastError() == cudaErrorInvalidDevice);
+  CHECK(cudaGetLastError() == cudaSuccess);  // reading the error resets it
+  CHECK(std::strcmp(cudaGetErrorName(cudaErrorInvalidDevice), "cudaErrorInvalidDevice") == 0);
+  int host_value = 0;
+  CHECK(cudaFree(&host_value) == cudaErrorInvalidValue);  // not a device allocation
+  const DeviceBuffer buffer(varied(8, 0));
+  std::vector<float> host(16);
+  CHECK(cudaMemcpyAsync(host.data(), buffer.data, 16 * sizeof(float), cudaMemcpyDefault, nullptr) ==
+        cudaErrorInvalidValue);  // runs past the end of the allocation
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+  CHECK(cudaStreamSynchronize(stream) == cudaErrorInvalidResourceHandle);
+  cudaGetLastError();
+}
+
+TEST_CASE("the emulated cuBLAS computes column-major strided batched products as cuBLAS does", "[cuda_emulated]") {
+  cublasHandle_t handle = nullptr;
+  REQUIRE(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+  const int m = 5, n = 4, k = 3, batches = 2;
+  for (const bool ta : {false, true})
+    for (const bool tb : {false, true})
+      for (const bool fast_bf16 : {false, true}) {
+        INFO("transa " << ta << ", transb " << tb << ", bf16 " << fast_bf16);
+        // Leading dimensions wider than the stored matrices; B is one matrix for every batch.
+        const int lda = (ta ? k : m) + 2, ldb = (tb ? n : k) + 1, ldc = m + 3;
+        const long long stride_a = (long long)lda * (ta ? m : k), stride_c = (long long)ldc * n;
+        const std::vector<float> a = varied(size_t(stride_a) * batches, 0.1), b = varied(size_t(ldb) * (tb ? k : n), 0.7);
+        const std::vector<float> c = varied(size_t(stride_c) * batches, 1.9);
+        const DeviceBuffer da(a), db(b), dc(c);
+        const float alpha = 0.5f, beta = -2.0f;
+        REQUIRE(cublasGemmStridedBatchedEx(handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n,
+                                           k, &alpha, da.data, CUDA_R_32F, lda, stride_a, db.data, CUDA_R_32F, ldb, 0,
+                                           &beta, dc.data, CUDA_R_32F, ldc, stride_c, batches,
+                                           fast_bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F,
+                                           CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+        const std::vector<float> got = dc.read(c.size());
+        const auto operand = [&](float v) { return fast_bf16 ? double(bfloat16_to_float(float_to_bfloat16(v))) : v; };
+        for (int i = 0; i < batches; ++i)
+          for (int r = 0; r < ldc; ++r)
+            for (int col = 0; col < n; ++col) {
+              const size_t at = size_t(i * stride_c) + size_t(col) * ldc + size_t(r);
+              double expected = c[at];  // rows past m are padding: untouched
+              if (r < m) {
+                double sum = 0;
+                for (int j = 0; j < k; ++j) {
+                  const double av = element(a, size_t(i * stride_a), lda, ta, r, j);
+                  const double bv = element(b, 0, ldb, tb, j, col);
+                  sum += operand(float(av)) * operand(float(bv));
+                }
+                expected = alpha * sum + beta * c[at];
+              }
+              CHECK(got[at] == Approx(expected).margin(1e-5));
+            }
+      }
+  const DeviceBuffer d(varied(64, 0));
+  const float one = 1.0f;
+  CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d.data, CUDA_R_32F, 3, 0, d.data,
+                                   CUDA_R_32F, 4, 0, &one, d.data, CUDA_R_32F, 4, 0, 1, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);  // lda < m
+  std::vector<float> host(16);
+  CHECK(cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, host.data(), CUDA_R_32F, 4, 0,
+                                   d.data, CUDA_R_32F, 4, 0, &one, d.data, CUDA_R_32F, 4, 0, 1, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);  // a host pointer
+  CHECK(cublasDestroy(handle) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasDestroy(handle) == CUBLAS_STATUS_NOT_INITIALIZED);
+}
