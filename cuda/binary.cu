@@ -6,16 +6,31 @@
 
 namespace attn::cuda {
 
-void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::StridedLayout& layout,
-                   int64_t n, void* stream) {
-  if (n == 0) return;
-  const unsigned grid = grid_for(n);
+namespace {
+
+template <typename T>
+void launch_binary_of(BinaryOp op, const void* a, const void* b, void* out, const cuda_kernels::StridedLayout& layout,
+                      int64_t n, void* stream) {
+  const auto a_data = static_cast<const T*>(a), b_data = static_cast<const T*>(b);
   if (is_comparison(op))
-    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<bool>, grid, kThreadsPerBlock, 0, stream, op, a, b,
-                  static_cast<bool*>(out), layout, (long long)n);
+    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<T, bool>, grid_for(n), kThreadsPerBlock, 0, stream, op,
+                  a_data, b_data, static_cast<bool*>(out), layout, (long long)n);
   else
-    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<float>, grid, kThreadsPerBlock, 0, stream, op, a, b,
-                  static_cast<float*>(out), layout, (long long)n);
+    launch_kernel("binary_kernel", cuda_kernels::binary_kernel<T, T>, grid_for(n), kThreadsPerBlock, 0, stream, op,
+                  a_data, b_data, static_cast<T*>(out), layout, (long long)n);
+}
+
+}  // namespace
+
+void launch_binary(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
+                   const cuda_kernels::StridedLayout& layout, int64_t n, void* stream) {
+  if (n == 0) return;
+  switch (dtype) {
+    case DType::Float32: return launch_binary_of<float>(op, a, b, out, layout, n, stream);
+    case DType::Int32: return launch_binary_of<int>(op, a, b, out, layout, n, stream);
+    case DType::Int64: return launch_binary_of<long long>(op, a, b, out, layout, n, stream);
+    default: check_cuda(int(cudaErrorInvalidValue), "binary_kernel (a dtype other than float32, int32, int64)");
+  }
 }
 
 void launch_where(const bool* cond, const float* a, const float* b, float* out,

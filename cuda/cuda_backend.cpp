@@ -182,15 +182,17 @@ void CudaBackend::copy_between_host_and_device(const Tensor& src, const Tensor& 
 void CudaBackend::unary(UnaryOp op, const Tensor& x_view, const Tensor& out, UnaryParams p) {
   void* stream = on(x_view.device()).stream;
   const Tensor x = dense(x_view, stream);
+  if (x.dtype() == DType::Int32 || x.dtype() == DType::Int64)
+    return launch_integer_unary(op, p, x.dtype(), x.raw_data(), out.raw_data(), x.numel(), stream);
   require_contiguous_float("unary", {&x, &out});
   launch_unary(op, p, x.data<float>(), out.data<float>(), x.numel(), stream);
 }
 
 void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  ATTN_CHECK(a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && out.is_contiguous(),
-             "the cuda backend's binary takes float32 operands so far; got {} and {}", dtype_name(a.dtype()),
-             dtype_name(b.dtype()));
-  launch_binary(op, a.data<float>(), b.data<float>(), out.raw_data(), strided_layout(a, b, out), out.numel(),
+  const bool supported = a.dtype() == DType::Float32 || a.dtype() == DType::Int32 || a.dtype() == DType::Int64;
+  ATTN_CHECK(supported && out.is_contiguous(),
+             "the cuda backend's binary takes float32, int32 and int64 operands so far; got {}", dtype_name(a.dtype()));
+  launch_binary(op, a.dtype(), a.raw_data(), b.raw_data(), out.raw_data(), strided_layout(a, b, out), out.numel(),
                 on(out.device()).stream);
 }
 
@@ -214,7 +216,7 @@ void CudaBackend::unary_backward(UnaryOp op, const Tensor& x_view, const Tensor&
 }
 
 void CudaBackend::bias_relu(const Tensor& y, const Tensor& bias_view) {
-  void* stream = on(bias_view.device()).stream;
+  void* stream = on(y.device()).stream;
   const Tensor bias = dense(bias_view, stream);
   require_contiguous_float("bias_relu", {&y, &bias});
   launch_bias_relu(y.data<float>(), float_data(bias), rows_of(y), last_dim(y), stream);
@@ -326,9 +328,9 @@ void CudaBackend::arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor
 void CudaBackend::cumsum(const Tensor& x_view, int dim, bool reverse, const Tensor& out) {
   void* stream = on(x_view.device()).stream;
   const Tensor x = dense(x_view, stream);
-  ATTN_CHECK((x.dtype() == DType::Float32 || x.dtype() == DType::Int64) && x.is_contiguous(),
-             "the cuda backend's cumsum takes contiguous float32 or int64 tensors so far; got {} {}",
-             dtype_name(x.dtype()), x.shape().str());
+  ATTN_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Int64,
+             "the cuda backend's cumsum takes float32 or int64 tensors so far; got {} {}", dtype_name(x.dtype()),
+             x.shape().str());
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < dim; ++d) outer *= x.size(d);
   for (int d = dim + 1; d < x.dim(); ++d) inner *= x.size(d);

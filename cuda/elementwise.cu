@@ -34,6 +34,26 @@ void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int6
                 float(params.a), float(params.b), x, y, (long long)n);
 }
 
+namespace {
+
+template <typename T>
+void launch_integer_unary_of(UnaryOp op, UnaryParams params, const void* x, void* y, int64_t n, void* stream) {
+  launch_kernel("integer_unary_kernel", cuda_kernels::integer_unary_kernel<T>, grid_for(n), kThreadsPerBlock, 0,
+                stream, op, T(params.a), T(params.b), static_cast<const T*>(x), static_cast<T*>(y), (long long)n);
+}
+
+}  // namespace
+
+void launch_integer_unary(UnaryOp op, UnaryParams params, DType dtype, const void* x, void* y, int64_t n,
+                          void* stream) {
+  if (n == 0) return;
+  if (!cuda_kernels::is_integer_unary(op))
+    check_cuda(int(cudaErrorInvalidValue), "integer_unary_kernel (a unary op integer tensors do not take)");
+  if (dtype == DType::Int64) return launch_integer_unary_of<long long>(op, params, x, y, n, stream);
+  if (dtype == DType::Int32) return launch_integer_unary_of<int>(op, params, x, y, n, stream);
+  check_cuda(int(cudaErrorInvalidValue), "integer_unary_kernel (a dtype other than int32, int64)");
+}
+
 void launch_unary_backward(UnaryOp op, UnaryParams params, const float* x, const float* y, const float* dy, float* dx,
                            int64_t n, void* stream) {
   if (n == 0) return;

@@ -24,6 +24,10 @@ namespace attn::cuda {
 void launch_fill(const void* value, size_t element_size, void* y, int64_t n, void* stream);
 // y[i] = op(x[i]) for i < n (y may be x).
 void launch_unary(UnaryOp op, UnaryParams params, const float* x, float* y, int64_t n, void* stream);
+// The same over int32 or int64 (dtype) for the ops integers take (cuda_kernels::is_integer_unary),
+// the scalars converted to the integer type as the CPU converts them.
+void launch_integer_unary(UnaryOp op, UnaryParams params, DType dtype, const void* x, void* y, int64_t n,
+                          void* stream);
 // dx = dL/dx of y = op(x) from dy (y may be null for ops that do not read it).
 void launch_unary_backward(UnaryOp op, UnaryParams params, const float* x, const float* y, const float* dy, float* dx,
                            int64_t n, void* stream);
@@ -43,10 +47,11 @@ void launch_gather_last(const float* x, const int64_t* index, float* out, int64_
 // The k largest (or smallest) of each row of x [rows, cols], sorted, ties to the lower index.
 void launch_topk(const float* x, int64_t k, bool largest, float* values, int64_t* indices, int64_t rows, int64_t cols,
                  void* stream);
-// out[i] = a[i] op b[i] over the n elements of a contiguous out laid out by `layout`; out
-// holds float for arithmetic ops and bool for comparisons.
-void launch_binary(BinaryOp op, const float* a, const float* b, void* out, const cuda_kernels::StridedLayout& layout,
-                   int64_t n, void* stream);
+// out[i] = a[i] op b[i] over the n elements of a contiguous out laid out by `layout`, a and b
+// of `dtype` (float32, int32 or int64); out holds that dtype for arithmetic ops and bool for
+// comparisons.
+void launch_binary(BinaryOp op, DType dtype, const void* a, const void* b, void* out,
+                   const cuda_kernels::StridedLayout& layout, int64_t n, void* stream);
 // out[i] = cond[i] ? a[i] : b[i] over the n elements of a contiguous out (cond: layout's c).
 void launch_where(const bool* cond, const float* a, const float* b, float* out,
                   const cuda_kernels::StridedLayout& layout, int64_t n, void* stream);

@@ -33,7 +33,8 @@ inline void check_launch(const char* kernel) { check_cuda(int(cudaGetLastError()
 // Compiled by nvcc it is kernel<<<grid, block, shared_bytes, stream>>>(args...). Compiled by a
 // host compiler — the backend built on the emulated runtime (cuda/emulator/runtime/) — the
 // kernel body runs on the emulator (cuda/emulator/emulator.hpp) before launch_kernel returns,
-// in the emulator's ascending schedule, as the emulated runtime runs all of a stream's work.
+// as the emulated runtime runs all of a stream's work, in cuda_emulator::backend_schedule()
+// (ascending unless a test picks descending).
 template <typename... Params, typename... Args>
 void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
                    void* stream, Args... args) {
@@ -43,7 +44,7 @@ void launch_kernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 
   const cuda_emulator::LaunchConfig config{.grid = {grid.x, grid.y, grid.z},
                                            .block = {block.x, block.y, block.z},
                                            .shared_bytes = shared_bytes,
-                                           .schedule = cuda_emulator::Schedule::Ascending};
+                                           .schedule = cuda_emulator::backend_schedule()};
   cuda_emulator::launch(config, kernel, args...);
 #endif
   check_launch(name);

@@ -191,7 +191,7 @@ void run_worker(const LaunchConfig& config, const std::function<void()>& body, u
   block.shared.resize(config.shared_bytes);
   block.fibers.resize(config.block.count());
   for (unsigned t = 0; t < block.fibers.size(); ++t) {
-    block.fibers[t].stack = std::make_unique<char[]>(kFiberStackBytes);
+    block.fibers[t].stack = std::make_unique_for_overwrite<char[]>(kFiberStackBytes);  // untouched pages stay unmapped
     block.fibers[t].linear = t;
     block.fibers[t].thread = unflatten(t, config.block);
   }
@@ -209,6 +209,13 @@ void run_worker(const LaunchConfig& config, const std::function<void()>& body, u
 }
 
 }  // namespace
+
+namespace {
+std::atomic<Schedule> backend_schedule_setting{Schedule::Ascending};
+}  // namespace
+
+Schedule backend_schedule() { return backend_schedule_setting.load(); }
+void set_backend_schedule(Schedule schedule) { backend_schedule_setting.store(schedule); }
 
 void launch_body(const LaunchConfig& config, const std::function<void()>& thread_body) {
   check_config(config);

@@ -51,6 +51,12 @@ struct LaunchConfig {
 constexpr unsigned kWarpSize = 32;
 constexpr unsigned kMaxThreadsPerBlock = 1024;
 
+// The schedule of the launches that do not pick one themselves: those of the CUDA backend
+// built on the emulated runtime (launch_kernel, cuda/launch_config.cuh). Ascending unless a
+// test sets it, to run the backend's kernels under the other extreme too.
+Schedule backend_schedule();
+void set_backend_schedule(Schedule schedule);
+
 // Runs thread_body once per thread of every block; throws attn::Error on a bad
 // configuration, a barrier not every thread reaches, or an exception of a thread.
 void launch_body(const LaunchConfig& config, const std::function<void()>& thread_body);

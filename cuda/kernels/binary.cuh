@@ -1,4 +1,4 @@
-// Binary element-wise float32 kernels with broadcasting (core/backend.hpp's binary and
+// Binary element-wise kernels with broadcasting (core/backend.hpp's binary and
 // where), in the cuda/kernels/device.hpp dialect. The output is contiguous; each operand is
 // any strided view of the output's shape (stride 0 along broadcast dims), described by a
 // StridedLayout.
@@ -9,20 +9,30 @@
 
 namespace attn::cuda_kernels {
 
+// Whether v is NaN (integers never are).
+template <typename T>
+__device__ inline bool is_nan(T) {
+  return false;
+}
+__device__ inline bool is_nan(float v) { return v != v; }
+
 // a op b for an arithmetic op, as the CPU computes it (NaN propagates through max/min from a).
-__device__ inline float apply_arithmetic(BinaryOp op, float a, float b) {
+// T is float, or an integer type for the positions and lengths the engine keeps on the device.
+template <typename T>
+__device__ inline T apply_arithmetic(BinaryOp op, T a, T b) {
   switch (op) {
     case BinaryOp::Add: return a + b;
     case BinaryOp::Sub: return a - b;
     case BinaryOp::Mul: return a * b;
     case BinaryOp::Div: return a / b;
-    case BinaryOp::Maximum: return a != a ? a : (a > b ? a : b);
-    case BinaryOp::Minimum: return a != a ? a : (a < b ? a : b);
-    default: return 0.0f;
+    case BinaryOp::Maximum: return is_nan(a) ? a : (a > b ? a : b);
+    case BinaryOp::Minimum: return is_nan(a) ? a : (a < b ? a : b);
+    default: return T(0);
   }
 }
 
-__device__ inline bool apply_comparison(BinaryOp op, float a, float b) {
+template <typename T>
+__device__ inline bool apply_comparison(BinaryOp op, T a, T b) {
   switch (op) {
     case BinaryOp::Eq: return a == b;
     case BinaryOp::Ne: return a != b;
@@ -34,13 +44,19 @@ __device__ inline bool apply_comparison(BinaryOp op, float a, float b) {
   }
 }
 
-__device__ inline float binary_result(BinaryOp op, float a, float b, float*) { return apply_arithmetic(op, a, b); }
-__device__ inline bool binary_result(BinaryOp op, float a, float b, bool*) { return apply_comparison(op, a, b); }
+template <typename T>
+__device__ inline T binary_result(BinaryOp op, T a, T b, T*) {
+  return apply_arithmetic(op, a, b);
+}
+template <typename T>
+__device__ inline bool binary_result(BinaryOp op, T a, T b, bool*) {
+  return apply_comparison(op, a, b);
+}
 
-// out[i] = a[i] op b[i] over n = Π sizes elements; Out is float (arithmetic) or bool (comparisons).
-template <typename Out>
-__global__ void binary_kernel(BinaryOp op, const float* a, const float* b, Out* out, StridedLayout layout,
-                              long long n) {
+// out[i] = a[i] op b[i] over n = Π sizes elements of type T; Out is T (arithmetic) or bool
+// (comparisons).
+template <typename T, typename Out>
+__global__ void binary_kernel(BinaryOp op, const T* a, const T* b, Out* out, StridedLayout layout, long long n) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     long long a_offset = 0, b_offset = 0;

@@ -1,5 +1,5 @@
-// Element-wise float32 kernels over contiguous tensors (fill, the unary ops and their
-// backward, the fused bias + ReLU of core/backend.hpp), in the cuda/kernels/device.hpp
+// Element-wise kernels over contiguous tensors (fill, the unary ops and their backward, the
+// fused bias + ReLU of core/backend.hpp; float32, and integers for the unary ops they take), in the cuda/kernels/device.hpp
 // dialect. Grid-stride loops: any grid covers any size.
 #pragma once
 #include "core/kernel_params.hpp"
@@ -40,6 +40,46 @@ __global__ void unary_kernel(UnaryOp op, float a, float b, const float* x, float
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
     y[i] = apply_unary(op, x[i], a, b);
+}
+
+// Whether integer tensors take op (the ops core/cpu/elementwise.cpp defines for them).
+__host__ __device__ inline bool is_integer_unary(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Abs:
+    case UnaryOp::Relu:
+    case UnaryOp::Square:
+    case UnaryOp::Clamp:
+    case UnaryOp::AddScalar:
+    case UnaryOp::MulScalar:
+    case UnaryOp::RSubScalar: return true;
+    default: return false;
+  }
+}
+
+// f(x) for an integer op (is_integer_unary), its scalars already converted to T as the CPU does.
+template <typename T>
+__device__ inline T apply_integer_unary(UnaryOp op, T x, T a, T b) {
+  switch (op) {
+    case UnaryOp::Neg: return T(-x);
+    case UnaryOp::Abs: return x < T(0) ? T(-x) : x;
+    case UnaryOp::Relu: return x > T(0) ? x : T(0);
+    case UnaryOp::Square: return T(x * x);
+    case UnaryOp::Clamp: return x < a ? a : (x > b ? b : x);
+    case UnaryOp::AddScalar: return T(x + a);
+    case UnaryOp::MulScalar: return T(x * a);
+    case UnaryOp::RSubScalar: return T(a - x);
+    default: return x;
+  }
+}
+
+// y[i] = f(x[i]) for i < n over integers (y may be x): the positions and lengths the engine
+// keeps on the device.
+template <typename T>
+__global__ void integer_unary_kernel(UnaryOp op, T a, T b, const T* x, T* y, long long n) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    y[i] = apply_integer_unary(op, x[i], a, b);
 }
 
 // dL/dx of y = op(x) from g = dL/dy, x and y (the formulas of core/cpu/elementwise.cpp).

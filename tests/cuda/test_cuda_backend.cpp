@@ -300,6 +300,26 @@ TEST_CASE("fill and copies on the GPU handle every dtype", "[cuda]") {
   check_close(ops::cumsum(counts.to(kGpu), 1, true), ops::cumsum(counts, 1, true), 0.0);
 }
 
+TEST_CASE("integer unary and binary ops on the GPU match the CPU", "[cuda]") {
+  // Positions and lengths kept on the device: a causal mask's last visible key, say.
+  const Tensor positions = arange(-6, 6).view({3, 4}), other = arange(0, 4).view({1, 4});
+  for (DType dtype : {DType::Int64, DType::Int32}) {
+    INFO(dtype_name(dtype));
+    const Tensor x = positions.to(dtype), y = other.to(dtype), gx = x.to(kGpu), gy = y.to(kGpu);
+    check_close(ops::add(gx, 3.0), ops::add(x, 3.0), 0.0);
+    check_close(ops::mul(gx, -2.0), ops::mul(x, -2.0), 0.0);
+    check_close(ops::rsub(5.0, gx), ops::rsub(5.0, x), 0.0);
+    check_close(ops::neg(gx), ops::neg(x), 0.0);
+    check_close(ops::abs(gx), ops::abs(x), 0.0);
+    check_close(ops::clamp(gx, -2.0, 3.0), ops::clamp(x, -2.0, 3.0), 0.0);
+    for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Maximum, BinaryOp::Minimum,
+                        BinaryOp::Eq, BinaryOp::Lt, BinaryOp::Ge})
+      check_close(ops::binary(op, gx, gy), ops::binary(op, x, y), 0.0);
+  }
+  const Tensor on_gpu = positions.to(kGpu);  // the kernel itself refuses an op integers do not take
+  CHECK_THROWS_WITH(backend_for(kGpu).unary(UnaryOp::Exp, on_gpu, on_gpu, {}), Catch::Contains("integer"));
+}
+
 TEST_CASE("the CUDA backend's versions name cuBLAS, cuDNN and NCCL", "[cuda]") {
   const std::string versions = cuda::versions();
   CHECK_THAT(versions, Catch::Contains("cuBLAS ") && Catch::Contains("cuDNN not used") && Catch::Contains("NCCL "));
@@ -364,16 +384,18 @@ TEST_CASE("binary ops with broadcasting, where and masked_fill on the GPU match 
 
 TEST_CASE("reductions on the GPU match the CPU over any dims, forward and backward", "[cuda]") {
   const Tensor x = varied({3, 4, 5}, -2, 2);
-  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{}, {2}, {0}, {0, 2}})
-    for (bool keepdim : {false, true}) {
-      INFO("dims " << dims.size() << (dims.empty() ? -1 : dims[0]) << " keepdim " << keepdim);
-      check_op([&](const Inputs& in) { return sum(in[0], dims, keepdim); }, {x}, 1e-5);
-      check_op([&](const Inputs& in) { return mean(in[0], dims, keepdim); }, {x}, 1e-5);
-      check_op([&](const Inputs& in) { return amax(in[0], dims, keepdim); }, {x}, 1e-6);
-      check_op([&](const Inputs& in) { return amin(in[0], dims, keepdim); }, {x}, 1e-6);
-      check_op([&](const Inputs& in) { return logsumexp(in[0], dims, keepdim); }, {x}, 1e-5);
-      check_op([&](const Inputs& in) { return norm(in[0], dims, keepdim); }, {x}, 1e-5);
-    }
+  // All dims, the last (one block per row), the first, two of three; keepdim once.
+  const std::vector<std::pair<std::vector<int64_t>, bool>> cases = {
+      {{}, false}, {{2}, false}, {{0}, true}, {{0, 2}, false}};
+  for (const auto& [dims, keepdim] : cases) {
+    INFO("reducing " << dims.size() << " dim(s) from " << (dims.empty() ? -1 : dims[0]) << ", keepdim " << keepdim);
+    check_op([&](const Inputs& in) { return sum(in[0], dims, keepdim); }, {x}, 1e-5);
+    check_op([&](const Inputs& in) { return mean(in[0], dims, keepdim); }, {x}, 1e-5);
+    check_op([&](const Inputs& in) { return amax(in[0], dims, keepdim); }, {x}, 1e-6);
+    check_op([&](const Inputs& in) { return amin(in[0], dims, keepdim); }, {x}, 1e-6);
+    check_op([&](const Inputs& in) { return logsumexp(in[0], dims, keepdim); }, {x}, 1e-5);
+    check_op([&](const Inputs& in) { return norm(in[0], dims, keepdim); }, {x}, 1e-5);
+  }
   for (bool reverse : {false, true})
     check_op([&](const Inputs& in) { return cumsum(in[0], 1, reverse); }, {x}, 1e-5);
   const ops::ValuesIndices cpu_min = ops::min(x, 1), gpu_min = ops::min(x.to(kGpu), 1);
@@ -413,6 +435,7 @@ TEST_CASE("products, linear layers, softmax and layer norm on the GPU match the 
   check_op([](const Inputs& in) { return matmul(in[0], in[1]); }, {varied({8}, -1, 1), varied({8, 3}, -1, 1)}, 1e-5);
   check_op([](const Inputs& in) { return linear(in[0], in[1], in[2]); }, {x, w, b}, 1e-5);
   check_op([](const Inputs& in) { return linear_relu(in[0], in[1], in[2]); }, {x, w, b}, 1e-5);
+  check_op([](const Inputs& in) { return linear_relu(in[0], in[1], Tensor()); }, {x, w}, 1e-5);  // no bias
   check_op([](const Inputs& in) { return softmax(in[0], -1); }, {x}, 1e-5);
   check_op([](const Inputs& in) { return log_softmax(in[0], 1); }, {x}, 1e-5);
   check_op([](const Inputs& in) { return layer_norm(in[0], in[1], in[2], 1e-5); },

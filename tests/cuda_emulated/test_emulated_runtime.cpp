@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "autograd/ops.hpp"
 #include "core/bfloat16.hpp"
 #include "core/ops.hpp"
 #include "cuda/cuda_backend.hpp"
@@ -56,6 +57,24 @@ TEST_CASE("the emulated runtime counts the copies from device into host memory, 
   const Tensor doubled = ops::add(on_gpu, on_gpu).clone();  // kernels and a device → device copy
   CHECK(cuda_emulator::device_to_host_copies() == before);
   CHECK(doubled.to(Device::cpu()).at({3, 2}) == 3.0);  // device → host
+  CHECK(cuda_emulator::device_to_host_copies() == before + 1);
+}
+
+// (The fused attention is left out: with a mask it reads back whether a row has no visible
+// key, autograd/fused/scaled_dot_product.cpp fully_masked_rows.)
+TEST_CASE("linear layers, softmax, layer norm and dropout on cuda read nothing back to the host",
+          "[cuda_emulated]") {
+  REQUIRE(cuda::register_cuda_backend());
+  const Device gpu = Device::cuda(0);
+  const Tensor x = full({2, 5, 8}, 0.5, DType::Float32, gpu), w = full({8, 8}, 0.1, DType::Float32, gpu);
+  const Tensor gamma = ones({8}, DType::Float32, gpu), beta = zeros({8}, DType::Float32, gpu);
+  Generator gen(3);
+  const uint64_t before = cuda_emulator::device_to_host_copies();
+  const Tensor scores = softmax(matmul(linear(x, w, Tensor()), transpose(x, 1, 2)), -1);
+  const Tensor mixed = matmul(dropout(scores, 0.1, true, &gen), x);
+  const Tensor out = layer_norm(dropout_add(linear_relu(mixed, w, Tensor()), x, 0.1, true, &gen), gamma, beta);
+  CHECK(cuda_emulator::device_to_host_copies() == before);
+  CHECK(out.to(Device::cpu()).numel() == 80);
   CHECK(cuda_emulator::device_to_host_copies() == before + 1);
 }
 

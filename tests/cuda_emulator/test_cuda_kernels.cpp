@@ -173,11 +173,11 @@ TEST_CASE("cuda binary_kernel matches the CPU backend for every binary op on bro
     const StridedLayout layout = cuda::strided_layout(a_view, b_view, out);
     const LaunchConfig config{.grid = {1}, .block = {32}};  // fewer threads than elements
     if (is_comparison(op)) {
-      launch(config, binary_kernel<bool>, op, a_view.data<float>(), b_view.data<float>(), out.data<bool>(), layout,
+      launch(config, binary_kernel<float, bool>, op, a_view.data<float>(), b_view.data<float>(), out.data<bool>(), layout,
              (long long)n);
       CHECK(std::equal(out.data<bool>(), out.data<bool>() + n, expected.data<bool>()));
     } else {
-      launch(config, binary_kernel<float>, op, a_view.data<float>(), b_view.data<float>(), out.data<float>(), layout,
+      launch(config, binary_kernel<float, float>, op, a_view.data<float>(), b_view.data<float>(), out.data<float>(), layout,
              (long long)n);
       CHECK(values(out) == values(expected));  // one float32 operation per element: exact
     }
