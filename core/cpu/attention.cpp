@@ -15,26 +15,32 @@ namespace attn::cpu {
 namespace {
 
 // Sets the masked scores of every row of scores [B, H, Tq, Tk] (contiguous) to −∞ and
-// returns, per row, whether no key is visible.
+// returns, per row, whether no key is visible. The causal mask is a row's tail, filled in
+// one go; the padding is looked up only for the keys before it.
 template <typename T>
 std::vector<char> mask_scores(const Tensor& scores, const Tensor& key_padding_mask, bool causal) {
   const int64_t heads = scores.size(1), tq = scores.size(2), tk = scores.size(3);
   const int64_t rows = scores.numel() / std::max<int64_t>(tk, 1);
   const bool* padding = key_padding_mask.defined() ? key_padding_mask.data<bool>() : nullptr;
+  const int64_t pad_batch_stride = padding ? key_padding_mask.stride(0) : 0;
+  const int64_t pad_key_stride = padding ? key_padding_mask.stride(1) : 0;
   T* base = scores.data<T>();
   std::vector<char> dead(size_t(rows), 0);
   for_each_row(rows, tk, [&](int64_t r) {
     const int64_t batch = r / (heads * tq), query = r % tq;
-    const int64_t last_visible = causal ? query + tk - tq : tk - 1;
+    const int64_t visible_end = causal ? std::clamp<int64_t>(query + tk - tq + 1, 0, tk) : tk;
     T* row = base + r * tk;
-    bool any_visible = false;
-    for (int64_t j = 0; j < tk; ++j) {
-      const bool padded =
-          padding && padding[batch * key_padding_mask.stride(0) + j * key_padding_mask.stride(1)];
-      if (padded || j > last_visible) row[j] = -std::numeric_limits<T>::infinity();
-      else any_visible = true;
+    std::fill(row + visible_end, row + tk, -std::numeric_limits<T>::infinity());
+    int64_t visible = visible_end;
+    if (padding) {
+      const bool* pad_row = padding + batch * pad_batch_stride;
+      for (int64_t j = 0; j < visible_end; ++j)
+        if (pad_row[j * pad_key_stride]) {
+          row[j] = -std::numeric_limits<T>::infinity();
+          --visible;
+        }
     }
-    dead[size_t(r)] = !any_visible;
+    dead[size_t(r)] = visible == 0;
   });
   return dead;
 }
