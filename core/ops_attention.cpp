@@ -27,6 +27,11 @@ void attention_forward_into(const Tensor& q, const Tensor& k, const Tensor& v, c
              "attention_forward: probabilities must be contiguous {} {} on {}, got {} {} on {}", dtype_name(q.dtype()),
              p_shape.str(), q.device().str(), dtype_name(probabilities.dtype()), probabilities.shape().str(),
              probabilities.device().str());
+  const Tensor& pad = key_padding_mask;
+  ATTN_CHECK(!pad.defined() || (pad.dtype() == DType::Bool && pad.shape() == Shape{k.size(0), k.size(2)} &&
+                                pad.device() == q.device()),
+             "attention_forward: key_padding_mask must be Bool [B={}, Tk={}] on {}, got {} {} on {}", k.size(0),
+             k.size(2), q.device().str(), dtype_name(pad.dtype()), pad.shape().str(), pad.device().str());
   backend_for(q.device()).attention_forward(q, k, v, key_padding_mask, causal, scale, out, probabilities);
 }
 

@@ -494,6 +494,10 @@ TEST_CASE("attention on the GPU matches the CPU, forward and backward, fused and
         check_op([&](const Inputs& in) { return attend(in, false); }, inputs, 1e-5);
         check_op([&](const Inputs& in) { return attend(in, true); }, inputs, 1e-5);
       }
+  // A padding mask left on the host is named, not handed to the kernel as a device pointer.
+  const Tensor q = varied({2, 3, 4, 8}, -1, 1).to(kGpu), k = varied({2, 3, 5, 8}, -1, 1).to(kGpu);
+  CHECK_THROWS_WITH(scaled_dot_product_attention(q, k, k, AttentionOptions{.key_padding_mask = padding}),
+                    Catch::Contains("key_padding_mask") && Catch::Contains("on cpu"));
 }
 
 TEST_CASE("the optimizer and loss-scaling kernels on the GPU match the CPU", "[cuda]") {
