@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/matmul_precision.hpp"
+#include "cuda/attention_shape.hpp"
 #include "cuda/cuda_allocator.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/kernel_launch.hpp"
@@ -531,6 +532,20 @@ void CudaBackend::delta_rule_backward(const Tensor& q, const Tensor& k, const Te
   launch_delta_rule_backward(q.data<float>(), k.data<float>(), v.data<float>(), beta.data<float>(), dy.data<float>(),
                              dq.data<float>(), dk.data<float>(), dv.data<float>(), dbeta.data<float>(),
                              scratch.data<float>(), shape, on(q.device()).stream);
+}
+
+void CudaBackend::attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& key_padding_mask, bool causal, double scale, const Tensor& out,
+                                    const Tensor& probabilities) {
+  for (const Tensor* t : {&q, &k, &v, &out})
+    ATTN_CHECK(t->dtype() == DType::Float32, "the cuda backend's attention_forward takes float32 tensors; got {} {}",
+               dtype_name(t->dtype()), t->shape().str());
+  require_contiguous_float("attention_forward", {&probabilities});
+  void* stream = on(q.device()).stream;
+  const Tensor padding = dense(key_padding_mask, stream);
+  launch_attention_forward(q.data<float>(), k.data<float>(), v.data<float>(),
+                           padding.defined() ? padding.data<bool>() : nullptr, out.data<float>(),
+                           probabilities.data<float>(), attention_shape(q, k, v, out, scale, causal), stream);
 }
 
 bool register_cuda_backend() {

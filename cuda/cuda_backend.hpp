@@ -1,6 +1,6 @@
 // The CUDA implementation of the kernel interface (core/backend.hpp): every kernel of the
-// table, the attention variants' (banded convolution, gated linear attention, delta rule)
-// included. One stream and one cuBLAS handle per device, created when the backend is;
+// table, the fused attention forward and the attention variants' (banded convolution, gated
+// linear attention, delta rule) included. One stream and one cuBLAS handle per device, created when the backend is;
 // every kernel of a device is queued on that stream, so kernels of one device run in order
 // and the host waits only in synchronize(), in copies to host memory and in the cross
 // entropy, which reads back whether a target was out of range (to name it in its error).
@@ -81,6 +81,8 @@ class CudaBackend final : public BackendBase<CudaBackend> {
                   const Tensor& y) override;
   void delta_rule_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& dy,
                            const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& dbeta) override;
+  void attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
+                         bool causal, double scale, const Tensor& out, const Tensor& probabilities) override;
 
  private:
   struct PerDevice {

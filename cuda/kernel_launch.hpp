@@ -1,7 +1,7 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
 // (cuda/elementwise.cu, binary.cu, dropout.cu, random.cu, indexing.cu, row_reduce.cu,
 // softmax.cu, layer_norm.cu, cross_entropy.cu, parameter_update.cu, banded_conv.cu,
-// gated_linear_attention.cu, delta_rule.cu, sum_slices.cu) choosing the grid and
+// gated_linear_attention.cu, delta_rule.cu, sum_slices.cu, attention.cu) choosing the grid and
 // block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers are
 // device memory holding contiguous data (float32 unless stated). A launch that fails throws
 // attn::Error naming the kernel and CUDA's reason; kernels run asynchronously, so errors
@@ -12,6 +12,7 @@
 #include "core/dtype.hpp"
 #include "core/kernel_params.hpp"
 #include "core/optimizer_params.hpp"
+#include "cuda/kernels/attention_shape.hpp"
 #include "cuda/kernels/band_shape.hpp"
 #include "cuda/kernels/reduce_layout.hpp"
 #include "cuda/kernels/scan_shape.hpp"
@@ -150,6 +151,11 @@ void launch_delta_rule(const float* q, const float* k, const float* v, const flo
 void launch_delta_rule_backward(const float* q, const float* k, const float* v, const float* beta, const float* dy,
                                 float* dq, float* dk, float* dv, float* dbeta, float* scratch,
                                 const cuda_kernels::ScanShape& shape, void* stream);
+// The fused attention forward: probabilities [B, H, Tq, Tk] (contiguous) and out through the
+// strides of `shape`, from q, k, v read through theirs; padding Bool [B, Tk] (contiguous) or
+// null. The sizes are within kFusedAttentionMax* (core/attention_limits.hpp).
+void launch_attention_forward(const float* q, const float* k, const float* v, const bool* padding, float* out,
+                              float* probabilities, const cuda_kernels::AttentionShape& shape, void* stream);
 // out[i] = Σ_s planes[s · n + i] in slice order (the scans' sums over value-row slices).
 void launch_sum_slices(const float* planes, float* out, int64_t n, int slices, void* stream);
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/ops_attention.hpp"
+
 namespace attn {
 namespace {
 
@@ -86,37 +88,64 @@ Tensor additive_attention_mask(const Tensor& key_padding_mask, bool causal, int6
   return mask;
 }
 
+namespace {
+
+// The forward's tensors: the output, P, the P̃ that multiplied V and the dropout's keep-mask
+// (undefined without dropout, when P̃ is P).
+struct Forward {
+  Tensor out, probs, dropped, keep;
+};
+
+// Without dropout, where q's backend has it for these sizes: one attention_forward kernel
+// (on CUDA one launch, and no score tensor besides P).
+Forward fused_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
+  Forward f;
+  f.out = empty_in_layout_of({q.size(0), q.size(1), q.size(2), v.size(3)}, q);
+  f.probs = Tensor({q.size(0), q.size(1), q.size(2), k.size(2)}, q.dtype(), q.device());
+  ops::attention_forward_into(q, k, v, o.key_padding_mask, o.causal, o.scale, f.out, f.probs);
+  f.dropped = f.probs;
+  return f;
+}
+
+// Batched GEMMs, the additive mask, softmax and (when `drop`) dropout, each its own kernel.
+Forward composed_forward(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o, bool drop) {
+  Tensor scores = product(q, transpose_last(k), o.scale);
+  Tensor mask = additive_attention_mask(o.key_padding_mask, o.causal, q.size(2), k.size(2), q.dtype(), q.device());
+  Forward f;
+  if (mask.defined()) {
+    ops::add_(scores, mask);
+    f.probs = ops::softmax(scores, -1);
+    if (Tensor dead = fully_masked_rows(mask); dead.defined()) f.probs = ops::masked_fill(f.probs, dead, 0.0);
+  } else {
+    f.probs = ops::softmax(scores, -1);
+  }
+  scores = Tensor();  // free before the output is allocated
+
+  f.dropped = f.probs;
+  if (drop) {
+    ops::DropoutResult r = ops::dropout(f.probs, o.dropout, o.generator);
+    f.dropped = r.out;
+    f.keep = r.mask;
+  }
+  f.out = product(f.dropped, v, 1.0, q);
+  return f;
+}
+
+}  // namespace
+
 AttentionResult scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                                              const AttentionOptions& o) {
   check_inputs(q_in, k_in, v_in, o);
   const Tensor q = detach(q_in), k = detach(k_in), v = detach(v_in);
-  const int64_t tq = q.size(2), tk = k.size(2);
-
-  Tensor scores = product(q, transpose_last(k), o.scale);
-  Tensor mask = additive_attention_mask(o.key_padding_mask, o.causal, tq, tk, q.dtype(), q.device());
-  Tensor probs;
-  if (mask.defined()) {
-    ops::add_(scores, mask);
-    probs = ops::softmax(scores, -1);
-    if (Tensor dead = fully_masked_rows(mask); dead.defined()) probs = ops::masked_fill(probs, dead, 0.0);
-  } else {
-    probs = ops::softmax(scores, -1);
-  }
-  scores = Tensor();  // free before the output is allocated
-
   const bool drop = o.training && o.dropout > 0.0;
-  Tensor keep, dropped = probs;
-  if (drop) {
-    ops::DropoutResult r = ops::dropout(probs, o.dropout, o.generator);
-    dropped = r.out;
-    keep = r.mask;
-  }
-  Tensor out = product(dropped, v, 1.0, q);
+  const Forward f = !drop && ops::fused_attention_applies(q, k, v) ? fused_forward(q, k, v, o)
+                                                                    : composed_forward(q, k, v, o, drop);
 
   AttentionResult result;
-  if (o.return_probabilities) result.probabilities = probs;
-  result.out = record("scaled_dot_product_attention", {q_in, k_in, v_in}, out,
-                      [q, k, v, probs, dropped, keep, p = o.dropout, scale = o.scale](const Tensor& grad) {
+  if (o.return_probabilities) result.probabilities = f.probs;
+  result.out = record("scaled_dot_product_attention", {q_in, k_in, v_in}, f.out,
+                      [q, k, v, probs = f.probs, dropped = f.dropped, keep = f.keep, p = o.dropout,
+                       scale = o.scale](const Tensor& grad) {
                         const Tensor& d_out = grad;
                         Tensor d_v = product(transpose_last(dropped), d_out, 1.0, v);
                         Tensor d_probs = product(d_out, transpose_last(v));

@@ -10,6 +10,11 @@
 //   dV = P̃ᵀ dO,  dP̃ = dO Vᵀ,  dP = keep · dP̃ / (1 − p),  dS = P ⊙ (dP − rowsum(dP ⊙ P)),
 //   dQ = scale · dS K,  dK = scale · dSᵀ Q.
 //
+// Without dropout (evaluation, decoding, attention_dropout = 0) the forward is one kernel,
+// attention_forward (core/backend_kernels.def; on CUDA cuda/kernels/attention.cuh), wherever
+// the backend has it and Tk, d, dv are within its limits (core/attention_limits.hpp); otherwise,
+// and always with dropout, it is composed of the kernels below. The backward is the same.
+//
 // Every product is one batched GEMM over (B, H) (strided views, no per-head loops), so q,
 // k, v may be permuted views of [B, T, H, d] projections. Causal masking aligns the last
 // query with the last key: query i of Tq sees key j iff j ≤ i + (Tk − Tq), so one decoding

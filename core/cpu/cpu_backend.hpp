@@ -4,8 +4,8 @@
 // (reduce.cpp), GEMM (matmul.cpp), softmax (softmax.cpp), layer norm (layer_norm.cpp), RNG
 // (random.cpp), dropout and its fused forms (dropout.cpp), fused bias + ReLU (bias_relu.cpp),
 // the banded convolution (banded_conv.cpp), gated linear attention
-// (gated_linear_attention.cpp), the delta rule (delta_rule.cpp), indexing and top-k
-// (indexing.cpp), cross entropy (cross_entropy.cpp), the optimizer updates, gradient norm and
+// (gated_linear_attention.cpp), the delta rule (delta_rule.cpp), the fused attention forward
+// (attention.cpp), indexing and top-k (indexing.cpp), cross entropy (cross_entropy.cpp), the optimizer updates, gradient norm and
 // scaling (parameter_update.cpp). Parallel over outer dimensions with OpenMP. Kernels run to completion before they return, so the CPU's stream is the calling
 // thread itself and synchronize() has nothing to wait for.
 #pragma once

@@ -1,7 +1,8 @@
 // Fused scaled dot-product attention (autograd/fused/scaled_dot_product.hpp): forward against a
 // plain double-loop reference with padding and causal masks, fully masked rows, float64
 // gradchecks (masks, permuted inputs), and attention dropout against the same computation
-// composed from separate autograd ops with the same seed.
+// composed from separate autograd ops with the same seed; without dropout, the fused
+// attention_forward kernel within its size limits and the composed path beyond them.
 #include <catch.hpp>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "grad_test_util.hpp"
 #include "autograd/fused/scaled_dot_product.hpp"
+#include "core/ops_attention.hpp"
 #include "test_support.hpp"
 
 using namespace attn;
@@ -146,6 +148,37 @@ TEST_CASE("attention dropout matches softmax, dropout and matmul composed with t
   GradcheckResult r = gradcheck(fused, inputs);
   INFO(r.message);
   CHECK(r.ok);
+}
+
+TEST_CASE("attention without dropout is the fused kernel within its limits and composed beyond them") {
+  Tensor pad = padding({{1, 1, 1, 0, 0}, {0, 0, 0, 0, 1}});
+  Tensor q = leaf({2, 2, 3, 4}, 40), k = leaf({2, 2, 5, 4}, 41), v = leaf({2, 2, 5, 3}, 42);
+  CHECK(ops::fused_attention_applies(q, k, v));
+  // More keys than a fused block holds (and in float32): the composed path, same results.
+  const int64_t long_keys = kFusedAttentionMaxKeys + 1;
+  const auto float32_leaf = [](const Shape& shape, uint64_t seed) { return detach(leaf(shape, seed)).to(DType::Float32); };
+  Tensor long_q = float32_leaf({1, 1, 2, 2}, 43), long_k = float32_leaf({1, 1, long_keys, 2}, 44);
+  Tensor long_v = float32_leaf({1, 1, long_keys, 3}, 45);
+  CHECK_FALSE(ops::fused_attention_applies(long_q, long_k, long_v));
+  Tensor long_pad = ops::ge(arange(0, double(long_keys), 1, DType::Int64).view({1, long_keys}), double(long_keys - 7));
+  for (bool causal : {false, true}) {
+    AttentionOptions o;
+    o.key_padding_mask = pad;
+    o.causal = causal;  // causal with Tq = 3, Tk = 5: sentence 0's first query sees no key
+    o.scale = 0.3;
+    o.dropout = 0.2;  // not applied: not training
+    o.return_probabilities = true;
+    AttentionResult r = scaled_dot_product_attention(q, k, v, o);
+    std::vector<double> probs;
+    check_close(r.out.to_vector(), reference_attention(q, k, v, pad, causal, 0.3, &probs), 1e-12);
+    check_close(r.probabilities.to_vector(), probs, 1e-12);
+
+    o.key_padding_mask = long_pad;
+    AttentionResult long_r = scaled_dot_product_attention(long_q, long_k, long_v, o);
+    check_close(long_r.out.to_vector(), reference_attention(long_q, long_k, long_v, long_pad, causal, 0.3, &probs),
+                1e-5);
+    check_close(long_r.probabilities.to_vector(), probs, 1e-5);
+  }
 }
 
 TEST_CASE("attention rejects mismatched shapes, dtypes, masks and dropout rates") {

@@ -10,7 +10,8 @@
 // head-interleaved operands, the attention variants' kernels (banded convolution, gated
 // linear attention, delta rule) and their backward, and that it implements every kernel of
 // the table. Then every differentiable op of autograd/ops.hpp (and the fused attention)
-// forward and backward on both devices — outputs and the gradients of every input — and a
+// forward and backward on both devices — outputs and the gradients of every input; the
+// attention fused (attention_forward) and composed (with dropout) — and a
 // Transformer encoder layer built from them, forward and backward.
 #include <catch.hpp>
 
@@ -485,19 +486,33 @@ TEST_CASE("dropout, embeddings, index_select and the cross entropy on the GPU ma
   check_close(gpu_top.indices, cpu_top.indices, 0.0);
 }
 
-TEST_CASE("fused attention on the GPU matches the CPU, forward and backward", "[cuda]") {
-  const Tensor padding = ops::gt(from_vector<float>({0, 0, 0, 0, 1, 0, 0, 0, 1, 1}, Shape{2, 5}), 0.5);
-  for (bool causal : {false, true}) {
-    INFO("causal " << causal);
-    check_op([&](const Inputs& in) {
-      Generator gen(9);
-      const AttentionOptions options{.key_padding_mask = in[3], .causal = causal, .scale = 0.5, .dropout = 0.1,
-                                     .training = true, .generator = &gen};
-      // q, k, v as heads of [B, T, H, d] projections: permuted views, as the mixers pass them.
-      const auto heads = [](const Tensor& t) { return permute(t, {0, 2, 1, 3}); };
-      return scaled_dot_product_attention(heads(in[0]), heads(in[1]), heads(in[2]), options).out;
-    }, {varied({2, 4, 3, 8}, -1, 1), varied({2, 5, 3, 8}, -1, 1), varied({2, 5, 3, 8}, -1, 1), padding}, 1e-5);
-  }
+TEST_CASE("attention on the GPU matches the CPU, forward and backward, fused and with dropout", "[cuda]") {
+  // Sentence 1 is padded at keys 0, 1 and 4: causal with Tq = 4, its first query (keys 0 and
+  // 1 in sight) sees no key at all.
+  const Tensor padding = ops::gt(from_vector<float>({0, 0, 0, 0, 1, 1, 1, 0, 0, 1}, Shape{2, 5}), 0.5);
+  for (const double dropout : {0.0, 0.1})  // without dropout the fused attention_forward kernel runs
+    for (const int64_t queries : {int64_t(4), int64_t(1)})  // Tq = 1: a decoding step
+      for (const bool causal : {false, true}) {
+        INFO("dropout " << dropout << ", Tq " << queries << ", causal " << causal);
+        const auto attend = [&](const Inputs& in, bool probabilities) {
+          Generator gen(9);
+          const AttentionOptions options{.key_padding_mask = in[3], .causal = causal, .scale = 0.5,
+                                         .dropout = dropout, .training = true, .generator = &gen,
+                                         .return_probabilities = probabilities};
+          // q, k, v as heads of [B, T, H, d] projections: permuted views, as the mixers pass them.
+          const auto heads = [](const Tensor& t) { return permute(t, {0, 2, 1, 3}); };
+          const AttentionResult r = scaled_dot_product_attention(heads(in[0]), heads(in[1]), heads(in[2]), options);
+          return probabilities ? r.probabilities : r.out;
+        };
+        const Inputs inputs{varied({2, queries, 3, 8}, -1, 1), varied({2, 5, 3, 8}, -1, 1),
+                            varied({2, 5, 3, 8}, -1, 1), padding};
+        check_op([&](const Inputs& in) { return attend(in, false); }, inputs, 1e-5);
+        check_op([&](const Inputs& in) { return attend(in, true); }, inputs, 1e-5);
+      }
+  // A padding mask left on the host is named, not handed to the kernel as a device pointer.
+  const Tensor q = varied({2, 3, 4, 8}, -1, 1).to(kGpu), k = varied({2, 3, 5, 8}, -1, 1).to(kGpu);
+  CHECK_THROWS_WITH(scaled_dot_product_attention(q, k, k, AttentionOptions{.key_padding_mask = padding}),
+                    Catch::Contains("key_padding_mask") && Catch::Contains("on cpu"));
 }
 
 TEST_CASE("the optimizer and loss-scaling kernels on the GPU match the CPU", "[cuda]") {
