@@ -42,8 +42,9 @@ double max_abs_difference(const nn::NamedTensors& a, const nn::NamedTensors& b) 
   return worst;
 }
 
-nn::TransformerConfig tiny_config() {
+nn::TransformerConfig tiny_config(const std::vector<std::string>& extra = {}) {
   nn::TransformerConfig c = nn::transformer_preset("transformer_tiny");
+  nn::apply_overrides(c, extra);
   nn::apply_overrides(c, {"encoder_layers=1", "decoder_layers=1", "encoder_embed_dim=32", "decoder_embed_dim=32",
                           "encoder_ffn_embed_dim=64", "decoder_ffn_embed_dim=64", "encoder_attention_heads=2",
                           "decoder_attention_heads=2", "share_all_embeddings=true"});
@@ -81,7 +82,12 @@ TEST_CASE("Module::to moves every parameter in place and back unchanged", "[devi
 TEST_CASE("a forward pass on the device never waits for it", "[device]") {
   switch_on_emulated_cuda();
   manual_seed(4);
-  nn::EncoderDecoderModel model(tiny_config());
+  // Softmax attention, and a causal Performer (its running maximum) with a gated rule.
+  const auto extra = GENERATE(std::vector<std::string>{}, std::vector<std::string>{
+                                                             "decoder_self_mixer=kernel:performer+gated",
+                                                             "causal_proj_dim=4"});
+  INFO("overrides: " << extra.size());
+  nn::EncoderDecoderModel model(tiny_config(extra));
   model.to(kCuda);
   model.train();
   // Sources left-padded and targets right-padded (pad = 1), as batches are.
@@ -93,7 +99,7 @@ TEST_CASE("a forward pass on the device never waits for it", "[device]") {
   CHECK(logits.device() == kCuda);
 
   // The same numbers as the CPU's.
-  nn::EncoderDecoderModel reference(tiny_config());
+  nn::EncoderDecoderModel reference(tiny_config(extra));
   reference.load_state_dict([&] {
     std::map<std::string, Tensor> state;
     for (const auto& [name, t] : model.state_dict()) state[name] = t.to(Device::cpu());

@@ -91,27 +91,22 @@ class PerformerFeatureMap final : public RandomFeatureMap {
   struct RunningMax {
     Tensor values, decay, last;  // c_t [B, H, T, 1]; exp(c_{t−1} − c_t) likewise; c_{T−1} [B, H, 1, 1]
   };
-  // c_t = max(c_{t−1}, row_max_t) from c_{−1} = `previous` (undefined: −∞).
+  // c_t = max(c_{t−1}, row_max_t) from c_{−1} = `previous` (undefined: −∞), on the tensors'
+  // device: prefix maxima by doubling (after step k each c_t covers 2^k positions), log₂ T
+  // element-wise maxima, exact, and no read-back to the host.
   static RunningMax running_max(const Tensor& row_max, const Tensor& previous) {
-    const int64_t rows = row_max.size(0) * row_max.size(1), length = row_max.size(2);
-    const std::vector<double> r = row_max.to_vector();
-    const std::vector<double> before =
-        previous.defined() ? previous.to_vector() : std::vector<double>(size_t(rows), -std::numeric_limits<double>::infinity());
-    std::vector<double> c(r.size()), decay(r.size()), last(static_cast<size_t>(rows));
-    for (int64_t row = 0; row < rows; ++row) {
-      double running = before[size_t(row)];
-      for (int64_t t = 0; t < length; ++t) {
-        const size_t i = size_t(row * length + t);
-        const double next = std::max(running, r[i]);
-        decay[i] = std::exp(running - next);
-        c[i] = running = next;
-      }
-      last[size_t(row)] = running;
+    const int64_t length = row_max.size(2);
+    const Shape one_step{row_max.size(0), row_max.size(1), 1, 1};
+    const Tensor start = previous.defined() ? previous
+                                            : full(one_step, -std::numeric_limits<double>::infinity(),
+                                                   row_max.dtype(), row_max.device());
+    Tensor c = ops::maximum(row_max, start);
+    for (int64_t span = 1; span < length; span *= 2) {
+      const Tensor padding = start.expand({one_step[0], one_step[1], span, 1});
+      c = ops::maximum(c, ops::cat({padding, c.narrow(2, 0, length - span)}, 2));
     }
-    const Shape shape = row_max.shape();
-    const DType dtype = row_max.dtype();
-    return {from_doubles(c, shape, dtype), from_doubles(decay, shape, dtype),
-            from_doubles(last, {shape[0], shape[1], 1, 1}, dtype)};
+    const Tensor before = ops::cat({start, c.narrow(2, 0, length - 1)}, 2);  // c_{t−1}
+    return {c, ops::exp(ops::sub(before, c)), c.narrow(2, length - 1, 1).contiguous()};
   }
 
   Tensor draw_head(Generator* gen) const override { return orthogonal_random_features(features_, head_dim_, gen); }
