@@ -12,24 +12,47 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "cuda/emulator/race_detector.hpp"
 
 namespace attn::cuda_emulator {
 namespace {
 
-constexpr size_t kFiberStackBytes = 64 * 1024;
+// Under ThreadSanitizer every instrumented call needs more stack; untouched pages stay unmapped either way.
+constexpr size_t kFiberStackBytes = (race_detector::kEnabled ? 256 : 64) * 1024;
 constexpr unsigned kWorkers = 2;  // OS threads running blocks; two already expose races between blocks
 
 enum class FiberState { Runnable, AtBarrier, AtShuffle, Done };
 
+// A value the scheduler and a fiber both touch: relaxed atomics, so that ThreadSanitizer sees
+// neither a race nor an order between fibers in the emulator's bookkeeping (race_detector.hpp).
+template <typename T>
+class Relaxed {
+ public:
+  explicit Relaxed(T value = T{}) : value_(value) {}
+  T get() const { return value_.load(std::memory_order_relaxed); }
+  void set(T value) { value_.store(value, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<T> value_;
+};
+
 struct Fiber {
   ucontext_t context{};
   std::unique_ptr<char[]> stack;
-  FiberState state = FiberState::Runnable;
+  Relaxed<FiberState> state{FiberState::Runnable};
   Dim3 thread;
-  unsigned linear = 0;  // index within the block
-  ShuffleKind shuffle_kind = ShuffleKind::Xor;
-  uint64_t shuffle_value = 0;
-  int shuffle_delta = 0;
+  unsigned linear = 0;           // index within the block
+  unsigned barriers_passed = 0;  // in this block; the fiber's own
+  bool started = false;          // in this block; the scheduler's
+  Relaxed<ShuffleKind> shuffle_kind{ShuffleKind::Xor};
+  Relaxed<uint64_t> shuffle_value{0};
+  Relaxed<int> shuffle_delta{0};
+  void* race_context = race_detector::create_context();
+
+  Fiber() = default;
+  Fiber(const Fiber&) = delete;
+  Fiber& operator=(const Fiber&) = delete;
+  ~Fiber() { race_detector::destroy_context(race_context); }
 };
 
 // One block in flight on one OS thread.
@@ -40,35 +63,59 @@ struct Block {
   std::vector<Fiber> fibers;
   std::vector<unsigned char> shared;
   ucontext_t scheduler{};
-  Fiber* current = nullptr;
-  std::exception_ptr error;
+  void* scheduler_race_context = race_detector::current_context();
+  Relaxed<Fiber*> current{nullptr};
+  std::exception_ptr error;  // a thread's: published by release(&error), then `failed`
+  Relaxed<bool> failed{false};
+  // ThreadSanitizer's sync objects (race_detector.hpp): the block's end, barrier generations.
+  char finish_sync = 0, barrier_sync[2] = {};
 };
 
 thread_local Block* tls_block = nullptr;
 
 Block& running_block() {
-  ATTN_CHECK(tls_block != nullptr && tls_block->current != nullptr,
+  ATTN_CHECK(tls_block != nullptr && tls_block->current.get() != nullptr,
              "CUDA emulator: a device function was called outside an emulated launch");
   return *tls_block;
 }
 
-// Parks the running fiber in `state` and switches back to the scheduler.
-void yield(FiberState state) {
-  Block& block = running_block();
-  Fiber& fiber = *block.current;
-  fiber.state = state;
+// Parks the running fiber in `state` and switches back to the scheduler; `sync`, when given,
+// is released last, after everything this thread did (race_detector.hpp).
+void park(Block& block, Fiber& fiber, FiberState state, void* sync = nullptr) {
+  fiber.state.set(state);
+  if (sync) race_detector::release(sync);
+  race_detector::switch_to(block.scheduler_race_context);
   swapcontext(&fiber.context, &block.scheduler);
 }
 
-void fiber_entry() {
-  Block& block = *tls_block;
-  try {
-    (*block.body)();
-  } catch (...) {
-    if (!block.error) block.error = std::current_exception();
+void yield(FiberState state) {
+  Block& block = running_block();
+  park(block, *block.current.get(), state);
+}
+
+// A fiber's whole life: the thread body once per block of its OS thread, parked as Done in
+// between. It never returns (a return through uc_link would leave ThreadSanitizer's record
+// of the fiber's calls unbalanced); fibers still parked when the launch ends are dropped.
+[[noreturn]] void fiber_main() {
+  while (true) {
+    Block& block = running_block();
+    Fiber& fiber = *block.current.get();
+    try {
+      (*block.body)();
+    } catch (...) {
+      block.error = std::current_exception();  // the first: the scheduler stops the block at once
+      race_detector::release(&block.error);
+      block.failed.set(true);
+    }
+    park(block, fiber, FiberState::Done, &block.finish_sync);
   }
-  block.current->state = FiberState::Done;
-  // uc_link returns to the scheduler.
+}
+
+// Whether a thread of the block threw (then its exception is block.error).
+bool block_failed(Block& block) {
+  if (!block.failed.get()) return false;
+  race_detector::acquire(&block.error);
+  return true;
 }
 
 Dim3 unflatten(unsigned linear, const Dim3& extent) {
@@ -92,18 +139,19 @@ unsigned shuffle_source(ShuffleKind kind, unsigned lane, int delta) {
 bool resolve_shuffle(Block& block, size_t first) {
   Fiber* lanes = &block.fibers[first];
   const bool all_waiting =
-      std::all_of(lanes, lanes + kWarpSize, [](const Fiber& f) { return f.state == FiberState::AtShuffle; });
+      std::all_of(lanes, lanes + kWarpSize, [](const Fiber& f) { return f.state.get() == FiberState::AtShuffle; });
   if (!all_waiting) return false;
   uint64_t values[kWarpSize];
   for (unsigned lane = 0; lane < kWarpSize; ++lane) {
-    ATTN_CHECK(lanes[lane].shuffle_kind == lanes[0].shuffle_kind,
+    ATTN_CHECK(lanes[lane].shuffle_kind.get() == lanes[0].shuffle_kind.get(),
                "CUDA emulator: the lanes of warp {} of block ({}, {}, {}) are in different kinds of shuffle",
                first / kWarpSize, block.index.x, block.index.y, block.index.z);
-    values[lane] = lanes[lane].shuffle_value;
+    values[lane] = lanes[lane].shuffle_value.get();
   }
   for (unsigned lane = 0; lane < kWarpSize; ++lane) {
-    lanes[lane].shuffle_value = values[shuffle_source(lanes[lane].shuffle_kind, lane, lanes[lane].shuffle_delta)];
-    lanes[lane].state = FiberState::Runnable;
+    const unsigned source = shuffle_source(lanes[lane].shuffle_kind.get(), lane, lanes[lane].shuffle_delta.get());
+    lanes[lane].shuffle_value.set(values[source]);
+    lanes[lane].state.set(FiberState::Runnable);
   }
   return true;
 }
@@ -116,12 +164,19 @@ bool run_warp(Block& block, size_t first, size_t end) {
   do {
     for (size_t step = first; step < end; ++step) {
       Fiber& fiber = block.fibers[ascending ? step : first + end - 1 - step];
-      if (fiber.state != FiberState::Runnable) continue;
-      block.current = &fiber;
+      if (fiber.state.get() != FiberState::Runnable) continue;
+      block.current.set(&fiber);
+      const bool first_run = !fiber.started;
+      fiber.started = true;
+      if (first_run) {
+        race_detector::switch_to_ordered(fiber.race_context);  // the block's set-up happens before it
+      } else {
+        race_detector::switch_to(fiber.race_context);
+      }
       swapcontext(&block.scheduler, &fiber.context);
-      block.current = nullptr;
+      block.current.set(nullptr);
       ran = true;
-      if (block.error) return ran;  // the other fibers are abandoned with their stacks
+      if (block_failed(block)) return ran;  // the other fibers are abandoned with their stacks
     }
   } while (end - first == kWarpSize && resolve_shuffle(block, first));
   return ran;
@@ -131,9 +186,9 @@ bool run_warp(Block& block, size_t first, size_t end) {
 [[noreturn]] void report_deadlock(const Block& block) {
   size_t at_barrier = 0, at_shuffle = 0, done = 0;
   for (const Fiber& f : block.fibers) {
-    at_barrier += f.state == FiberState::AtBarrier;
-    at_shuffle += f.state == FiberState::AtShuffle;
-    done += f.state == FiberState::Done;
+    at_barrier += f.state.get() == FiberState::AtBarrier;
+    at_shuffle += f.state.get() == FiberState::AtShuffle;
+    done += f.state.get() == FiberState::Done;
   }
   throw Error(fmt::format(
       "CUDA emulator: block ({}, {}, {}) cannot go on: {} of {} threads wait at __syncthreads, {} at a warp shuffle "
@@ -145,12 +200,9 @@ void run_block(Block& block) {
   const LaunchConfig& config = *block.config;
   std::fill(block.shared.begin(), block.shared.end(), 0xFF);  // NaN in every float: unwritten reads show
   for (Fiber& fiber : block.fibers) {
-    fiber.state = FiberState::Runnable;
-    getcontext(&fiber.context);
-    fiber.context.uc_stack.ss_sp = fiber.stack.get();
-    fiber.context.uc_stack.ss_size = kFiberStackBytes;
-    fiber.context.uc_link = &block.scheduler;
-    makecontext(&fiber.context, fiber_entry, 0);
+    fiber.state.set(FiberState::Runnable);
+    fiber.barriers_passed = 0;
+    fiber.started = false;
   }
   const size_t n = block.fibers.size(), warps = (n + kWarpSize - 1) / kWarpSize;
   const bool ascending = config.schedule == Schedule::Ascending;
@@ -159,15 +211,18 @@ void run_block(Block& block) {
     for (size_t w = 0; w < warps; ++w) {
       const size_t first = (ascending ? w : warps - 1 - w) * kWarpSize;
       ran = run_warp(block, first, std::min(first + kWarpSize, n)) || ran;
-      if (block.error) return;
+      if (block.failed.get()) return;
     }
     const bool all_done = std::all_of(block.fibers.begin(), block.fibers.end(),
-                                      [](const Fiber& f) { return f.state == FiberState::Done; });
-    if (all_done) return;
+                                      [](const Fiber& f) { return f.state.get() == FiberState::Done; });
+    if (all_done) {
+      race_detector::acquire(&block.finish_sync);  // every thread happens before what follows the block
+      return;
+    }
     const bool all_at_barrier = std::all_of(block.fibers.begin(), block.fibers.end(),
-                                            [](const Fiber& f) { return f.state == FiberState::AtBarrier; });
+                                            [](const Fiber& f) { return f.state.get() == FiberState::AtBarrier; });
     if (all_at_barrier) {
-      for (Fiber& f : block.fibers) f.state = FiberState::Runnable;
+      for (Fiber& f : block.fibers) f.state.set(FiberState::Runnable);
       continue;
     }
     if (!ran) report_deadlock(block);
@@ -189,15 +244,21 @@ void run_worker(const LaunchConfig& config, const std::function<void()>& body, u
   block.config = &config;
   block.body = &body;
   block.shared.resize(config.shared_bytes);
-  block.fibers.resize(config.block.count());
+  block.fibers = std::vector<Fiber>(config.block.count());
   for (unsigned t = 0; t < block.fibers.size(); ++t) {
     block.fibers[t].stack = std::make_unique_for_overwrite<char[]>(kFiberStackBytes);  // untouched pages stay unmapped
     block.fibers[t].linear = t;
     block.fibers[t].thread = unflatten(t, config.block);
+    ucontext_t& context = block.fibers[t].context;
+    getcontext(&context);
+    context.uc_stack.ss_sp = block.fibers[t].stack.get();
+    context.uc_stack.ss_size = kFiberStackBytes;
+    context.uc_link = nullptr;  // fiber_main never returns
+    makecontext(&context, fiber_main, 0);
   }
   tls_block = &block;
   try {
-    for (unsigned b = worker; b < config.grid.count() && !block.error; b += kWorkers) {
+    for (unsigned b = worker; b < config.grid.count() && !block.failed.get(); b += kWorkers) {
       block.index = unflatten(b, config.grid);
       run_block(block);
     }
@@ -229,13 +290,20 @@ void launch_body(const LaunchConfig& config, const std::function<void()>& thread
     if (e) std::rethrow_exception(e);
 }
 
-const Dim3& thread_idx() { return running_block().current->thread; }
+const Dim3& thread_idx() { return running_block().current.get()->thread; }
 const Dim3& block_idx() { return running_block().index; }
 const Dim3& block_dim() { return running_block().config->block; }
 const Dim3& grid_dim() { return running_block().config->grid; }
 void* shared_memory_base() { return running_block().shared.data(); }
 
-void sync_threads() { yield(FiberState::AtBarrier); }
+void sync_threads() {
+  Block& block = running_block();
+  Fiber& fiber = *block.current.get();
+  char* barrier = &block.barrier_sync[fiber.barriers_passed++ % 2];
+  race_detector::release(barrier);  // what this thread did before the barrier ...
+  yield(FiberState::AtBarrier);
+  race_detector::acquire(barrier);  // ... happens before what every thread does after it
+}
 
 float fmul_rn(float a, float b) { return a * b; }
 double dmul_rn(double a, double b) { return a * b; }
@@ -244,12 +312,12 @@ uint64_t shuffle_bits(ShuffleKind kind, uint64_t bits, int delta) {
   Block& block = running_block();
   ATTN_CHECK(block.fibers.size() % kWarpSize == 0,
              "CUDA emulator: warp shuffles need whole warps; the block has {} threads", block.fibers.size());
-  Fiber& fiber = *block.current;
-  fiber.shuffle_kind = kind;
-  fiber.shuffle_value = bits;
-  fiber.shuffle_delta = delta;
+  Fiber& fiber = *block.current.get();
+  fiber.shuffle_kind.set(kind);
+  fiber.shuffle_value.set(bits);
+  fiber.shuffle_delta.set(delta);
   yield(FiberState::AtShuffle);
-  return fiber.shuffle_value;
+  return fiber.shuffle_value.get();
 }
 
 }  // namespace attn::cuda_emulator

@@ -18,9 +18,10 @@
 // the extreme interleavings a GPU allows, so a kernel missing a __syncthreads — a thread
 // reading shared memory another has not written yet, or overwriting what another has not
 // read yet — gives a wrong result under at least one of them, deterministically (tests run
-// every kernel under both; no sanitizer is involved). Shared memory is filled with NaN
-// bytes at the start of every block, so reading it before it is written shows up as NaN,
-// not as a plausible stale value.
+// every kernel under both). Shared memory is filled with NaN bytes at the start of every
+// block, so reading it before it is written shows up as NaN, not as a plausible stale value.
+// Built with -fsanitize=thread, the emulator also tells ThreadSanitizer how the threads are
+// ordered, so that it reports the race itself (race_detector.hpp).
 //
 // Kernels use CUDA's own spellings (threadIdx.x, __syncthreads(), __shfl_xor_sync, ...):
 // this header maps them onto the emulator when included through cuda/kernels/device.hpp by

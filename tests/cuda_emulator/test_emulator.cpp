@@ -4,7 +4,8 @@
 // reaches is an error instead of a hang — and a kernel missing a __syncthreads (before a read
 // of what another thread wrote, or before overwriting what another has yet to read) gives a
 // wrong result, deterministically, while the same kernel with it is right. The detection is
-// the emulator's fixed extreme schedules plus NaN-filled shared memory, not ThreadSanitizer.
+// the emulator's fixed extreme schedules plus NaN-filled shared memory here; race_probe.cpp
+// shows ThreadSanitizer finding the same missing barriers as races.
 #include <catch.hpp>
 
 #include <numeric>
