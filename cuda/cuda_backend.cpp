@@ -8,6 +8,7 @@
 #include <climits>
 #include <mutex>
 
+#include "core/cross_entropy_target_error.hpp"
 #include "core/matmul_precision.hpp"
 #include "cuda/attention_shape.hpp"
 #include "cuda/cuda_allocator.hpp"
@@ -426,10 +427,7 @@ void CudaBackend::label_smoothed_ce(const Tensor& logits_view, const Tensor& tar
                            row_loss.data<double>(), row_nll.data<double>(), loss.data<double>(), nll.data<double>(),
                            count.data<double>(), first_bad_row.data<int64_t>(), rows, classes, on(device).stream);
   const auto bad = int64_t(first_bad_row.item());  // the one read back: errors must name the target
-  if (bad >= 0)  // the CPU backend's message
-    throw Error(fmt::format(
-        "label_smoothed_cross_entropy: target {} at position {} is out of range [0, {}) (ignore_index {})",
-        int64_t(targets.narrow(0, bad, 1).item()), bad, classes, ignore_index));
+  if (bad >= 0) throw cross_entropy_target_error(int64_t(targets.narrow(0, bad, 1).item()), bad, classes, ignore_index);
 }
 
 void CudaBackend::label_smoothed_ce_backward(const Tensor& logits_view, const Tensor& targets_view, const Tensor& lse_view,

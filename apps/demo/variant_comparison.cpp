@@ -121,13 +121,13 @@ ReportTable comparison_table(const std::vector<VariantResult>& results, int64_t 
 
 ReportAttention comparison_maps(const std::vector<VariantResult>& results, const ComparisonSetup& setup) {
   ReportAttention a{fmt::format("each variant's last layer, head 1: {}  →  {}", setup.source, setup.reference), {}};
-  for (int place : {2, 0, 1}) a.groups.emplace_back(kPlaceTitles[place], std::vector<ReportFigure>{});
+  for (int place : kReportPlaceOrder) a.groups.emplace_back(kPlaceTitles[place], std::vector<ReportFigure>{});
   for (const VariantResult& r : results) {
     TrainedModel trained = load_trained_model(r.checkpoint, Device::cpu());
     const SentenceAttention s =
         capture_attention_of_text(trained, r.checkpoint, setup.source, setup.reference, "demo --compare");
     size_t group = 0;
-    for (int place : {2, 0, 1}) {
+    for (int place : kReportPlaceOrder) {
       const auto figures = sentence_figures(s, trained.model->config(), {place});
       const int64_t last_layer = figures.empty() ? 0 : figures.back().layer;
       for (const MapFigure& f : figures)

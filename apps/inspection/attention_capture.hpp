@@ -16,6 +16,8 @@ namespace attn::app {
 inline constexpr const char* kPlaceNames[] = {"encoder_self", "decoder_self", "cross"};
 // Their titles in figures and reports.
 inline constexpr const char* kPlaceTitles[] = {"encoder self-attention", "decoder self-attention", "cross-attention"};
+// The order in which reports show them: cross-attention first, as it shows what the model aligned.
+inline constexpr int kReportPlaceOrder[] = {2, 0, 1};
 // The per-layer maps of place i (0 encoder self, 1 decoder self, 2 cross).
 const std::vector<Tensor>& place_maps(const nn::AttentionMaps& maps, int place);
 

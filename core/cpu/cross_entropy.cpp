@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/cross_entropy_target_error.hpp"
 #include "core/cpu/row_loop.hpp"
 
 namespace attn::cpu {
@@ -20,9 +21,7 @@ namespace {
 void check_targets(const int64_t* targets, int64_t rows, int64_t classes, int64_t ignore_index) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t t = targets[r];
-    ATTN_CHECK(t == ignore_index || (t >= 0 && t < classes),
-               "label_smoothed_cross_entropy: target {} at position {} is out of range [0, {}) (ignore_index {})", t,
-               r, classes, ignore_index);
+    if (t != ignore_index && (t < 0 || t >= classes)) throw cross_entropy_target_error(t, r, classes, ignore_index);
   }
 }
 
