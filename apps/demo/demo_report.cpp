@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/demo/pipeline.hpp"
 #include "apps/inspection/attention_capture.hpp"
 #include "apps/inspection/map_figures.hpp"
 #include "apps/plotting/training_log.hpp"
@@ -11,13 +12,11 @@
 namespace attn::app {
 namespace {
 
-constexpr int kPlaceOrder[] = {2, 0, 1};  // cross first: it shows what the model aligned
-
 ReportAttention sentence_attention(TrainedModel& trained, const std::string& checkpoint, const std::string& source,
                                    const std::string& reference) {
   const SentenceAttention s = capture_attention_of_text(trained, checkpoint, source, reference, "demo report");
   ReportAttention a{fmt::format("{}  →  {}", source, reference), {}};
-  for (int place : kPlaceOrder) {
+  for (int place : kReportPlaceOrder) {
     std::vector<ReportFigure> figures;
     for (MapFigure& f : sentence_figures(s, trained.model->config(), {place}))
       figures.push_back({fmt::format("layer {} · head {}", f.layer + 1, f.head + 1), std::move(f.png)});
@@ -30,7 +29,7 @@ ReportAttention sentence_attention(TrainedModel& trained, const std::string& che
 
 ReportContent demo_report_content(const DemoReportInput& input) {
   ReportContent c{input.title, input.headline, input.facts, {}, input.examples, {}, input.tables};
-  const std::vector<plot::Run> runs = {{"transformer_tiny", plot::read_training_log(input.train_log)}};
+  const std::vector<plot::Run> runs = {{kDemoArch, plot::read_training_log(input.train_log)}};
   for (const plot::XAxis x : {plot::XAxis::kUpdates, plot::XAxis::kMinutes}) {
     const auto canvas =
         plot::draw_line_charts(plot::training_panels(runs, {"loss", "ppl", "lr", "tokens_per_second"}, x), 2);

@@ -54,8 +54,8 @@ VariantResult run_variant(const TeachingVariant& v, const ComparisonSetup& setup
              v.finetuned ? ", swapped from the transformer and finetuned" : "", setup.updates, dir.string());
   Trainer trainer(o);
   trainer.train();
-  VariantResult r{v.name, v.arch, trainer.model().num_parameters(), setup.updates};
-  r.checkpoint = (dir / "checkpoint_last").string();
+  VariantResult r{.name = v.name, .arch = v.arch, .parameters = trainer.model().num_parameters(),
+                  .updates = setup.updates, .checkpoint = (dir / "checkpoint_last").string()};
   r.train_minutes = last_training_summary(dir.string()).value("elapsed", 0.0) / 60;
   const ComparisonSetup::Scored scored = setup.score_test_set(r.checkpoint, (dir / "gen").string());
   r.bleu = scored.bleu;

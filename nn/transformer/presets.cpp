@@ -35,6 +35,14 @@ TransformerConfig transformer_tiny() {
   return c;
 }
 
+// The demo's model: transformer_tiny at half the width, 2.7x the updates per second on two
+// cores; at equal training time on the Ding corpus it scores ~1 BLEU higher (README "Tuning runs").
+TransformerConfig transformer_mini() {
+  TransformerConfig c = transformer_tiny();
+  set_width(c, 128, 512, 4);
+  return c;
+}
+
 // fairseq's `lightconv` base architecture: 7 encoder and 6 decoder conv layers with GLU,
 // kernel widths [3, 7, 15, 31, ...], softmax-normalised taps, input dropout 0.1, and
 // softmax cross-attention; weight_dropout follows attention_dropout.
@@ -105,6 +113,7 @@ const std::vector<Preset>& presets() {
       {"transformer_wmt_en_de_big", [] { return transformer_big(0.3, 0.1, 0.0, false); }},
       {"transformer_wmt_en_de_big_t2t", [] { return transformer_big(0.3, 0.1, 0.1, true); }},
       {"transformer_tiny", transformer_tiny},
+      {"transformer_mini", transformer_mini},
       {"lightconv_iwslt_de_en", [] { return lightconv_iwslt_de_en("lightweight"); }},
       {"lightconv_wmt_en_de", [] { return lightconv_base("lightweight"); }},
       {"lightconv_wmt_en_de_big", [] { return lightconv_wmt_en_de_big("lightweight"); }},
