@@ -18,6 +18,8 @@
 // Usage: bench_decode [--models softmax,t2r,elu,rfa,decay] [--lengths 16,64,256,1024,2048]
 //                     [--threads N] [--batch B] [--reps N (0: 5/3/2/1 by length, as the anchor)]
 //                     [--kernels 1]   (then also the time per backend kernel of one more decode)
+//                     [--device cpu|cuda[:N]]  (on a GPU the host waits for the device after the
+//                                               encoder and after every step, so the times are the device's)
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -27,7 +29,9 @@
 
 #include "autograd/autograd.hpp"
 #include "bench_args.hpp"
+#include "bench_device.hpp"
 #include "kernel_times.hpp"
+#include "core/backend.hpp"
 #include "core/ops.hpp"
 #include "core/threads.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
@@ -61,19 +65,22 @@ struct Run {
   int64_t state_bytes;
 };
 
-// Encodes the sources, then decodes L tokens greedily.
+// Encodes the sources, then decodes L tokens greedily, on the sources' device.
 Run decode_once(nn::EncoderDecoderModel& model, const Tensor& sources, int64_t length) {
+  Backend& backend = backend_for(sources.device());
   Run run{};
   auto start = Clock::now();
   const nn::EncoderOutput encoded = model.encode(sources);
+  backend.synchronize();
   run.encoder_s = seconds_since(start);
   start = Clock::now();
   nn::DecoderState state = model.init_decoder_state(encoded);
-  Tensor tokens = full({sources.size(0)}, double(model.config().eos_idx), DType::Int64);
+  Tensor tokens = full({sources.size(0)}, double(model.config().eos_idx), DType::Int64, sources.device());
   std::vector<double> steps;
   for (int64_t t = 0; t < length; ++t) {
     const auto step_start = Clock::now();
     tokens = ops::argmax(model.decode_step(tokens, state), -1);
+    backend.synchronize();
     steps.push_back(seconds_since(step_start));
   }
   run.decode_s = seconds_since(start);
@@ -98,19 +105,24 @@ int main(int argc, char** argv) {
     const int threads = int(args.number("threads", 2));
     const int64_t batch = args.number("batch", 16), fixed_reps = args.number("reps", 0);
     const bool kernels = args.number("kernels", 0) != 0;
+    const std::string device_name = args.text("device", "cpu");
     args.check_all_used();
+    const Device device = bench::use_bench_device(device_name);
     set_num_threads(threads);
     NoGradGuard no_grad;
-    fmt::print("{:<8} {:>5} {:>4} {:>12} {:>8} {:>13} {:>10}   (B {}, {} threads, greedy, base size)\n", "model", "L",
-               "reps", "decode tok/s", "enc s", "last step ms", "state MiB", batch, threads);
+    fmt::print("{:<8} {:>5} {:>4} {:>12} {:>8} {:>13} {:>10}   (B {}, {}, greedy, base size)\n", "model", "L",
+               "reps", "decode tok/s", "enc s", "last step ms", "state MiB", batch,
+               device.is_cpu() ? fmt::format("{} threads", threads) : device.str());
     for (int64_t length : lengths)
       for (const std::string& name : models) {
         manual_seed(0);
         nn::EncoderDecoderModel model(model_config(name));
         model.eval();
+        model.to(device);
         Generator gen(1);
         const Tensor sources = ops::add(ops::mul(uniform({batch, length}, 0, 1, DType::Float32, &gen), double(kVocab - 4)), 4.0)
-                                   .to(DType::Int64);
+                                   .to(DType::Int64)
+                                   .to(device);
         decode_once(model, sources.narrow(1, 0, std::min<int64_t>(16, length)), 16);  // warm-up
         const int64_t reps = fixed_reps > 0 ? fixed_reps : length <= 64 ? 5 : length <= 256 ? 3 : length <= 1024 ? 2 : 1;
         std::vector<double> encoder, decode, last;
@@ -127,9 +139,9 @@ int main(int argc, char** argv) {
         fmt::print("{:<8} {:>5} {:>4} {:>12.0f} {:>8.3f} {:>13.2f} {:>10.2f}\n", name, length, reps, tokens_per_s,
                    median(encoder), 1e3 * median(last), double(bytes) / (1 << 20));
         fmt::print(stderr,
-                   "{{\"model\": \"{}\", \"L\": {}, \"B\": {}, \"threads\": {}, \"decode_tok_s\": {:.1f}, "
+                   "{{\"model\": \"{}\", \"device\": \"{}\", \"L\": {}, \"B\": {}, \"threads\": {}, \"decode_tok_s\": {:.1f}, "
                    "\"encoder_s\": {:.4f}, \"last_step_ms\": {:.3f}, \"state_bytes\": {}}}\n",
-                   name, length, batch, threads, tokens_per_s, median(encoder), 1e3 * median(last), bytes);
+                   name, device.str(), length, batch, threads, tokens_per_s, median(encoder), 1e3 * median(last), bytes);
       }
     return 0;
   } catch (const std::exception& e) {

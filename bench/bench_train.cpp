@@ -9,6 +9,8 @@
 //
 // Usage: bench_train [--model tiny,base,PRESET...] [--override key=value ...] [--threads N] [--steps N]
 //                    [--warmup N] [--kernels 1]   (then also the time per backend kernel of one more step)
+//                    [--device cpu|cuda[:N]]      (on a GPU: tokens/s and peak device memory; the
+//                                                  phase split and GEMM share are CPU-only figures)
 // --model takes tiny (transformer_tiny), base (transformer_wmt_en_de) or any preset (t2r_tiny,
 // lightconv_tiny, ...); --override changes any config field of every model, e.g. the base
 // model with T2R in the decoder: --model base --override decoder_self_mixer=kernel:t2r+additive
@@ -25,6 +27,7 @@
 
 #include "apps/training/trainer.hpp"
 #include "bench_args.hpp"
+#include "bench_device.hpp"
 #include "kernel_times.hpp"
 #include "core/allocator.hpp"
 #include "core/profiler.hpp"
@@ -41,12 +44,14 @@ struct Options {
   std::vector<std::string> models, overrides;
   int threads, steps, warmup;
   bool kernels;
+  std::string device;
 };
 
 Options parse(int argc, char** argv) {
   bench::BenchArgs args("bench_train", argc, argv);
   Options o{args.list("model", {"tiny", "base"}), args.list("override", {}), int(args.number("threads", 2)),
-            int(args.number("steps", 5)), int(args.number("warmup", 2)), args.number("kernels", 0) != 0};
+            int(args.number("steps", 5)), int(args.number("warmup", 2)), args.number("kernels", 0) != 0,
+            args.text("device", "cpu")};
   args.check_all_used();
   return o;
 }
@@ -71,21 +76,21 @@ std::string write_corpus() {
   return dir.string();
 }
 
-app::TrainerOptions trainer_options(const std::string& model, const std::vector<std::string>& overrides,
-                                    const std::string& data_dir, int threads) {
+app::TrainerOptions trainer_options(const std::string& model, const Options& options, const std::string& data_dir) {
   app::TrainerOptions o;
   o.data_dir = data_dir;
   o.save_dir = data_dir + "/checkpoints-" + model;
   o.arch = model == "tiny" ? "transformer_tiny" : model == "base" ? "transformer_wmt_en_de" : model;
   o.model_overrides = {"share_all_embeddings=true"};
-  o.model_overrides.insert(o.model_overrides.end(), overrides.begin(), overrides.end());
+  o.model_overrides.insert(o.model_overrides.end(), options.overrides.begin(), options.overrides.end());
   o.label_smoothing = 0.1;
   o.adam_beta2 = 0.98;
   o.lr_scheduler = "inverse_sqrt";
   o.lr = {5e-4};
   o.warmup_updates = 4000;
   o.max_tokens = kSentences * kLength;
-  o.compute.threads = threads;
+  o.compute.threads = options.threads;
+  o.compute.device = options.device;
   o.progress = app::ProgressMode::kQuiet;
   return o;
 }
@@ -97,7 +102,8 @@ double peak_rss_mib() {
 }
 
 void run(const std::string& model, const std::string& data_dir, const Options& options) {
-  app::Trainer trainer(trainer_options(model, options.overrides, data_dir, options.threads));
+  const Device device = bench::use_bench_device(options.device);  // before the trainer asks for it
+  app::Trainer trainer(trainer_options(model, options, data_dir));
   const app::SplitCorpora corpora = app::open_split(trainer.task(), "train");
   data::BatchingOptions batching;
   batching.max_tokens = kSentences * kLength;
@@ -107,12 +113,19 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
     return batch ? *batch : *loader.next();
   };
   for (int i = 0; i < options.warmup; ++i) trainer.train_step({next_batch()});
-  allocator_for(Device::cpu()).reset_peak();
+  allocator_for(device).reset_peak();
 
   int64_t tokens = 0;
   const auto start = Clock::now();
-  for (int i = 0; i < options.steps; ++i) tokens += trainer.train_step({next_batch()}).ntokens;
+  for (int i = 0; i < options.steps; ++i) tokens += trainer.train_step({next_batch()}).ntokens;  // reads the loss back
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  fmt::print("{} ({} parameters), {} on {}, {} steps of {} target tokens\n", model, trainer.model().num_parameters(),
+             device.is_cpu() ? fmt::format("{} thread(s)", options.threads) : "the GPU", device.str(),
+             options.steps, tokens / options.steps);
+  fmt::print("  {:.0f} target tokens/s ({:.1f} ms per step)   peak tensor memory {:.0f} MiB   peak RSS {:.0f} MiB\n",
+             double(tokens) / seconds, 1e3 * seconds / options.steps,
+             double(allocator_for(device).stats().peak_bytes) / (1 << 20), peak_rss_mib());
+  if (!device.is_cpu()) return;  // the host-timed phases below would time kernel launches, not kernels
 
   profiler::reset();
   profiler::set_enabled(true);
@@ -124,11 +137,6 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
     if (e.name.starts_with("trainer:")) step += e.seconds;
     if (e.name.find("gemm") != std::string::npos) gemm += e.seconds;
   }
-  fmt::print("{} ({} parameters), {} thread(s), {} steps of {} target tokens\n", model, trainer.model().num_parameters(),
-             options.threads, options.steps, tokens / options.steps);
-  fmt::print("  {:.0f} target tokens/s ({:.1f} ms per step)   peak tensor memory {:.0f} MiB   peak RSS {:.0f} MiB\n",
-             double(tokens) / seconds, 1e3 * seconds / options.steps,
-             double(allocator_for(Device::cpu()).stats().peak_bytes) / (1 << 20), peak_rss_mib());
   for (const auto& e : profile)
     if (e.name.starts_with("trainer:"))
       fmt::print("  {:<45} {:8.1f} ms  {:5.1f}%\n", e.name, 1e3 * e.seconds, 100.0 * e.seconds / step);
