@@ -144,14 +144,19 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
   if (options.kernels) bench::print_kernel_times([&] { trainer.train_step({next_batch()}); });
 }
 
+// The synthetic corpus's folder, removed however the benchmark ends.
+struct CorpusDir {
+  std::string path = write_corpus();
+  ~CorpusDir() { std::filesystem::remove_all(path); }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     const Options options = parse(argc, argv);
-    const std::string data_dir = write_corpus();
-    for (const std::string& model : options.models) run(model, data_dir, options);
-    std::filesystem::remove_all(data_dir);
+    const CorpusDir corpus;
+    for (const std::string& model : options.models) run(model, corpus.path, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_train: {}\n", e.what());
     return 1;
