@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "apps/cli/command.hpp"
-#include "apps/cli/thread_wait_policy.hpp"
+#include "apps/cli/runtime_environment.hpp"
 #ifdef ATTNLAB_WITH_CUDA
 #include "cuda/cuda_device_runtime.hpp"
 #endif
@@ -29,7 +29,7 @@ int command_line_error(CLI::App& app, const CLI::ParseError& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  attn::app::choose_thread_wait_policy(argv);
+  attn::app::prepare_runtime_environment(argv);
 #ifdef ATTNLAB_WITH_CUDA
   attn::cuda::install_cuda_runtime();  // lists GPUs in `info`; `--device cuda:N` switches one on
 #endif

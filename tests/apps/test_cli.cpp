@@ -197,6 +197,23 @@ TEST_CASE("info prints the threads, the BLAS, CUDA and the allocator") {
          cuda_line.starts_with("cuda: not built")));
 }
 
+TEST_CASE("on a CPU with AVX2, OpenBLAS runs vector kernels, not its SSE-only fallback") {
+  __builtin_cpu_init();
+  if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+    WARN("this CPU has no AVX2: OpenBLAS's SSE kernels are the right ones");
+    return;
+  }
+  TempDir dir;
+  unsetenv("OPENBLAS_CORETYPE");  // what the binary chooses itself (apps/cli/runtime_environment.hpp)
+  const CommandResult info = run_attnlab(dir, {"info"});
+  require_success(info);
+  const size_t at = info.out.find("(core ");
+  REQUIRE(at != std::string::npos);
+  const std::string core = info.out.substr(at + 6, info.out.find(',', at) - at - 6);
+  INFO(core);
+  for (const char* sse_only : {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom"}) CHECK(core != sse_only);
+}
+
 TEST_CASE("info --arch prints a preset's parameter count, and refuses a bad variant setting") {
   TempDir dir;
   const CommandResult big = run_attnlab(dir, {"info", "--arch", "lightconv_wmt_en_de_big", "--share-all-embeddings"});
@@ -921,7 +938,9 @@ TEST_CASE("the demo's report page holds the run's curves, its examples and every
        .examples = {{"The house is small.", "Das Haus ist klein.", "Das <Haus>"}},
        .train_log = workspace.dir.file("checkpoints/train_log.jsonl"),
        .checkpoint = workspace.dir.file("checkpoints/checkpoint_last"),
-       .attention_pairs = {{"The house is small.", "Das Haus ist klein."}, {"Yes.", "Ja."}}},
+       .attention_pairs = {{"The house is small.", "Das Haus ist klein."}, {"Yes.", "Ja."}},
+       .tables = {},
+       .extra_attention = {}},
       dir.file("report.html"));
   const std::string html = read_file(dir.file("report.html"));
   CHECK(html.size() == bytes);
