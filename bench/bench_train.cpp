@@ -101,8 +101,7 @@ double peak_rss_mib() {
   return double(usage.ru_maxrss) / 1024.0;
 }
 
-void run(const std::string& model, const std::string& data_dir, const Options& options) {
-  const Device device = bench::use_bench_device(options.device);  // before the trainer asks for it
+void run(const std::string& model, const std::string& data_dir, const Options& options, Device device) {
   app::Trainer trainer(trainer_options(model, options, data_dir));
   const app::SplitCorpora corpora = app::open_split(trainer.task(), "train");
   data::BatchingOptions batching;
@@ -155,8 +154,9 @@ struct CorpusDir {
 int main(int argc, char** argv) {
   try {
     const Options options = parse(argc, argv);
+    const Device device = bench::use_bench_device(options.device);  // once, before any trainer asks for it
     const CorpusDir corpus;
-    for (const std::string& model : options.models) run(model, corpus.path, options);
+    for (const std::string& model : options.models) run(model, corpus.path, options, device);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_train: {}\n", e.what());
     return 1;
