@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Data-parallel throughput on the teaching model: 2 ranks × 1 thread (mpirun -np 2) against
+# Data-parallel throughput on the teaching model: 2 ranks × 1 thread (mpirun -np 2, and two
+# processes started here that meet through --distributed-init-method tcp://: gloo) against
 # 1 process × 2 threads, both training transformer_tiny on the Ding corpus with the same
 # batches per update (the single process uses --update-freq 2, see
 # apps/training/data_parallel.hpp), fp32, --max-tokens 4096; and the 2 ranks' gradient
@@ -53,9 +54,14 @@ flags=(--arch transformer_tiny --share-all-embeddings --optimizer adam --adam-be
 grep -m 1 'model name' /proc/cpuinfo
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 two_ranks=(mpirun -np 2 --bind-to none "$attnlab" train "$work/bin" "${flags[@]}" --threads 1)
+# Two processes started by hand, each with its rank (run appends --save-dir to both).
+gloo_ranks=(bash -c 'for rank in 0 1; do "$@" --distributed-rank $rank & done; wait' gloo_ranks
+            "$attnlab" train "$work/bin" "${flags[@]}" --threads 1 --distributed-world-size 2
+            --distributed-init-method tcp://127.0.0.1:29517)
 for round in "" _again; do
   run one_process_2_threads$round "$attnlab" train "$work/bin" "${flags[@]}" --threads 2 --update-freq 2
   run two_ranks_1_thread_c10d$round "${two_ranks[@]}" --ddp-backend c10d
   run two_ranks_1_thread_no_c10d$round "${two_ranks[@]}" --ddp-backend no_c10d
+  run gloo_two_ranks_1_thread_c10d$round "${gloo_ranks[@]}" --ddp-backend c10d
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -37,6 +37,9 @@ attnlab_require(CAIRO_FOUND libcairo2-dev)
 # Open MPI: the processes of data-parallel training and their collectives (dist/).
 find_package(MPI QUIET COMPONENTS C)
 attnlab_require(MPI_C_FOUND "libopenmpi-dev openmpi-bin")
+# gloo: the collectives of ranks that meet through --distributed-init-method (dist/).
+find_package(Gloo CONFIG QUIET)
+attnlab_require(Gloo_FOUND libgloo-dev)
 
 # OpenBLAS, OpenMP flavour: it shares our OpenMP thread pool (two pools that spin-wait
 # against each other halve the throughput on 2 cores; scripts/setup.sh).

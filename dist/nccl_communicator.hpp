@@ -1,6 +1,6 @@
 // The GPU communicator of data-parallel training: NCCL's collectives over one GPU per rank
 // (built when the CUDA backend is and /usr/local/cuda has NCCL: ATTNLAB_WITH_NCCL). Its ranks
-// are those of a bootstrap communicator (the MPI world): rank 0 makes NCCL's unique id and the
+// are those of a bootstrap communicator (the MPI or gloo world): rank 0 makes NCCL's unique id and the
 // bootstrap broadcasts it, then every rank joins with ncclCommInitRank. NCCL picks the
 // transport itself (NVLink, PCIe, InfiniBand, sockets).
 //

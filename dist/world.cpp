@@ -3,24 +3,23 @@
 
 #include "core/error.hpp"
 #include "dist/mpi_communicator.hpp"
+#include "dist/rendezvous.hpp"
 #include "dist/single_process_communicator.hpp"
 
 namespace attn::dist {
 
 std::unique_ptr<Communicator> join_world(const WorldOptions& options) {
-  ATTN_CHECK(options.init_method.empty(),
-             "--distributed-init-method {}: not supported; attnlab's ranks find each other through MPI: start them "
-             "with `mpirun -np N attnlab train ...` (several machines: mpirun --hostfile FILE; Slurm: srun), which "
-             "gives every process its rank and the world size",
-             options.init_method);
+  if (!options.init_method.empty()) return meet(plan_rendezvous(options.init_method, options.world_size, options.rank));
   if (launched_by_mpi()) return std::make_unique<MpiCommunicator>();
   const int world_size = options.world_size.value_or(1);
   ATTN_CHECK(world_size == 1,
              "--distributed-world-size {}: this process was not started by an MPI launcher; start the {} ranks with "
-             "`mpirun -np {} attnlab train ...` (several machines: mpirun --hostfile FILE)",
+             "`mpirun -np {} attnlab train ...` (several machines: mpirun --hostfile FILE), or start each yourself "
+             "with --distributed-init-method tcp://HOST:PORT and its --distributed-rank",
              world_size, world_size, world_size);
   ATTN_CHECK(options.rank.value_or(0) == 0,
-             "--distributed-rank {}: a process started without an MPI launcher is rank 0 of a world of one",
+             "--distributed-rank {}: a process started without an MPI launcher or --distributed-init-method is rank 0 "
+             "of a world of one",
              *options.rank);
   return std::make_unique<SingleProcessCommunicator>();
 }

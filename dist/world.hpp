@@ -1,9 +1,9 @@
 // Which world a process trains in, from the launcher and fairseq's --distributed-* flags.
 // Under an MPI launcher (mpirun, or srun with PMI/PMIx) the launcher gives the world and each
 // process's rank: --distributed-world-size and --distributed-rank, when given, must agree
-// with it. Without one the process is a world of its own. fairseq's other launchers
-// (--distributed-init-method tcp://, env://, file://: PyTorch's rendezvous) are not
-// supported: such a flag is refused with a message saying how to start the ranks instead.
+// with it. With --distributed-init-method (tcp://, env://, file://: fairseq's other
+// launchers) the ranks meet there instead, whatever started them (rendezvous.hpp). Without
+// either the process is a world of its own.
 #pragma once
 #include <memory>
 #include <optional>
@@ -19,8 +19,9 @@ struct WorldOptions {
   std::string init_method;        // --distributed-init-method
 };
 
-// The MPI world when an MPI launcher started this process, else a single process. Throws
-// attn::Error when the flags ask for a world without a launcher.
+// The world of --distributed-init-method when given, else the MPI world when an MPI launcher
+// started this process, else a single process. Throws attn::Error when the flags ask for a
+// world that cannot be made.
 std::unique_ptr<Communicator> join_world(const WorldOptions& options);
 // Throws attn::Error when --distributed-world-size or --distributed-rank contradict `world`.
 void check_world_matches(const Communicator& world, const WorldOptions& options);

@@ -8,13 +8,14 @@
 # OpenBLAS shares the OpenMP thread pool with our own kernels. With the pthread flavour the
 # two pools spin-wait against each other on 2 cores and throughput halves. oneDNN
 # (libdnnl-dev, the large float32/bfloat16 GEMMs) uses the same OpenMP runtime. Open MPI
-# (libopenmpi-dev, openmpi-bin: mpirun) runs data-parallel training over processes.
+# (libopenmpi-dev, openmpi-bin: mpirun) runs data-parallel training over processes; gloo
+# (libgloo-dev) connects ranks started without mpirun (--distributed-init-method).
 set -euo pipefail
 
 PKGS=(build-essential cmake ninja-build pkg-config
       libeigen3-dev libopenblas-openmp-dev libdnnl-dev
       libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
-      libicu-dev libopenmpi-dev openmpi-bin trans-de-en
+      libicu-dev libopenmpi-dev openmpi-bin libgloo-dev trans-de-en
       libcairo2-dev fonts-dejavu-core chromium)
 MIN_GXX=12      # C++20 as the code uses it
 MIN_CMAKE=3.25  # CMakeLists.txt's cmake_minimum_required

@@ -1,8 +1,11 @@
 // Helpers for tests that run programs (the attnlab binary, mpirun): start one with its
-// output in a log file, poll whether it ended, run one to its end under a time limit, and
-// build an `mpirun -np N` command line.
+// output in a log file, poll whether it ended, run one or several at once to their end under
+// a time limit, build an `mpirun -np N` command line, and find a free TCP port.
 #pragma once
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,16 +19,21 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace attn::test {
 
-// Starts `command` (argv, the program first) with stdout and stderr appended to `log`, in
-// its own process group (so that a test can end it and everything it started).
-inline pid_t start(const std::vector<std::string>& command, const std::string& log) {
+using Environment = std::vector<std::pair<std::string, std::string>>;  // variables set for a child
+
+// Starts `command` (argv, the program first) with stdout and stderr appended to `log` and
+// `environment` added to this process's, in its own process group (so that a test can end it
+// and everything it started).
+inline pid_t start(const std::vector<std::string>& command, const std::string& log, const Environment& environment = {}) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   ::setpgid(0, 0);
+  for (const auto& [name, value] : environment) ::setenv(name.c_str(), value.c_str(), 1);
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   ::dup2(fd, 1);
   ::dup2(fd, 2);
@@ -58,20 +66,55 @@ struct ProgramRun {
   std::string output;  // stdout and stderr together
 };
 
+struct Program {
+  std::vector<std::string> command;
+  std::string log;  // its output goes there
+  Environment environment = {};
+};
+
+// Runs `programs` side by side to their ends, for `timeout_seconds` at most (then kills the
+// process groups of those still running).
+inline std::vector<ProgramRun> run_programs(const std::vector<Program>& programs, int timeout_seconds) {
+  std::vector<pid_t> pids;
+  for (const Program& program : programs) {
+    std::filesystem::remove(program.log);
+    pids.push_back(start(program.command, program.log, program.environment));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  std::vector<std::optional<int>> statuses(pids.size());
+  for (size_t i = 0; i < pids.size(); ++i) {
+    statuses[i] = wait_until(pids[i], [&] { return std::chrono::steady_clock::now() >= deadline; });
+    if (!statuses[i]) {
+      ::kill(-pids[i], SIGKILL);
+      ::waitpid(pids[i], nullptr, 0);
+    }
+  }
+  std::vector<ProgramRun> runs;
+  for (size_t i = 0; i < pids.size(); ++i) {
+    std::ifstream in(programs[i].log);
+    std::stringstream output;
+    output << in.rdbuf();
+    runs.push_back({statuses[i].value_or(-1), output.str()});
+  }
+  return runs;
+}
+
 // Runs `command` to its end, or for `timeout_seconds` at most (then kills its process group).
 inline ProgramRun run_program(const std::vector<std::string>& command, const std::string& log, int timeout_seconds) {
-  std::filesystem::remove(log);
-  const pid_t pid = start(command, log);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-  const std::optional<int> status = wait_until(pid, [&] { return std::chrono::steady_clock::now() >= deadline; });
-  if (!status) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-  std::ifstream in(log);
-  std::stringstream output;
-  output << in.rdbuf();
-  return {status.value_or(-1), output.str()};
+  return run_programs({{command, log}}, timeout_seconds)[0];
+}
+
+// A TCP port of the loopback interface that nothing listens on now (the kernel's choice).
+inline int free_tcp_port() {
+  const int socket = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ::bind(socket, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::getsockname(socket, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(socket);
+  return ntohs(address.sin_port);
 }
 
 // `mpirun -np N` with what it needs here (several ranks on few cores, unbound, as root in a

@@ -145,10 +145,12 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--distributed-world-size", args->world.world_size,
                  "Number of ranks; under mpirun it must equal -np (default: what the launcher started)")
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--distributed-rank", args->world.rank, "This process's rank; under mpirun it must equal MPI's")
+  cmd.add_option("--distributed-rank", args->world.rank,
+                 "This process's rank (with --distributed-init-method); under mpirun it must equal MPI's")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--distributed-init-method", args->world.init_method,
-                 "Not supported (PyTorch rendezvous): start the ranks with mpirun, which connects them");
+                 "Where ranks started without mpirun meet: tcp://HOST:PORT (rank 0's machine), env:// "
+                 "(MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK) or file:///SHARED/DIR");
   cmd.add_option("--ddp-backend", o.gradient_sync.ddp_backend,
                  "c10d: gradients all-reduced in buckets during the backward pass; no_c10d: in one buffer after it")
       ->check(CLI::IsMember({"c10d", "pytorch_ddp", "no_c10d", "legacy_ddp"}))

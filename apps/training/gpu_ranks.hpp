@@ -1,7 +1,8 @@
 // Data-parallel training on GPUs (README "Several processes and machines"): one rank per
-// GPU, started by mpirun like CPU ranks. Each rank takes the GPU of its local rank (its place
-// among the ranks of its machine), and the gradients are summed by NCCL on the GPUs, while
-// the MPI world keeps carrying the control messages (stop decisions, state checks, counts).
+// GPU, started like CPU ranks (mpirun, or --distributed-init-method). Each rank takes the GPU
+// of its local rank (its place among the ranks of its machine), and the gradients are summed
+// by NCCL on the GPUs, while the MPI or gloo world keeps carrying the control messages (stop
+// decisions, state checks, counts).
 #pragma once
 #include <memory>
 #include <string>

@@ -14,8 +14,12 @@
 //   * a rank killed with SIGKILL, or failing with an error, ends the whole job with a non-zero
 //     status and a message naming the rank, well within the time limit (no hang);
 //   * fairseq's --distributed-* flags: refused with a message where they ask for what the
-//     launcher did not start, or for a launcher attnlab does not support.
-// Without mpirun on PATH the program reports itself skipped.
+//     launcher did not start;
+//   * ranks started one by one, meeting through --distributed-init-method (gloo): over
+//     tcp:// and file:// they train to the parameters of --update-freq 2 (bit for bit those of
+//     each other), the rendezvous directory is gone afterwards, ranks given different world
+//     sizes stop at once, and a killed rank ends the other with an error instead of a hang.
+// Without mpirun on PATH the mpirun cases report the program skipped.
 #include <catch.hpp>
 
 #include <signal.h>
@@ -258,6 +262,92 @@ TEST_CASE("data parallel: 2 ranks = --update-freq 2; resume = straight run; a de
   }
 }
 
+// The training commands of `ranks` processes that meet at `init_method`, all saving to `save_dir`.
+std::vector<attn::test::Program> ranks_meeting_at(const std::string& init_method, int ranks, const std::string& data_dir,
+                                                  const std::string& save_dir, const std::vector<std::string>& flags) {
+  fs::create_directories(save_dir);
+  std::vector<attn::test::Program> programs;
+  for (int rank = 0; rank < ranks; ++rank) {
+    std::vector<std::string> words = flags;
+    words.insert(words.end(), {"--distributed-init-method", init_method, "--distributed-world-size",
+                               std::to_string(ranks), "--distributed-rank", std::to_string(rank)});
+    programs.push_back({training_command({}, data_dir, save_dir, words), save_dir + ".rank" + std::to_string(rank)});
+  }
+  return programs;
+}
+
+void require_all_succeeded(const std::vector<ProgramRun>& runs) {
+  for (const ProgramRun& run : runs) require_success(run);
+}
+
+TEST_CASE("data parallel without a launcher: ranks started one by one meet through --distributed-init-method") {
+  static const std::string root = testing::fresh_temp_dir("data_parallel_rendezvous");
+  const std::vector<std::string> twenty = {"--max-update", "20"};
+  const std::string one_process = root + "/one_process", over_tcp = root + "/over_tcp";
+  if (!fs::exists(over_tcp + "/checkpoint_last.json")) {
+    testing::write_reversal_corpus(root);
+    std::vector<std::string> accumulating = twenty;
+    accumulating.insert(accumulating.end(), {"--update-freq", "2"});
+    require_success(train(training_command({}, root, one_process, accumulating), one_process));
+    const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
+    require_all_succeeded(attn::test::run_programs(ranks_meeting_at(address, 2, root, over_tcp, twenty), kTimeoutSeconds));
+  }
+
+  SECTION("over tcp://, 2 ranks train to the parameters of one process with --update-freq 2") {
+    CHECK(max_abs_difference(attn::load_safetensors(one_process + "/checkpoint_last.safetensors"),
+                             attn::load_safetensors(over_tcp + "/checkpoint_last.safetensors")) < 1e-5);
+    const nlohmann::json a = metadata_of(one_process + "/checkpoint_last"), b = metadata_of(over_tcp + "/checkpoint_last");
+    CHECK(b["num_updates"] == 20);
+    CHECK(a["loader"] == b["loader"]);
+    CHECK(a["rng"] == b["rng"]);
+    const std::string log = read_file(over_tcp + "/train_log.jsonl");
+    CHECK(log.find("\"done\"") == log.rfind("\"done\""));  // rank 0 alone writes it
+  }
+
+  SECTION("over file://, the same parameters bit for bit, and the rendezvous directory is removed") {
+    const std::string over_file = root + "/over_file", meeting_place = root + "/meeting_place";
+    require_all_succeeded(
+        attn::test::run_programs(ranks_meeting_at("file://" + meeting_place, 2, root, over_file, twenty), kTimeoutSeconds));
+    CHECK(read_file(over_file + "/checkpoint_last.safetensors") == read_file(over_tcp + "/checkpoint_last.safetensors"));
+    CHECK_FALSE(fs::exists(meeting_place));
+  }
+
+  SECTION("ranks started with different world sizes both stop, naming the two sizes") {
+    const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
+    std::vector<attn::test::Program> ranks = ranks_meeting_at(address, 2, root, root + "/sizes", twenty);
+    ranks[1].command = with_value(ranks[1].command, "--distributed-world-size", "3");
+    const std::vector<ProgramRun> runs = attn::test::run_programs(ranks, kTimeoutSeconds);
+    INFO(runs[0].output << runs[1].output);
+    CHECK(runs[0].exit_code == 1);
+    CHECK(runs[1].exit_code == 1);
+    CHECK(runs[0].output.find("rank 0 was started with --distributed-world-size 2, rank 1 with 3") != std::string::npos);
+    CHECK(runs[1].output.find("rank 1 was started with --distributed-world-size 3, rank 0 with 2") != std::string::npos);
+  }
+
+  SECTION("a rank killed with SIGKILL ends the other with an error, not a hang") {
+    const std::string killed = root + "/killed";
+    const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
+    const std::vector<attn::test::Program> ranks =
+        ranks_meeting_at(address, 2, root, killed, {"--max-update", "100000", "--save-interval-updates", "2"});
+    const pid_t rank_zero = attn::test::start(ranks[0].command, ranks[0].log);
+    const pid_t rank_one = attn::test::start(ranks[1].command, ranks[1].log);
+    std::optional<int> status = attn::test::wait_until(rank_zero, [&] { return has_checkpoint(killed); });
+    INFO(read_file(ranks[0].log));
+    REQUIRE_FALSE(status);  // still training
+    ::kill(rank_one, SIGKILL);
+    ::waitpid(rank_one, nullptr, 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kTimeoutSeconds);
+    status = attn::test::wait_until(rank_zero, [&] { return std::chrono::steady_clock::now() >= deadline; });
+    if (!status) ::kill(-rank_zero, SIGKILL);
+    REQUIRE(status);  // rank 0 does not wait forever for the dead rank
+    CHECK(*status == 1);
+    const std::string output = read_file(ranks[0].log);
+    INFO(output);
+    CHECK(output.find("error on rank 0 of 2: gloo:") != std::string::npos);
+    CHECK(output.find("by peer") != std::string::npos);  // gloo's "Connection reset (closed) by peer"
+  }
+}
+
 TEST_CASE("data parallel: without a launcher, flags asking for other processes are refused with how to start them") {
   const std::string root = testing::fresh_temp_dir("data_parallel_flags");
   testing::write_reversal_corpus(root);
@@ -268,7 +358,8 @@ TEST_CASE("data parallel: without a launcher, flags asking for other processes a
   const ProgramRun tcp =
       train(training_command({}, root, save_dir, {"--distributed-init-method", "tcp://localhost:23456"}), save_dir);
   CHECK(tcp.exit_code == 1);
-  CHECK(tcp.output.find("--distributed-init-method tcp://localhost:23456: not supported") != std::string::npos);
+  CHECK(tcp.output.find("--distributed-init-method tcp://localhost:23456 needs --distributed-world-size N") !=
+        std::string::npos);
   const ProgramRun rank = train(training_command({}, root, save_dir, {"--distributed-rank", "1"}), save_dir);
   CHECK(rank.exit_code == 1);
   CHECK(rank.output.find("rank 0 of a world of one") != std::string::npos);
