@@ -17,8 +17,9 @@
 //     launcher did not start;
 //   * ranks started one by one, meeting through --distributed-init-method (gloo): over
 //     tcp:// and file:// they train to the parameters of --update-freq 2 (bit for bit those of
-//     each other), the rendezvous directory is gone afterwards, ranks given different world
-//     sizes stop at once, and a killed rank ends the other with an error instead of a hang.
+//     each other) and resume bit for bit; the rendezvous directory is gone afterwards; ranks
+//     given different world sizes stop at once; a killed rank ends the other with an error
+//     instead of a hang.
 // Without mpirun on PATH the mpirun cases report the program skipped.
 #include <catch.hpp>
 
@@ -310,6 +311,19 @@ TEST_CASE("data parallel without a launcher: ranks started one by one meet throu
         attn::test::run_programs(ranks_meeting_at("file://" + meeting_place, 2, root, over_file, twenty), kTimeoutSeconds));
     CHECK(read_file(over_file + "/checkpoint_last.safetensors") == read_file(over_tcp + "/checkpoint_last.safetensors"));
     CHECK_FALSE(fs::exists(meeting_place));
+  }
+
+  SECTION("stopped at update 10 and started again, they end where the straight run ended, bit for bit") {
+    const std::string resumed = root + "/resumed_tcp";
+    for (const char* updates : {"10", "20"}) {
+      const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
+      require_all_succeeded(
+          attn::test::run_programs(ranks_meeting_at(address, 2, root, resumed, {"--max-update", updates}), kTimeoutSeconds));
+    }
+    for (const char* file : {"checkpoint_last.safetensors", "checkpoint_last.optimizer.safetensors"}) {
+      INFO(file);
+      CHECK(read_file(resumed + "/" + file) == read_file(over_tcp + "/" + file));
+    }
   }
 
   SECTION("ranks started with different world sizes both stop, naming the two sizes") {
