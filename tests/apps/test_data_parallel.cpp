@@ -120,6 +120,16 @@ std::optional<pid_t> rank_pid(pid_t launcher_pid, int rank) {
   return std::nullopt;
 }
 
+// The corpus in `root`, and one process trained on it for 20 updates with --update-freq 2 into
+// `save_dir`: where 2 ranks must arrive.
+void train_reference(const std::string& root, const std::string& save_dir) {
+  testing::write_reversal_corpus(root);
+  require_success(train(training_command({}, root, save_dir, {"--max-update", "20", "--update-freq", "2"}), save_dir));
+}
+
+// --distributed-init-method tcp:// on a free port of this machine.
+std::string loopback_address() { return "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port()); }
+
 bool has_checkpoint(const std::string& save_dir) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(save_dir, error))
@@ -141,10 +151,7 @@ TEST_CASE("data parallel: 2 ranks = --update-freq 2; resume = straight run; a de
   const std::vector<std::string> twenty = {"--max-update", "20"};
   const std::string one_process = root + "/one_process", two_ranks = root + "/two_ranks";
   if (!fs::exists(two_ranks + "/checkpoint_last.json")) {
-    testing::write_reversal_corpus(root);
-    std::vector<std::string> accumulating = twenty;
-    accumulating.insert(accumulating.end(), {"--update-freq", "2"});
-    require_success(train(training_command({}, root, one_process, accumulating), one_process));
+    train_reference(root, one_process);
     require_success(train(training_command(*mpirun, root, two_ranks, twenty), two_ranks));
   }
 
@@ -286,12 +293,9 @@ TEST_CASE("data parallel without a launcher: ranks started one by one meet throu
   const std::vector<std::string> twenty = {"--max-update", "20"};
   const std::string one_process = root + "/one_process", over_tcp = root + "/over_tcp";
   if (!fs::exists(over_tcp + "/checkpoint_last.json")) {
-    testing::write_reversal_corpus(root);
-    std::vector<std::string> accumulating = twenty;
-    accumulating.insert(accumulating.end(), {"--update-freq", "2"});
-    require_success(train(training_command({}, root, one_process, accumulating), one_process));
-    const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
-    require_all_succeeded(attn::test::run_programs(ranks_meeting_at(address, 2, root, over_tcp, twenty), kTimeoutSeconds));
+    train_reference(root, one_process);
+    require_all_succeeded(
+        attn::test::run_programs(ranks_meeting_at(loopback_address(), 2, root, over_tcp, twenty), kTimeoutSeconds));
   }
 
   SECTION("over tcp://, 2 ranks train to the parameters of one process with --update-freq 2") {
@@ -316,9 +320,8 @@ TEST_CASE("data parallel without a launcher: ranks started one by one meet throu
   SECTION("stopped at update 10 and started again, they end where the straight run ended, bit for bit") {
     const std::string resumed = root + "/resumed_tcp";
     for (const char* updates : {"10", "20"}) {
-      const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
-      require_all_succeeded(
-          attn::test::run_programs(ranks_meeting_at(address, 2, root, resumed, {"--max-update", updates}), kTimeoutSeconds));
+      require_all_succeeded(attn::test::run_programs(
+          ranks_meeting_at(loopback_address(), 2, root, resumed, {"--max-update", updates}), kTimeoutSeconds));
     }
     for (const char* file : {"checkpoint_last.safetensors", "checkpoint_last.optimizer.safetensors"}) {
       INFO(file);
@@ -327,8 +330,7 @@ TEST_CASE("data parallel without a launcher: ranks started one by one meet throu
   }
 
   SECTION("ranks started with different world sizes both stop, naming the two sizes") {
-    const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
-    std::vector<attn::test::Program> ranks = ranks_meeting_at(address, 2, root, root + "/sizes", twenty);
+    std::vector<attn::test::Program> ranks = ranks_meeting_at(loopback_address(), 2, root, root + "/sizes", twenty);
     ranks[1].command = with_value(ranks[1].command, "--distributed-world-size", "3");
     const std::vector<ProgramRun> runs = attn::test::run_programs(ranks, kTimeoutSeconds);
     INFO(runs[0].output << runs[1].output);
@@ -340,9 +342,8 @@ TEST_CASE("data parallel without a launcher: ranks started one by one meet throu
 
   SECTION("a rank killed with SIGKILL ends the other with an error, not a hang") {
     const std::string killed = root + "/killed";
-    const std::string address = "tcp://127.0.0.1:" + std::to_string(attn::test::free_tcp_port());
-    const std::vector<attn::test::Program> ranks =
-        ranks_meeting_at(address, 2, root, killed, {"--max-update", "100000", "--save-interval-updates", "2"});
+    const std::vector<attn::test::Program> ranks = ranks_meeting_at(
+        loopback_address(), 2, root, killed, {"--max-update", "100000", "--save-interval-updates", "2"});
     const pid_t rank_zero = attn::test::start(ranks[0].command, ranks[0].log);
     const pid_t rank_one = attn::test::start(ranks[1].command, ranks[1].log);
     std::optional<int> status = attn::test::wait_until(rank_zero, [&] { return has_checkpoint(killed); });
