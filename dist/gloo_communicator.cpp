@@ -7,9 +7,11 @@
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
+#include <netdb.h>
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <exception>
@@ -63,7 +65,9 @@ class GlooCommunicator::Sequencer {
   };
 
   std::unique_ptr<PendingCollective> start(float* data, size_t count) {
-    auto job = std::make_shared<Job>(Job{.data = data, .count = count});
+    auto job = std::make_shared<Job>();
+    job->data = data;
+    job->count = count;
     {
       std::lock_guard lock(mutex_);
       queue_.push_back(job);
@@ -116,20 +120,38 @@ class GlooCommunicator::Sequencer {
 
 namespace {
 
-// Where this rank listens for the others: GLOO_SOCKET_IFNAME's interface, else `address`.
-gloo::transport::tcp::attr listening_address(const std::string& address) {
-  gloo::transport::tcp::attr attr;
-  if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface != nullptr && *interface != '\0')
-    attr.iface = interface;
-  else
-    attr.hostname = address;
-  return attr;
-}
-
 std::string this_host() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
   return name;
+}
+
+bool resolves(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  ::freeaddrinfo(found);
+  return true;
+}
+
+// Where this rank listens for the others: GLOO_SOCKET_IFNAME's interface, else `address`,
+// else this host's name, else (a name that does not resolve) the loopback interface.
+gloo::transport::tcp::attr listening_address(const std::string& address) {
+  gloo::transport::tcp::attr attr;
+  if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface != nullptr && *interface != '\0') {
+    attr.iface = interface;
+  } else if (!address.empty()) {
+    attr.hostname = address;
+  } else if (const std::string host = this_host(); resolves(host)) {
+    attr.hostname = host;
+  } else {
+    attr.hostname = "127.0.0.1";
+    std::cerr << fmt::format("attnlab: warning: this host's name '{}' has no address; the ranks listen on 127.0.0.1, "
+                             "which joins ranks of this machine only (GLOO_SOCKET_IFNAME=eth0, say, for several)\n",
+                             host);
+  }
+  return attr;
 }
 
 // What each rank tells the others before gloo's own keys: its world size and host name.
@@ -239,6 +261,7 @@ void GlooCommunicator::barrier() {
 
 void GlooCommunicator::abort(const std::string& reason, int code) {
   std::cout.flush();
+  std::fflush(nullptr);  // what went through C's stdio (fmt::print) too
   std::cerr << reason << std::endl;
   // Without running destructors: the communicator's thread may be inside a collective that
   // waits for another rank. This rank's connections close, and the others' collectives fail.

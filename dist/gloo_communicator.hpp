@@ -32,9 +32,10 @@ class GlooCommunicator final : public Communicator {
   static constexpr std::chrono::minutes kTimeout{30};
 
   // Meets the other ranks through `store`: each listens on `address` (an IP address or host
-  // name of this machine that the others reach; empty: gloo's choice, the address of this
-  // host's name), and every pair connects. Returns once all `size` ranks have met, so the
-  // store is no longer needed. GLOO_SOCKET_IFNAME, when set, names the interface instead.
+  // name of this machine that the others reach; empty: the address of this host's name, or
+  // 127.0.0.1 with a warning when the name has none), and every pair connects. Returns once
+  // all `size` ranks have met, so the store is no longer needed. GLOO_SOCKET_IFNAME, when set,
+  // names the interface instead.
   GlooCommunicator(int rank, int size, gloo::rendezvous::Store& store, const std::string& address);
   ~GlooCommunicator() override;
   GlooCommunicator(const GlooCommunicator&) = delete;

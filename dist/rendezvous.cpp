@@ -54,7 +54,8 @@ void parse_host_and_port(Rendezvous& plan, std::string_view address) {
 }  // namespace
 
 Rendezvous plan_rendezvous(const std::string& init_method, std::optional<int> world_size, std::optional<int> rank) {
-  Rendezvous plan{.init_method = init_method};
+  Rendezvous plan;
+  plan.init_method = init_method;
   const std::string_view method = init_method;
   const bool from_environment = method == kEnv;
   if (method.starts_with(kTcp)) {
@@ -93,11 +94,13 @@ std::unique_ptr<Communicator> meet(const Rendezvous& plan) {
   std::error_code error;
   std::filesystem::create_directories(plan.directory, error);
   ATTN_CHECK(!error, "--distributed-init-method {}: cannot make the directory: {}", plan.init_method, error.message());
+  const bool had_files = !std::filesystem::is_empty(plan.directory, error);  // other ranks', or an earlier job's
   gloo::rendezvous::FileStore store(plan.directory);
   std::unique_ptr<Communicator> world;
   try {
     world = std::make_unique<GlooCommunicator>(plan.rank, plan.world_size, store, "");
   } catch (const Error& e) {
+    if (!had_files) throw;
     throw Error(fmt::format("{} (--distributed-init-method {}: were there files of an earlier job in {}? empty it and "
                             "start every rank again)",
                             e.what(), plan.init_method, plan.directory));

@@ -175,7 +175,7 @@ TEST_CASE("TCP store: a read waits for the key; a port taken, no server and a ke
   CHECK(rank_zero.local_address() == "127.0.0.1");
   // Another rank reads a key that rank 0 sets only later.
   std::future<std::vector<char>> read = std::async(std::launch::async, [&] {
-    TcpStore other("localhost", port, false, milliseconds(5000));
+    TcpStore other("127.0.0.1", port, false, milliseconds(5000));
     other.set("from other", {'o'});
     return other.get("late");
   });
