@@ -196,8 +196,8 @@ GlooCommunicator::GlooCommunicator(int rank, int size, gloo::rendezvous::Store& 
   // This rank's place among the ranks on its machine (which GPU it takes), by host name.
   for (int other = 0; other < rank; ++other)
     if (read_about(store, other).host == host) ++local_rank_;
-  barrier();  // every rank has read what it needs: the store may go
   sequencer_ = std::make_unique<Sequencer>([this](float* data, size_t count) { sum(data, count); });
+  barrier();  // every rank has read what it needs: the store may go
 }
 
 GlooCommunicator::~GlooCommunicator() = default;
@@ -226,12 +226,12 @@ void GlooCommunicator::sum(T* data, size_t count) const {
 }
 
 void GlooCommunicator::all_reduce_sum(float* data, size_t count) {
-  if (sequencer_) sequencer_->drain();
+  sequencer_->drain();
   sum(data, count);
 }
 
 void GlooCommunicator::all_reduce_sum(double* data, size_t count) {
-  if (sequencer_) sequencer_->drain();
+  sequencer_->drain();
   sum(data, count);
 }
 
@@ -241,7 +241,7 @@ std::unique_ptr<PendingCollective> GlooCommunicator::start_all_reduce_sum(float*
 
 void GlooCommunicator::broadcast(void* data, size_t bytes, int root) {
   ATTN_CHECK(root >= 0 && root < size_, "broadcast: root {} is not a rank of this world of {}", root, size_);
-  if (sequencer_) sequencer_->drain();
+  sequencer_->drain();
   if (bytes == 0) return;
   run("broadcast", [&] {
     gloo::BroadcastOptions options(context_);
@@ -252,7 +252,7 @@ void GlooCommunicator::broadcast(void* data, size_t bytes, int root) {
 }
 
 void GlooCommunicator::barrier() {
-  if (sequencer_) sequencer_->drain();
+  sequencer_->drain();
   run("barrier", [&] {
     gloo::BarrierOptions options(context_);
     gloo::barrier(options);

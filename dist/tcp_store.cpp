@@ -59,7 +59,7 @@ bool send_length(int socket, size_t length) {
   return send_all(socket, &wire, sizeof wire);
 }
 
-// A length then that many bytes; false when the other end has gone (or `timeout` passed).
+// A length, then that many bytes.
 Received receive_bytes(int socket, std::vector<char>& bytes) {
   uint32_t wire = 0;
   if (Received r = receive_all(socket, &wire, sizeof wire); r != Received::kAll) return r;
