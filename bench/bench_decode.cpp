@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/cli/runtime_environment.hpp"
 #include "autograd/autograd.hpp"
 #include "bench_args.hpp"
 #include "bench_device.hpp"
@@ -98,6 +99,7 @@ double median(std::vector<double> values) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::app::prepare_runtime_environment(argv);  // the OpenBLAS kernels and OpenMP waits attnlab itself runs with
   try {
     bench::BenchArgs args("bench_decode", argc, argv);
     const std::vector<std::string> models = args.list("models", {"softmax", "t2r", "elu", "rfa", "decay"});

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli/runtime_environment.hpp"
 #include "core/ops.hpp"
 #include "core/threads.hpp"
 
@@ -104,6 +105,7 @@ void bench_kernel(benchmark::State& state, Kernel kernel, KernelShape shape, int
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::app::prepare_runtime_environment(argv);  // the OpenBLAS kernels and OpenMP waits attnlab itself runs with
   for (const KernelShape& shape : {KernelShape{4096, 512}, KernelShape{4096, 8000}})
     for (int threads : {1, 2})
       for (const Kernel& kernel : kernels()) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli/runtime_environment.hpp"
 #include "bench_args.hpp"
 #include "kernel_times.hpp"
 #include "core/threads.hpp"
@@ -105,6 +106,7 @@ double median_ms(const std::function<Tensor(const Tensor&)>& layer, int64_t leng
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::app::prepare_runtime_environment(argv);  // the OpenBLAS kernels and OpenMP waits attnlab itself runs with
   try {
     const Options o = parse(argc, argv);
     set_num_threads(o.threads);

@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <string>
 
+#include "apps/cli/runtime_environment.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/ops.hpp"
 #include "core/threads.hpp"
@@ -86,6 +87,7 @@ void bench_eigen(benchmark::State& state, GemmShape s, int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::app::prepare_runtime_environment(argv);  // the OpenBLAS kernels and OpenMP waits attnlab itself runs with
   const GemmShape shapes[] = {{2048, 2048, 2048, false},
                               {4096, 512, 2048, false},
                               {4096, 2048, 512, false},

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli/runtime_environment.hpp"
 #include "core/allocator.hpp"
 #include "core/backend.hpp"
 #include "core/matmul_precision.hpp"
@@ -218,6 +219,7 @@ void run_model(const std::string& name, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::app::prepare_runtime_environment(argv);  // the OpenBLAS kernels and OpenMP waits attnlab itself runs with
   try {
     const Options o = parse(argc, argv);
     set_num_threads(o.threads);

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/cli/runtime_environment.hpp"
 #include "apps/training/trainer.hpp"
 #include "bench_args.hpp"
 #include "bench_device.hpp"
@@ -152,6 +153,7 @@ struct CorpusDir {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::app::prepare_runtime_environment(argv);  // the OpenBLAS kernels and OpenMP waits attnlab itself runs with
   try {
     const Options options = parse(argc, argv);
     const Device device = bench::use_bench_device(options.device);  // once, before any trainer asks for it

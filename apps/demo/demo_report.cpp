@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "apps/demo/pipeline.hpp"
 #include "apps/inspection/attention_capture.hpp"
 #include "apps/inspection/map_figures.hpp"
 #include "apps/plotting/training_log.hpp"
@@ -29,7 +28,7 @@ ReportAttention sentence_attention(TrainedModel& trained, const std::string& che
 
 ReportContent demo_report_content(const DemoReportInput& input) {
   ReportContent c{input.title, input.headline, input.facts, {}, input.examples, {}, input.tables};
-  const std::vector<plot::Run> runs = {{kDemoArch, plot::read_training_log(input.train_log)}};
+  const std::vector<plot::Run> runs = {{input.run_name, plot::read_training_log(input.train_log)}};
   for (const plot::XAxis x : {plot::XAxis::kUpdates, plot::XAxis::kMinutes}) {
     const auto canvas =
         plot::draw_line_charts(plot::training_panels(runs, {"loss", "ppl", "lr", "tokens_per_second"}, x), 2);

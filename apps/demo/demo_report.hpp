@@ -17,6 +17,7 @@ struct DemoReportInput {
   std::vector<std::pair<std::string, std::string>> facts;  // name, value
   std::vector<ReportExample> examples;
   std::string train_log;   // checkpoints/train_log.jsonl
+  std::string run_name;    // the curves' legend (the model's arch)
   std::string checkpoint;  // the model whose attention is shown
   std::vector<std::pair<std::string, std::string>> attention_pairs;  // raw source, raw reference
   std::vector<ReportTable> tables;

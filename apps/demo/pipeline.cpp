@@ -386,6 +386,7 @@ void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comp
                                              summary.peak_resident_mib)}},
        .examples = examples,
        .train_log = (paths.checkpoints / "train_log.jsonl").string(),
+       .run_name = kDemoArch,
        .checkpoint = paths.averaged.string(),
        .attention_pairs = attention_pairs(data::read_lines(DemoPaths::file(paths.raw, "test", kSource)),
                                           data::read_lines(DemoPaths::file(paths.raw, "test", kTarget))),

@@ -937,6 +937,7 @@ TEST_CASE("the demo's report page holds the run's curves, its examples and every
        .facts = {{"updates", "16"}},
        .examples = {{"The house is small.", "Das Haus ist klein.", "Das <Haus>"}},
        .train_log = workspace.dir.file("checkpoints/train_log.jsonl"),
+       .run_name = "transformer_tiny",
        .checkpoint = workspace.dir.file("checkpoints/checkpoint_last"),
        .attention_pairs = {{"The house is small.", "Das Haus ist klein."}, {"Yes.", "Ja."}},
        .tables = {},
