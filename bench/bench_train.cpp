@@ -15,7 +15,6 @@
 // lightconv_tiny, ...); --override changes any config field of every model, e.g. the base
 // model with T2R in the decoder: --model base --override decoder_self_mixer=kernel:t2r+additive
 // --override cross_mixer=kernel:t2r+additive.
-#include <sys/resource.h>
 
 #include <chrono>
 #include <filesystem>
@@ -26,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "apps/cli/runtime_environment.hpp"
+#include "apps/training/peak_memory.hpp"
 #include "apps/training/trainer.hpp"
 #include "bench_args.hpp"
 #include "bench_device.hpp"
@@ -96,12 +96,6 @@ app::TrainerOptions trainer_options(const std::string& model, const Options& opt
   return o;
 }
 
-double peak_rss_mib() {
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_maxrss) / 1024.0;
-}
-
 void run(const std::string& model, const std::string& data_dir, const Options& options, Device device) {
   app::Trainer trainer(trainer_options(model, options, data_dir));
   const app::SplitCorpora corpora = app::open_split(trainer.task(), "train");
@@ -122,9 +116,10 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
   fmt::print("{} ({} parameters), {} on {}, {} steps of {} target tokens\n", model, trainer.model().num_parameters(),
              device.is_cpu() ? fmt::format("{} thread(s)", options.threads) : "the GPU", device.str(),
              options.steps, tokens / options.steps);
+  const app::PeakMemory peak = app::peak_memory(device);
   fmt::print("  {:.0f} target tokens/s ({:.1f} ms per step)   peak tensor memory {:.0f} MiB   peak RSS {:.0f} MiB\n",
              double(tokens) / seconds, 1e3 * seconds / options.steps,
-             double(allocator_for(device).stats().peak_bytes) / (1 << 20), peak_rss_mib());
+             peak.tensor_mib, peak.resident_mib);
   if (!device.is_cpu()) return;  // the host-timed phases below would time kernel launches, not kernels
 
   profiler::reset();

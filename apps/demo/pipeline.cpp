@@ -1,8 +1,6 @@
 // The teaching demo's stages. See demo.hpp.
 #include "apps/demo/pipeline.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -13,10 +11,10 @@
 #include "apps/demo/demo_report.hpp"
 #include "apps/demo/variant_comparison.hpp"
 #include "apps/training/checkpoint.hpp"
+#include "apps/training/peak_memory.hpp"
 #include "apps/training/trainer.hpp"
 #include "apps/task/translation_task.hpp"
 #include "apps/generation/translator.hpp"
-#include "core/allocator.hpp"
 #include "core/device_runtime.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"
@@ -177,9 +175,12 @@ TrainerOptions training_options(const DemoPaths& paths, const DemoOptions& optio
   return o;
 }
 
+// Throughput and memory are those of the last run that trained (a rerun that finds training
+// done reports its predecessor's, not its own idle figures).
 struct TrainingOutcome {
   int64_t updates = 0;
   double tokens_per_second = 0.0;
+  PeakMemory memory;
 };
 
 TrainingOutcome train(const DemoPaths& paths, const DemoOptions& options) {
@@ -189,10 +190,9 @@ TrainingOutcome train(const DemoPaths& paths, const DemoOptions& options) {
   fmt::print("      {} parameters; training on {} threads, {} matrix products\n", trainer.model().num_parameters(),
              get_num_threads(), to_string(matmul_precision()));
   const TrainingSummary summary = trainer.train();
-  return {summary.num_updates,
-          summary.target_tokens > 0
-              ? summary.tokens_per_second
-              : last_training_summary(paths.checkpoints.string()).value("tokens_per_second", 0.0)};
+  const nlohmann::json trained = last_training_summary(paths.checkpoints.string());
+  return {summary.num_updates, trained.value("tokens_per_second", 0.0),
+          {trained.value("peak_tensor_mib", 0.0), trained.value("peak_resident_mib", 0.0)}};
 }
 
 bool newer(const fs::path& output, const fs::path& input) {
@@ -330,10 +330,8 @@ DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const 
   summary.training_tokens_per_second = training.tokens_per_second;
   summary.threads = get_num_threads();
   summary.matmul_precision = to_string(matmul_precision());
-  rusage usage{};
-  ::getrusage(RUSAGE_SELF, &usage);
-  summary.peak_tensor_mib = double(allocator_for(Device::cpu()).stats().peak_bytes) / (1 << 20);
-  summary.peak_resident_mib = double(usage.ru_maxrss) / 1024.0;
+  summary.peak_tensor_mib = training.memory.tensor_mib;
+  summary.peak_resident_mib = training.memory.resident_mib;
   return summary;
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "apps/task/batch_tensors.hpp"
+#include "apps/training/peak_memory.hpp"
 #include "autograd/autograd.hpp"
 #include "core/profiler.hpp"
 #include "core/rng.hpp"
@@ -591,8 +592,10 @@ TrainingSummary Trainer::train() {
   summary.tokens_per_second = summary.seconds > 0 ? double(summary.target_tokens) / summary.seconds : 0.0;
   info(fmt::format("done training ({}): {} updates, {:.0f} target tokens/s", summary.stop_reason,
                              num_updates_, summary.tokens_per_second));
+  const PeakMemory memory = peak_memory(device_);
   log_json({{"type", "done"}, {"reason", summary.stop_reason}, {"update", num_updates_},
-            {"tokens_per_second", summary.tokens_per_second}, {"elapsed", training_seconds()}});
+            {"tokens_per_second", summary.tokens_per_second}, {"elapsed", training_seconds()},
+            {"peak_tensor_mib", memory.tensor_mib}, {"peak_resident_mib", memory.resident_mib}});
   return summary;
 }
 

@@ -160,7 +160,8 @@ struct TrainingSummary {
   std::optional<double> best_valid_loss;
 };
 
-// The "done" record (reason, update, tokens_per_second, elapsed training seconds) of the last
+// The "done" record (reason, update, tokens_per_second, elapsed training seconds, peak_tensor_mib
+// and peak_resident_mib as peak_memory.hpp measures them at the end) of the last
 // run in save_dir/train_log.jsonl that trained at least one update; an empty object when none did
 // (no log, or no run trained). A rerun that finds training finished logs tokens/s 0: skipped.
 nlohmann::json last_training_summary(const std::string& save_dir);

@@ -28,6 +28,7 @@
 
 #include "apps/demo/demo_report.hpp"
 #include "apps/training/checkpoint.hpp"
+#include "apps/training/trainer.hpp"
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
 #include "test_support.hpp"
@@ -908,6 +909,21 @@ TEST_CASE("inspect --data prints per-head statistics; a model is at distance 0 f
       }
   }
   require_runtime_error(run_attnlab(dir, {"inspect", "--path", last, "--out", "x"}), {"--source", "--data"});
+}
+
+TEST_CASE("a run's last done record holds its peak memory, and a rerun that trains nothing keeps it") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const std::string run = workspace.dir.file("memory_run");
+  require_success(run_tiny_training(workspace.dir, run, {"--max-update", "2"}));
+  const nlohmann::json trained = attn::app::last_training_summary(run);
+  CHECK(trained.value("update", 0) == 2);
+  CHECK(trained.value("peak_tensor_mib", 0.0) > 0.0);
+  CHECK(trained.value("peak_resident_mib", 0.0) > trained.value("peak_tensor_mib", 0.0));
+  require_success(run_tiny_training(workspace.dir, run, {"--max-update", "2"}));  // finds training done
+  const std::string log = read_file(run + "/train_log.jsonl");
+  CHECK(std::count(log.begin(), log.end(), '\n') > 0);
+  CHECK(contains(log.substr(log.rfind("{\"")), "\"tokens_per_second\":0.0"));  // the idle rerun's record
+  CHECK(attn::app::last_training_summary(run) == trained);
 }
 
 TEST_CASE("plot draws the runs' curves as a PNG, and names the line of a broken log") {
