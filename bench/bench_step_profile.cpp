@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "apps/cli/runtime_environment.hpp"
+#include "apps/training/peak_memory.hpp"
 #include "core/allocator.hpp"
 #include "core/backend.hpp"
 #include "core/matmul_precision.hpp"
@@ -204,7 +205,7 @@ void run_model(const std::string& name, const Options& o) {
   fmt::print("  {:.0f} tokens/s   step {:.1f} ms = forward {:.1f} + backward {:.1f} + optimizer {:.1f}"
              "   peak tensor memory {:.0f} MiB\n",
              tokens / per_step, 1e3 * per_step, 1e3 * sum.forward / o.steps, 1e3 * sum.backward / o.steps,
-             1e3 * sum.optimizer / o.steps, double(allocator_for(Device::cpu()).stats().peak_bytes) / (1 << 20));
+             1e3 * sum.optimizer / o.steps, app::peak_memory(Device::cpu()).tensor_mib);
   fmt::print("  CPU time {:.1f} ms/step ({:.2f} cores busy; {:.0f} tokens per CPU-second)\n", 1e3 * cpu_per_step,
              cpu_per_step / per_step, tokens / cpu_per_step);
 
