@@ -373,7 +373,7 @@ void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comp
   const std::string report_path = (paths.root / "report.html").string();
   const size_t report_bytes = write_demo_report(
       {.title = fmt::format("attnlab demo: {} on the Ding EN→DE corpus", kDemoArch),
-       .headline = fmt::format("sacreBLEU {:.1f}", summary.sacrebleu_score),
+       .headline = fmt::format("sacreBLEU {:.2f}", summary.sacrebleu_score),
        .facts = {{"sacreBLEU", summary.sacrebleu},
                  {"tokenized BLEU", summary.tokenized_bleu},
                  {"test sentences", std::to_string(summary.test_sentences)},

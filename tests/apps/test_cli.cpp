@@ -919,10 +919,17 @@ TEST_CASE("a run's last done record holds its peak memory, and a rerun that trai
   CHECK(trained.value("update", 0) == 2);
   CHECK(trained.value("peak_tensor_mib", 0.0) > 0.0);
   CHECK(trained.value("peak_resident_mib", 0.0) > trained.value("peak_tensor_mib", 0.0));
+  const auto done_records = [&] {
+    const std::string log = read_file(run + "/train_log.jsonl");
+    size_t count = 0;
+    for (size_t at = log.find("\"type\":\"done\""); at != std::string::npos; at = log.find("\"type\":\"done\"", at + 1)) ++count;
+    return std::pair{count, log.substr(log.rfind("{\""))};
+  };
+  CHECK(done_records().first == 1);
   require_success(run_tiny_training(workspace.dir, run, {"--max-update", "2"}));  // finds training done
-  const std::string log = read_file(run + "/train_log.jsonl");
-  CHECK(std::count(log.begin(), log.end(), '\n') > 0);
-  CHECK(contains(log.substr(log.rfind("{\"")), "\"tokens_per_second\":0.0"));  // the idle rerun's record
+  const auto [records, last_record] = done_records();
+  CHECK(records == 2);
+  CHECK(contains(last_record, "\"tokens_per_second\":0.0"));  // the idle rerun's record
   CHECK(attn::app::last_training_summary(run) == trained);
 }
 
