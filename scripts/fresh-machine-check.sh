@@ -17,7 +17,7 @@
 set -euo pipefail
 
 keep=0
-demo_updates=2000  # the demo's default (apps/demo/pipeline.hpp kDemoDefaultUpdates)
+demo_updates=7000  # the demo's default (apps/demo/pipeline.hpp kDemoDefaultUpdates)
 workdir=/var/tmp/attnlab-fresh-machine
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -1,5 +1,5 @@
 // `attnlab demo [--out DIR] [--max-update N] [--threads N] [--matmul-precision fp32|bf16]`: the teaching run end to end
-// (apps/demo/pipeline.hpp): Ding EN-DE → tokenize → joint BPE → binarize → train transformer_mini →
+// (apps/demo/pipeline.hpp): Ding EN-DE → tokenize → joint BPE → binarize → train dynamicconv_mini →
 // average → beam search → BLEU, examples, throughput and memory (also in DIR/summary.json).
 #include <memory>
 

@@ -102,7 +102,7 @@ int64_t linformer_projected_length(const TransformerConfig& config);
 std::string mixer_kind_of_layer(const std::string& mixers, int64_t layer);
 
 // The presets (nn/transformer/presets.cpp): transformer_wmt_en_de, ..., transformer_tiny, transformer_mini,
-// lightconv_* / dynamicconv_* (iwslt_de_en, wmt_en_de, wmt_en_de_big, tiny), linformer_*.
+// lightconv_* / dynamicconv_* (iwslt_de_en, wmt_en_de, wmt_en_de_big, tiny), dynamicconv_mini, linformer_*.
 std::vector<std::string> transformer_preset_names();
 // The preset's configuration (vocabulary sizes still 0); throws listing the known names.
 TransformerConfig transformer_preset(const std::string& name);

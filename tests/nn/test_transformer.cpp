@@ -170,6 +170,12 @@ TEST_CASE("presets named as fairseq's architectures, and teaching sizes") {
   CHECK(big.encoder_kernel_size_list == std::vector<int64_t>{3, 7, 15, 31, 31, 31, 31});
   CHECK(nn::transformer_preset("dynamicconv_wmt_en_de").decoder_conv_type == "dynamic");
   CHECK_FALSE(nn::transformer_preset("lightconv_iwslt_de_en").encoder_glu);
+  const nn::TransformerConfig demo = nn::transformer_preset("dynamicconv_mini");  // the demo's model
+  CHECK(demo.decoder_conv_type == "dynamic");
+  CHECK(demo.decoder_kernel_size_list == std::vector<int64_t>{3, 7, 15});
+  CHECK(demo.encoder_embed_dim == 128);
+  CHECK(demo.decoder_ffn_embed_dim == 512);
+  CHECK(demo.cross_mixer == nn::transformer_preset("transformer_mini").cross_mixer);
   const nn::TransformerConfig linformer = nn::transformer_preset("linformer_tiny");
   CHECK(linformer.cross_mixer == "linformer");
   CHECK(nn::linformer_projected_length(linformer) == 8);
