@@ -6,8 +6,9 @@
 
 namespace attn::app {
 
-// --beam, --lenpen, --max-len-a and --max-len-b; negative or non-finite lengths are refused
-// (a maximum length below 1 would leave no hypothesis to print).
+// --beam, --lenpen, --max-len-a, --max-len-b and --no-repeat-ngram-size; negative or
+// non-finite lengths are refused (a maximum length below 1 would leave no hypothesis to
+// print), and so is an n-gram size of 1.
 void add_search_options(CLI::App& cmd, nn::SearchOptions& search);
 
 }  // namespace attn::app

@@ -25,6 +25,7 @@ struct SearchOptions {
   int64_t max_len_b = 200;
   int64_t min_len = 1;      // </s> is forbidden before this many tokens
   int64_t nbest = 1;        // hypotheses returned per sentence (≤ beam)
+  int64_t no_repeat_ngram_size = 0;  // n ≥ 2: no n-gram twice in a hypothesis (0: off)
   bool return_attention = false;
 };
 

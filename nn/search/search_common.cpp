@@ -34,6 +34,31 @@ void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, int64
   }
 }
 
+std::vector<int64_t> repeated_ngram_endings(const std::vector<int64_t>& sequence, int64_t n) {
+  std::vector<int64_t> banned;
+  const int64_t length = int64_t(sequence.size());
+  if (n < 1 || length < n - 1) return banned;
+  const auto suffix = sequence.end() - (n - 1);
+  for (int64_t start = 0; start + n <= length; ++start)
+    if (std::equal(suffix, sequence.end(), sequence.begin() + start)) banned.push_back(sequence[size_t(start + n - 1)]);
+  return banned;
+}
+
+void block_repeated_ngrams(Tensor& log_probs, const std::vector<const PartialHypothesis*>& rows, int64_t n,
+                           int64_t eos) {
+  ATTN_CHECK(n == 0 || n >= 2,
+             "search: no_repeat_ngram_size must be 0 (off) or at least 2, got {} (1 would forbid </s>, which opens "
+             "every hypothesis)",
+             n);
+  if (n == 0) return;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::vector<int64_t> sequence = {eos};
+    sequence.insert(sequence.end(), rows[r]->tokens.begin(), rows[r]->tokens.end());
+    for (int64_t token : repeated_ngram_endings(sequence, n))
+      log_probs.select(0, int64_t(r)).select(0, token).fill_(kMinusInfinity);
+  }
+}
+
 PartialHypothesis PartialHypothesis::extended(int64_t token, float cumulative_score, const Tensor& row) const {
   PartialHypothesis next = *this;
   next.tokens.push_back(token);

@@ -32,6 +32,16 @@ struct PartialHypothesis {
   Hypothesis finished(int64_t eos, float eos_score, const Tensor& attention_row, double lenpen) const;
 };
 
+// The tokens that would complete an n-gram already in `sequence` (fairseq's
+// --no-repeat-ngram-size): those following an earlier occurrence of its last n − 1 tokens.
+// `sequence` starts with the </s> that opens decoding, as fairseq's token buffer does.
+std::vector<int64_t> repeated_ngram_endings(const std::vector<int64_t>& sequence, int64_t n);
+
+// In place on log-probabilities [N, V], row r extending rows[r]: every token that would
+// repeat an n-gram of that hypothesis gets −∞. Nothing when n is 0.
+void block_repeated_ngrams(Tensor& log_probs, const std::vector<const PartialHypothesis*>& rows, int64_t n,
+                           int64_t eos);
+
 // The cross-attention row of hypothesis `row` at this step, or undefined when not kept.
 Tensor attention_row(const Tensor& step_attention, int64_t row);
 

@@ -646,10 +646,11 @@ TEST_CASE("translate names the input line that is not UTF-8 or longer than the m
   require_runtime_error(run_attnlab(dir, translate, dir.file("long.en")), {"<stdin>:3", "max_source_positions"});
 }
 
-TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b is refused naming the flag") {
+TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b, or an n-gram block of 1, is refused naming the flag") {
   TempDir dir;
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--max-len-a", "nan"}, {"--max-len-a", "-1"}, {"--max-len-a", "inf"}, {"--max-len-b", "-5"}}) {
+           {"--max-len-a", "nan"}, {"--max-len-a", "-1"}, {"--max-len-a", "inf"}, {"--max-len-b", "-5"},
+           {"--no-repeat-ngram-size", "1"}, {"--no-repeat-ngram-size", "-2"}, {"--no-repeat-ngram-size", "2.5"}}) {
     INFO(flag << " " << value);
     require_command_line_error(run_attnlab(dir, {"translate", "--path", "any", flag, value}), flag);
     require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "any", flag, value}), flag);

@@ -1,16 +1,19 @@
 // Greedy and beam search (nn/search/, docs/models.md §1.10): batched beam search on the
 // incremental state against a plain per-sentence reference that rescores every prefix with
-// the full parallel forward; beam 1 == greedy; batching invariance; length limits, pad
-// never chosen, score normalisation, n-best order, attention; option errors.
+// the full parallel forward (with and without n-gram blocking); beam 1 == greedy; batching
+// invariance; length limits, pad never chosen, score normalisation, n-best order,
+// attention; option errors.
 #include <catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "nn/search/beam_search.hpp"
 #include "nn/search/greedy_search.hpp"
+#include "nn/search/search_common.hpp"
 #include "tiny_transformer.hpp"
 
 using namespace attn;
@@ -46,6 +49,31 @@ std::vector<float> full_forward_log_probs(nn::EncoderDecoderModel& model, const 
   return std::vector<float>(lp.begin(), lp.end());
 }
 
+// Every n-gram of </s> + tokens (none when n is 0).
+std::set<std::vector<int64_t>> ngrams_with_opening_eos(const std::vector<int64_t>& tokens, int64_t n) {
+  std::vector<int64_t> sequence = {kEos};
+  sequence.insert(sequence.end(), tokens.begin(), tokens.end());
+  std::set<std::vector<int64_t>> out;
+  for (size_t i = 0; n > 0 && i + size_t(n) <= sequence.size(); ++i)
+    out.insert(std::vector<int64_t>(sequence.begin() + i, sequence.begin() + i + n));
+  return out;
+}
+
+// The n-gram that extending `tokens` with `next` would end with (empty when too short).
+std::vector<int64_t> last_ngram_with(std::vector<int64_t> tokens, int64_t next, int64_t n) {
+  tokens.insert(tokens.begin(), kEos);
+  tokens.push_back(next);
+  if (n == 0 || int64_t(tokens.size()) < n) return {};
+  return std::vector<int64_t>(tokens.end() - n, tokens.end());
+}
+
+bool repeats_an_ngram(const std::vector<int64_t>& tokens, int64_t n) {
+  std::vector<int64_t> body(tokens.begin(), tokens.end() - 1);  // without the final </s>
+  std::vector<int64_t> sequence = {kEos};
+  sequence.insert(sequence.end(), body.begin(), body.end());
+  return int64_t(ngrams_with_opening_eos(body, n).size()) < int64_t(sequence.size()) - n + 1;
+}
+
 // fairseq's beam search (§1.10) for one sentence, written plainly: no incremental state,
 // no batching, no reordering.
 std::vector<nn::Hypothesis> reference_beam(nn::EncoderDecoderModel& model, const Tensor& src,
@@ -60,9 +88,11 @@ std::vector<nn::Hypothesis> reference_beam(nn::EncoderDecoderModel& model, const
     for (size_t b = 0; b < beams.size(); ++b) {
       std::vector<float> lp = full_forward_log_probs(model, src, beams[b].tokens);
       lp[kPad] = kMinusInfinity;
+      const std::set<std::vector<int64_t>> seen = ngrams_with_opening_eos(beams[b].tokens, o.no_repeat_ngram_size);
       for (int64_t v = 0; v < V; ++v) {
         if (step >= max_len && v != kEos) lp[v] = kMinusInfinity;
         if (step < o.min_len && v == kEos) lp[v] = kMinusInfinity;
+        if (seen.count(last_ngram_with(beams[b].tokens, v, o.no_repeat_ngram_size))) lp[v] = kMinusInfinity;
         const float prev = beams[b].cumulative.empty() ? 0.0f : beams[b].cumulative.back();
         cands.push_back({step == 0 ? lp[v] : prev + lp[v], int64_t(b) * V + v});
       }
@@ -131,6 +161,55 @@ TEST_CASE("beam search equals the plain full-forward reference (beam 1, 3, 5; le
       for (size_t h = 0; h < expected.size(); ++h) check_same(got[i][h], expected[h]);
     }
   }
+}
+
+TEST_CASE("repeated_ngram_endings bans what would repeat an n-gram, the opening </s> included") {
+  using nn::search_detail::repeated_ngram_endings;
+  const std::vector<int64_t> sequence = {kEos, 5, 6, 7, 5};
+  CHECK(repeated_ngram_endings(sequence, 2) == std::vector<int64_t>{6});  // "5 6" seen
+  CHECK(repeated_ngram_endings(sequence, 3).empty());                     // "7 5" not seen before
+  CHECK(repeated_ngram_endings({kEos, 5, 6, 5, 6}, 3) == std::vector<int64_t>{5});
+  CHECK(repeated_ngram_endings({kEos, 4, 4, 4}, 2) == std::vector<int64_t>{4, 4});
+  CHECK(repeated_ngram_endings({kEos, 4}, 4).empty());  // shorter than n − 1: nothing yet
+  CHECK(repeated_ngram_endings({kEos, 4, 4}, 3).empty());  // "</s> 4 4" is not "4 4 x"
+  CHECK(repeated_ngram_endings({kEos, 4, 4, 4}, 3) == std::vector<int64_t>{4});
+}
+
+TEST_CASE("n-gram blocking: beam search equals the reference, and no hypothesis repeats an n-gram") {
+  auto model = peaky_model(27);
+  NoGradGuard no_grad;
+  std::vector<std::vector<int64_t>> sentences = random_sentences({4, 6, 3}, 10, 36);
+  Tensor src = pad_batch(sentences, true);
+  nn::SearchOptions o;
+  o.max_len_a = 2.0;
+  o.max_len_b = 4;
+  o.nbest = o.beam = 3;
+  // The model repeats bigrams when left alone, so the blocking has something to change.
+  int64_t repeating = 0;
+  for (const auto& hyps : nn::beam_search(*model, src, o))
+    for (const nn::Hypothesis& h : hyps) repeating += repeats_an_ngram(h.tokens, 2);
+  REQUIRE(repeating > 0);
+  const int64_t max_len = int64_t(o.max_len_a * double(src.size(1))) + o.max_len_b;
+  for (int64_t n : {2, 3}) {
+    o.no_repeat_ngram_size = n;
+    std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(*model, src, o);
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      INFO("n " << n << ", sentence " << i);
+      std::vector<nn::Hypothesis> expected = reference_beam(*model, src.narrow(0, int64_t(i), 1), o, max_len);
+      REQUIRE(got[i].size() == expected.size());
+      for (size_t h = 0; h < expected.size(); ++h) {
+        check_same(got[i][h], expected[h]);
+        CHECK_FALSE(repeats_an_ngram(got[i][h].tokens, n));
+      }
+    }
+    nn::SearchOptions greedy = o;
+    greedy.nbest = greedy.beam = 1;
+    std::vector<nn::Hypothesis> greedy_got = nn::greedy_search(*model, src, greedy);
+    std::vector<std::vector<nn::Hypothesis>> beam1 = nn::beam_search(*model, src, greedy);
+    for (size_t i = 0; i < sentences.size(); ++i) check_same(greedy_got[i], beam1[i][0], 0.0);
+  }
+  o.no_repeat_ngram_size = 1;  // would forbid </s>: refused
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("no_repeat_ngram_size"));
 }
 
 TEST_CASE("greedy search equals beam search with beam 1, token for token and score for score") {
