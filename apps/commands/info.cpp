@@ -75,7 +75,8 @@ int run_info() {
              dnnl->minor, dnnl->patch, cpu_has_fast_bf16() ? "available (AVX512-BF16)" : "not available on this CPU");
   print_cuda_devices();
   AllocatorStats s = allocator_for(Device::cpu()).stats();
-  fmt::print("cpu allocator: {} bytes in use, peak {}, {} allocations\n", s.current_bytes, s.peak_bytes, s.num_allocs);
+  fmt::print("cpu allocator: {:.1f} KiB in use, peak {:.1f} KiB, {} allocations\n", double(s.current_bytes) / 1024,
+             double(s.peak_bytes) / 1024, s.num_allocs);
   return 0;
 }
 

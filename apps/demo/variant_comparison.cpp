@@ -41,6 +41,7 @@ VariantResult run_variant(const TeachingVariant& v, const ComparisonSetup& setup
   o.arch = v.arch;
   o.save_dir = dir.string();
   o.max_update = setup.updates;
+  o.checkpoints.save_interval_updates = 0;  // the comparison scores checkpoint_last alone
   o.max_epoch = 0;
   o.max_time_minutes = 0;
   if (v.finetuned) {  // swap: the comparison's transformer, converted once
