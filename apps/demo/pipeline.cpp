@@ -176,11 +176,12 @@ TrainerOptions recipe_options(const DemoPaths& paths, const DemoOptions& options
   return o;
 }
 
-// The demo's training: kDemoArch with kDemoMaxTokens-token batches, its warmup spanning the
-// same target tokens as the recipe's.
+// The demo's training: kDemoArch with kDemoMaxTokens-token batches and peak learning rate
+// kDemoLr, its warmup spanning the same target tokens as the recipe's.
 TrainerOptions demo_training_options(const DemoPaths& paths, const DemoOptions& options) {
   TrainerOptions o = recipe_options(paths, options);
   o.arch = kDemoArch;
+  o.lr = {kDemoLr};
   o.warmup_updates = o.warmup_updates * o.max_tokens / kDemoMaxTokens;
   o.max_tokens = kDemoMaxTokens;
   return o;
