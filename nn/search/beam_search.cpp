@@ -101,7 +101,8 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
     Tensor attention;
     Tensor log_probs = model.decode_step(last_tokens, state, options.return_attention ? &attention : nullptr);
     search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
-    search_detail::block_repeated_ngrams(log_probs, rows_of(live), options.no_repeat_ngram_size, eos);
+    if (options.no_repeat_ngram_size != 0)
+      search_detail::block_repeated_ngrams(log_probs, rows_of(live), options.no_repeat_ngram_size, eos);
     const std::vector<std::vector<Candidate>> candidates = top_candidates(log_probs, live, beam, step);
 
     std::vector<SentenceSearch> next_live;

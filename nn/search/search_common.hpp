@@ -38,7 +38,7 @@ struct PartialHypothesis {
 std::vector<int64_t> repeated_ngram_endings(const std::vector<int64_t>& sequence, int64_t n);
 
 // In place on log-probabilities [N, V], row r extending rows[r]: every token that would
-// repeat an n-gram of that hypothesis gets −∞. Nothing when n is 0.
+// repeat an n-gram of that hypothesis gets −∞. Nothing when n is 0; n must not be 1 or less.
 void block_repeated_ngrams(Tensor& log_probs, const std::vector<const PartialHypothesis*>& rows, int64_t n,
                            int64_t eos);
 
