@@ -57,14 +57,6 @@ std::vector<int64_t> repeated_rows(int64_t batch, int64_t beam) {
   return order;
 }
 
-// The hypotheses in decoder-state row order: sentence by sentence, beam by beam.
-std::vector<const PartialHypothesis*> rows_of(const std::vector<SentenceSearch>& live) {
-  std::vector<const PartialHypothesis*> rows;
-  for (const SentenceSearch& s : live)
-    for (const PartialHypothesis& h : s.hypotheses) rows.push_back(&h);
-  return rows;
-}
-
 void check_options(const SearchOptions& o, int64_t vocab) {
   ATTN_CHECK(o.beam >= 1, "beam_search: beam must be at least 1, got {}", o.beam);
   ATTN_CHECK(o.nbest >= 1 && o.nbest <= o.beam, "beam_search: nbest must be in [1, beam = {}], got {}", o.beam, o.nbest);
@@ -101,8 +93,12 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
     Tensor attention;
     Tensor log_probs = model.decode_step(last_tokens, state, options.return_attention ? &attention : nullptr);
     search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
-    if (options.no_repeat_ngram_size != 0)
-      search_detail::block_repeated_ngrams(log_probs, rows_of(live), options.no_repeat_ngram_size, eos);
+    if (options.no_repeat_ngram_size != 0) {
+      int64_t row = 0;  // decoder-state rows: sentence by sentence, beam by beam
+      for (const SentenceSearch& s : live)
+        for (const PartialHypothesis& h : s.hypotheses)
+          h.block_repeated_ngrams(log_probs.select(0, row++), options.no_repeat_ngram_size, eos);
+    }
     const std::vector<std::vector<Candidate>> candidates = top_candidates(log_probs, live, beam, step);
 
     std::vector<SentenceSearch> next_live;

@@ -31,11 +31,9 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
     Tensor attention;
     Tensor log_probs = model.decode_step(last_tokens, state, options.return_attention ? &attention : nullptr);
     search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
-    if (options.no_repeat_ngram_size != 0) {
-      std::vector<const PartialHypothesis*> row_pointers;
-      for (const PartialHypothesis& row : rows) row_pointers.push_back(&row);
-      search_detail::block_repeated_ngrams(log_probs, row_pointers, options.no_repeat_ngram_size, eos);
-    }
+    if (options.no_repeat_ngram_size != 0)
+      for (size_t r = 0; r < rows.size(); ++r)
+        rows[r].block_repeated_ngrams(log_probs.select(0, int64_t(r)), options.no_repeat_ngram_size, eos);
     // Cumulative scores in float32, as beam search forms them, so greedy == beam 1 exactly.
     std::vector<float> previous(rows.size(), 0.0f);
     for (size_t r = 0; r < rows.size(); ++r)

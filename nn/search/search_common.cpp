@@ -44,19 +44,14 @@ std::vector<int64_t> repeated_ngram_endings(const std::vector<int64_t>& sequence
   return banned;
 }
 
-void block_repeated_ngrams(Tensor& log_probs, const std::vector<const PartialHypothesis*>& rows, int64_t n,
-                           int64_t eos) {
-  ATTN_CHECK(n == 0 || n >= 2,
+void PartialHypothesis::block_repeated_ngrams(Tensor log_probs_row, int64_t n, int64_t eos) const {
+  ATTN_CHECK(n >= 2,
              "search: no_repeat_ngram_size must be 0 (off) or at least 2, got {} (1 would forbid </s>, which opens "
              "every hypothesis)",
              n);
-  if (n == 0) return;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    std::vector<int64_t> sequence = {eos};
-    sequence.insert(sequence.end(), rows[r]->tokens.begin(), rows[r]->tokens.end());
-    for (int64_t token : repeated_ngram_endings(sequence, n))
-      log_probs.select(0, int64_t(r)).select(0, token).fill_(kMinusInfinity);
-  }
+  std::vector<int64_t> sequence = {eos};
+  sequence.insert(sequence.end(), tokens.begin(), tokens.end());
+  for (int64_t token : repeated_ngram_endings(sequence, n)) log_probs_row.select(0, token).fill_(kMinusInfinity);
 }
 
 PartialHypothesis PartialHypothesis::extended(int64_t token, float cumulative_score, const Tensor& row) const {

@@ -27,6 +27,9 @@ struct PartialHypothesis {
   std::vector<Tensor> attention;
 
   PartialHypothesis extended(int64_t token, float cumulative_score, const Tensor& attention_row) const;
+  // In place on this hypothesis's next-token log-probabilities [V]: every token that would
+  // repeat one of its n-grams gets −∞ (fairseq's --no-repeat-ngram-size). n must be ≥ 2.
+  void block_repeated_ngrams(Tensor log_probs_row, int64_t n, int64_t eos) const;
   // The finished hypothesis ending in `eos` with cumulative score eos_score, normalised by
   // L^lenpen where L counts the tokens including </s>.
   Hypothesis finished(int64_t eos, float eos_score, const Tensor& attention_row, double lenpen) const;
@@ -36,11 +39,6 @@ struct PartialHypothesis {
 // --no-repeat-ngram-size): those following an earlier occurrence of its last n − 1 tokens.
 // `sequence` starts with the </s> that opens decoding, as fairseq's token buffer does.
 std::vector<int64_t> repeated_ngram_endings(const std::vector<int64_t>& sequence, int64_t n);
-
-// In place on log-probabilities [N, V], row r extending rows[r]: every token that would
-// repeat an n-gram of that hypothesis gets −∞. Nothing when n is 0; n must not be 1 or less.
-void block_repeated_ngrams(Tensor& log_probs, const std::vector<const PartialHypothesis*>& rows, int64_t n,
-                           int64_t eos);
 
 // The cross-attention row of hypothesis `row` at this step, or undefined when not kept.
 Tensor attention_row(const Tensor& step_attention, int64_t row);

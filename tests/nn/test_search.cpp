@@ -67,11 +67,11 @@ std::vector<int64_t> last_ngram_with(std::vector<int64_t> tokens, int64_t next, 
   return std::vector<int64_t>(tokens.end() - n, tokens.end());
 }
 
+// Whether a finished hypothesis holds some n-gram twice: fewer distinct n-grams than
+// positions for one in </s> + tokens (without the final </s>).
 bool repeats_an_ngram(const std::vector<int64_t>& tokens, int64_t n) {
-  std::vector<int64_t> body(tokens.begin(), tokens.end() - 1);  // without the final </s>
-  std::vector<int64_t> sequence = {kEos};
-  sequence.insert(sequence.end(), body.begin(), body.end());
-  return int64_t(ngrams_with_opening_eos(body, n).size()) < int64_t(sequence.size()) - n + 1;
+  const std::vector<int64_t> body(tokens.begin(), tokens.end() - 1);
+  return int64_t(ngrams_with_opening_eos(body, n).size()) < int64_t(body.size()) + 2 - n;
 }
 
 // fairseq's beam search (§1.10) for one sentence, written plainly: no incremental state,
