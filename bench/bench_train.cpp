@@ -120,7 +120,13 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
   fmt::print("  {:.0f} target tokens/s ({:.1f} ms per step)   peak tensor memory {:.0f} MiB   peak RSS {:.0f} MiB\n",
              double(tokens) / seconds, 1e3 * seconds / options.steps,
              peak.tensor_mib, peak.resident_mib);
-  if (!device.is_cpu()) return;  // the host-timed phases below would time kernel launches, not kernels
+  if (!device.is_cpu()) {
+    // Host timers time kernel launches here, not kernels, unless CUDA_LAUNCH_BLOCKING=1 makes
+    // every launch wait for its kernel: then --kernels gives each kernel's device time (plus
+    // a launch's few microseconds).
+    if (options.kernels) bench::print_kernel_times([&] { trainer.train_step({next_batch()}); });
+    return;
+  }
 
   profiler::reset();
   profiler::set_enabled(true);

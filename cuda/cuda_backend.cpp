@@ -43,7 +43,16 @@ void require_row_indices(const char* kernel, const Tensor& indices) {
              indices.shape().str());
 }
 
-const float* float_data(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
+// A float32 tensor's data, or null for an undefined (optional) one.
+float* float_data(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
+
+// Scratch for `outputs` chunked column sums of a [rows, cols] matrix (launch_bias_relu_backward,
+// launch_layer_norm_backward), or an undefined tensor when they need none.
+Tensor column_scratch(int64_t rows, int64_t cols, int64_t outputs, Device device) {
+  const int64_t chunks = column_chunks(rows, cols);
+  if (outputs == 0 || chunks == 1) return Tensor();
+  return Tensor(Shape{outputs * chunks * cols}, DType::Float32, device);
+}
 
 // t itself when contiguous (or undefined), else a contiguous copy on its device: the launches
 // of cuda/*.cu read contiguous inputs, while the kernel interface lets every input be a
@@ -228,9 +237,9 @@ void CudaBackend::bias_relu_backward(const Tensor& y_view, const Tensor& dy_view
   const Tensor y = dense(y_view, stream);
   const Tensor dy = dense(dy_view, stream);
   require_contiguous_float("bias_relu_backward", {&y, &dy, &dz, &dbias});
-  launch_bias_relu_backward(y.data<float>(), dy.data<float>(), dz.data<float>(),
-                            dbias.defined() ? dbias.data<float>() : nullptr, rows_of(y), last_dim(y),
-                            stream);
+  const Tensor partial = column_scratch(rows_of(y), last_dim(y), dbias.defined() ? 1 : 0, y.device());
+  launch_bias_relu_backward(y.data<float>(), dy.data<float>(), dz.data<float>(), float_data(dbias), float_data(partial),
+                            rows_of(y), last_dim(y), stream);
 }
 
 void CudaBackend::index_select_rows(const Tensor& weight_view, const Tensor& indices_view, const Tensor& out) {
@@ -307,12 +316,18 @@ void CudaBackend::dropout_backward(const Tensor& dy_view, const Tensor& mask_vie
 void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
   ATTN_CHECK(x.dtype() == DType::Float32 && out.dtype() == DType::Float32 && out.is_contiguous(),
              "the cuda backend's reduce takes float32 tensors so far; got {}", dtype_name(x.dtype()));
+  void* stream = on(x.device()).stream;
   bool last_dim_sum = op == ReduceOp::Sum && x.is_contiguous() && x.dim() > 0 && out.size(-1) == 1;
   for (int d = 0; d + 1 < x.dim(); ++d) last_dim_sum = last_dim_sum && out.size(d) == x.size(d);
-  if (last_dim_sum)  // one block per row: the reduction of every softmax-like row
-    launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), on(x.device()).stream);
-  else
-    launch_reduce(op, x.data<float>(), out.data<float>(), reduce_layout(x, out), out.numel(), on(x.device()).stream);
+  if (last_dim_sum) {  // one block per row: the reduction of every softmax-like row
+    launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), stream);
+    return;
+  }
+  const cuda_kernels::ReduceLayout layout = reduce_layout(x, out);
+  const int64_t chunks = reduce_chunks(op, layout, out.numel());
+  const Tensor partial = chunks > 1 ? Tensor(Shape{chunks * out.numel()}, DType::Float64, x.device()) : Tensor();
+  launch_reduce(op, x.data<float>(), out.data<float>(), layout, out.numel(),
+                partial.defined() ? partial.data<double>() : nullptr, stream);
 }
 
 void CudaBackend::arg_reduce(bool is_max, const Tensor& x, int dim, const Tensor& values, const Tensor& indices) {
@@ -352,13 +367,16 @@ void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& o
       matmul_precision() == MatmulPrecision::BFloat16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
   const auto handle = static_cast<cublasHandle_t>(on(out.device()).cublas);
   // 3-D: one strided batch over dim 0. 4-D (two batch dims of independent strides): one
-  // strided batch over dim 1 for each index of dim 0.
+  // strided batch over one of them for each index of the other, looping over the shorter
+  // (attention's heads split out of a projection: H calls, each a batch of B matrices).
   const bool four_d = out.dim() == 4;
-  const int64_t outer = four_d ? out.size(0) : 1, batch_dim = four_d ? 1 : 0;
+  const int loop_dim = four_d && out.size(1) < out.size(0) ? 1 : 0;
+  const int batch_dim = four_d ? 1 - loop_dim : 0;
+  const int64_t outer = four_d ? out.size(loop_dim) : 1;
   for (int64_t o = 0; o < outer; ++o) {
-    const float* a_data = a.data<float>() + (four_d ? o * a.stride(0) : 0);
-    const float* b_data = b.data<float>() + (four_d ? o * b.stride(0) : 0);
-    float* out_data = out.data<float>() + (four_d ? o * out.stride(0) : 0);
+    const float* a_data = a.data<float>() + (four_d ? o * a.stride(loop_dim) : 0);
+    const float* b_data = b.data<float>() + (four_d ? o * b.stride(loop_dim) : 0);
+    float* out_data = out.data<float>() + (four_d ? o * out.stride(loop_dim) : 0);
     // Row-major out = a·b is column-major outᵀ = bᵀ·aᵀ: b comes first.
     check_cublas(cublasGemmStridedBatchedEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b_data, CUDA_R_32F,
                                             int(gb.ld), b.stride(batch_dim), a_data, CUDA_R_32F, int(ga.ld),
@@ -406,10 +424,10 @@ void CudaBackend::layer_norm_backward(const Tensor& dy_view, const Tensor& x_vie
   const Tensor mean = dense(mean_view, stream);
   const Tensor rstd = dense(rstd_view, stream);
   require_contiguous_float("layer_norm_backward", {&dy, &x, &gamma, &mean, &rstd, &dx, &dgamma, &dbeta});
+  const Tensor partial = column_scratch(rows_of(x), last_dim(x), dgamma.defined() || dbeta.defined() ? 2 : 0, x.device());
   launch_layer_norm_backward(dy.data<float>(), x.data<float>(), float_data(gamma), mean.data<float>(),
-                             rstd.data<float>(), dx.data<float>(), dgamma.defined() ? dgamma.data<float>() : nullptr,
-                             dbeta.defined() ? dbeta.data<float>() : nullptr, rows_of(x), last_dim(x),
-                             stream);
+                             rstd.data<float>(), dx.data<float>(), float_data(dgamma), float_data(dbeta),
+                             float_data(partial), rows_of(x), last_dim(x), stream);
 }
 
 void CudaBackend::label_smoothed_ce(const Tensor& logits_view, const Tensor& targets_view, double epsilon,

@@ -1,4 +1,5 @@
 // Launches the element-wise kernels of cuda/kernels/elementwise.cuh (cuda/kernel_launch.hpp).
+#include <algorithm>
 #include <cstring>
 
 #include "cuda/kernels/elementwise.cuh"
@@ -68,16 +69,23 @@ void launch_bias_relu(float* y, const float* bias, int64_t rows, int64_t cols, v
                 int(cols), (long long)n);
 }
 
-void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, int64_t rows, int64_t cols,
-                               void* stream) {
+int64_t column_chunks(int64_t rows, int64_t cols) {
+  constexpr int64_t kThreadsWanted = 1 << 16, kMinChunkRows = 32, kMaxChunks = 1024;
+  if (cols == 0) return 1;
+  return std::max<int64_t>(1, std::min({(kThreadsWanted + cols - 1) / cols, rows / kMinChunkRows, kMaxChunks}));
+}
+
+void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, float* partial, int64_t rows,
+                               int64_t cols, void* stream) {
   const int64_t n = rows * cols;
   if (n == 0) return;
   launch_kernel("relu_mask_backward_kernel", cuda_kernels::relu_mask_backward_kernel, grid_for(n), kThreadsPerBlock, 0,
                 stream, y, dy, dz, (long long)n);
   if (dbias == nullptr) return;
-  const unsigned column_blocks = unsigned((cols + kThreadsPerBlock - 1) / kThreadsPerBlock);
-  launch_kernel("column_sum_kernel", cuda_kernels::column_sum_kernel, column_blocks, kThreadsPerBlock, 0, stream, dz,
-                dbias, int(rows), int(cols));
+  const ColumnChunks chunks(rows, cols);
+  launch_kernel("column_sum_kernel", cuda_kernels::column_sum_kernel, chunks.grid(), kThreadsPerBlock, 0, stream, dz,
+                chunks.sums(dbias, partial), int(rows), int(cols), chunks.rows_per_chunk());
+  chunks.add_up(partial, dbias, stream);
 }
 
 }  // namespace attn::cuda

@@ -33,9 +33,14 @@ void launch_unary_backward(UnaryOp op, UnaryParams params, const float* x, const
                            int64_t n, void* stream);
 // In place over y [rows, cols]: y = relu(y + bias) (bias [cols] may be null).
 void launch_bias_relu(float* y, const float* bias, int64_t rows, int64_t cols, void* stream);
-// dz = y > 0 ? dy : 0 and, when dbias is not null, dbias = the column sums of dz.
-void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, int64_t rows, int64_t cols,
-                               void* stream);
+// dz = y > 0 ? dy : 0 and, when dbias is not null, dbias = the column sums of dz; partial
+// then holds column_chunks(rows, cols) · cols floats of scratch.
+void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, float* partial, int64_t rows,
+                               int64_t cols, void* stream);
+// How many chunks of rows the column sums of a [rows, cols] matrix (a bias's or layer norm's
+// gradient) are split into, so that enough threads run: each chunk summed by a thread per
+// column, then the chunks added in order.
+int64_t column_chunks(int64_t rows, int64_t cols);
 // out[i, :] = weight[indices[i], :] over out [rows, width], elements of element_size bytes
 // (1, 4 or 8: any dtype); a row index outside [0, weight_rows) gives a row of zeros.
 void launch_index_select_rows(const void* weight, int64_t weight_rows, const int64_t* indices, void* out,
@@ -64,9 +69,14 @@ void launch_strided_copy(const void* src, void* dst, size_t element_size, const 
 // The same from src_dtype to dst_dtype (any two dtypes), each element converted.
 void launch_convert_copy(const void* src, DType src_dtype, void* dst, DType dst_dtype,
                          const cuda_kernels::StridedLayout& layout, int64_t n, void* stream);
-// out[i] = op over the elements of x that output i reduces (layout), for `outputs` outputs.
+// out[i] = op over the elements of x that output i reduces (layout), for `outputs` outputs;
+// partial holds reduce_chunks(op, layout, outputs) · outputs doubles of scratch (may be null
+// when that is 1).
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
-                   void* stream);
+                   double* partial, void* stream);
+// How many chunks launch_reduce splits each output's reduced elements into: 1 (no split, no
+// scratch) unless the op is a sum and there are too few outputs to fill the GPU.
+int64_t reduce_chunks(ReduceOp op, const cuda_kernels::ReduceLayout& layout, int64_t outputs);
 // Max or min along the layout's single reduced dim with its int64 index.
 void launch_arg_reduce(bool is_max, const float* x, float* values, int64_t* indices,
                        const cuda_kernels::ReduceLayout& layout, int64_t outputs, void* stream);
@@ -95,10 +105,11 @@ void launch_softmax_backward(const float* y, const float* dy, float* dx, int64_t
 // rstd [rows] are written for the backward.
 void launch_layer_norm(const float* x, const float* gamma, const float* beta, float eps, float* y, float* mean,
                        float* rstd, int64_t rows, int64_t cols, void* stream);
-// Its backward: dx, and dgamma and dbeta (each may be null: not wanted) as column sums.
+// Its backward: dx, and dgamma and dbeta (each may be null: not wanted) as column sums;
+// partial then holds 2 · column_chunks(rows, cols) · cols floats of scratch.
 void launch_layer_norm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
-                                const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols,
-                                void* stream);
+                                const float* rstd, float* dx, float* dgamma, float* dbeta, float* partial, int64_t rows,
+                                int64_t cols, void* stream);
 
 // Label-smoothed cross entropy over logits [rows, classes] and int64 targets: lse [rows] and,
 // in 0-d float64 outputs, the summed loss, nll and counted rows; row_loss and row_nll are

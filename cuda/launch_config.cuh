@@ -21,6 +21,31 @@ inline unsigned grid_for(int64_t n) {
   return unsigned(blocks < kMaxGridBlocks ? blocks : kMaxGridBlocks);
 }
 
+// The column sums of a [rows, cols] matrix split into column_chunks(rows, cols) chunks of rows
+// (a bias's or layer norm's gradient: 512 columns alone would leave most of a GPU idle): a
+// thread per column and chunk writes its chunk's sums into scratch (chunks × cols floats),
+// then the chunks are added in order into the result. One chunk writes the result directly.
+class ColumnChunks {
+ public:
+  ColumnChunks(int64_t rows, int64_t cols)
+      : cols_(cols), chunks_(column_chunks(rows, cols)), rows_per_chunk_(int((rows + chunks_ - 1) / chunks_)) {}
+
+  dim3 grid() const { return dim3(unsigned((cols_ + kThreadsPerBlock - 1) / kThreadsPerBlock), unsigned(chunks_)); }
+  int rows_per_chunk() const { return rows_per_chunk_; }
+  int64_t scratch_floats() const { return chunks_ == 1 ? 0 : chunks_ * cols_; }
+  // Where the kernel writes the chunks' sums: the result itself when there is one chunk
+  // (null stays null: that result is not wanted).
+  float* sums(float* result, float* scratch) const { return result == nullptr || chunks_ == 1 ? result : scratch; }
+  // result = the chunks' sums in `scratch` added in order.
+  void add_up(const float* scratch, float* result, void* stream) const {
+    if (result != nullptr && chunks_ > 1) launch_sum_slices(scratch, result, cols_, int(chunks_), stream);
+  }
+
+ private:
+  int64_t cols_, chunks_;
+  int rows_per_chunk_;
+};
+
 // Checks that the launch just made was accepted.
 inline void check_launch(const char* kernel) { check_cuda(int(cudaGetLastError()), kernel); }
 

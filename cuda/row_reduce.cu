@@ -1,6 +1,9 @@
 // Launches the reductions (cuda/kernel_launch.hpp): the last-dim sum of
-// cuda/kernels/row_reduce.cuh, one block per row, and the general reduction, arg-reduction
-// and running sums of cuda/kernels/reduce.cuh, one thread per output or line.
+// cuda/kernels/row_reduce.cuh, one block per row, and the general reduction (split into
+// chunks when it has few outputs), arg-reduction and running sums of cuda/kernels/reduce.cuh,
+// one thread per output (and chunk) or line.
+#include <algorithm>
+
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/launch_config.cuh"
@@ -13,11 +16,30 @@ void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void
                 kReductionScratchBytes, stream, x, out, int(cols));
 }
 
+int64_t reduce_chunks(ReduceOp op, const cuda_kernels::ReduceLayout& layout, int64_t outputs) {
+  constexpr int64_t kThreadsWanted = 1 << 16, kMinChunkLength = 32, kMaxChunks = 1024;
+  const bool is_sum = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Norm2;
+  if (!is_sum || outputs == 0) return 1;
+  const int64_t chunks = std::min({(kThreadsWanted + outputs - 1) / outputs, int64_t(layout.reduced_count) / kMinChunkLength,
+                                   kMaxChunks});
+  return std::max<int64_t>(chunks, 1);
+}
+
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
-                   void* stream) {
+                   double* partial, void* stream) {
   if (outputs == 0) return;
-  launch_kernel("reduce_kernel", cuda_kernels::reduce_kernel, grid_for(outputs), kThreadsPerBlock, 0, stream, op, x,
-                out, layout, (long long)outputs);
+  const int64_t chunks = reduce_chunks(op, layout, outputs);
+  if (chunks == 1) {
+    launch_kernel("reduce_kernel", cuda_kernels::reduce_kernel, grid_for(outputs), kThreadsPerBlock, 0, stream, op, x,
+                  out, layout, (long long)outputs);
+    return;
+  }
+  const long long chunk_length = (layout.reduced_count + chunks - 1) / chunks;
+  launch_kernel("reduce_partial_kernel", cuda_kernels::reduce_partial_kernel, dim3(grid_for(outputs), unsigned(chunks)),
+                kThreadsPerBlock, 0, stream, op, x, partial, layout, (long long)outputs, chunk_length);
+  launch_kernel("reduce_combine_kernel", cuda_kernels::reduce_combine_kernel, grid_for(outputs), kThreadsPerBlock, 0,
+                stream, op, static_cast<const double*>(partial), out, (long long)outputs, (long long)chunks,
+                layout.reduced_count);
 }
 
 void launch_arg_reduce(bool is_max, const float* x, float* values, int64_t* indices,

@@ -44,6 +44,17 @@ struct TempDir {
   std::exit(77);
 }
 
+// skip_program for a program that needs a GPU, except that ATTNLAB_REQUIRE_GPU=1 (set on GPU
+// machines, where a silent skip would hide a broken set-up) makes it a failure, exit code 1.
+[[noreturn]] inline void skip_gpu_program(const std::string& reason) {
+  const char* require = std::getenv("ATTNLAB_REQUIRE_GPU");
+  if (require != nullptr && std::string(require) == "1") {
+    std::cout << "FAILED (ATTNLAB_REQUIRE_GPU=1): " << reason << std::endl;
+    std::exit(1);
+  }
+  skip_program(reason);
+}
+
 // The path of a file under tests/vectors, e.g. vector_path("own/bpe/codes.200").
 inline std::string vector_path(const std::string& relative) {
   return std::string(ATTNLAB_TEST_VECTORS) + "/" + relative;

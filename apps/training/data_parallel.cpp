@@ -41,8 +41,9 @@ std::optional<std::string> DataParallel::agree(const std::optional<std::string>&
   return decided.empty() ? std::nullopt : std::optional<std::string>(decided);
 }
 
-void DataParallel::check_same_state(const std::string& state, const std::string& origin) {
+void DataParallel::check_same_state(const std::function<std::string()>& summary, const std::string& origin) {
   if (size() == 1) return;
+  const std::string state = summary();
   const std::string rank_zero_state = dist::broadcast_string(*world_, state, 0);
   double differs = rank_zero_state == state ? 0.0 : 1.0;
   world_->all_reduce_sum(&differs, 1);
@@ -56,7 +57,7 @@ void DataParallel::check_same_state(const std::string& state, const std::string&
 uint64_t values_checksum(const std::vector<Tensor>& tensors) {
   uint64_t hash = kFnv1a64OffsetBasis;
   for (const Tensor& t : tensors) {
-    const Tensor values = t.contiguous();
+    const Tensor values = t.to(Device::cpu()).contiguous();
     hash = fnv1a64(hash, values.raw_data(), values.nbytes());
   }
   return hash;

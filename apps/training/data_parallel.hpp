@@ -30,6 +30,7 @@
 //   weights): a rank that resumed from another checkpoint stops the job with an error.
 // * Stopping: rank 0's decision is every rank's (--max-time-minutes reads each rank's clock).
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,9 +74,10 @@ class DataParallel {
   void sum_over_ranks(const std::vector<Tensor>& parameters, std::vector<double>& counts);
   // Rank 0's `stop` on every rank.
   std::optional<std::string> agree(const std::optional<std::string>& stop);
-  // Throws attn::Error on every rank unless every rank's `state` equals rank 0's; `origin`
-  // (where this rank's state came from) goes into the message.
-  void check_same_state(const std::string& state, const std::string& origin);
+  // Throws attn::Error on every rank unless every rank's state (what `state` returns, asked
+  // only when there are several ranks) equals rank 0's; `origin` (where this rank's state came
+  // from) goes into the message.
+  void check_same_state(const std::function<std::string()>& state, const std::string& origin);
   // Rank 0 runs `work`, then (after a barrier) the other ranks do.
   template <typename Work>
   void rank_zero_first(Work work) {
@@ -94,7 +96,8 @@ class DataParallel {
   std::unique_ptr<GradientBuckets> buckets_;
 };
 
-// A checksum of the values of `tensors` (their bytes, in order), for check_same_state.
+// A checksum of the values of `tensors` (their bytes, in order, read on the host wherever the
+// tensors are), for check_same_state.
 uint64_t values_checksum(const std::vector<Tensor>& tensors);
 
 }  // namespace attn::app

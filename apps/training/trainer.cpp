@@ -158,7 +158,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
       progress_.line(fmt::format("warning: removed {}, left by an interrupted save", path));
   }
   parallel_.rank_zero_first([this] { resume(); });
-  parallel_.check_same_state(state_summary(), restored_from_ ? "resumed from " + *restored_from_ : "nothing to resume from");
+  parallel_.check_same_state([this] { return state_summary(); }, restored_from_ ? "resumed from " + *restored_from_ : "nothing to resume from");
   if (parallel_.is_writer()) {
     task_record_ = keep_task_beside(task_, options_.save_dir);
     json_log_.open((fs::path(options_.save_dir) / "train_log.jsonl").string(), std::ios::app);

@@ -273,13 +273,20 @@ void run_worker(const LaunchConfig& config, const std::function<void()>& body, u
 
 namespace {
 std::atomic<Schedule> backend_schedule_setting{Schedule::Ascending};
+LaunchGuard launch_guard;  // set once, by the emulated runtime, before its first launch
 }  // namespace
 
 Schedule backend_schedule() { return backend_schedule_setting.load(); }
 void set_backend_schedule(Schedule schedule) { backend_schedule_setting.store(schedule); }
 
+void set_launch_guard(LaunchGuard guard) { launch_guard = guard; }
+
 void launch_body(const LaunchConfig& config, const std::function<void()>& thread_body) {
   check_config(config);
+  struct Guarded {
+    Guarded() { if (launch_guard.open) launch_guard.open(); }
+    ~Guarded() { if (launch_guard.close) launch_guard.close(); }
+  } guarded;
   const unsigned workers = std::min(kWorkers, config.grid.count());
   std::vector<std::exception_ptr> errors(workers);
   std::vector<std::thread> threads;

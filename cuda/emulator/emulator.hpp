@@ -58,6 +58,15 @@ constexpr unsigned kMaxThreadsPerBlock = 1024;
 Schedule backend_schedule();
 void set_backend_schedule(Schedule schedule);
 
+// What runs around every launch: the emulated runtime opens its device memory, which the
+// host may not touch, to the kernel's threads and closes it afterwards
+// (runtime/device_memory.hpp). Both null (nothing) until the runtime sets them.
+struct LaunchGuard {
+  void (*open)() = nullptr;
+  void (*close)() = nullptr;
+};
+void set_launch_guard(LaunchGuard guard);
+
 // Runs thread_body once per thread of every block; throws attn::Error on a bad
 // configuration, a barrier not every thread reaches, or an exception of a thread.
 void launch_body(const LaunchConfig& config, const std::function<void()>& thread_body);

@@ -55,20 +55,24 @@ __global__ void layer_norm_backward_kernel(const float* dy, const float* x, cons
   }
 }
 
-// dgamma[c] = Σ_r dy[r, c] · x̂[r, c] and dbeta[c] = Σ_r dy[r, c], one thread per column
-// summing the rows in order (deterministic, no atomics); either output may be null.
+// dgamma[k · cols + c] = Σ_r dy[r, c] · x̂[r, c] and dbeta[k · cols + c] = Σ_r dy[r, c] over
+// chunk k = blockIdx.y of the rows (chunk_rows of them from k · chunk_rows), one thread per
+// column and chunk summing its rows in order (deterministic, no atomics); the chunks' sums are
+// added in order afterwards (sum_slices_kernel). Either output may be null.
 __global__ void layer_norm_affine_grads_kernel(const float* dy, const float* x, const float* mean, const float* rstd,
-                                               float* dgamma, float* dbeta, int rows, int cols) {
+                                               float* dgamma, float* dbeta, int rows, int cols, int chunk_rows) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= cols) return;
+  const int first = int(blockIdx.y) * chunk_rows, end = first + chunk_rows < rows ? first + chunk_rows : rows;
   float sum_gamma = 0.0f, sum_beta = 0.0f;
-  for (int r = 0; r < rows; ++r) {
+  for (int r = first; r < end; ++r) {
     const long long i = (long long)r * cols + c;
     sum_gamma += dy[i] * (x[i] - mean[r]) * rstd[r];
     sum_beta += dy[i];
   }
-  if (dgamma) dgamma[c] = sum_gamma;
-  if (dbeta) dbeta[c] = sum_beta;
+  const long long out = (long long)blockIdx.y * cols + c;
+  if (dgamma) dgamma[out] = sum_gamma;
+  if (dbeta) dbeta[out] = sum_beta;
 }
 
 }  // namespace attn::cuda_kernels

@@ -3,7 +3,10 @@
 // strided input: one thread per output element walks its reduced elements in row-major
 // order, accumulating in double as the CPU does (core/cpu/reduce.cpp): sum, mean, max and
 // min (NaN propagates), product, L2 norm and log-sum-exp (two passes, around the maximum).
-// Deterministic: no atomics, fixed order.
+// Few outputs of many elements each (a bias gradient: 512 column sums of 4,096 rows) would
+// leave most of a GPU idle, so the sums (sum, mean, L2 norm) are then split: chunks of each
+// output's reduced elements summed side by side, and the chunks' sums added in order
+// (reduce_partial_kernel, reduce_combine_kernel). Deterministic: no atomics, fixed order.
 #pragma once
 #include "core/kernel_params.hpp"
 #include "cuda/kernels/device.hpp"
@@ -15,6 +18,7 @@ namespace attn::cuda_kernels {
 // The input offsets of reduced element j and of output i's first element (row-major over the
 // reduced and the kept dims).
 __device__ inline long long reduced_offset(const ReduceLayout& layout, long long j) {
+  if (layout.reduced_dims == 1) return j * layout.reduced_strides[0];
   return strided_offset(j, layout.reduced_sizes, layout.reduced_strides, layout.reduced_dims);
 }
 __device__ inline long long kept_offset(const ReduceLayout& layout, long long i) {
@@ -32,6 +36,14 @@ __device__ inline double reduce_step(ReduceOp op, double acc, double v, double s
   }
 }
 
+// The result of a reduction from its accumulator: the mean divides the sum, the L2 norm takes
+// the root of the sum of squares; the others are done.
+__device__ inline float finished_sum(ReduceOp op, double acc, long long count) {
+  if (op == ReduceOp::Mean) acc /= double(count);
+  if (op == ReduceOp::Norm2) acc = sqrt(acc);
+  return float(acc);
+}
+
 __global__ void reduce_kernel(ReduceOp op, const float* x, float* out, ReduceLayout layout, long long outputs) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
@@ -45,10 +57,35 @@ __global__ void reduce_kernel(ReduceOp op, const float* x, float* out, ReduceLay
     double acc = op == ReduceOp::Prod ? 1.0 : op == ReduceOp::Max ? -INFINITY : op == ReduceOp::Min ? INFINITY : 0.0;
     for (long long j = 0; j < layout.reduced_count; ++j)
       acc = reduce_step(op, acc, double(x[base + reduced_offset(layout, j)]), shift);
-    if (op == ReduceOp::Mean) acc /= double(layout.reduced_count);
-    if (op == ReduceOp::Norm2) acc = sqrt(acc);
     if (op == ReduceOp::LogSumExp) acc = shift + log(acc);
-    out[i] = float(acc);
+    out[i] = finished_sum(op, acc, layout.reduced_count);
+  }
+}
+
+// Chunk c of every output's reduced elements (j from c · chunk_length, at most chunk_length of
+// them) summed in order into partial[c · outputs + i]; a sum-family op (Sum, Mean, Norm2).
+// blockIdx.y is the chunk.
+__global__ void reduce_partial_kernel(ReduceOp op, const float* x, double* partial, ReduceLayout layout,
+                                      long long outputs, long long chunk_length) {
+  const long long chunk = blockIdx.y, first = chunk * chunk_length;
+  const long long end = first + chunk_length < layout.reduced_count ? first + chunk_length : layout.reduced_count;
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
+    const long long base = kept_offset(layout, i);
+    double acc = 0.0;
+    for (long long j = first; j < end; ++j) acc = reduce_step(op, acc, double(x[base + reduced_offset(layout, j)]), 0.0);
+    partial[chunk * outputs + i] = acc;
+  }
+}
+
+// out[i] from the chunks' sums of reduce_partial_kernel, added in chunk order.
+__global__ void reduce_combine_kernel(ReduceOp op, const double* partial, float* out, long long outputs,
+                                      long long chunks, long long reduced_count) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
+    double acc = 0.0;
+    for (long long c = 0; c < chunks; ++c) acc += partial[c * outputs + i];
+    out[i] = finished_sum(op, acc, reduced_count);
   }
 }
 

@@ -95,14 +95,14 @@ TEST_CASE("data parallel as rank 1 of 2: slots, gradient sums, rank 0's stop, th
   SECTION("a state that differs from rank 0's is an error on every rank, naming both") {
     peer->queue_string("update 10");
     peer->peer_doubles = {0.0};  // rank 0 found no difference of its own
-    CHECK_NOTHROW(parallel.check_same_state("update 10", "resumed from x"));
+    CHECK_NOTHROW(parallel.check_same_state([] { return std::string("update 10"); }, "resumed from x"));
     peer->queue_string("update 10");
-    CHECK_THROWS_WITH(parallel.check_same_state("update 0", "nothing to resume from"),
+    CHECK_THROWS_WITH(parallel.check_same_state([] { return std::string("update 0"); }, "nothing to resume from"),
                       Catch::Contains("rank 0: update 10; rank 1: update 0, nothing to resume from") &&
                           Catch::Contains("--save-dir"));
     peer->queue_string("update 0");
     peer->peer_doubles = {1.0};  // another rank differed: this one stops too
-    CHECK_THROWS_WITH(parallel.check_same_state("update 0", "nothing to resume from"),
+    CHECK_THROWS_WITH(parallel.check_same_state([] { return std::string("update 0"); }, "nothing to resume from"),
                       Catch::Contains("do not start from the same state"));
   }
 }

@@ -208,6 +208,11 @@ TEST_CASE("matrix products on the GPU (cuBLAS) match the CPU", "[cuda]") {
   check_close(ops::matmul(varied({2, 5, 3, 4}, -1, 1).to(kGpu).permute({0, 2, 1, 3}),
                           varied({2, 5, 3, 4}, -1, 1).to(kGpu).permute({0, 2, 3, 1})),
               ops::matmul(q, kt), 1e-4);
+  // More sequences than heads: the backend loops over the heads, each a batch of sequences.
+  const Tensor q5 = varied({5, 4, 2, 3}, -1, 1).permute({0, 2, 1, 3}), kt5 = varied({5, 4, 2, 3}, 0, 1).permute({0, 2, 3, 1});
+  check_close(ops::matmul(varied({5, 4, 2, 3}, -1, 1).to(kGpu).permute({0, 2, 1, 3}),
+                          varied({5, 4, 2, 3}, 0, 1).to(kGpu).permute({0, 2, 3, 1})),
+              ops::matmul(q5, kt5), 1e-4);
 }
 
 TEST_CASE("the label-smoothed cross entropy on the GPU matches the CPU and names a bad target", "[cuda]") {
@@ -411,6 +416,16 @@ TEST_CASE("reductions on the GPU match the CPU over any dims, forward and backwa
     check_op([&](const Inputs& in) { return logsumexp(in[0], dims, keepdim); }, {x}, 1e-5);
     check_op([&](const Inputs& in) { return norm(in[0], dims, keepdim); }, {x}, 1e-5);
   }
+  // Few outputs of many elements (a bias gradient's column sums): summed in chunks, then the
+  // chunks in order; over one dim and over two.
+  for (const auto& [shape, dims] : {std::pair{Shape{300, 6}, std::vector<int64_t>{0}},
+                                    std::pair{Shape{40, 5, 3}, std::vector<int64_t>{0, 1}}}) {
+    const Tensor tall = varied(shape, -2, 2);
+    INFO("summing " << shape.str() << " over " << dims.size() << " dim(s)");
+    check_op([&](const Inputs& in) { return sum(in[0], dims, false); }, {tall}, 1e-5);
+    check_op([&](const Inputs& in) { return mean(in[0], dims, false); }, {tall}, 1e-5);
+    check_op([&](const Inputs& in) { return norm(in[0], dims, false); }, {tall}, 1e-5);
+  }
   for (bool reverse : {false, true})
     check_op([&](const Inputs& in) { return cumsum(in[0], 1, reverse); }, {x}, 1e-5);
   const ops::ValuesIndices cpu_min = ops::min(x, 1), gpu_min = ops::min(x.to(kGpu), 1);
@@ -455,6 +470,11 @@ TEST_CASE("products, linear layers, softmax and layer norm on the GPU match the 
   check_op([](const Inputs& in) { return log_softmax(in[0], 1); }, {x}, 1e-5);
   check_op([](const Inputs& in) { return layer_norm(in[0], in[1], in[2], 1e-5); },
            {x, varied({8}, 0.5, 1.5), varied({8}, -1, 1)}, 1e-4);
+  // Enough rows that the bias and layer-norm gradients are summed in chunks of rows.
+  const Tensor tall = varied({100, 8}, -1, 1);
+  check_op([](const Inputs& in) { return linear_relu(in[0], in[1], in[2]); }, {tall, w, b}, 1e-5);
+  check_op([](const Inputs& in) { return layer_norm(in[0], in[1], in[2], 1e-5); },
+           {tall, varied({8}, 0.5, 1.5), varied({8}, -1, 1)}, 1e-4);
   const Tensor out = zeros({3, 5}), a = varied({3, 8}, -1, 1), bm = varied({8, 5}, -1, 1);
   const Tensor cpu_out = varied({3, 5}, -1, 1), gpu_out = cpu_out.to(kGpu);
   ops::matmul_into(a, bm, cpu_out, 0.5, 2.0);

@@ -1,12 +1,20 @@
 // The emulated CUDA runtime (cuda/emulator/runtime/) itself: device memory that copies can
-// tell from host memory and whose reads by the host are counted, CUDA's errors for bad
+// tell from host memory, whose reads by the host are counted, and which host code cannot
+// touch directly (as on a GPU, where that is a crash), CUDA's errors for bad
 // arguments, and cuBLAS's column-major batched product (transposes, leading dimensions wider
 // than the matrix, broadcast batches, the bf16 compute mode) against a plain float64 loop.
 #include <catch.hpp>
 #include <cublas_v2.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "autograd/ops.hpp"
@@ -76,6 +84,46 @@ TEST_CASE("linear layers, softmax, layer norm and dropout on cuda read nothing b
   CHECK(cuda_emulator::device_to_host_copies() == before);
   CHECK(out.to(Device::cpu()).numel() == 80);
   CHECK(cuda_emulator::device_to_host_copies() == before + 1);
+}
+
+// Runs `touch` in a child process; returns what it wrote to stderr and sets `signal` to the
+// signal that ended it (0 when it exited).
+template <typename Touch>
+std::string in_child(Touch touch, int& signal) {
+  int pipe_ends[2];
+  REQUIRE(pipe(pipe_ends) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_ends[1], STDERR_FILENO);
+    dup2(open("/dev/null", O_WRONLY), STDOUT_FILENO);  // the test framework's own report of the crash
+    touch();
+    _exit(0);
+  }
+  close(pipe_ends[1]);
+  std::string text;
+  char chunk[4096];
+  for (ssize_t n; (n = read(pipe_ends[0], chunk, sizeof(chunk))) > 0;) text.append(chunk, size_t(n));
+  close(pipe_ends[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return text;
+}
+
+TEST_CASE("host code cannot touch device memory outside CUDA calls, and is told so", "[cuda_emulated]") {
+  const DeviceBuffer buffer(varied(64, 0));
+  CHECK(buffer.read(64) == varied(64, 0));  // copies reach it (and kernels: the other tests)
+  int signal = 0;
+  const std::string reading = in_child([&] { std::printf("%f", double(*static_cast<volatile float*>(buffer.data + 3))); }, signal);
+  CHECK(signal == SIGSEGV);
+  CHECK_THAT(reading, Catch::Contains("host code touched device memory") &&
+                          Catch::Contains("12 bytes into the allocation") && Catch::Contains("of 256 bytes"));
+  const std::string writing = in_child([&] { *static_cast<volatile float*>(buffer.data) = 1.0f; }, signal);
+  CHECK(signal == SIGSEGV);
+  CHECK_THAT(writing, Catch::Contains("host code touched device memory"));
+  CHECK(in_child([] {}, signal).empty());
+  CHECK(signal == 0);
 }
 
 TEST_CASE("the emulated runtime refuses what a GPU refuses, with CUDA's errors", "[cuda_emulated]") {

@@ -33,6 +33,7 @@
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/kernels/softmax.cuh"
+#include "cuda/kernels/sum_slices.cuh"
 
 using namespace attn;
 using namespace attn::cuda_emulator;
@@ -134,9 +135,19 @@ TEST_CASE("cuda bias + ReLU kernels match the CPU backend, the bias gradient inc
   std::vector<float> dz(size_t(rows * cols), 0.0f), dbias(size_t(cols), 0.0f);
   launch(LaunchConfig{.grid = {3}, .block = {128}}, relu_mask_backward_kernel, y.data<float>(), dy.data<float>(),
          dz.data(), (long long)(rows * cols));
-  launch(LaunchConfig{.grid = {3}, .block = {128}}, column_sum_kernel, dz.data(), dbias.data(), int(rows), int(cols));
+  launch(LaunchConfig{.grid = {3}, .block = {128}}, column_sum_kernel, dz.data(), dbias.data(), int(rows), int(cols),
+         int(rows));  // one chunk: the column sums themselves
   CHECK(dz == values(grads.dz));
   check_close(dbias, values(grads.dbias), 1e-6);
+  // Chunks of 2 rows (the last one short), then added in chunk order.
+  const int chunk_rows = 2, chunks = int((rows + chunk_rows - 1) / chunk_rows);
+  std::vector<float> chunk_sums(size_t(chunks * cols), 0.0f);
+  launch(LaunchConfig{.grid = {3, unsigned(chunks)}, .block = {128}}, column_sum_kernel, dz.data(), chunk_sums.data(),
+         int(rows), int(cols), chunk_rows);
+  std::vector<float> added(size_t(cols), 0.0f);
+  launch(LaunchConfig{.grid = {3}, .block = {128}}, sum_slices_kernel, static_cast<const float*>(chunk_sums.data()),
+         added.data(), (long long)cols, chunks);
+  check_close(added, values(grads.dbias), 1e-5);
 }
 
 TEST_CASE("cuda row gather and scatter match the CPU backend, repeated indices included", "[cuda_kernels]") {
@@ -430,9 +441,19 @@ TEST_CASE("cuda layer norm backward kernels match the CPU backend's dx, dgamma a
       const unsigned column_blocks = unsigned((cols + 63) / 64);  // one thread per column
       launch(LaunchConfig{.grid = {column_blocks}, .block = {64}}, layer_norm_affine_grads_kernel, dy.data<float>(),
              x.data<float>(), forward.mean.data<float>(), forward.rstd.data<float>(), dgamma.data(), dbeta.data(),
-             int(rows), int(cols));
+             int(rows), int(cols), int(rows));  // one chunk of all rows
       check_close(dgamma, values(expected.dgamma), 1e-5);
       check_close(dbeta, values(expected.dbeta), 1e-5);
+      // Two chunks of rows (the second one short), added in order.
+      const int chunk_rows = int(rows + 1) / 2;
+      std::vector<float> gamma_chunks(size_t(2 * cols), 0.0f), beta_chunks(size_t(2 * cols), 0.0f);
+      launch(LaunchConfig{.grid = {column_blocks, 2}, .block = {64}}, layer_norm_affine_grads_kernel, dy.data<float>(),
+             x.data<float>(), forward.mean.data<float>(), forward.rstd.data<float>(), gamma_chunks.data(),
+             beta_chunks.data(), int(rows), int(cols), chunk_rows);
+      for (size_t c = 0; c < size_t(cols); ++c) {
+        CHECK(gamma_chunks[c] + gamma_chunks[size_t(cols) + c] == Approx(values(expected.dgamma)[c]).margin(1e-5));
+        CHECK(beta_chunks[c] + beta_chunks[size_t(cols) + c] == Approx(values(expected.dbeta)[c]).margin(1e-5));
+      }
     }
   }
 }

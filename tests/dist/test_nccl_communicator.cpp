@@ -44,7 +44,7 @@ std::vector<T> on_device(std::vector<T> values, Collective collective) {
 TEST_CASE("NCCL, one rank: collectives keep device buffers as they are", "[nccl-one]") {
   if (attn::dist::launched_by_mpi()) return;  // inside the ranks of the two-rank case
   if (gpu_count() == 0) {
-    attn::test::skip_program("no GPU (cudaGetDeviceCount found none): the NCCL communicator needs one");
+    attn::test::skip_gpu_program("no GPU (cudaGetDeviceCount found none): the NCCL communicator needs one");
     return;
   }
   attn::dist::SingleProcessCommunicator bootstrap;

@@ -142,6 +142,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
   if (!a.in_device_memory(batchCount) || !b.in_device_memory(batchCount) || !c.in_device_memory(batchCount))
     return CUBLAS_STATUS_INVALID_VALUE;
   const float alpha_f = *static_cast<const float*>(alpha), beta_f = *static_cast<const float*>(beta);
+  const runtime::DeviceAccess access;
   for (int i = 0; i < batchCount; ++i) {
     float* c_i = static_cast<float*>(C) + i * strideC;
     if (computeType == CUBLAS_COMPUTE_32F_FAST_16BF) {

@@ -109,6 +109,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
   const MemoryKind from = attn::cuda_emulator::runtime::classify(src, count);
   const MemoryKind to = attn::cuda_emulator::runtime::classify(dst, count);
   if (from == MemoryKind::Invalid || to == MemoryKind::Invalid) return fail(cudaErrorInvalidValue);
+  const attn::cuda_emulator::runtime::DeviceAccess access;
   std::memmove(dst, src, count);
   if (from == MemoryKind::Device && to == MemoryKind::Host) ++attn::cuda_emulator::device_to_host_copy_count;
   return cudaSuccess;
