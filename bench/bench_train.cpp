@@ -10,7 +10,8 @@
 // Usage: bench_train [--model tiny,base,PRESET...] [--override key=value ...] [--threads N] [--steps N]
 //                    [--warmup N] [--kernels 1]   (then also the time per backend kernel of one more step)
 //                    [--device cpu|cuda[:N]]      (on a GPU: tokens/s and peak device memory; the
-//                                                  phase split and GEMM share are CPU-only figures)
+//                                                  phase split and GEMM share are CPU-only figures,
+//                                                  --kernels times kernels with CUDA_LAUNCH_BLOCKING=1)
 // --model takes tiny (transformer_tiny), base (transformer_wmt_en_de) or any preset (t2r_tiny,
 // lightconv_tiny, ...); --override changes any config field of every model, e.g. the base
 // model with T2R in the decoder: --model base --override decoder_self_mixer=kernel:t2r+additive

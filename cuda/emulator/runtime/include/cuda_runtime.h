@@ -7,13 +7,15 @@
 // The semantics are CUDA's, with these simplifications (none makes the emulated backend
 // faster or more permissive than CUDA in a way the tests could mistake for a pass):
 // * One device ("attnlab CUDA emulator"); the current device is per host thread, as in CUDA.
-// * Device memory is host memory from the heap, 256-byte aligned like cudaMalloc's, filled
-//   with 0xff bytes (NaN as floats) when allocated so that reading memory nobody wrote shows
-//   up. The runtime remembers every allocation: copies classify their pointers as device or
-//   host memory from that, refuse a range that runs past the end of an allocation
+// * Device memory is host memory in one reserved arena, 256-byte aligned like cudaMalloc's,
+//   filled with 0xff bytes (NaN as floats) when allocated so that reading memory nobody wrote
+//   shows up. The runtime remembers every allocation: copies classify their pointers as device
+//   or host memory from that, refuse a range that runs past the end of an allocation
 //   (cudaErrorInvalidValue, where a GPU would fault), and count the copies into host memory
-//   (host_reads.hpp). The host can dereference device pointers here, which a GPU forbids:
-//   host code touching device memory directly is NOT caught by this emulation.
+//   (host_reads.hpp). As on a GPU, host code cannot touch device memory: the arena's pages are
+//   inaccessible except during the runtime's own work (a copy, a cuBLAS product, a kernel
+//   launch), and a fault in them is reported as host code touching device memory
+//   (runtime/device_memory.hpp).
 // * A stream runs its work at once, in the calling thread: a kernel or copy queued on it has
 //   finished when the call returns, so a missing synchronisation is NOT caught either; the
 //   order of work is the order of the calls, the order one stream gives on a GPU.
