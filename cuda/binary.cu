@@ -29,7 +29,8 @@ void launch_binary(BinaryOp op, DType dtype, const void* a, const void* b, void*
     case DType::Float32: return launch_binary_of<float>(op, a, b, out, layout, n, stream);
     case DType::Int32: return launch_binary_of<int>(op, a, b, out, layout, n, stream);
     case DType::Int64: return launch_binary_of<long long>(op, a, b, out, layout, n, stream);
-    default: check_cuda(int(cudaErrorInvalidValue), "binary_kernel (a dtype other than float32, int32, int64)");
+    case DType::Bool: return launch_binary_of<bool>(op, a, b, out, layout, n, stream);
+    default: check_cuda(int(cudaErrorInvalidValue), "binary_kernel (a dtype other than float32, int32, int64, bool)");
   }
 }
 

@@ -199,9 +199,11 @@ void CudaBackend::unary(UnaryOp op, const Tensor& x_view, const Tensor& out, Una
 }
 
 void CudaBackend::binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  const bool supported = a.dtype() == DType::Float32 || a.dtype() == DType::Int32 || a.dtype() == DType::Int64;
+  const bool supported = a.dtype() == DType::Float32 || a.dtype() == DType::Int32 || a.dtype() == DType::Int64 ||
+                         a.dtype() == DType::Bool;
   ATTN_CHECK(supported && out.is_contiguous(),
-             "the cuda backend's binary takes float32, int32 and int64 operands so far; got {}", dtype_name(a.dtype()));
+             "the cuda backend's binary takes float32, int32, int64 and bool operands so far; got {}",
+             dtype_name(a.dtype()));
   launch_binary(op, a.dtype(), a.raw_data(), b.raw_data(), out.raw_data(), strided_layout(a, b, out), out.numel(),
                 on(out.device()).stream);
 }

@@ -17,7 +17,8 @@ __device__ inline bool is_nan(T) {
 __device__ inline bool is_nan(float v) { return v != v; }
 
 // a op b for an arithmetic op, as the CPU computes it (NaN propagates through max/min from a).
-// T is float, or an integer type for the positions and lengths the engine keeps on the device.
+// T is float, or an integer type for the positions and lengths the engine keeps on the device
+// (bool: the overload below).
 template <typename T>
 __device__ inline T apply_arithmetic(BinaryOp op, T a, T b) {
   switch (op) {
@@ -29,6 +30,12 @@ __device__ inline T apply_arithmetic(BinaryOp op, T a, T b) {
     case BinaryOp::Minimum: return is_nan(a) ? a : (a < b ? a : b);
     default: return T(0);
   }
+}
+
+// Bool operands (masks) take only maximum (or) and minimum (and) besides the comparisons, as
+// on the CPU (core/ops_elementwise.cpp refuses the rest before any kernel runs).
+__device__ inline bool apply_arithmetic(BinaryOp op, bool a, bool b) {
+  return op == BinaryOp::Maximum ? (a || b) : op == BinaryOp::Minimum ? (a && b) : false;
 }
 
 template <typename T>
@@ -51,6 +58,10 @@ __device__ inline T binary_result(BinaryOp op, T a, T b, T*) {
 template <typename T>
 __device__ inline bool binary_result(BinaryOp op, T a, T b, bool*) {
   return apply_comparison(op, a, b);
+}
+// Bool operands give bool for both kinds of op.
+__device__ inline bool binary_result(BinaryOp op, bool a, bool b, bool*) {
+  return op >= BinaryOp::Eq ? apply_comparison(op, a, b) : apply_arithmetic(op, a, b);  // is_comparison(op)
 }
 
 // out[i] = a[i] op b[i] over n = Π sizes elements of type T; Out is T (arithmetic) or bool

@@ -43,8 +43,7 @@ std::shared_ptr<Linear> layer_compression(const MixerOptions& o) {
 Tensor positions_in_sentence(const Tensor& key_padding_mask, int64_t batch, int64_t length, Device device) {
   if (!key_padding_mask.defined())
     return arange(0, double(length), 1.0, DType::Int64, device).unsqueeze(0).expand({batch, length});
-  // The mask as int64 before comparing: the CUDA backend compares numbers, not bools.
-  const Tensor real = ops::eq(key_padding_mask.to(DType::Int64), 0.0).to(DType::Int64);
+  const Tensor real = ops::eq(key_padding_mask, 0.0).to(DType::Int64);
   return ops::mul(ops::sub(ops::cumsum(real, 1), 1.0), real);
 }
 

@@ -336,6 +336,11 @@ TEST_CASE("integer unary and binary ops on the GPU match the CPU", "[cuda]") {
                         BinaryOp::Eq, BinaryOp::Lt, BinaryOp::Ge})
       check_close(ops::binary(op, gx, gy), ops::binary(op, x, y), 0.0);
   }
+  // Masks: bool comparisons (a padding mask against 0), maximum (or) and minimum (and).
+  const Tensor mask = ops::gt(positions, 0.0), other_mask = ops::lt(positions, 3.0);
+  for (BinaryOp op : {BinaryOp::Eq, BinaryOp::Ne, BinaryOp::Maximum, BinaryOp::Minimum})
+    check_close(ops::binary(op, mask.to(kGpu), other_mask.to(kGpu)), ops::binary(op, mask, other_mask), 0.0);
+  check_close(ops::eq(mask.to(kGpu), 0.0), ops::eq(mask, 0.0), 0.0);
   const Tensor on_gpu = positions.to(kGpu);  // the kernel itself refuses an op integers do not take
   CHECK_THROWS_WITH(backend_for(kGpu).unary(UnaryOp::Exp, on_gpu, on_gpu, {}), Catch::Contains("integer"));
 }
