@@ -21,14 +21,17 @@
 namespace attn::cuda_emulator::runtime {
 namespace {
 
-constexpr size_t kAlignment = 256;               // cudaMalloc's guarantee
-constexpr size_t kArenaBytes = size_t(64) << 30;  // address space only: pages are backed when first written
+constexpr size_t kAlignment = 256;  // cudaMalloc's guarantee
+// Address space only (pages are backed when first written); less where a limit refuses it.
+constexpr size_t kLargestArena = size_t(64) << 30, kSmallestArena = size_t(1) << 30;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+size_t page_size() { return size_t(sysconf(_SC_PAGESIZE)); }
 
 struct Arena {
   std::mutex mutex;
   char* base = nullptr;
+  size_t reserved = 0;                 // bytes of address space from base
   size_t used = 0;                     // bytes from base that allocations have ever reached
   size_t open_bytes = 0;               // bytes from base that are readable and writable now
   int access_depth = 0;                // live DeviceAccess objects, all threads
@@ -46,7 +49,7 @@ void on_segmentation_fault(int signal, siginfo_t* info, void* context) {
   Arena& a = arena();
   const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
   const auto base = reinterpret_cast<uintptr_t>(a.base);
-  if (address < base || address >= base + kArenaBytes) {
+  if (address < base || address >= base + a.reserved) {
     if (a.previous_handler.sa_flags & SA_SIGINFO) return a.previous_handler.sa_sigaction(signal, info, context);
     sigaction(SIGSEGV, &a.previous_handler, nullptr);  // SIG_DFL or a plain handler: the fault repeats into it
     return;
@@ -63,7 +66,7 @@ void on_segmentation_fault(int signal, siginfo_t* info, void* context) {
       if (address < start + bytes)
         length += std::snprintf(text + length, sizeof(text) - size_t(length),
                                 "  it lies %zu bytes into the allocation at %p of %zu bytes\n", size_t(address - start),
-                                reinterpret_cast<void*>(start), a.sizes[start]);
+                                reinterpret_cast<void*>(start), a.sizes.find(start)->second);
     }
     a.mutex.unlock();
   }
@@ -84,11 +87,18 @@ void install_fault_handler(Arena& a) {
   if (!(replaced.sa_flags & SA_SIGINFO) || replaced.sa_sigaction != on_segmentation_fault) a.previous_handler = replaced;
 }
 
-void set_protection(Arena& a, size_t bytes, int protection) {
-  if (bytes > 0 && mprotect(a.base, bytes, protection) != 0) {
+void set_protection(char* first, size_t bytes, int protection) {
+  if (bytes > 0 && mprotect(first, bytes, protection) != 0) {
     std::perror("emulated CUDA runtime: mprotect of device memory");
     std::abort();
   }
+}
+
+// Makes the pages up to `used` that are not open yet readable and writable. Lock held.
+void open_to_used(Arena& a) {
+  const size_t end = round_up(a.used, page_size());
+  if (end > a.open_bytes) set_protection(a.base + a.open_bytes, end - a.open_bytes, PROT_READ | PROT_WRITE);
+  a.open_bytes = std::max(a.open_bytes, end);
 }
 
 void open_device_memory();
@@ -97,7 +107,12 @@ void close_device_memory();
 Arena& arena() {
   static Arena* instance = [] {
     auto* a = new Arena;  // never destroyed: allocations may be freed during exit
-    void* base = mmap(nullptr, kArenaBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    auto reserve = [](size_t bytes) {
+      return mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    };
+    a->reserved = kLargestArena;
+    void* base = reserve(a->reserved);
+    while (base == MAP_FAILED && a->reserved > kSmallestArena) base = reserve(a->reserved /= 2);
     if (base == MAP_FAILED) {
       std::perror("emulated CUDA runtime: reserving device memory");
       std::abort();
@@ -114,17 +129,14 @@ Arena& arena() {
 void open_device_memory() {
   Arena& a = arena();
   const std::lock_guard lock(a.mutex);
-  if (a.access_depth++ == 0) {
-    a.open_bytes = round_up(a.used, size_t(sysconf(_SC_PAGESIZE)));
-    set_protection(a, a.open_bytes, PROT_READ | PROT_WRITE);
-  }
+  if (a.access_depth++ == 0) open_to_used(a);
 }
 
 void close_device_memory() {
   Arena& a = arena();
   const std::lock_guard lock(a.mutex);
   if (--a.access_depth == 0) {
-    set_protection(a, a.open_bytes, PROT_NONE);
+    set_protection(a.base, a.open_bytes, PROT_NONE);
     a.open_bytes = 0;
     install_fault_handler(a);
   }
@@ -139,15 +151,10 @@ bool take_block(Arena& a, size_t bytes, size_t& offset) {
     a.free.erase(it);
     return true;
   }
-  if (a.used + bytes > kArenaBytes) return false;
+  if (a.used + bytes > a.reserved) return false;
   offset = a.used;
   a.used += bytes;
-  if (a.access_depth > 0 && a.used > a.open_bytes) {  // allocated while open: the new pages are open too
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    const size_t open_to = round_up(a.used, page);
-    if (mprotect(a.base + a.open_bytes, open_to - a.open_bytes, PROT_READ | PROT_WRITE) != 0) std::abort();
-    a.open_bytes = open_to;
-  }
+  if (a.access_depth > 0) open_to_used(a);  // allocated while open: the new pages are open too
   return true;
 }
 
