@@ -2,8 +2,6 @@
 // cuda/kernels/row_reduce.cuh, one block per row, and the general reduction (split into
 // chunks when it has few outputs), arg-reduction and running sums of cuda/kernels/reduce.cuh,
 // one thread per output (and chunk) or line.
-#include <algorithm>
-
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/launch_config.cuh"
@@ -17,12 +15,9 @@ void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void
 }
 
 int64_t reduce_chunks(ReduceOp op, const cuda_kernels::ReduceLayout& layout, int64_t outputs) {
-  constexpr int64_t kThreadsWanted = 1 << 16, kMinChunkLength = 32, kMaxChunks = 1024;
   const bool is_sum = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Norm2;
-  if (!is_sum || outputs == 0) return 1;
-  const int64_t chunks = std::min({(kThreadsWanted + outputs - 1) / outputs, int64_t(layout.reduced_count) / kMinChunkLength,
-                                   kMaxChunks});
-  return std::max<int64_t>(chunks, 1);
+  // Each output's reduced elements are a column of that many rows.
+  return is_sum ? column_chunks(int64_t(layout.reduced_count), outputs) : 1;
 }
 
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
