@@ -5,7 +5,8 @@
 #      CPU vs GPU), with ATTNLAB_REQUIRE_GPU=1 so that a skip is a failure;
 #   3. the NCCL communicator (one rank; two where there are two GPUs and mpirun);
 #   4. training throughput of transformer base and big on the GPU (`bench_train`), beside
-#      PyTorch's anchor on the same GPU when ANCHORS names the folder of torch_train.py;
+#      PyTorch's anchor on the same GPU when ANCHORS names the folder of torch_train.py, and
+#      the device time of each kernel of one base step (launches waited for);
 #   5. decoding speed on the GPU (`bench_decode`);
 #   6. compute-sanitizer (memcheck, racecheck, synccheck) over the suite of step 2;
 #   7. the teaching demo trained, averaged, decoded and scored on the GPU, when DEMO names a
@@ -59,6 +60,8 @@ step bench_train 120 "$BUILD/bench/bench_train" --device cuda --model base,trans
 if [ -n "${ANCHORS:-}" ]; then
   step torch_train 90 ${PYTHON:-python3} "$ANCHORS/torch_train.py" --device cuda --config base --steps 20 --warmup 5 --max-wait 0
 fi
+step kernel_times 60 env CUDA_LAUNCH_BLOCKING=1 "$BUILD/bench/bench_train" --device cuda --model base --steps 3 \
+  --warmup 2 --kernels 1
 step bench_decode 90 "$BUILD/bench/bench_decode" --device cuda --models softmax,t2r --lengths 64,256,1024
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
