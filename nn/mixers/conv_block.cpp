@@ -104,7 +104,7 @@ Tensor ConvBlock::implied_weights(const Tensor& taps, const Tensor& u, int64_t p
           const size_t tap = per_position ? size_t(((b * length + t) * heads + h) * k + j) : size_t(h * k + j);
           map[size_t(((b * heads + h) * length + t) * length + s)] = w[tap];
         }
-  return from_doubles(map, {batch, heads, length, length}, u.dtype());
+  return from_doubles(map, {batch, heads, length, length}, u.dtype()).to(u.device());  // built on the host, kept with the model
 }
 
 std::unique_ptr<MixerState> ConvBlock::init_state(int64_t /*batch*/, const MixerContext& ctx) {

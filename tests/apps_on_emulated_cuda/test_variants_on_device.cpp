@@ -98,6 +98,8 @@ TEST_CASE("every mixer trains, shows its attention and decodes on the device as 
   REQUIRE(device_maps.cross.size() == cpu_maps.cross.size());
   for (size_t l = 0; l < cpu_maps.cross.size(); ++l) {
     INFO("layer " << l);
+    for (const auto* maps : {&device_maps.encoder_self, &device_maps.decoder_self, &device_maps.cross})
+      CHECK((*maps)[l].device() == kCuda);  // implied maps too, wherever they are built
     check_close(device_maps.encoder_self[l], cpu_maps.encoder_self[l], 1e-5);
     check_close(device_maps.decoder_self[l], cpu_maps.decoder_self[l], 1e-5);
     check_close(device_maps.cross[l], cpu_maps.cross[l], 1e-5);
