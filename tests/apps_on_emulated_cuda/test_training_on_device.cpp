@@ -14,9 +14,8 @@
 
 #include "../apps/synthetic_corpus.hpp"
 #include "apps/generation/translator.hpp"
-#include "core/device_runtime.hpp"
-#include "cuda/cuda_device_runtime.hpp"
 #include "cuda/emulator/runtime/host_reads.hpp"
+#include "emulated_device.hpp"
 #include "nn/adam.hpp"
 
 using namespace attn;
@@ -24,12 +23,8 @@ using namespace attn::app;
 
 namespace {
 
-const Device kCuda = Device::cuda(0);
-
-void switch_on_emulated_cuda() {
-  cuda::install_cuda_runtime();
-  use_device(kCuda);
-}
+using testing::kCuda;
+using testing::switch_on_emulated_cuda;
 
 double max_abs_difference(const nn::NamedTensors& a, const nn::NamedTensors& b) {
   REQUIRE(a.size() == b.size());
@@ -43,13 +38,7 @@ double max_abs_difference(const nn::NamedTensors& a, const nn::NamedTensors& b) 
 }
 
 nn::TransformerConfig tiny_config(const std::vector<std::string>& extra = {}) {
-  nn::TransformerConfig c = nn::transformer_preset("transformer_tiny");
-  nn::apply_overrides(c, extra);
-  nn::apply_overrides(c, {"encoder_layers=1", "decoder_layers=1", "encoder_embed_dim=32", "decoder_embed_dim=32",
-                          "encoder_ffn_embed_dim=64", "decoder_ffn_embed_dim=64", "encoder_attention_heads=2",
-                          "decoder_attention_heads=2", "share_all_embeddings=true"});
-  c.src_vocab_size = c.tgt_vocab_size = 20;
-  return c;
+  return testing::test_size_config("transformer_tiny", extra);
 }
 
 }  // namespace

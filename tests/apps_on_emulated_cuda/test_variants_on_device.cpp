@@ -13,28 +13,12 @@
 #include "apps/generation/translator.hpp"
 #include "autograd/autograd.hpp"
 #include "autograd/ops.hpp"
-#include "core/device_runtime.hpp"
-#include "cuda/cuda_device_runtime.hpp"
-#include "nn/transformer/transformer_config.hpp"
+#include "emulated_device.hpp"
 
 using namespace attn;
+using app::testing::kCuda;
 
 namespace {
-
-const Device kCuda = Device::cuda(0);
-
-// A preset at test size: 1 + 1 layers, width 32, 2 heads, vocabulary 20, dropout on.
-nn::TransformerConfig small(const std::string& preset, const std::vector<std::string>& extra = {}) {
-  nn::TransformerConfig c = nn::transformer_preset(preset);
-  nn::apply_overrides(c, {"encoder_layers=1", "decoder_layers=1", "encoder_embed_dim=32", "decoder_embed_dim=32",
-                          "encoder_ffn_embed_dim=64", "decoder_ffn_embed_dim=64", "encoder_attention_heads=2",
-                          "decoder_attention_heads=2", "share_all_embeddings=true", "dropout=0.1",
-                          "attention_dropout=0.1"});
-  if (c.encoder_self_mixer == "conv") nn::apply_overrides(c, {"encoder_kernel_size_list=3", "decoder_kernel_size_list=5"});
-  nn::apply_overrides(c, extra);
-  c.src_vocab_size = c.tgt_vocab_size = 20;
-  return c;
-}
 
 // Element-wise within `margin` or `relative` of the CPU's value: float32 sums in other orders
 // (a Performer's exponential features amplify them to a few 1e-4 in some gradients).
@@ -47,9 +31,8 @@ void check_close(const Tensor& on_device, const Tensor& on_cpu, double margin, d
 }  // namespace
 
 TEST_CASE("every mixer trains, shows its attention and decodes on the device as on the CPU", "[device]") {
-  cuda::install_cuda_runtime();
-  use_device(kCuda);
-  const auto [preset, extra] = GENERATE(table<std::string, std::vector<std::string>>({
+  app::testing::switch_on_emulated_cuda();
+  const auto [preset, mixers] = GENERATE(table<std::string, std::vector<std::string>>({
       {"lightconv_tiny", {}},
       {"dynamicconv_tiny", {}},
       {"linformer_tiny", {}},
@@ -60,8 +43,10 @@ TEST_CASE("every mixer trains, shows its attention and decodes on the device as 
       {"transformer_tiny", {"decoder_self_mixer=kernel:dpfp+delta"}},
       {"transformer_tiny", {"decoder_self_mixer=kernel:performer+gated", "causal_proj_dim=4"}},
   }));
-  INFO(preset << (extra.empty() ? "" : " + " + extra.front()));
-  const nn::TransformerConfig config = small(preset, extra);
+  INFO(preset << (mixers.empty() ? "" : " + " + mixers.front()));
+  std::vector<std::string> extra = {"dropout=0.1", "attention_dropout=0.1"};
+  extra.insert(extra.end(), mixers.begin(), mixers.end());
+  const nn::TransformerConfig config = app::testing::test_size_config(preset, extra);
   manual_seed(21);
   nn::EncoderDecoderModel on_cpu(config);
   manual_seed(21);

@@ -27,6 +27,8 @@ constexpr size_t kLargestArena = size_t(64) << 30, kSmallestArena = size_t(1) <<
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 size_t page_size() { return size_t(sysconf(_SC_PAGESIZE)); }
+// The arena bytes an allocation of `bytes` takes: whole alignment units, at least one.
+size_t taken_bytes(size_t bytes) { return std::max(round_up(bytes, kAlignment), kAlignment); }
 
 struct Arena {
   std::mutex mutex;
@@ -37,7 +39,6 @@ struct Arena {
   int access_depth = 0;                // live DeviceAccess objects, all threads
   std::map<size_t, size_t> free;       // offset → bytes of every free block below `used`
   std::map<uintptr_t, size_t> sizes;   // start address → bytes asked for, of every live allocation
-  std::map<uintptr_t, size_t> blocks;  // start address → bytes taken (rounded), of the same
   struct sigaction previous_handler {};
 };
 
@@ -60,13 +61,13 @@ void on_segmentation_fault(int signal, siginfo_t* info, void* context) {
                              "(on a GPU: a segmentation fault or garbage). Copy the tensor to the host first.\n",
                              info->si_addr);
   if (a.mutex.try_lock()) {
-    auto after = a.blocks.upper_bound(address);
-    if (after != a.blocks.begin()) {
+    auto after = a.sizes.upper_bound(address);
+    if (after != a.sizes.begin()) {
       const auto& [start, bytes] = *std::prev(after);
-      if (address < start + bytes)
+      if (address < start + taken_bytes(bytes))
         length += std::snprintf(text + length, sizeof(text) - size_t(length),
                                 "  it lies %zu bytes into the allocation at %p of %zu bytes\n", size_t(address - start),
-                                reinterpret_cast<void*>(start), a.sizes.find(start)->second);
+                                reinterpret_cast<void*>(start), bytes);
     }
     a.mutex.unlock();
   }
@@ -182,7 +183,7 @@ DeviceAccess::~DeviceAccess() { close_device_memory(); }
 
 void* allocate_device(size_t bytes) {
   Arena& a = arena();
-  const size_t rounded = std::max(round_up(bytes, kAlignment), kAlignment);
+  const size_t rounded = taken_bytes(bytes);
   char* ptr = nullptr;
   {
     const std::lock_guard lock(a.mutex);
@@ -190,7 +191,6 @@ void* allocate_device(size_t bytes) {
     if (!take_block(a, rounded, offset)) return nullptr;
     ptr = a.base + offset;
     a.sizes[reinterpret_cast<uintptr_t>(ptr)] = bytes;
-    a.blocks[reinterpret_cast<uintptr_t>(ptr)] = rounded;
   }
   const DeviceAccess access;
   std::memset(ptr, 0xff, rounded);  // NaN as floats: reading what nobody wrote shows up
@@ -201,11 +201,10 @@ bool free_device(void* ptr) {
   Arena& a = arena();
   const std::lock_guard lock(a.mutex);
   const auto start = reinterpret_cast<uintptr_t>(ptr);
-  const auto block = a.blocks.find(start);
-  if (block == a.blocks.end()) return false;
-  give_back_block(a, size_t(static_cast<char*>(ptr) - a.base), block->second);
-  a.blocks.erase(block);
-  a.sizes.erase(start);
+  const auto allocation = a.sizes.find(start);
+  if (allocation == a.sizes.end()) return false;
+  give_back_block(a, size_t(static_cast<char*>(ptr) - a.base), taken_bytes(allocation->second));
+  a.sizes.erase(allocation);
   return true;
 }
 
