@@ -34,26 +34,6 @@ ATTN_HD inline std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counter
   return {c0, c1, c2, c3};
 }
 
-// The blocks of `Lanes` consecutive counters (counter_hi = 0, counter_lo = first_block + l)
-// at once, word w of block l in words[w][l]: the same values as philox4x32, computed lane by
-// lane in plain loops the compiler turns into SIMD (host code; 3-4x faster per block).
-template <int Lanes>
-inline void philox4x32_lanes(uint64_t key, uint64_t first_block, uint32_t (&words)[4][Lanes]) {
-  uint32_t(&c0)[Lanes] = words[0];
-  uint32_t(&c1)[Lanes] = words[1];
-  uint32_t(&c2)[Lanes] = words[2];
-  uint32_t(&c3)[Lanes] = words[3];
-  for (int l = 0; l < Lanes; ++l) {
-    const uint64_t counter = first_block + uint64_t(l);
-    c0[l] = uint32_t(counter);
-    c1[l] = uint32_t(counter >> 32);
-    c2[l] = c3[l] = 0;
-  }
-  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
-  for (int r = 0; r < philox::kRounds; ++r, k0 += philox::kW0, k1 += philox::kW1)
-    for (int l = 0; l < Lanes; ++l) philox::apply_round(c0[l], c1[l], c2[l], c3[l], k0, k1);
-}
-
 // Element `index` of a stream: block (first + index) / 4, word (first + index) % 4.
 ATTN_HD inline uint32_t philox_word(uint64_t seed, uint64_t first, uint64_t index) {
   const uint64_t c = first + index, block = c >> 2;

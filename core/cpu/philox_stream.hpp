@@ -1,11 +1,11 @@
 // Runs of consecutive words of a Philox stream (core/rng.hpp), for the CPU random kernels
 // (core/cpu/random.cpp) and the dropout family (core/cpu/dropout.cpp): whole groups of
-// kPhiloxLanes blocks go through the lane-parallel Philox (SIMD), a partial block at either
+// kPhiloxLanes blocks go through the SIMD Philox (core/cpu/philox_simd.hpp), a partial block at either
 // end through the scalar one, so word k is exactly philox_word(seed, first, start + k).
 #pragma once
 #include <cstdint>
 
-#include "core/rng.hpp"
+#include "core/cpu/philox_simd.hpp"
 
 namespace attn::cpu {
 

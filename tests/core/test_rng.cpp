@@ -1,6 +1,8 @@
-// Philox-4x32-10 and the generator (core/rng.hpp, core/rng.cpp).
+// Philox-4x32-10 and the generator (core/rng.hpp, core/rng.cpp), and the CPU kernels'
+// SIMD Philox (core/cpu/philox_simd.hpp).
 #include <catch.hpp>
 
+#include "core/cpu/philox_simd.hpp"
 #include "core/rng.hpp"
 
 using namespace attn;
@@ -12,6 +14,19 @@ TEST_CASE("Philox-4x32-10 reproduces the Random123 known-answer vectors") {
   // counter = (243f6a88, 85a308d3, 13198a2e, 03707344), key = (a4093822, 299f31d0): digits of pi.
   CHECK(philox4x32(0x299f31d0a4093822ull, 0x0370734413198a2eull, 0x85a308d3243f6a88ull) ==
         std::array<uint32_t, 4>{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u});
+}
+
+TEST_CASE("the SIMD Philox gives every block's words bit for bit, across 32-bit counter carries") {
+  constexpr int kLanes = 16;
+  for (const uint64_t key : {uint64_t(0), uint64_t(0x299f31d0a4093822ull), ~uint64_t(0)})
+    for (const uint64_t first_block : {uint64_t(0), uint64_t(12345), (uint64_t(1) << 32) - 7, ~uint64_t(0) - 20}) {
+      uint32_t words[4][kLanes];
+      cpu::philox4x32_lanes<kLanes>(key, first_block, words);
+      for (int l = 0; l < kLanes; ++l) {
+        const std::array<uint32_t, 4> block = philox4x32(key, 0, first_block + uint64_t(l));
+        for (int w = 0; w < 4; ++w) CHECK(words[w][l] == block[w]);
+      }
+    }
 }
 
 TEST_CASE("uniform draws lie in [0, 1) and are pure functions of (seed, first, index)") {
