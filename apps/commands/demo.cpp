@@ -31,6 +31,10 @@ CommandAction setup(CLI::App& cmd) {
       ->capture_default_str();
   cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->check(positive_number())->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();
+  cmd.add_option("--knn-lambda", options->knn_lambda,
+                 "kNN-MT on the test set: weight of the training pairs' nearest decoder states (0: plain beam search)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd.add_flag("--compare", options->compare,
                "Also train every teaching variant for --compare-updates and compare them in the report");
   cmd.add_option("--compare-updates", options->compare_updates, "Updates per variant with --compare")

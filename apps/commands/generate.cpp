@@ -20,6 +20,7 @@
 #include "apps/task/translation_task.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/bleu.hpp"
+#include "nn/search/knn_datastore.hpp"
 
 namespace attn::app {
 namespace {
@@ -29,6 +30,8 @@ struct GenerateArgs {
   DecodingOptions decoding;
   bool quiet = false;
   ComputeOptions compute;
+  std::string knn_datastore;  // a split of the data dir whose pairs fill the kNN-MT datastore
+  nn::KnnRetrieval knn;
 };
 
 std::vector<std::vector<int64_t>> all_sentences(const data::BinarizedCorpus& corpus) {
@@ -44,6 +47,21 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
   return line;
 }
 
+// The kNN-MT datastore of the split --knn-datastore names (one teacher-forced pass).
+std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const TranslationTask& task,
+                                                  const GenerateArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const SplitCorpora pairs = open_split(task, args.knn_datastore);
+  auto retrieval = std::make_shared<nn::KnnRetrieval>(args.knn);
+  retrieval->datastore = std::make_shared<const nn::KnnDatastore>(
+      nn::KnnDatastore::build(*trained.model, all_sentences(pairs.source), all_sentences(pairs.target)));
+  std::cerr << fmt::format("kNN-MT datastore: {} keys of {} numbers from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
+                           retrieval->datastore->size(), retrieval->datastore->dim(), args.knn_datastore,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                           args.knn.k, args.knn.temperature, args.knn.lambda);
+  return retrieval;
+}
+
 int run_generate(const GenerateArgs& args) {
   const Device device = apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path, device);
@@ -51,9 +69,11 @@ int run_generate(const GenerateArgs& args) {
   const SplitCorpora corpora = open_split(task, args.subset);
   const std::vector<std::vector<int64_t>> sources = all_sentences(corpora.source);
   const std::vector<std::vector<int64_t>> targets = all_sentences(corpora.target);
+  DecodingOptions decoding = args.decoding;
+  if (!args.knn_datastore.empty()) decoding.search.knn = build_knn(trained, task, args);
 
   const auto start = std::chrono::steady_clock::now();
-  const auto hypotheses = translate_sentences(*trained.model, sources, args.decoding);
+  const auto hypotheses = translate_sentences(*trained.model, sources, decoding);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::vector<std::string> best, references;
@@ -93,6 +113,16 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
+  cmd.add_option("--knn-datastore", args->knn_datastore,
+                 "kNN-MT (Khandelwal et al. 2021): a split of the data dir (e.g. train) whose decoder states the "
+                 "search consults");
+  cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--knn-temperature", args->knn.temperature, "kNN-MT: T of exp(-distance / T)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--knn-lambda", args->knn.lambda, "kNN-MT: weight of the neighbours' distribution")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   add_compute_options(cmd, args->compute);
   return [args] {
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",

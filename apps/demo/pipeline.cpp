@@ -2,6 +2,7 @@
 #include "apps/demo/pipeline.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -25,6 +26,7 @@
 #include "data/moses_tokenizer.hpp"
 #include "data/text_io.hpp"
 #include "nn/checkpoint_names.hpp"
+#include "nn/search/knn_datastore.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;
@@ -231,26 +233,50 @@ struct Translations {
   int64_t tokens = 0;      // target tokens generated, </s> included
 };
 
+constexpr int64_t kDemoKnnNeighbours = 16;
+constexpr double kDemoKnnTemperature = 10.0, kDemoKnnLengthPenalty = 1.5;
+
+std::vector<std::vector<int64_t>> corpus_sentences(const DemoPaths& paths, const char* split, const char* lang) {
+  const data::BinarizedCorpus corpus =
+      data::BinarizedCorpus::open(data::binarized_path(paths.data_bin.string(), split, kSource, kTarget, lang));
+  std::vector<std::vector<int64_t>> sentences(corpus.size());
+  for (size_t i = 0; i < corpus.size(); ++i) sentences[i] = corpus.sentence(i);
+  return sentences;
+}
+
+// The demo's kNN-MT search options: a datastore of the training pairs under `model`.
+void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const DemoPaths& paths, double lambda) {
+  const auto start = std::chrono::steady_clock::now();
+  auto store = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::build(
+      model, corpus_sentences(paths, "train", kSource), corpus_sentences(paths, "train", kTarget)));
+  fmt::print("      kNN-MT datastore: {} decoder states of the training pairs in {:.0f} s (k {}, T {}, lambda {})\n",
+             store->size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+             kDemoKnnNeighbours, kDemoKnnTemperature, lambda);
+  search.knn = std::make_shared<const nn::KnnRetrieval>(
+      nn::KnnRetrieval{std::move(store), kDemoKnnNeighbours, kDemoKnnTemperature, lambda});
+  search.lenpen = kDemoKnnLengthPenalty;
+}
+
 // Beam search with `checkpoint` on the test set into gen_dir (test.tok.de, test.de, and the
-// decoding time in timing.json); read back when gen_dir holds a decode newer than the checkpoint.
+// decoding time and kNN-MT weight in timing.json), with kNN-MT when knn_lambda > 0; read back
+// when gen_dir holds a decode newer than the checkpoint made with the same kNN-MT weight.
 Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_dir, const DemoPaths& paths,
-                             const DemoOptions& options) {
+                             const DemoOptions& options, double knn_lambda = 0.0) {
   const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de", timing = gen_dir / "timing.json";
   if (newer(detokenized, metadata_path(checkpoint)) && fs::exists(tokenized) && fs::exists(timing)) {
     const auto t = nlohmann::json::parse(data::read_utf8_file(timing.string()), nullptr, /*allow_exceptions=*/false);
-    return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string()),
-            t.is_object() ? t.value("seconds", 0.0) : 0.0, t.is_object() ? t.value("tokens", int64_t(0)) : 0};
+    if (t.is_object() && t.value("knn_lambda", 0.0) == knn_lambda)
+      return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string()), t.value("seconds", 0.0),
+              t.value("tokens", int64_t(0))};
   }
   const TrainedModel trained = load_trained_model(checkpoint, parse_device(options.compute.device));
-  const data::BinarizedCorpus test = data::BinarizedCorpus::open(
-      data::binarized_path(paths.data_bin.string(), "test", kSource, kTarget, kSource));
-  std::vector<std::vector<int64_t>> sources(test.size());
-  for (size_t i = 0; i < test.size(); ++i) sources[i] = test.sentence(i);
+  const std::vector<std::vector<int64_t>> sources = corpus_sentences(paths, "test", kSource);
   DecodingOptions decoding;
   decoding.search.beam = options.beam;
   decoding.search.max_len_a = 1.5;  // outputs of at most 1.5 × source + 10 tokens: an
   decoding.search.max_len_b = 10;   // undertrained model's loops end early
   decoding.max_tokens = 4096;
+  if (knn_lambda > 0.0) add_knn(decoding.search, *trained.model, paths, knn_lambda);
   ProgressDisplay progress(stdout, ProgressDisplay::is_terminal(stdout));
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -271,15 +297,20 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
   fs::create_directories(gen_dir);
   data::write_file_atomic(tokenized.string(), joined_lines(out.tokenized));
   data::write_file_atomic(detokenized.string(), joined_lines(out.detokenized));
-  data::write_file_atomic(timing.string(), nlohmann::json({{"seconds", out.seconds}, {"tokens", out.tokens}}).dump() + "\n");
+  data::write_file_atomic(
+      timing.string(),
+      nlohmann::json({{"seconds", out.seconds}, {"tokens", out.tokens}, {"knn_lambda", knn_lambda}}).dump() + "\n");
   return out;
 }
 
 Translations generate(const DemoPaths& paths, const DemoOptions& options) {
   const bool done = newer(paths.gen / "test.de", metadata_path(paths.averaged.string()));
-  stage(8, fmt::format("beam search (beam {}) on the test set -> {}", options.beam, (paths.gen / "test.de").string()),
+  stage(8,
+        fmt::format("beam search (beam {}{}) on the test set -> {}", options.beam,
+                    options.knn_lambda > 0.0 ? fmt::format(", kNN-MT lambda {}", options.knn_lambda) : "",
+                    (paths.gen / "test.de").string()),
         done);
-  return decode_test_set(paths.averaged.string(), paths.gen, paths, options);
+  return decode_test_set(paths.averaged.string(), paths.gen, paths, options, options.knn_lambda);
 }
 
 data::BleuScore test_sacrebleu(const DemoPaths& paths, const std::vector<std::string>& detokenized) {

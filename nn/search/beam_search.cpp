@@ -91,7 +91,8 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
 
   for (int64_t step = 0; step <= max_len && !live.empty(); ++step) {
     Tensor attention;
-    Tensor log_probs = model.decode_step(last_tokens, state, options.return_attention ? &attention : nullptr);
+    Tensor log_probs = search_detail::next_log_probs(model, last_tokens, state,
+                                                        options.return_attention ? &attention : nullptr, options);
     search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
     if (options.no_repeat_ngram_size != 0) {
       int64_t row = 0;  // decoder-state rows: sentence by sentence, beam by beam

@@ -29,7 +29,8 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
 
   for (int64_t step = 0; step <= max_len && !sentence_of_row.empty(); ++step) {
     Tensor attention;
-    Tensor log_probs = model.decode_step(last_tokens, state, options.return_attention ? &attention : nullptr);
+    Tensor log_probs = search_detail::next_log_probs(model, last_tokens, state,
+                                                        options.return_attention ? &attention : nullptr, options);
     search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
     if (options.no_repeat_ngram_size != 0)
       for (size_t r = 0; r < rows.size(); ++r)

@@ -5,11 +5,14 @@
 // layer averaged over heads).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/tensor.hpp"
 
 namespace attn::nn {
+
+struct KnnRetrieval;  // nn/search/knn_datastore.hpp
 
 struct Hypothesis {
   std::vector<int64_t> tokens;
@@ -27,6 +30,7 @@ struct SearchOptions {
   int64_t nbest = 1;        // hypotheses returned per sentence (≤ beam)
   int64_t no_repeat_ngram_size = 0;  // n ≥ 2: no n-gram twice in a hypothesis (0: off)
   bool return_attention = false;
+  std::shared_ptr<const KnnRetrieval> knn;  // kNN-MT: each step's distribution interpolated (null: off)
 };
 
 }  // namespace attn::nn

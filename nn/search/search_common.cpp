@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "autograd/ops.hpp"
+#include "nn/search/knn_datastore.hpp"
 
 namespace attn::nn::search_detail {
 
@@ -17,6 +18,14 @@ int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_p
   // Clamped in double first: converting a double beyond int64's range is undefined.
   const double limit = double(max_positions - 1);
   return int64_t(std::clamp(length, 0.0, std::max(limit, 0.0)));
+}
+
+Tensor next_log_probs(EncoderDecoderModel& model, const Tensor& tokens, DecoderState& state, Tensor* attention,
+                      const SearchOptions& options) {
+  if (!options.knn) return model.decode_step(tokens, state, attention);
+  Tensor features;
+  Tensor log_probs = model.decode_step(tokens, state, attention, &features);
+  return interpolate_knn(*options.knn, features, log_probs);
 }
 
 void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, int64_t min_len, int64_t pad,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nn/search/hypothesis.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
 
 namespace attn::nn::search_detail {
 
@@ -13,6 +14,11 @@ namespace attn::nn::search_detail {
 // least 0 (a search always makes one step: at worst the hypothesis is </s> alone). Throws
 // when a·src_len + b is NaN or infinite.
 int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
+
+// The next-token log-probabilities [N, V] of the hypotheses whose last tokens are `tokens`:
+// the model's, interpolated with the kNN-MT datastore's when options.knn is set.
+Tensor next_log_probs(EncoderDecoderModel& model, const Tensor& tokens, DecoderState& state, Tensor* attention,
+                      const SearchOptions& options);
 
 // In place on log-probabilities [N, V]: pad never selected; from step max_len on only
 // </s>; before min_len no </s>; NaN treated as −∞.

@@ -19,9 +19,10 @@ EncoderDecoderModel::EncoderDecoderModel(const TransformerConfig& c) : config_(v
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(c, target_embed));
 }
 
-Tensor EncoderDecoderModel::forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps) {
+Tensor EncoderDecoderModel::forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps,
+                                    Tensor* features) {
   EncoderOutput encoder_out = encoder->forward(src_tokens, maps ? &maps->encoder_self : nullptr);
-  return decoder->forward(prev_output_tokens, encoder_out, maps);
+  return decoder->forward(prev_output_tokens, encoder_out, maps, features);
 }
 
 EncoderOutput EncoderDecoderModel::encode(const Tensor& src_tokens, std::vector<Tensor>* encoder_maps) {
@@ -32,8 +33,9 @@ DecoderState EncoderDecoderModel::init_decoder_state(const EncoderOutput& encode
   return decoder->init_state(encoder_out);
 }
 
-Tensor EncoderDecoderModel::decode_step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention) {
-  return log_softmax(decoder->step(tokens, state, cross_attention), -1);
+Tensor EncoderDecoderModel::decode_step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention,
+                                        Tensor* features) {
+  return log_softmax(decoder->step(tokens, state, cross_attention, features), -1);
 }
 
 void EncoderDecoderModel::reorder(DecoderState& state, const Tensor& order) { decoder->reorder(state, order); }

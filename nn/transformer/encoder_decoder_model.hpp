@@ -26,15 +26,19 @@ class EncoderDecoderModel : public Module {
   explicit EncoderDecoderModel(const TransformerConfig& config);
 
   // Teacher-forced forward: logits [B, T, V]. `maps` (optional) receives every layer's and
-  // head's attention probabilities.
-  Tensor forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps = nullptr);
+  // head's attention probabilities; `features` (optional) the decoder's output states, the
+  // output projection's input [B, T, D] (the keys of a kNN-MT datastore, nn/search/knn_datastore.hpp).
+  Tensor forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps = nullptr,
+                 Tensor* features = nullptr);
 
   // --- decoding (use under NoGradGuard, in eval mode) ---
   EncoderOutput encode(const Tensor& src_tokens, std::vector<Tensor>* encoder_maps = nullptr);
   DecoderState init_decoder_state(const EncoderOutput& encoder_out);
   // tokens int64 [B] (the last token of each hypothesis) -> log-probabilities [B, V] of the
-  // next token; cross_attention (optional): last layer, head-averaged, [B, S].
-  Tensor decode_step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention = nullptr);
+  // next token; cross_attention (optional): last layer, head-averaged, [B, S]; features
+  // (optional): the decoder's output states [B, D], as forward's.
+  Tensor decode_step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention = nullptr,
+                     Tensor* features = nullptr);
   // Keeps/duplicates hypotheses: new row i = old row order[i] (int64 [B']), encoder rows included.
   void reorder(DecoderState& state, const Tensor& order);
 

@@ -54,12 +54,14 @@ Tensor TransformerDecoder::embed(const Tensor& tokens, const Tensor& positions) 
   return dropout(embed_tokens->forward(tokens) * embed_scale_ + positions, dropout_, is_training());
 }
 
-Tensor TransformerDecoder::project(const Tensor& hidden) const {
-  return linear(layer_norm ? layer_norm->forward(hidden) : hidden, output_projection, Tensor());
+Tensor TransformerDecoder::project(const Tensor& hidden, Tensor* features) const {
+  Tensor normalized = layer_norm ? layer_norm->forward(hidden) : hidden;
+  if (features) *features = normalized;
+  return linear(normalized, output_projection, Tensor());
 }
 
 Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,
-                                   AttentionMaps* maps) {
+                                   AttentionMaps* maps, Tensor* features) {
   ATTN_CHECK(prev_output_tokens.dim() == 2 && prev_output_tokens.dtype() == DType::Int64,
              "TransformerDecoder: prev_output_tokens must be int64 [B, T], got {} {}",
              dtype_name(prev_output_tokens.dtype()), prev_output_tokens.shape().str());
@@ -76,7 +78,7 @@ Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const Encod
   for (size_t i = 0; i < layers.size(); ++i)
     x = layers[i]->forward(x, self_padding_mask, encoder_out.out, encoder_out.padding_mask,
                            maps ? &maps->decoder_self[i] : nullptr, maps ? &maps->cross[i] : nullptr);
-  return project(x);
+  return project(x, features);
 }
 
 DecoderState TransformerDecoder::init_state(const EncoderOutput& encoder_out) {
@@ -87,7 +89,7 @@ DecoderState TransformerDecoder::init_state(const EncoderOutput& encoder_out) {
   return state;
 }
 
-Tensor TransformerDecoder::step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention) {
+Tensor TransformerDecoder::step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention, Tensor* features) {
   const int64_t batch = state.batch();
   ATTN_CHECK(tokens.dim() == 1 && tokens.size(0) == batch && tokens.dtype() == DType::Int64,
              "TransformerDecoder::step: tokens must be int64 [{}], got {} {}", batch, dtype_name(tokens.dtype()),
@@ -100,7 +102,9 @@ Tensor TransformerDecoder::step(const Tensor& tokens, DecoderState& state, Tenso
   }
   if (cross_attention) *cross_attention = ops::mean(last_cross, {1}).view({batch, -1});
   ++state.length;
-  return project(x).view({batch, -1});
+  Tensor logits = project(x, features).view({batch, -1});
+  if (features) *features = features->view({batch, -1});
+  return logits;
 }
 
 void TransformerDecoder::reorder(DecoderState& state, const Tensor& order) {

@@ -34,13 +34,16 @@ struct DecoderState {
 class TransformerDecoder : public Module {
  public:
   TransformerDecoder(const TransformerConfig& config, std::shared_ptr<Embedding> embed_tokens);
-  // prev_output_tokens int64 [B, T] (right-padded) -> logits [B, T, V].
-  Tensor forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out, AttentionMaps* maps = nullptr);
+  // prev_output_tokens int64 [B, T] (right-padded) -> logits [B, T, V]. `features`
+  // (optional) receives the output projection's input [B, T, D] (after the final layer norm).
+  Tensor forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out, AttentionMaps* maps = nullptr,
+                 Tensor* features = nullptr);
 
   DecoderState init_state(const EncoderOutput& encoder_out);
   // tokens int64 [B] -> logits [B, V]. cross_attention (optional) receives the last
-  // layer's cross-attention averaged over heads, [B, S] (for alignments).
-  Tensor step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention = nullptr);
+  // layer's cross-attention averaged over heads, [B, S] (for alignments); features
+  // (optional) the output projection's input [B, D], as forward's.
+  Tensor step(const Tensor& tokens, DecoderState& state, Tensor* cross_attention = nullptr, Tensor* features = nullptr);
   void reorder(DecoderState& state, const Tensor& order);
 
   std::shared_ptr<Embedding> embed_tokens;
@@ -51,7 +54,8 @@ class TransformerDecoder : public Module {
 
  private:
   Tensor embed(const Tensor& tokens, const Tensor& positions) const;
-  Tensor project(const Tensor& hidden) const;  // final LN (if any) + output projection
+  // final LN (if any) + output projection; `features` (optional) receives the former
+  Tensor project(const Tensor& hidden, Tensor* features) const;
 
   double embed_scale_;
   double dropout_;

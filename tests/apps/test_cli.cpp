@@ -382,6 +382,22 @@ TEST_CASE("generate --beam 2 prints S-, T-, H-, D- and P- lines for every test s
   CHECK(lines.back().starts_with("Generate test with beam=2: BLEU4 = "));
 }
 
+TEST_CASE("generate --knn-datastore train: on the neighbours alone greedy search gives back the training targets") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const CommandResult generated =
+      run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--gen-subset",
+                                  "train", "--beam", "1", "--knn-datastore", "train", "--knn-k", "1", "--knn-lambda",
+                                  "1", "--quiet", "--threads", "1"});
+  require_success(generated);
+  CHECK(contains(generated.err, "kNN-MT datastore: "));
+  CHECK(contains(generated.err, " keys of 32 numbers from 'train'"));
+  // Each step's state is the key stored for that very position: the reference comes back.
+  CHECK(contains(generated.out, "Generate train with beam=1: BLEU4 = 100.00"));
+  require_runtime_error(run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
+                                                    "--knn-datastore", "nosuchsplit", "--threads", "1"}),
+                        {"nosuchsplit"});
+}
+
 TEST_CASE("average writes the element-wise mean of the last two epoch checkpoints") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
@@ -647,13 +663,18 @@ TEST_CASE("translate names the input line that is not UTF-8 or longer than the m
   require_runtime_error(run_attnlab(dir, translate, dir.file("long.en")), {"<stdin>:3", "max_source_positions"});
 }
 
-TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b, or an n-gram block of 1, is refused naming the flag") {
+TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b, an n-gram block of 1 or a kNN-MT option out of range is refused naming the flag") {
   TempDir dir;
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
            {"--max-len-a", "nan"}, {"--max-len-a", "-1"}, {"--max-len-a", "inf"}, {"--max-len-b", "-5"},
            {"--no-repeat-ngram-size", "1"}, {"--no-repeat-ngram-size", "-2"}, {"--no-repeat-ngram-size", "2.5"}}) {
     INFO(flag << " " << value);
     require_command_line_error(run_attnlab(dir, {"translate", "--path", "any", flag, value}), flag);
+    require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "any", flag, value}), flag);
+  }
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--knn-lambda", "1.5"}, {"--knn-lambda", "-0.1"}, {"--knn-temperature", "0"}, {"--knn-k", "0"}}) {
+    INFO(flag << " " << value);
     require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "any", flag, value}), flag);
   }
 }

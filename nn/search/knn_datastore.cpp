@@ -1,0 +1,170 @@
+#include "nn/search/knn_datastore.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/autograd.hpp"
+#include "core/ops.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
+
+namespace attn::nn {
+namespace {
+
+constexpr int64_t kKeysPerChunk = 8192;  // keys per GEMM: a [B, 8192] block of products
+
+// Nearer first; equal distances by key index, so the result does not depend on chunking.
+bool nearer(const KnnNeighbor& a, const KnnNeighbor& b) {
+  return a.distance < b.distance || (a.distance == b.distance && a.key < b.key);
+}
+
+std::vector<float> squared_norms(const Tensor& rows) {
+  const int64_t n = rows.size(0), d = rows.size(1);
+  const float* p = rows.data<float>();
+  std::vector<float> norms(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double sum = 0.0;
+    for (int64_t j = 0; j < d; ++j) sum += double(p[i * d + j]) * double(p[i * d + j]);
+    norms[size_t(i)] = float(sum);
+  }
+  return norms;
+}
+
+// One batch of pairs as the trainer pads them: sources left-padded, previous outputs
+// (</s> y_1 … y_{n−1}) right-padded.
+struct TeacherForcedBatch {
+  Tensor src_tokens, prev_output_tokens;
+};
+
+TeacherForcedBatch pad_batch(const std::vector<std::vector<int64_t>>& sources,
+                             const std::vector<std::vector<int64_t>>& targets, size_t begin, size_t end,
+                             const TransformerConfig& config) {
+  size_t src_len = 0, tgt_len = 0;
+  for (size_t i = begin; i < end; ++i) {
+    src_len = std::max(src_len, sources[i].size());
+    tgt_len = std::max(tgt_len, targets[i].size());
+  }
+  const size_t rows = end - begin;
+  std::vector<int64_t> src(rows * src_len, config.padding_idx), prev(rows * tgt_len, config.padding_idx);
+  for (size_t r = 0; r < rows; ++r) {
+    const std::vector<int64_t>& s = sources[begin + r];
+    const std::vector<int64_t>& t = targets[begin + r];
+    std::copy(s.begin(), s.end(), src.begin() + std::ptrdiff_t(r * src_len + src_len - s.size()));
+    prev[r * tgt_len] = config.eos_idx;
+    std::copy(t.begin(), t.end() - 1, prev.begin() + std::ptrdiff_t(r * tgt_len + 1));
+  }
+  return {from_vector(src, Shape{int64_t(rows), int64_t(src_len)}),
+          from_vector(prev, Shape{int64_t(rows), int64_t(tgt_len)})};
+}
+
+}  // namespace
+
+KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values)
+    : keys_(keys.to(Device::cpu()).to(DType::Float32).contiguous()), values_(std::move(values)) {
+  ATTN_CHECK(keys_.dim() == 2 && keys_.size(0) == int64_t(values_.size()),
+             "KnnDatastore: keys {} do not match {} values", keys_.shape().str(), values_.size());
+  key_norms_ = squared_norms(keys_);
+}
+
+KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
+                                 const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences) {
+  ATTN_CHECK(sources.size() == targets.size() && !targets.empty() && batch_sentences > 0,
+             "KnnDatastore::build: {} sources and {} targets (batches of {})", sources.size(), targets.size(),
+             batch_sentences);
+  model.eval();
+  NoGradGuard no_grad;
+  const Device device = model.parameters().front().device();
+  std::vector<float> keys;
+  std::vector<int64_t> values;
+  int64_t dim = 0;
+  for (size_t begin = 0; begin < sources.size(); begin += size_t(batch_sentences)) {
+    const size_t end = std::min(sources.size(), begin + size_t(batch_sentences));
+    for (size_t i = begin; i < end; ++i)
+      ATTN_CHECK(!sources[i].empty() && !targets[i].empty(), "KnnDatastore::build: pair {} is empty", i);
+    const TeacherForcedBatch batch = pad_batch(sources, targets, begin, end, model.config());
+    Tensor features;
+    model.forward(batch.src_tokens.to(device), batch.prev_output_tokens.to(device), nullptr, &features);
+    const Tensor host = features.to(Device::cpu()).to(DType::Float32).contiguous();  // [B, T, D]
+    dim = host.size(2);
+    const float* p = host.data<float>();
+    for (size_t r = 0; r < end - begin; ++r) {
+      const std::vector<int64_t>& target = targets[begin + r];
+      const float* row = p + int64_t(r) * host.size(1) * dim;
+      keys.insert(keys.end(), row, row + int64_t(target.size()) * dim);
+      values.insert(values.end(), target.begin(), target.end());
+    }
+  }
+  Tensor key_matrix = from_vector(keys, Shape{int64_t(values.size()), dim});  // before values is moved from
+  return KnnDatastore(std::move(key_matrix), std::move(values));
+}
+
+std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& queries, int64_t k) const {
+  ATTN_CHECK(queries.dim() == 2 && queries.size(1) == dim() && k > 0,
+             "KnnDatastore::nearest: queries must be [B, {}] and k > 0, got {} and k = {}", dim(),
+             queries.shape().str(), k);
+  const Tensor q = queries.to(Device::cpu()).to(DType::Float32).contiguous();
+  const int64_t rows = q.size(0), n = size();
+  k = std::min(k, n);
+  const std::vector<float> query_norms = squared_norms(q);
+  // Per row a max-heap of the k nearest so far (its front the farthest of them).
+  std::vector<std::vector<KnnNeighbor>> best(static_cast<size_t>(rows));
+  for (int64_t lo = 0; lo < n; lo += kKeysPerChunk) {
+    const int64_t count = std::min(kKeysPerChunk, n - lo);
+    const Tensor dots = ops::matmul(q, keys_.narrow(0, lo, count).transpose(0, 1)).contiguous();
+    const float* d = dots.data<float>();
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<KnnNeighbor>& heap = best[size_t(r)];
+      for (int64_t j = 0; j < count; ++j) {
+        const KnnNeighbor candidate{lo + j, query_norms[size_t(r)] - 2.0f * d[r * count + j] + key_norms_[size_t(lo + j)]};
+        if (int64_t(heap.size()) < k) {
+          heap.push_back(candidate);
+          std::push_heap(heap.begin(), heap.end(), nearer);
+        } else if (nearer(candidate, heap.front())) {
+          std::pop_heap(heap.begin(), heap.end(), nearer);
+          heap.back() = candidate;
+          std::push_heap(heap.begin(), heap.end(), nearer);
+        }
+      }
+    }
+  }
+  for (std::vector<KnnNeighbor>& heap : best) std::sort_heap(heap.begin(), heap.end(), nearer);
+  return best;
+}
+
+Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, const Tensor& log_probs) {
+  ATTN_CHECK(retrieval.datastore != nullptr && retrieval.temperature > 0.0 && retrieval.lambda >= 0.0 &&
+                 retrieval.lambda <= 1.0,
+             "kNN-MT: needs a datastore, a temperature > 0 and 0 <= lambda <= 1 (got T = {}, lambda = {})",
+             retrieval.temperature, retrieval.lambda);
+  ATTN_CHECK(log_probs.dim() == 2 && features.dim() == 2 && features.size(0) == log_probs.size(0),
+             "kNN-MT: features {} and log-probabilities {} must be [B, D] and [B, V]", features.shape().str(),
+             log_probs.shape().str());
+  if (retrieval.lambda == 0.0) return log_probs;
+  const KnnDatastore& store = *retrieval.datastore;
+  const std::vector<std::vector<KnnNeighbor>> neighbours = store.nearest(features, retrieval.k);
+  const Tensor model = log_probs.to(Device::cpu()).to(DType::Float32).contiguous();
+  const int64_t rows = model.size(0), vocab = model.size(1);
+  const float* lp = model.data<float>();
+  std::vector<float> out(static_cast<size_t>(rows * vocab));
+  const double lambda = retrieval.lambda;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<KnnNeighbor>& near = neighbours[size_t(r)];
+    // eq. 2, shifted by the nearest distance (the same softmax, no underflow of every term)
+    std::vector<double> weights(near.size());
+    double total = 0.0;
+    for (size_t j = 0; j < near.size(); ++j)
+      total += weights[j] = std::exp(-(double(near[j].distance) - double(near[0].distance)) / retrieval.temperature);
+    std::vector<double> knn(static_cast<size_t>(vocab), 0.0);
+    for (size_t j = 0; j < near.size(); ++j) {
+      const int64_t v = store.value(near[j].key);
+      if (v >= 0 && v < vocab) knn[size_t(v)] += weights[j] / total;
+    }
+    for (int64_t v = 0; v < vocab; ++v)  // eq. 3, in log space (log 0 = −∞ where both are 0)
+      out[size_t(r * vocab + v)] =
+          float(std::log(lambda * knn[size_t(v)] + (1.0 - lambda) * std::exp(double(lp[r * vocab + v]))));
+  }
+  return from_vector(out, Shape{rows, vocab}).to(log_probs.device());
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,67 @@
+// kNN-MT (Khandelwal et al. 2021, "Nearest Neighbor Machine Translation"; docs/models.md
+// §1.10.1): decoding that consults a memory of the decoder's own states on a parallel corpus.
+//
+// The datastore (§2, "Datastore creation") has one entry per target token of the corpus: the
+// key is the decoder's output state when that token was next (the output projection's input,
+// teacher-forced), the value the token. While decoding (§2, "Inference"), the k keys nearest
+// to the current state in squared L2 distance vote for their values:
+//   p_kNN(v) = Σ_{j ≤ k, value_j = v} exp(−d_j / T) / Σ_{j ≤ k} exp(−d_j / T)     (eq. 2)
+// and the next-token distribution is the interpolation
+//   p(v) = λ p_kNN(v) + (1 − λ) p_model(v)                                         (eq. 3).
+// The search is exact (every key compared; the products of queries and keys on GEMM, in
+// chunks of keys), on the CPU.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace attn::nn {
+
+class EncoderDecoderModel;
+
+struct KnnNeighbor {
+  int64_t key;     // index into the datastore
+  float distance;  // squared L2
+};
+
+class KnnDatastore {
+ public:
+  // keys float32 [N, D]; values[i] is the token that followed the state keys[i].
+  KnnDatastore(Tensor keys, std::vector<int64_t> values);
+
+  // One teacher-forced pass of `model` (put in eval mode; no gradients) over the pairs
+  // (token ids, each ending in </s>), `batch_sentences` pairs at a time: one entry per target
+  // token, </s> included.
+  static KnnDatastore build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
+                            const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences = 64);
+
+  int64_t size() const { return int64_t(values_.size()); }
+  int64_t dim() const { return keys_.size(1); }
+  int64_t value(int64_t key) const { return values_[size_t(key)]; }
+  const Tensor& keys() const { return keys_; }
+
+  // The k (at most size()) nearest keys of each row of queries [B, D], nearest first; equal
+  // distances keep the lower key index first.
+  std::vector<std::vector<KnnNeighbor>> nearest(const Tensor& queries, int64_t k) const;
+
+ private:
+  Tensor keys_;                   // float32 [N, D], CPU
+  std::vector<float> key_norms_;  // |key|²
+  std::vector<int64_t> values_;
+};
+
+// A datastore and how decoding consults it (generate's --knn-* options).
+struct KnnRetrieval {
+  std::shared_ptr<const KnnDatastore> datastore;
+  int64_t k = 16;
+  double temperature = 10.0;  // T of eq. 2
+  double lambda = 0.4;        // λ of eq. 3
+};
+
+// log p of eq. 3 for each row: features [B, D] (the decoder's output states), log_probs
+// [B, V] (the model's); the result on log_probs' device.
+Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, const Tensor& log_probs);
+
+}  // namespace attn::nn

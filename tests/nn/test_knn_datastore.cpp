@@ -1,0 +1,140 @@
+// kNN-MT (nn/search/knn_datastore.hpp): the exact nearest-key search against a double-precision
+// exhaustive one across key chunks; eqs. 2–3 against a hand computation; the datastore's keys
+// are the states incremental decoding queries with; greedy search on the neighbours alone
+// (λ = 1, k = 1) reproduces the pair the datastore holds; option errors.
+#include <catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/ops.hpp"
+#include "nn/search/greedy_search.hpp"
+#include "nn/search/knn_datastore.hpp"
+#include "tiny_transformer.hpp"
+
+using namespace attn;
+using namespace attn::testing;
+
+namespace {
+
+struct Reference {
+  std::vector<double> distance;  // to every key
+  std::vector<int64_t> order;    // keys nearest first (ties by index)
+};
+
+Reference exhaustive(const std::vector<double>& keys, const std::vector<double>& query, int64_t dim) {
+  const int64_t n = int64_t(keys.size()) / dim;
+  Reference ref{std::vector<double>(size_t(n)), std::vector<int64_t>(size_t(n))};
+  for (int64_t j = 0; j < n; ++j) {
+    double sum = 0.0;
+    for (int64_t d = 0; d < dim; ++d) sum += (query[d] - keys[j * dim + d]) * (query[d] - keys[j * dim + d]);
+    ref.distance[j] = sum;
+  }
+  std::iota(ref.order.begin(), ref.order.end(), 0);
+  std::stable_sort(ref.order.begin(), ref.order.end(), [&](int64_t a, int64_t b) { return ref.distance[a] < ref.distance[b]; });
+  return ref;
+}
+
+}  // namespace
+
+TEST_CASE("the nearest keys are those of an exhaustive double-precision search, across key chunks") {
+  constexpr int64_t kKeys = 20000, kDim = 8, kQueries = 6, kK = 10;  // 20,000 keys: three chunks of 8,192
+  Generator gen(7);
+  const Tensor keys = normal({kKeys, kDim}, 0, 1, DType::Float32, &gen);
+  const Tensor queries = normal({kQueries, kDim}, 0, 1, DType::Float32, &gen);
+  std::vector<int64_t> values(kKeys);
+  std::iota(values.begin(), values.end(), 0);
+  const nn::KnnDatastore store(keys, values);
+  const auto found = store.nearest(queries, kK);
+  const std::vector<double> key_values = keys.to_vector(), query_values = queries.to_vector();
+  REQUIRE(found.size() == size_t(kQueries));
+  for (int64_t r = 0; r < kQueries; ++r) {
+    const std::vector<double> query(query_values.begin() + r * kDim, query_values.begin() + (r + 1) * kDim);
+    const Reference ref = exhaustive(key_values, query, kDim);
+    REQUIRE(found[r].size() == size_t(kK));
+    for (int64_t j = 0; j < kK; ++j) {
+      const nn::KnnNeighbor& n = found[r][j];
+      CHECK(n.distance == Approx(ref.distance[n.key]).margin(1e-4));
+      CHECK(n.key == ref.order[j]);  // random keys: no two distances within float rounding
+    }
+  }
+  CHECK(store.nearest(queries, kKeys + 5).front().size() == size_t(kKeys));  // k beyond the store: all keys
+}
+
+TEST_CASE("the neighbours' distribution (eq. 2) and the interpolation (eq. 3)") {
+  // Keys on a line at 0, 1, 2, 3 with values 5, 6, 5, 7; the query at 0.5: squared distances
+  // 0.25, 0.25, 2.25, 6.25; k = 3 keeps keys 0, 1, 2.
+  const nn::KnnDatastore store(from_vector(std::vector<float>{0, 0, 1, 0, 2, 0, 3, 0}, {4, 2}), {5, 6, 5, 7});
+  const Tensor query = from_vector(std::vector<float>{0.5f, 0.0f}, {1, 2});
+  const int64_t vocab = 9;
+  std::vector<float> model(vocab);
+  for (int64_t v = 0; v < vocab; ++v) model[v] = float(std::log((v + 1.0) / 45.0));  // Σ (v+1)/45 = 1
+  const Tensor log_probs = from_vector(model, {1, vocab});
+  auto retrieval = [&](double lambda) {
+    return nn::KnnRetrieval{std::make_shared<const nn::KnnDatastore>(store), 3, 2.0, lambda};
+  };
+  const double w_near = std::exp(-0.25 / 2.0), w_far = std::exp(-2.25 / 2.0), total = 2 * w_near + w_far;
+  std::vector<double> knn(vocab, 0.0);
+  knn[5] = (w_near + w_far) / total;
+  knn[6] = w_near / total;
+  const double lambda = 0.3;
+  const std::vector<double> mixed = nn::interpolate_knn(retrieval(lambda), query, log_probs).to_vector();
+  for (int64_t v = 0; v < vocab; ++v)
+    CHECK(std::exp(mixed[v]) == Approx(lambda * knn[v] + (1 - lambda) * (v + 1.0) / 45.0).epsilon(1e-6));
+  CHECK(nn::interpolate_knn(retrieval(0.0), query, log_probs).to_vector() == log_probs.to_vector());  // λ = 0: the model's
+  const std::vector<double> only_knn = nn::interpolate_knn(retrieval(1.0), query, log_probs).to_vector();
+  CHECK(std::exp(only_knn[5]) == Approx(knn[5]));
+  CHECK(std::isinf(only_knn[7]));  // key 3 is not among the 3 nearest: probability 0
+}
+
+TEST_CASE("the datastore's keys are the states incremental decoding queries with") {
+  manual_seed(3);
+  nn::EncoderDecoderModel model(tiny_config(12));
+  const auto sources = random_sentences({4, 6, 3}, 12, 1), targets = random_sentences({5, 2, 7}, 12, 2);
+  const nn::KnnDatastore store = nn::KnnDatastore::build(model, sources, targets, 2);  // two batches, padded
+  std::vector<int64_t> all_targets;
+  for (const auto& t : targets) all_targets.insert(all_targets.end(), t.begin(), t.end());
+  REQUIRE(store.size() == int64_t(all_targets.size()));
+  for (int64_t i = 0; i < store.size(); ++i) CHECK(store.value(i) == all_targets[i]);
+
+  NoGradGuard no_grad;
+  const std::vector<double> keys = store.keys().to_vector();
+  int64_t key = 0;
+  for (size_t s = 0; s < sources.size(); ++s) {
+    nn::DecoderState state =
+        model.init_decoder_state(model.encode(from_vector(sources[s], {1, int64_t(sources[s].size())})));
+    int64_t previous = kEos;
+    for (int64_t token : targets[s]) {
+      Tensor features;
+      model.decode_step(from_vector(std::vector<int64_t>{previous}, {1}), state, nullptr, &features);
+      const std::vector<double> f = features.to_vector();
+      REQUIRE(int64_t(f.size()) == store.dim());
+      for (int64_t d = 0; d < store.dim(); ++d) CHECK(keys[key * store.dim() + d] == Approx(f[d]).margin(1e-5));
+      previous = token;
+      ++key;
+    }
+  }
+}
+
+TEST_CASE("on its neighbours alone (lambda 1, k 1) greedy search reproduces the pair the datastore holds") {
+  manual_seed(4);
+  nn::EncoderDecoderModel model(tiny_config(12));
+  const auto sources = random_sentences({5}, 12, 3), targets = random_sentences({6}, 12, 4);
+  nn::SearchOptions options;
+  options.beam = 1;
+  options.max_len_b = 20;
+  options.knn = std::make_shared<const nn::KnnRetrieval>(nn::KnnRetrieval{
+      std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::build(model, sources, targets)), 1, 1.0, 1.0});
+  const auto hypotheses = nn::greedy_search(model, from_vector(sources[0], {1, int64_t(sources[0].size())}), options);
+  CHECK(hypotheses.at(0).tokens == targets[0]);
+}
+
+TEST_CASE("kNN-MT refuses a temperature <= 0, a lambda outside [0, 1] and mismatched shapes") {
+  auto store = std::make_shared<const nn::KnnDatastore>(from_vector(std::vector<float>{0, 1}, {1, 2}), std::vector<int64_t>{4});
+  const Tensor query = from_vector(std::vector<float>{0, 0}, {1, 2}), log_probs = full({1, 6}, std::log(1.0 / 6));
+  CHECK_THROWS_WITH(nn::interpolate_knn({store, 1, 0.0, 0.5}, query, log_probs), Catch::Contains("temperature > 0"));
+  CHECK_THROWS_WITH(nn::interpolate_knn({store, 1, 1.0, 1.5}, query, log_probs), Catch::Contains("lambda <= 1"));
+  CHECK_THROWS_WITH(nn::interpolate_knn({store, 1, 1.0, 0.5}, full({1, 3}, 0.0), log_probs), Catch::Contains("[B, 2]"));
+  CHECK_THROWS_WITH(nn::KnnDatastore(full({2, 2}, 0.0), {4}), Catch::Contains("do not match 1 values"));
+}
