@@ -373,6 +373,12 @@ DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const 
   summary.training_tokens_per_second = training.tokens_per_second;
   summary.threads = get_num_threads();
   summary.matmul_precision = to_string(matmul_precision());
+  summary.decoding =
+      options.knn_lambda > 0.0
+          ? fmt::format("beam {}, kNN-MT over the training pairs (k {}, temperature {}, lambda {}), length penalty {}",
+                        options.beam, kDemoKnnNeighbours, kDemoKnnTemperature, options.knn_lambda,
+                        kDemoKnnLengthPenalty)
+          : fmt::format("beam {}, length penalty 1", options.beam);
   summary.peak_tensor_mib = training.memory.tensor_mib;
   summary.peak_resident_mib = training.memory.resident_mib;
   return summary;
@@ -382,6 +388,7 @@ void print_summary(const DemoPaths& paths, const DemoSummary& summary) {
   fmt::print("\n== Results on the Ding EN-DE test set ({} sentences) ==\n", summary.test_sentences);
   fmt::print("sacreBLEU:       {}\n", summary.sacrebleu);
   fmt::print("tokenized BLEU:  {}\n", summary.tokenized_bleu);
+  fmt::print("decoding:        {}\n", summary.decoding);
   fmt::print("\nExamples:\n");
   for (const DemoExample& example : summary.examples)
     fmt::print("  SRC  {}\n  REF  {}\n  HYP  {}\n\n", example.source, example.reference, example.hypothesis);
@@ -400,6 +407,7 @@ void write_summary(const DemoPaths& paths, const DemoSummary& summary) {
   const nlohmann::json json = {
       {"sacrebleu", {{"score", summary.sacrebleu_score}, {"line", summary.sacrebleu}, {"signature", summary.sacrebleu_signature}}},
       {"tokenized_bleu", summary.tokenized_bleu},
+      {"decoding", summary.decoding},
       {"test_sentences", summary.test_sentences},
       {"examples", examples},
       {"training", {{"updates", summary.updates}, {"target_tokens_per_second", summary.training_tokens_per_second},
@@ -420,6 +428,7 @@ void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comp
        .facts = {{"sacreBLEU", summary.sacrebleu},
                  {"tokenized BLEU", summary.tokenized_bleu},
                  {"test sentences", std::to_string(summary.test_sentences)},
+                 {"decoding", summary.decoding},
                  {"training", fmt::format("{} updates at {:.0f} target tokens/s on {} threads, {} matrix products",
                                           summary.updates, summary.training_tokens_per_second, summary.threads,
                                           summary.matmul_precision)},

@@ -72,6 +72,7 @@ struct DemoSummary {
   double training_tokens_per_second = 0.0;
   int threads = 0;
   std::string matmul_precision;
+  std::string decoding;  // how the test set was searched ("beam 5, kNN-MT ...")
   double peak_tensor_mib = 0.0, peak_resident_mib = 0.0;
   std::vector<DemoExample> examples;
 };
