@@ -245,6 +245,12 @@ std::vector<int64_t> BinarizedCorpus::sentence(size_t i) const {
   return ids;
 }
 
+std::vector<std::vector<int64_t>> BinarizedCorpus::sentences() const {
+  std::vector<std::vector<int64_t>> all(num_sentences_);
+  for (size_t i = 0; i < num_sentences_; ++i) all[i] = sentence(i);
+  return all;
+}
+
 void BinarizedCorpus::release() {
   if (mapping_) ::munmap(const_cast<unsigned char*>(mapping_), mapping_bytes_);
   mapping_ = nullptr;

@@ -84,6 +84,8 @@ class BinarizedCorpus {
   // Token ids of sentence i copied into out (out.size() must equal length(i)).
   void read_sentence(size_t i, std::span<int64_t> out) const;
   std::vector<int64_t> sentence(size_t i) const;
+  // Every sentence, in order.
+  std::vector<std::vector<int64_t>> sentences() const;
 
  private:
   BinarizedCorpus() = default;

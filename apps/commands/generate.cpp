@@ -34,12 +34,6 @@ struct GenerateArgs {
   nn::KnnRetrieval knn;
 };
 
-std::vector<std::vector<int64_t>> all_sentences(const data::BinarizedCorpus& corpus) {
-  std::vector<std::vector<int64_t>> sentences(corpus.size());
-  for (size_t i = 0; i < corpus.size(); ++i) sentences[i] = corpus.sentence(i);
-  return sentences;
-}
-
 std::string positional_scores(const nn::Hypothesis& hypothesis) {
   std::string line;
   for (double score : hypothesis.positional_scores)
@@ -54,7 +48,7 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
   const SplitCorpora pairs = open_split(task, args.knn_datastore);
   auto retrieval = std::make_shared<nn::KnnRetrieval>(args.knn);
   retrieval->datastore = std::make_shared<const nn::KnnDatastore>(
-      nn::KnnDatastore::build(*trained.model, all_sentences(pairs.source), all_sentences(pairs.target)));
+      nn::KnnDatastore::build(*trained.model, pairs.source.sentences(), pairs.target.sentences()));
   std::cerr << fmt::format("kNN-MT datastore: {} keys of {} numbers from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
                            retrieval->datastore->size(), retrieval->datastore->dim(), args.knn_datastore,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
@@ -67,8 +61,8 @@ int run_generate(const GenerateArgs& args) {
   TrainedModel trained = load_trained_model(args.path, device);
   const TranslationTask task = open_task_for(trained, args.data_dir);
   const SplitCorpora corpora = open_split(task, args.subset);
-  const std::vector<std::vector<int64_t>> sources = all_sentences(corpora.source);
-  const std::vector<std::vector<int64_t>> targets = all_sentences(corpora.target);
+  const std::vector<std::vector<int64_t>> sources = corpora.source.sentences();
+  const std::vector<std::vector<int64_t>> targets = corpora.target.sentences();
   DecodingOptions decoding = args.decoding;
   if (!args.knn_datastore.empty()) decoding.search.knn = build_knn(trained, task, args);
 

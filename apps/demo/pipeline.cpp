@@ -237,11 +237,8 @@ constexpr int64_t kDemoKnnNeighbours = 16;
 constexpr double kDemoKnnTemperature = 10.0, kDemoKnnLengthPenalty = 1.5;
 
 std::vector<std::vector<int64_t>> corpus_sentences(const DemoPaths& paths, const char* split, const char* lang) {
-  const data::BinarizedCorpus corpus =
-      data::BinarizedCorpus::open(data::binarized_path(paths.data_bin.string(), split, kSource, kTarget, lang));
-  std::vector<std::vector<int64_t>> sentences(corpus.size());
-  for (size_t i = 0; i < corpus.size(); ++i) sentences[i] = corpus.sentence(i);
-  return sentences;
+  return data::BinarizedCorpus::open(data::binarized_path(paths.data_bin.string(), split, kSource, kTarget, lang))
+      .sentences();
 }
 
 // The demo's kNN-MT search options: a datastore of the training pairs under `model`.

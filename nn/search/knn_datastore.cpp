@@ -81,9 +81,10 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
     for (size_t i = begin; i < end; ++i)
       ATTN_CHECK(!sources[i].empty() && !targets[i].empty(), "KnnDatastore::build: pair {} is empty", i);
     const TeacherForcedBatch batch = pad_batch(sources, targets, begin, end, model.config());
-    Tensor features;
-    model.forward(batch.src_tokens.to(device), batch.prev_output_tokens.to(device), nullptr, &features);
-    const Tensor host = features.to(Device::cpu()).to(DType::Float32).contiguous();  // [B, T, D]
+    const Tensor host = model.extract_features(batch.src_tokens.to(device), batch.prev_output_tokens.to(device))
+                            .to(Device::cpu())
+                            .to(DType::Float32)
+                            .contiguous();  // [B, T, D]
     dim = host.size(2);
     const float* p = host.data<float>();
     for (size_t r = 0; r < end - begin; ++r) {
@@ -145,24 +146,32 @@ Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, co
   const Tensor model = log_probs.to(Device::cpu()).to(DType::Float32).contiguous();
   const int64_t rows = model.size(0), vocab = model.size(1);
   const float* lp = model.data<float>();
+  const double lambda = retrieval.lambda, log_model_weight = std::log1p(-lambda);  // −∞ at λ = 1
+  // eq. 3 is log((1 − λ) p_model) for every token no neighbour voted for: a shift of the
+  // model's log-probabilities; only the (at most k) voted tokens need the full sum.
   std::vector<float> out(static_cast<size_t>(rows * vocab));
-  const double lambda = retrieval.lambda;
+  for (size_t i = 0; i < out.size(); ++i) out[i] = float(double(lp[i]) + log_model_weight);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const std::vector<KnnNeighbor>& near = neighbours[size_t(r)];
-    // eq. 2, shifted by the nearest distance (the same softmax, no underflow of every term)
-    std::vector<double> weights(near.size());
+    // eq. 2, shifted by the nearest distance (the same softmax, no underflow of every term);
+    // votes[j] sums the weights of the neighbours with the value of neighbour j.
+    std::vector<std::pair<int64_t, double>> votes;
     double total = 0.0;
-    for (size_t j = 0; j < near.size(); ++j)
-      total += weights[j] = std::exp(-(double(near[j].distance) - double(near[0].distance)) / retrieval.temperature);
-    std::vector<double> knn(static_cast<size_t>(vocab), 0.0);
-    for (size_t j = 0; j < near.size(); ++j) {
-      const int64_t v = store.value(near[j].key);
-      if (v >= 0 && v < vocab) knn[size_t(v)] += weights[j] / total;
+    for (const KnnNeighbor& neighbour : near) {
+      const double weight = std::exp(-(double(neighbour.distance) - double(near[0].distance)) / retrieval.temperature);
+      total += weight;
+      const int64_t v = store.value(neighbour.key);
+      if (v < 0 || v >= vocab) continue;
+      const auto same = std::find_if(votes.begin(), votes.end(), [v](const auto& vote) { return vote.first == v; });
+      if (same == votes.end())
+        votes.emplace_back(v, weight);
+      else
+        same->second += weight;
     }
-    for (int64_t v = 0; v < vocab; ++v)  // eq. 3, in log space (log 0 = −∞ where both are 0)
+    for (const auto& [v, weight] : votes)
       out[size_t(r * vocab + v)] =
-          float(std::log(lambda * knn[size_t(v)] + (1.0 - lambda) * std::exp(double(lp[r * vocab + v]))));
+          float(std::log(lambda * weight / total + (1.0 - lambda) * std::exp(double(lp[r * vocab + v]))));
   }
   return from_vector(out, Shape{rows, vocab}).to(log_probs.device());
 }

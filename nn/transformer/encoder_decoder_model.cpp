@@ -19,10 +19,13 @@ EncoderDecoderModel::EncoderDecoderModel(const TransformerConfig& c) : config_(v
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(c, target_embed));
 }
 
-Tensor EncoderDecoderModel::forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps,
-                                    Tensor* features) {
+Tensor EncoderDecoderModel::forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps) {
   EncoderOutput encoder_out = encoder->forward(src_tokens, maps ? &maps->encoder_self : nullptr);
-  return decoder->forward(prev_output_tokens, encoder_out, maps, features);
+  return decoder->forward(prev_output_tokens, encoder_out, maps);
+}
+
+Tensor EncoderDecoderModel::extract_features(const Tensor& src_tokens, const Tensor& prev_output_tokens) {
+  return decoder->extract_features(prev_output_tokens, encoder->forward(src_tokens));
 }
 
 EncoderOutput EncoderDecoderModel::encode(const Tensor& src_tokens, std::vector<Tensor>* encoder_maps) {

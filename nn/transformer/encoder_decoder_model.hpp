@@ -26,10 +26,11 @@ class EncoderDecoderModel : public Module {
   explicit EncoderDecoderModel(const TransformerConfig& config);
 
   // Teacher-forced forward: logits [B, T, V]. `maps` (optional) receives every layer's and
-  // head's attention probabilities; `features` (optional) the decoder's output states, the
-  // output projection's input [B, T, D] (the keys of a kNN-MT datastore, nn/search/knn_datastore.hpp).
-  Tensor forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps = nullptr,
-                 Tensor* features = nullptr);
+  // head's attention probabilities.
+  Tensor forward(const Tensor& src_tokens, const Tensor& prev_output_tokens, AttentionMaps* maps = nullptr);
+  // The same pass without the output projection: the decoder's output states [B, T, D] (the
+  // keys of a kNN-MT datastore, nn/search/knn_datastore.hpp).
+  Tensor extract_features(const Tensor& src_tokens, const Tensor& prev_output_tokens);
 
   // --- decoding (use under NoGradGuard, in eval mode) ---
   EncoderOutput encode(const Tensor& src_tokens, std::vector<Tensor>* encoder_maps = nullptr);

@@ -54,14 +54,21 @@ Tensor TransformerDecoder::embed(const Tensor& tokens, const Tensor& positions) 
   return dropout(embed_tokens->forward(tokens) * embed_scale_ + positions, dropout_, is_training());
 }
 
-Tensor TransformerDecoder::project(const Tensor& hidden, Tensor* features) const {
-  Tensor normalized = layer_norm ? layer_norm->forward(hidden) : hidden;
-  if (features) *features = normalized;
-  return linear(normalized, output_projection, Tensor());
+Tensor TransformerDecoder::normalize(const Tensor& hidden) const {
+  return layer_norm ? layer_norm->forward(hidden) : hidden;
+}
+
+Tensor TransformerDecoder::output_layer(const Tensor& features) const {
+  return linear(features, output_projection, Tensor());
 }
 
 Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,
-                                   AttentionMaps* maps, Tensor* features) {
+                                   AttentionMaps* maps) {
+  return output_layer(extract_features(prev_output_tokens, encoder_out, maps));
+}
+
+Tensor TransformerDecoder::extract_features(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,
+                                            AttentionMaps* maps) {
   ATTN_CHECK(prev_output_tokens.dim() == 2 && prev_output_tokens.dtype() == DType::Int64,
              "TransformerDecoder: prev_output_tokens must be int64 [B, T], got {} {}",
              dtype_name(prev_output_tokens.dtype()), prev_output_tokens.shape().str());
@@ -78,7 +85,7 @@ Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const Encod
   for (size_t i = 0; i < layers.size(); ++i)
     x = layers[i]->forward(x, self_padding_mask, encoder_out.out, encoder_out.padding_mask,
                            maps ? &maps->decoder_self[i] : nullptr, maps ? &maps->cross[i] : nullptr);
-  return project(x, features);
+  return normalize(x);
 }
 
 DecoderState TransformerDecoder::init_state(const EncoderOutput& encoder_out) {
@@ -102,9 +109,9 @@ Tensor TransformerDecoder::step(const Tensor& tokens, DecoderState& state, Tenso
   }
   if (cross_attention) *cross_attention = ops::mean(last_cross, {1}).view({batch, -1});
   ++state.length;
-  Tensor logits = project(x, features).view({batch, -1});
-  if (features) *features = features->view({batch, -1});
-  return logits;
+  const Tensor states = normalize(x).view({batch, -1});
+  if (features) *features = states;
+  return output_layer(states);
 }
 
 void TransformerDecoder::reorder(DecoderState& state, const Tensor& order) {

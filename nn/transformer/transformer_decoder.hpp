@@ -34,10 +34,15 @@ struct DecoderState {
 class TransformerDecoder : public Module {
  public:
   TransformerDecoder(const TransformerConfig& config, std::shared_ptr<Embedding> embed_tokens);
-  // prev_output_tokens int64 [B, T] (right-padded) -> logits [B, T, V]. `features`
-  // (optional) receives the output projection's input [B, T, D] (after the final layer norm).
-  Tensor forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out, AttentionMaps* maps = nullptr,
-                 Tensor* features = nullptr);
+  // prev_output_tokens int64 [B, T] (right-padded) -> logits [B, T, V]:
+  // output_layer(extract_features(...)).
+  Tensor forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out, AttentionMaps* maps = nullptr);
+  // The decoder's output states [B, T, D]: the layers and the final layer norm (if any), the
+  // output projection's input.
+  Tensor extract_features(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,
+                          AttentionMaps* maps = nullptr);
+  // output states [..., D] -> logits [..., V]
+  Tensor output_layer(const Tensor& features) const;
 
   DecoderState init_state(const EncoderOutput& encoder_out);
   // tokens int64 [B] -> logits [B, V]. cross_attention (optional) receives the last
@@ -54,8 +59,8 @@ class TransformerDecoder : public Module {
 
  private:
   Tensor embed(const Tensor& tokens, const Tensor& positions) const;
-  // final LN (if any) + output projection; `features` (optional) receives the former
-  Tensor project(const Tensor& hidden, Tensor* features) const;
+  // the final layer norm, if any
+  Tensor normalize(const Tensor& hidden) const;
 
   double embed_scale_;
   double dropout_;

@@ -317,8 +317,7 @@ TEST_CASE("inference batches hold every sentence once, ordered by length, with i
 
 TEST_CASE("inference batches of sentences in memory equal those of the binarized corpus", "[batching]") {
   SyntheticPair data;
-  std::vector<std::vector<int64_t>> sentences;
-  for (size_t i = 0; i < data.source.size(); ++i) sentences.push_back(data.source.sentence(i));
+  const std::vector<std::vector<int64_t>> sentences = data.source.sentences();
   for (int64_t max_tokens : {0, 12, 64}) {
     BatchingOptions options = options_with(max_tokens);
     options.max_sentences = max_tokens == 0 ? 3 : 0;

@@ -34,6 +34,8 @@ TEST_CASE("binarized corpus round trip (uint16 and int32)", "[binarized]") {
       CHECK(corpus.length(i) == kSentences[i].size());
       CHECK(corpus.sentence(i) == std::vector<int64_t>(kSentences[i].begin(), kSentences[i].end()));
     }
+    CHECK(corpus.sentences().size() == kSentences.size());
+    CHECK(corpus.sentences().back() == corpus.sentence(kSentences.size() - 1));
     CHECK_THROWS_AS(corpus.length(4), DataError);
     // header 48 + offsets 5*8 + tokens 11*(2 or 4)
     CHECK(std::filesystem::file_size(path) == 48 + 40 + 11 * (dictionary_size == 10 ? 2 : 4));
