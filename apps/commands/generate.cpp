@@ -110,7 +110,9 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--knn-datastore", args->knn_datastore,
                  "kNN-MT (Khandelwal et al. 2021): a split of the data dir (e.g. train) whose decoder states the "
                  "search consults");
-  cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd.add_option("--knn-temperature", args->knn.temperature, "kNN-MT: T of exp(-distance / T)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

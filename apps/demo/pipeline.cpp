@@ -234,7 +234,14 @@ struct Translations {
 };
 
 constexpr int64_t kDemoKnnNeighbours = 16;
-constexpr double kDemoKnnTemperature = 10.0, kDemoKnnLengthPenalty = 1.5;
+constexpr double kDemoKnnTemperature = 20.0, kDemoKnnLengthPenalty = 1.5;
+
+// How the demo decodes the test set, in words: the summary's line and the decode cache's key.
+std::string describe_decoding(int64_t beam, double knn_lambda) {
+  if (knn_lambda == 0.0) return fmt::format("beam {}, length penalty 1", beam);
+  return fmt::format("beam {}, kNN-MT over the training pairs (k {}, temperature {}, lambda {}), length penalty {}",
+                     beam, kDemoKnnNeighbours, kDemoKnnTemperature, knn_lambda, kDemoKnnLengthPenalty);
+}
 
 std::vector<std::vector<int64_t>> corpus_sentences(const DemoPaths& paths, const char* split, const char* lang) {
   return data::BinarizedCorpus::open(data::binarized_path(paths.data_bin.string(), split, kSource, kTarget, lang))
@@ -255,14 +262,14 @@ void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const De
 }
 
 // Beam search with `checkpoint` on the test set into gen_dir (test.tok.de, test.de, and the
-// decoding time and kNN-MT weight in timing.json), with kNN-MT when knn_lambda > 0; read back
-// when gen_dir holds a decode newer than the checkpoint made with the same kNN-MT weight.
+// decoding time and describe_decoding() in timing.json), with kNN-MT when knn_lambda > 0; read
+// back when gen_dir holds a decode newer than the checkpoint made with the same settings.
 Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_dir, const DemoPaths& paths,
                              const DemoOptions& options, double knn_lambda = 0.0) {
   const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de", timing = gen_dir / "timing.json";
   if (newer(detokenized, metadata_path(checkpoint)) && fs::exists(tokenized) && fs::exists(timing)) {
     const auto t = nlohmann::json::parse(data::read_utf8_file(timing.string()), nullptr, /*allow_exceptions=*/false);
-    if (t.is_object() && t.value("knn_lambda", 0.0) == knn_lambda)
+    if (t.is_object() && t.value("decoding", "") == describe_decoding(options.beam, knn_lambda))
       return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string()), t.value("seconds", 0.0),
               t.value("tokens", int64_t(0))};
   }
@@ -296,7 +303,11 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
   data::write_file_atomic(detokenized.string(), joined_lines(out.detokenized));
   data::write_file_atomic(
       timing.string(),
-      nlohmann::json({{"seconds", out.seconds}, {"tokens", out.tokens}, {"knn_lambda", knn_lambda}}).dump() + "\n");
+      nlohmann::json({{"seconds", out.seconds},
+                      {"tokens", out.tokens},
+                      {"decoding", describe_decoding(options.beam, knn_lambda)}})
+              .dump() +
+          "\n");
   return out;
 }
 
@@ -370,12 +381,7 @@ DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const 
   summary.training_tokens_per_second = training.tokens_per_second;
   summary.threads = get_num_threads();
   summary.matmul_precision = to_string(matmul_precision());
-  summary.decoding =
-      options.knn_lambda > 0.0
-          ? fmt::format("beam {}, kNN-MT over the training pairs (k {}, temperature {}, lambda {}), length penalty {}",
-                        options.beam, kDemoKnnNeighbours, kDemoKnnTemperature, options.knn_lambda,
-                        kDemoKnnLengthPenalty)
-          : fmt::format("beam {}, length penalty 1", options.beam);
+  summary.decoding = describe_decoding(options.beam, options.knn_lambda);
   summary.peak_tensor_mib = training.memory.tensor_mib;
   summary.peak_resident_mib = training.memory.resident_mib;
   return summary;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "autograd/autograd.hpp"
 #include "core/ops.hpp"
@@ -15,6 +16,35 @@ constexpr int64_t kKeysPerChunk = 8192;  // keys per GEMM: a [B, 8192] block of 
 // Nearer first; equal distances by key index, so the result does not depend on chunking.
 bool nearer(const KnnNeighbor& a, const KnnNeighbor& b) {
   return a.distance < b.distance || (a.distance == b.distance && a.key < b.key);
+}
+
+// Offers the keys lo … lo + count − 1 to `heap` (a max-heap under `nearer` of at most k
+// neighbours): their squared distances |q|² + (|key|² − 2 q·key) from one query's norm and
+// products. Keys come in increasing index order, so a key only as near as the heap's farthest
+// loses the tie. Most keys are farther than that farthest: a block's minimum (a vector
+// reduction) rules out a whole block at once.
+void offer_chunk(std::vector<KnnNeighbor>& heap, int64_t k, float query_norm, const float* products,
+                 const float* key_norms, int64_t lo, int64_t count) {
+  constexpr int64_t kBlock = 64;
+  float bound = int64_t(heap.size()) < k ? std::numeric_limits<float>::infinity() : heap.front().distance;
+  for (int64_t begin = 0; begin < count; begin += kBlock) {
+    const int64_t end = std::min(count, begin + kBlock);
+    float block_min = std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(min : block_min)
+    for (int64_t j = begin; j < end; ++j) block_min = std::min(block_min, key_norms[j] - 2.0f * products[j]);
+    if (!(query_norm + block_min < bound)) continue;  // rounding is monotone: no key of the block is nearer
+    for (int64_t j = begin; j < end; ++j) {
+      const float distance = query_norm + (key_norms[j] - 2.0f * products[j]);
+      if (!(distance < bound)) continue;
+      if (int64_t(heap.size()) == k) {
+        std::pop_heap(heap.begin(), heap.end(), nearer);
+        heap.pop_back();
+      }
+      heap.push_back({lo + j, distance});
+      std::push_heap(heap.begin(), heap.end(), nearer);
+      if (int64_t(heap.size()) == k) bound = heap.front().distance;
+    }
+  }
 }
 
 std::vector<float> squared_norms(const Tensor& rows) {
@@ -113,20 +143,8 @@ std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& querie
     const Tensor dots = ops::matmul(q, keys_.narrow(0, lo, count).transpose(0, 1)).contiguous();
     const float* d = dots.data<float>();
 #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      std::vector<KnnNeighbor>& heap = best[size_t(r)];
-      for (int64_t j = 0; j < count; ++j) {
-        const KnnNeighbor candidate{lo + j, query_norms[size_t(r)] - 2.0f * d[r * count + j] + key_norms_[size_t(lo + j)]};
-        if (int64_t(heap.size()) < k) {
-          heap.push_back(candidate);
-          std::push_heap(heap.begin(), heap.end(), nearer);
-        } else if (nearer(candidate, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), nearer);
-          heap.back() = candidate;
-          std::push_heap(heap.begin(), heap.end(), nearer);
-        }
-      }
-    }
+    for (int64_t r = 0; r < rows; ++r)
+      offer_chunk(best[size_t(r)], k, query_norms[size_t(r)], d + r * count, key_norms_.data() + lo, lo, count);
   }
   for (std::vector<KnnNeighbor>& heap : best) std::sort_heap(heap.begin(), heap.end(), nearer);
   return best;

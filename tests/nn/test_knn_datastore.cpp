@@ -62,6 +62,22 @@ TEST_CASE("the nearest keys are those of an exhaustive double-precision search, 
   CHECK(store.nearest(queries, kKeys + 5).front().size() == size_t(kKeys));  // k beyond the store: all keys
 }
 
+TEST_CASE("equal distances keep the lower key index, within a chunk and across chunks") {
+  // 20,000 keys far from the query except copies of one key at indices spread over the three
+  // chunks; with k smaller than the number of copies the lowest-index copies win.
+  constexpr int64_t kKeys = 20000, kDim = 4;
+  const std::vector<int64_t> copies = {19990, 3, 8191, 8192, 16384, 100, 12000};
+  std::vector<float> key_values(size_t(kKeys * kDim), 50.0f);
+  for (int64_t c : copies) std::fill_n(key_values.begin() + c * kDim, kDim, 1.0f);
+  std::vector<int64_t> values(kKeys, 0);
+  const nn::KnnDatastore store(from_vector(key_values, {kKeys, kDim}), values);
+  const auto found = store.nearest(from_vector(std::vector<float>(kDim, 0.5f), {1, kDim}), 5);
+  std::vector<int64_t> keys;
+  for (const nn::KnnNeighbor& n : found.front()) keys.push_back(n.key);
+  CHECK(keys == std::vector<int64_t>{3, 100, 8191, 8192, 12000});
+  for (const nn::KnnNeighbor& n : found.front()) CHECK(n.distance == Approx(1.0).margin(1e-5));
+}
+
 TEST_CASE("the neighbours' distribution (eq. 2) and the interpolation (eq. 3)") {
   // Keys on a line at 0, 1, 2, 3 with values 5, 6, 5, 7; the query at 0.5: squared distances
   // 0.25, 0.25, 2.25, 6.25; k = 3 keeps keys 0, 1, 2.
