@@ -18,6 +18,7 @@
 #include "apps/cli/compute_options.hpp"
 #include "apps/cli/search_options.hpp"
 #include "apps/task/translation_task.hpp"
+#include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/bleu.hpp"
 #include "nn/search/knn_datastore.hpp"
@@ -30,7 +31,8 @@ struct GenerateArgs {
   DecodingOptions decoding;
   bool quiet = false;
   ComputeOptions compute;
-  std::string knn_datastore;  // a split of the data dir whose pairs fill the kNN-MT datastore
+  std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
+  std::string knn_datastore_file;  // where the datastore is kept between runs (empty: not kept)
   nn::KnnRetrieval knn;
 };
 
@@ -41,14 +43,14 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
   return line;
 }
 
-// The kNN-MT datastore of the split --knn-datastore names (one teacher-forced pass).
+// The kNN-MT datastore of the split --knn-datastore names (one teacher-forced pass, or read
+// back from --knn-datastore-file).
 std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const TranslationTask& task,
                                                   const GenerateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
-  const SplitCorpora pairs = open_split(task, args.knn_datastore);
   auto retrieval = std::make_shared<nn::KnnRetrieval>(args.knn);
-  retrieval->datastore = std::make_shared<const nn::KnnDatastore>(
-      nn::KnnDatastore::build(*trained.model, pairs.source.sentences(), pairs.target.sentences()));
+  retrieval->datastore =
+      knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file);
   std::cerr << fmt::format("kNN-MT datastore: {} keys of {} numbers from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
                            retrieval->datastore->size(), retrieval->datastore->dim(), args.knn_datastore,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
@@ -110,6 +112,8 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--knn-datastore", args->knn_datastore,
                  "kNN-MT (Khandelwal et al. 2021): a split of the data dir (e.g. train) whose decoder states the "
                  "search consults");
+  cmd.add_option("--knn-datastore-file", args->knn_datastore_file,
+                 "kNN-MT: keep the datastore in this file (built once per model and split, then read back)");
   cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -6,6 +6,7 @@
 
 #include "autograd/autograd.hpp"
 #include "core/ops.hpp"
+#include "core/safetensors.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
 
 namespace attn::nn {
@@ -126,6 +127,23 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
   }
   Tensor key_matrix = from_vector(keys, Shape{int64_t(values.size()), dim});  // before values is moved from
   return KnnDatastore(std::move(key_matrix), std::move(values));
+}
+
+void KnnDatastore::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
+  save_safetensors(path, {{"keys", keys_}, {"values", from_vector(values_, Shape{size()})}}, metadata);
+}
+
+KnnDatastore KnnDatastore::load(const std::string& path, std::map<std::string, std::string>* metadata) {
+  const SafetensorsFile file = load_safetensors(path);
+  const Tensor& keys = file.at("keys");
+  const Tensor& values = file.at("values");
+  ATTN_CHECK(keys.dtype() == DType::Float32 && keys.dim() == 2 && values.dtype() == DType::Int64 &&
+                 values.dim() == 1 && values.size(0) == keys.size(0),
+             "{}: not a kNN-MT datastore: keys must be float32 [N, D] and values int64 [N], got {} {} and {} {}",
+             path, dtype_name(keys.dtype()), keys.shape().str(), dtype_name(values.dtype()), values.shape().str());
+  if (metadata) *metadata = file.metadata;
+  const int64_t* v = values.data<int64_t>();
+  return KnnDatastore(keys, std::vector<int64_t>(v, v + values.numel()));
 }
 
 std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& queries, int64_t k) const {

@@ -12,7 +12,9 @@
 // chunks of keys), on the CPU.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -36,6 +38,11 @@ class KnnDatastore {
   // token, </s> included.
   static KnnDatastore build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
                             const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences = 64);
+
+  // A safetensors file of the keys ("keys", float32 [N, D]) and values ("values", int64 [N]),
+  // with `metadata` (written atomically); load checks the two agree and gives the metadata back.
+  void save(const std::string& path, const std::map<std::string, std::string>& metadata) const;
+  static KnnDatastore load(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 
   int64_t size() const { return int64_t(values_.size()); }
   int64_t dim() const { return keys_.size(1); }

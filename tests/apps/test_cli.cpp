@@ -398,6 +398,29 @@ TEST_CASE("generate --knn-datastore train: on the neighbours alone greedy search
                         {"nosuchsplit"});
 }
 
+TEST_CASE("generate --knn-datastore-file: built and written once, read back, built again for another model") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string file = dir.file("train.knn.safetensors");
+  const auto generate = [&](const std::string& checkpoint) {
+    return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", checkpoint, "--gen-subset", "train", "--beam",
+                                       "1", "--knn-datastore", "train", "--knn-datastore-file", file, "--knn-k", "1",
+                                       "--knn-lambda", "1", "--quiet", "--threads", "1"});
+  };
+  const CommandResult first = generate("checkpoints/checkpoint_last");
+  require_success(first);
+  CHECK(contains(first.err, "kNN-MT datastore: written to " + file));
+  const CommandResult second = generate("checkpoints/checkpoint_last");
+  require_success(second);
+  CHECK(contains(second.err, "kNN-MT datastore: read from " + file));
+  CHECK(second.out == first.out);
+  CHECK(contains(second.out, "Generate train with beam=1: BLEU4 = 100.00"));
+  const CommandResult other = generate("checkpoints/checkpoint1");
+  require_success(other);
+  CHECK(contains(other.err, file + " was built from another model or corpus; building it again"));
+  CHECK(contains(other.out, "Generate train with beam=1: BLEU4 = 100.00"));
+}
+
 TEST_CASE("average writes the element-wise mean of the last two epoch checkpoints") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;

@@ -1,16 +1,20 @@
 // kNN-MT (nn/search/knn_datastore.hpp): the exact nearest-key search against a double-precision
 // exhaustive one across key chunks; eqs. 2–3 against a hand computation; the datastore's keys
 // are the states incremental decoding queries with; greedy search on the neighbours alone
-// (λ = 1, k = 1) reproduces the pair the datastore holds; option errors.
+// (λ = 1, k = 1) reproduces the pair the datastore holds; ties across chunks; the file round
+// trip; option errors.
 #include <catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "core/ops.hpp"
+#include "core/safetensors.hpp"
 #include "nn/search/greedy_search.hpp"
 #include "nn/search/knn_datastore.hpp"
+#include "test_support.hpp"
 #include "tiny_transformer.hpp"
 
 using namespace attn;
@@ -60,6 +64,25 @@ TEST_CASE("the nearest keys are those of an exhaustive double-precision search, 
     }
   }
   CHECK(store.nearest(queries, kKeys + 5).front().size() == size_t(kKeys));  // k beyond the store: all keys
+}
+
+TEST_CASE("a datastore saved to a file reads back with its keys, values and metadata") {
+  Generator gen(3);
+  const Tensor keys = normal({7, 5}, 0, 1, DType::Float32, &gen);
+  const nn::KnnDatastore store(keys, {4, 1, 4, 0, 2, 3, 9});
+  test::TempDir dir;
+  const std::string path = dir.file("store.safetensors");
+  store.save(path, {{"model", "abc"}});
+  std::map<std::string, std::string> metadata;
+  const nn::KnnDatastore read = nn::KnnDatastore::load(path, &metadata);
+  CHECK(metadata == std::map<std::string, std::string>{{"model", "abc"}});
+  REQUIRE(read.size() == 7);
+  CHECK(read.keys().to_vector() == keys.to_vector());
+  for (int64_t i = 0; i < 7; ++i) CHECK(read.value(i) == store.value(i));
+  save_safetensors(path, {{"keys", keys}});  // no values: an error naming the file and the tensor
+  CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains(path) && Catch::Contains("values"));
+  save_safetensors(path, {{"keys", keys}, {"values", from_vector(std::vector<int64_t>{1, 2}, {2})}});
+  CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains("not a kNN-MT datastore"));
 }
 
 TEST_CASE("equal distances keep the lower key index, within a chunk and across chunks") {

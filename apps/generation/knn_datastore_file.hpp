@@ -1,0 +1,25 @@
+// kNN-MT datastores kept in a file (`generate --knn-datastore-file`): the teacher-forced pass
+// over a split runs once per model and corpus, later decodes (another k, T or λ) read the
+// keys back. The file records what it was built from — a checksum of the model's weights and
+// of the split's two binarized files — and is rebuilt when either differs.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "apps/task/translation_task.hpp"
+#include "nn/search/knn_datastore.hpp"
+
+namespace attn::app {
+
+// What a datastore depends on: {"model": weights checksum, "source"/"target": the split's
+// binarized files' checksums}.
+std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecoderModel& model,
+                                                          const SplitCorpora& pairs);
+
+// The datastore of `pairs` under `model`: read from `file` when it exists with the same
+// identity, otherwise built (KnnDatastore::build) and, when `file` is not empty, written there.
+// Says on stderr which it did.
+std::shared_ptr<const nn::KnnDatastore> knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
+                                                          const std::string& file);
+
+}  // namespace attn::app
