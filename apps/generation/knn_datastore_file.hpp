@@ -3,6 +3,7 @@
 // keys back. The file records what it was built from — a checksum of the model's weights and
 // of the split's two binarized files — and is rebuilt when either differs.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 

@@ -191,7 +191,7 @@ Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, co
   for (int64_t r = 0; r < rows; ++r) {
     const std::vector<KnnNeighbor>& near = neighbours[size_t(r)];
     // eq. 2, shifted by the nearest distance (the same softmax, no underflow of every term);
-    // votes[j] sums the weights of the neighbours with the value of neighbour j.
+    // votes: each voted token with the summed weight of the neighbours that hold it.
     std::vector<std::pair<int64_t, double>> votes;
     double total = 0.0;
     for (const KnnNeighbor& neighbour : near) {
