@@ -49,8 +49,10 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
                                                   const GenerateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   auto retrieval = std::make_shared<nn::KnnRetrieval>(args.knn);
-  retrieval->datastore =
+  const KnnDatastoreFromFile store =
       knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file);
+  retrieval->datastore = store.datastore;
+  std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin);
   std::cerr << fmt::format("kNN-MT datastore: {} keys of {} numbers from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
                            retrieval->datastore->size(), retrieval->datastore->dim(), args.knn_datastore,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),

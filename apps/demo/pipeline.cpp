@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,6 +16,7 @@
 #include "apps/training/peak_memory.hpp"
 #include "apps/training/trainer.hpp"
 #include "apps/task/translation_task.hpp"
+#include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
 #include "core/device_runtime.hpp"
 #include "core/matmul_precision.hpp"
@@ -111,7 +113,8 @@ void learn_bpe(const DemoPaths& paths, const DemoOptions& options) {
   if (done) return;
   fs::create_directories(paths.bpe);
   const data::JointBpeResult result =
-      data::learn_joint_bpe({DemoPaths::file(paths.tok, "train", kSource), DemoPaths::file(paths.tok, "train", kTarget)},
+      data::learn_joint_bpe({DemoPaths::file(paths.tok, "train", kSource),
+                             DemoPaths::file(paths.tok, "train", kTarget)},
                             {.num_symbols = options.bpe_merges, .min_frequency = 2});
   data::write_file_atomic(paths.codes.string(), data::format_bpe_codes(result.codes.merges));
 }
@@ -243,44 +246,55 @@ std::string describe_decoding(int64_t beam, double knn_lambda) {
                      beam, kDemoKnnNeighbours, kDemoKnnTemperature, knn_lambda, kDemoKnnLengthPenalty);
 }
 
-std::vector<std::vector<int64_t>> corpus_sentences(const DemoPaths& paths, const char* split, const char* lang) {
-  return data::BinarizedCorpus::open(data::binarized_path(paths.data_bin.string(), split, kSource, kTarget, lang))
-      .sentences();
+// The demo's kNN-MT search options: a datastore of the training pairs under `model`, kept in
+// gen_dir so that a decode with another lambda reads it back.
+void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const TranslationTask& task,
+             const fs::path& gen_dir, double lambda) {
+  const auto start = std::chrono::steady_clock::now();
+  const KnnDatastoreFromFile store =
+      knn_datastore_for(model, open_split(task, "train"), (gen_dir / "knn_datastore.safetensors").string());
+  fmt::print("      kNN-MT datastore: {} decoder states of the training pairs, {}, in {:.0f} s "
+             "(k {}, T {}, lambda {})\n",
+             store.datastore->size(), store.origin,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), kDemoKnnNeighbours,
+             kDemoKnnTemperature, lambda);
+  search.knn = std::make_shared<const nn::KnnRetrieval>(
+      nn::KnnRetrieval{store.datastore, kDemoKnnNeighbours, kDemoKnnTemperature, lambda});
+  search.lenpen = kDemoKnnLengthPenalty;
 }
 
-// The demo's kNN-MT search options: a datastore of the training pairs under `model`.
-void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const DemoPaths& paths, double lambda) {
-  const auto start = std::chrono::steady_clock::now();
-  auto store = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::build(
-      model, corpus_sentences(paths, "train", kSource), corpus_sentences(paths, "train", kTarget)));
-  fmt::print("      kNN-MT datastore: {} decoder states of the training pairs in {:.0f} s (k {}, T {}, lambda {})\n",
-             store->size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-             kDemoKnnNeighbours, kDemoKnnTemperature, lambda);
-  search.knn = std::make_shared<const nn::KnnRetrieval>(
-      nn::KnnRetrieval{std::move(store), kDemoKnnNeighbours, kDemoKnnTemperature, lambda});
-  search.lenpen = kDemoKnnLengthPenalty;
+// The decode of the test set in gen_dir (test.tok.de, test.de, timing.json), when it is newer
+// than `checkpoint` and timing.json says it was made as `decoding` (describe_decoding()).
+std::optional<Translations> earlier_decode(const std::string& checkpoint, const fs::path& gen_dir,
+                                           const std::string& decoding) {
+  const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de",
+                 timing = gen_dir / "timing.json";
+  if (!newer(detokenized, metadata_path(checkpoint)) || !fs::exists(tokenized) || !fs::exists(timing))
+    return std::nullopt;
+  const auto t = nlohmann::json::parse(data::read_utf8_file(timing.string()), nullptr, /*allow_exceptions=*/false);
+  if (!t.is_object() || t.value("decoding", "") != decoding) return std::nullopt;
+  return Translations{data::read_lines(tokenized.string()), data::read_lines(detokenized.string()),
+                      t.value("seconds", 0.0), t.value("tokens", int64_t(0))};
 }
 
 // Beam search with `checkpoint` on the test set into gen_dir (test.tok.de, test.de, and the
 // decoding time and describe_decoding() in timing.json), with kNN-MT when knn_lambda > 0; read
-// back when gen_dir holds a decode newer than the checkpoint made with the same settings.
+// back when gen_dir holds an earlier_decode() of the same settings.
 Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_dir, const DemoPaths& paths,
                              const DemoOptions& options, double knn_lambda = 0.0) {
-  const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de", timing = gen_dir / "timing.json";
-  if (newer(detokenized, metadata_path(checkpoint)) && fs::exists(tokenized) && fs::exists(timing)) {
-    const auto t = nlohmann::json::parse(data::read_utf8_file(timing.string()), nullptr, /*allow_exceptions=*/false);
-    if (t.is_object() && t.value("decoding", "") == describe_decoding(options.beam, knn_lambda))
-      return {data::read_lines(tokenized.string()), data::read_lines(detokenized.string()), t.value("seconds", 0.0),
-              t.value("tokens", int64_t(0))};
-  }
+  const std::string settings = describe_decoding(options.beam, knn_lambda);
+  if (std::optional<Translations> earlier = earlier_decode(checkpoint, gen_dir, settings)) return *earlier;
+  const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de",
+                 timing = gen_dir / "timing.json";
   const TrainedModel trained = load_trained_model(checkpoint, parse_device(options.compute.device));
-  const std::vector<std::vector<int64_t>> sources = corpus_sentences(paths, "test", kSource);
+  const TranslationTask task = open_task_for(trained, paths.data_bin.string());
+  const std::vector<std::vector<int64_t>> sources = open_split(task, "test").source.sentences();
   DecodingOptions decoding;
   decoding.search.beam = options.beam;
   decoding.search.max_len_a = 1.5;  // outputs of at most 1.5 × source + 10 tokens: an
   decoding.search.max_len_b = 10;   // undertrained model's loops end early
   decoding.max_tokens = 4096;
-  if (knn_lambda > 0.0) add_knn(decoding.search, *trained.model, paths, knn_lambda);
+  if (knn_lambda > 0.0) add_knn(decoding.search, *trained.model, task, gen_dir, knn_lambda);
   ProgressDisplay progress(stdout, ProgressDisplay::is_terminal(stdout));
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -305,14 +319,15 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
       timing.string(),
       nlohmann::json({{"seconds", out.seconds},
                       {"tokens", out.tokens},
-                      {"decoding", describe_decoding(options.beam, knn_lambda)}})
+                      {"decoding", settings}})
               .dump() +
           "\n");
   return out;
 }
 
 Translations generate(const DemoPaths& paths, const DemoOptions& options) {
-  const bool done = newer(paths.gen / "test.de", metadata_path(paths.averaged.string()));
+  const bool done = earlier_decode(paths.averaged.string(), paths.gen,
+                                   describe_decoding(options.beam, options.knn_lambda)).has_value();
   stage(8,
         fmt::format("beam search (beam {}{}) on the test set -> {}", options.beam,
                     options.knn_lambda > 0.0 ? fmt::format(", kNN-MT lambda {}", options.knn_lambda) : "",
@@ -344,9 +359,11 @@ struct Comparison {
 Comparison compare(const DemoPaths& paths, const DemoOptions& options) {
   if (!options.compare) return {};
   const std::vector<std::pair<std::string, std::string>> pairs = attention_pairs(
-      data::read_lines(DemoPaths::file(paths.raw, "test", kSource)), data::read_lines(DemoPaths::file(paths.raw, "test", kTarget)));
+      data::read_lines(DemoPaths::file(paths.raw, "test", kSource)),
+      data::read_lines(DemoPaths::file(paths.raw, "test", kTarget)));
   ComparisonSetup setup{(paths.root / "compare").string(), recipe_options(paths, options), options.compare_updates,
-                        options.compare_only, {}, pairs.empty() ? "" : pairs[0].first, pairs.empty() ? "" : pairs[0].second};
+                        options.compare_only, {}, pairs.empty() ? "" : pairs[0].first,
+                        pairs.empty() ? "" : pairs[0].second};
   setup.score_test_set = [&](const std::string& checkpoint, const std::string& gen_dir) {
     const Translations t = decode_test_set(checkpoint, gen_dir, paths, options);
     return ComparisonSetup::Scored{test_sacrebleu(paths, t.detokenized).score, t.seconds, t.tokens};
@@ -399,16 +416,19 @@ void print_summary(const DemoPaths& paths, const DemoSummary& summary) {
              summary.training_tokens_per_second, summary.threads, summary.matmul_precision);
   fmt::print("peak memory: {:.1f} MiB in tensors (allocator peak), {:.1f} MiB resident (peak RSS)\n",
              summary.peak_tensor_mib, summary.peak_resident_mib);
-  fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ summary.json report.html\n",
+  fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ summary.json "
+             "report.html\n",
              fs::absolute(paths.root).string());
 }
 
 void write_summary(const DemoPaths& paths, const DemoSummary& summary) {
   nlohmann::json examples = nlohmann::json::array();
   for (const DemoExample& example : summary.examples)
-    examples.push_back({{"source", example.source}, {"reference", example.reference}, {"hypothesis", example.hypothesis}});
+    examples.push_back(
+        {{"source", example.source}, {"reference", example.reference}, {"hypothesis", example.hypothesis}});
   const nlohmann::json json = {
-      {"sacrebleu", {{"score", summary.sacrebleu_score}, {"line", summary.sacrebleu}, {"signature", summary.sacrebleu_signature}}},
+      {"sacrebleu",
+       {{"score", summary.sacrebleu_score}, {"line", summary.sacrebleu}, {"signature", summary.sacrebleu_signature}}},
       {"tokenized_bleu", summary.tokenized_bleu},
       {"decoding", summary.decoding},
       {"test_sentences", summary.test_sentences},

@@ -1,7 +1,6 @@
 #include "apps/generation/knn_datastore_file.hpp"
 
 #include <filesystem>
-#include <iostream>
 
 #include <fmt/format.h>
 
@@ -18,25 +17,26 @@ std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecod
           {"target", file_checksum(pairs.target.path())}};
 }
 
-std::shared_ptr<const nn::KnnDatastore> knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
-                                                          const std::string& file) {
+KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
+                                       const std::string& file) {
+  const auto build = [&] {
+    return std::make_shared<const nn::KnnDatastore>(
+        nn::KnnDatastore::build(model, pairs.source.sentences(), pairs.target.sentences()));
+  };
+  if (file.empty()) return {build(), "built"};
   const std::map<std::string, std::string> identity = knn_datastore_identity(model, pairs);
-  if (!file.empty() && std::filesystem::exists(file)) {
+  std::string origin = "written to " + file;
+  if (std::filesystem::exists(file)) {
     std::map<std::string, std::string> recorded;
     auto stored = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::load(file, &recorded));
-    if (recorded == identity) {
-      std::cerr << fmt::format("kNN-MT datastore: read from {}\n", file);
-      return stored;
-    }
-    std::cerr << fmt::format("kNN-MT datastore: {} was built from another model or corpus; building it again\n", file);
+    if (recorded == identity) return {std::move(stored), "read from " + file};
+    origin = file + " was built from another model or corpus; built again and written there";
   }
-  auto built = std::make_shared<const nn::KnnDatastore>(
-      nn::KnnDatastore::build(model, pairs.source.sentences(), pairs.target.sentences()));
-  if (!file.empty()) {
-    built->save(file, identity);
-    std::cerr << fmt::format("kNN-MT datastore: written to {}\n", file);
-  }
-  return built;
+  auto built = build();
+  const std::filesystem::path folder = std::filesystem::path(file).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder);
+  built->save(file, identity);
+  return {std::move(built), origin};
 }
 
 }  // namespace attn::app

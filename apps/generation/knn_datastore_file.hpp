@@ -17,10 +17,16 @@ namespace attn::app {
 std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecoderModel& model,
                                                           const SplitCorpora& pairs);
 
+// A datastore and, in words, where it came from ("read from F", "written to F", …).
+struct KnnDatastoreFromFile {
+  std::shared_ptr<const nn::KnnDatastore> datastore;
+  std::string origin;
+};
+
 // The datastore of `pairs` under `model`: read from `file` when it exists with the same
-// identity, otherwise built (KnnDatastore::build) and, when `file` is not empty, written there.
-// Says on stderr which it did.
-std::shared_ptr<const nn::KnnDatastore> knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
-                                                          const std::string& file);
+// identity, otherwise built (KnnDatastore::build) and, when `file` is not empty, written there
+// (its folder made when missing).
+KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
+                                       const std::string& file);
 
 }  // namespace attn::app

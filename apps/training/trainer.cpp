@@ -590,8 +590,9 @@ TrainingSummary Trainer::train() {
   summary.skipped_updates = skipped_updates_;
   summary.best_valid_loss = best_loss_;
   summary.tokens_per_second = summary.seconds > 0 ? double(summary.target_tokens) / summary.seconds : 0.0;
-  info(fmt::format("done training ({}): {} updates, {:.0f} target tokens/s", summary.stop_reason,
-                             num_updates_, summary.tokens_per_second));
+  const std::string speed = summary.seconds > 0 ? fmt::format("{:.0f} target tokens/s", summary.tokens_per_second)
+                                                : std::string("none of them in this run");
+  info(fmt::format("done training ({}): {} updates, {}", summary.stop_reason, num_updates_, speed));
   const PeakMemory memory = peak_memory(device_);
   log_json({{"type", "done"}, {"reason", summary.stop_reason}, {"update", num_updates_},
             {"tokens_per_second", summary.tokens_per_second}, {"elapsed", training_seconds()},

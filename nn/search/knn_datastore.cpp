@@ -156,13 +156,15 @@ std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& querie
   const std::vector<float> query_norms = squared_norms(q);
   // Per row a max-heap of the k nearest so far (its front the farthest of them).
   std::vector<std::vector<KnnNeighbor>> best(static_cast<size_t>(rows));
+  const Tensor products = empty(Shape{rows, std::min(kKeysPerChunk, n)});  // one buffer for every chunk
+  const float* d = products.data<float>();
+  const int64_t row_stride = products.size(1);
   for (int64_t lo = 0; lo < n; lo += kKeysPerChunk) {
     const int64_t count = std::min(kKeysPerChunk, n - lo);
-    const Tensor dots = ops::matmul(q, keys_.narrow(0, lo, count).transpose(0, 1)).contiguous();
-    const float* d = dots.data<float>();
+    ops::matmul_into(q, keys_.narrow(0, lo, count).transpose(0, 1), products.narrow(1, 0, count));
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; ++r)
-      offer_chunk(best[size_t(r)], k, query_norms[size_t(r)], d + r * count, key_norms_.data() + lo, lo, count);
+      offer_chunk(best[size_t(r)], k, query_norms[size_t(r)], d + r * row_stride, key_norms_.data() + lo, lo, count);
   }
   for (std::vector<KnnNeighbor>& heap : best) std::sort_heap(heap.begin(), heap.end(), nearer);
   return best;
@@ -186,9 +188,11 @@ Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, co
   // eq. 3 is log((1 − λ) p_model) for every token no neighbour voted for: a shift of the
   // model's log-probabilities; only the (at most k) voted tokens need the full sum.
   std::vector<float> out(static_cast<size_t>(rows * vocab));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = float(double(lp[i]) + log_model_weight);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
+    const float* model_row = lp + r * vocab;
+    float* out_row = out.data() + r * vocab;
+    for (int64_t v = 0; v < vocab; ++v) out_row[v] = float(double(model_row[v]) + log_model_weight);
     const std::vector<KnnNeighbor>& near = neighbours[size_t(r)];
     // eq. 2, shifted by the nearest distance (the same softmax, no underflow of every term);
     // votes: each voted token with the summed weight of the neighbours that hold it.

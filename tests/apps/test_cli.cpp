@@ -401,7 +401,7 @@ TEST_CASE("generate --knn-datastore train: on the neighbours alone greedy search
 TEST_CASE("generate --knn-datastore-file: built and written once, read back, built again for another model") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
-  const std::string file = dir.file("train.knn.safetensors");
+  const std::string file = dir.file("datastores/train.knn.safetensors");  // the folder made on writing
   const auto generate = [&](const std::string& checkpoint) {
     return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", checkpoint, "--gen-subset", "train", "--beam",
                                        "1", "--knn-datastore", "train", "--knn-datastore-file", file, "--knn-k", "1",
@@ -417,7 +417,7 @@ TEST_CASE("generate --knn-datastore-file: built and written once, read back, bui
   CHECK(contains(second.out, "Generate train with beam=1: BLEU4 = 100.00"));
   const CommandResult other = generate("checkpoints/checkpoint1");
   require_success(other);
-  CHECK(contains(other.err, file + " was built from another model or corpus; building it again"));
+  CHECK(contains(other.err, file + " was built from another model or corpus; built again and written there"));
   CHECK(contains(other.out, "Generate train with beam=1: BLEU4 = 100.00"));
 }
 
