@@ -170,6 +170,26 @@ std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& querie
   return best;
 }
 
+std::vector<std::pair<int64_t, double>> knn_distribution(const KnnDatastore& store,
+                                                         const std::vector<KnnNeighbor>& neighbours,
+                                                         double temperature) {
+  // Weights shifted by the nearest distance: the same softmax, without every term underflowing.
+  std::vector<std::pair<int64_t, double>> votes;
+  double total = 0.0;
+  for (const KnnNeighbor& neighbour : neighbours) {
+    const double weight = std::exp(-(double(neighbour.distance) - double(neighbours[0].distance)) / temperature);
+    total += weight;
+    const int64_t v = store.value(neighbour.key);
+    const auto same = std::find_if(votes.begin(), votes.end(), [v](const auto& vote) { return vote.first == v; });
+    if (same == votes.end())
+      votes.emplace_back(v, weight);
+    else
+      same->second += weight;
+  }
+  for (auto& vote : votes) vote.second /= total;
+  return votes;
+}
+
 Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, const Tensor& log_probs) {
   ATTN_CHECK(retrieval.datastore != nullptr && retrieval.temperature > 0.0 && retrieval.lambda >= 0.0 &&
                  retrieval.lambda <= 1.0,
@@ -193,25 +213,9 @@ Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, co
     const float* model_row = lp + r * vocab;
     float* out_row = out.data() + r * vocab;
     for (int64_t v = 0; v < vocab; ++v) out_row[v] = float(double(model_row[v]) + log_model_weight);
-    const std::vector<KnnNeighbor>& near = neighbours[size_t(r)];
-    // eq. 2, shifted by the nearest distance (the same softmax, no underflow of every term);
-    // votes: each voted token with the summed weight of the neighbours that hold it.
-    std::vector<std::pair<int64_t, double>> votes;
-    double total = 0.0;
-    for (const KnnNeighbor& neighbour : near) {
-      const double weight = std::exp(-(double(neighbour.distance) - double(near[0].distance)) / retrieval.temperature);
-      total += weight;
-      const int64_t v = store.value(neighbour.key);
-      if (v < 0 || v >= vocab) continue;
-      const auto same = std::find_if(votes.begin(), votes.end(), [v](const auto& vote) { return vote.first == v; });
-      if (same == votes.end())
-        votes.emplace_back(v, weight);
-      else
-        same->second += weight;
-    }
-    for (const auto& [v, weight] : votes)
-      out[size_t(r * vocab + v)] =
-          float(std::log(lambda * weight / total + (1.0 - lambda) * std::exp(double(lp[r * vocab + v]))));
+    for (const auto& [v, p_knn] : knn_distribution(store, neighbours[size_t(r)], retrieval.temperature))
+      if (v >= 0 && v < vocab)
+        out_row[v] = float(std::log(lambda * p_knn + (1.0 - lambda) * std::exp(double(model_row[v]))));
   }
   return from_vector(out, Shape{rows, vocab}).to(log_probs.device());
 }

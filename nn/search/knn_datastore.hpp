@@ -67,6 +67,13 @@ struct KnnRetrieval {
   double lambda = 0.4;        // λ of eq. 3
 };
 
+// eq. 2 for one query: each token its neighbours (nearest first, as nearest() gives them) hold,
+// with its probability — the neighbours' summed weights softmax(−distance / T) — in the order
+// the tokens first appear among the neighbours.
+std::vector<std::pair<int64_t, double>> knn_distribution(const KnnDatastore& store,
+                                                         const std::vector<KnnNeighbor>& neighbours,
+                                                         double temperature);
+
 // log p of eq. 3 for each row: features [B, D] (the decoder's output states), log_probs
 // [B, V] (the model's); the result on log_probs' device.
 Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, const Tensor& log_probs);

@@ -117,6 +117,13 @@ TEST_CASE("the neighbours' distribution (eq. 2) and the interpolation (eq. 3)") 
   std::vector<double> knn(vocab, 0.0);
   knn[5] = (w_near + w_far) / total;
   knn[6] = w_near / total;
+  const std::vector<std::pair<int64_t, double>> votes =
+      nn::knn_distribution(store, store.nearest(query, 3).front(), 2.0);  // tokens in first-seen order
+  REQUIRE(votes.size() == 2);
+  CHECK(votes[0].first == 5);
+  CHECK(votes[0].second == Approx(knn[5]));
+  CHECK(votes[1].first == 6);
+  CHECK(votes[1].second == Approx(knn[6]));
   const double lambda = 0.3;
   const std::vector<double> mixed = nn::interpolate_knn(retrieval(lambda), query, log_probs).to_vector();
   for (int64_t v = 0; v < vocab; ++v)
