@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "apps/demo/demo_report.hpp"
+#include "apps/demo/memory_table.hpp"
 #include "apps/demo/variant_comparison.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/peak_memory.hpp"
@@ -238,6 +239,7 @@ struct Translations {
 
 constexpr int64_t kDemoKnnNeighbours = 16;
 constexpr double kDemoKnnTemperature = 20.0, kDemoKnnLengthPenalty = 1.5;
+constexpr const char* kKnnDatastoreFile = "knn_datastore.safetensors";  // in gen/
 
 // How the demo decodes the test set, in words: the summary's line and the decode cache's key.
 std::string describe_decoding(int64_t beam, double knn_lambda) {
@@ -252,7 +254,7 @@ void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const Tr
              const fs::path& gen_dir, double lambda) {
   const auto start = std::chrono::steady_clock::now();
   const KnnDatastoreFromFile store =
-      knn_datastore_for(model, open_split(task, "train"), (gen_dir / "knn_datastore.safetensors").string());
+      knn_datastore_for(model, open_split(task, "train"), (gen_dir / kKnnDatastoreFile).string());
   fmt::print("      kNN-MT datastore: {} decoder states of the training pairs, {}, in {:.0f} s "
              "(k {}, T {}, lambda {})\n",
              store.datastore->size(), store.origin,
@@ -439,9 +441,32 @@ void write_summary(const DemoPaths& paths, const DemoSummary& summary) {
   data::write_file_atomic((paths.root / "summary.json").string(), json.dump(2) + "\n");
 }
 
+// The report's table of what kNN-MT's memory contributed to the first test sentence's
+// translation (memory_table.hpp); none with plain beam search.
+std::vector<ReportTable> memory_tables(const DemoPaths& paths, const DemoOptions& options,
+                                       const Translations& hypotheses) {
+  if (options.knn_lambda == 0.0 || hypotheses.tokenized.empty()) return {};
+  const TrainedModel trained = load_trained_model(paths.averaged.string(), parse_device(options.compute.device));
+  const TranslationTask task = open_task_for(trained, paths.data_bin.string());
+  const SplitCorpora train = open_split(task, "train");
+  const nn::KnnRetrieval retrieval{
+      knn_datastore_for(*trained.model, train, (paths.gen / kKnnDatastoreFile).string()).datastore,
+      kDemoKnnNeighbours, kDemoKnnTemperature, options.knn_lambda};
+  const data::BpeEncoder encoder(data::BpeCodes::read(paths.codes.string()), {});
+  const std::vector<int32_t> ids = task.target_dict.encode_line(encoder.process_line(hypotheses.tokenized[0])).ids;
+  const std::string source_text = data::read_lines(DemoPaths::file(paths.raw, "test", kSource)).at(0);
+  return {knn_memory_table(*trained.model, retrieval, task.target_dict, train.target.sentences(),
+                           open_split(task, "test").source.sentences().at(0),
+                           std::vector<int64_t>(ids.begin(), ids.end()),
+                           fmt::format("“{}” → “{}”", source_text, hypotheses.detokenized[0]))};
+}
+
 // report.html: the summary with the training curves, the attention maps of two short test
-// pairs, and the comparison of variants when there is one (demo_report.hpp).
-void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comparison& comparison) {
+// pairs, `tables` (what kNN-MT's memory contributed), and the comparison of variants when
+// there is one (demo_report.hpp).
+void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comparison& comparison,
+                  std::vector<ReportTable> tables) {
+  tables.insert(tables.end(), comparison.tables.begin(), comparison.tables.end());
   std::vector<ReportExample> examples;
   for (const DemoExample& e : summary.examples) examples.push_back({e.source, e.reference, e.hypothesis});
   const std::string report_path = (paths.root / "report.html").string();
@@ -463,7 +488,7 @@ void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comp
        .checkpoint = paths.averaged.string(),
        .attention_pairs = attention_pairs(data::read_lines(DemoPaths::file(paths.raw, "test", kSource)),
                                           data::read_lines(DemoPaths::file(paths.raw, "test", kTarget))),
-       .tables = comparison.tables,
+       .tables = tables,
        .extra_attention = comparison.maps},
       report_path);
   fmt::print("report: {} ({:.1f} MiB; open it in a browser)\n", report_path, double(report_bytes) / (1 << 20));
@@ -485,7 +510,7 @@ DemoSummary run_demo(const DemoOptions& options) {
   const Translations hypotheses = generate(paths, options);
   const DemoSummary summary = summarize(paths, options, hypotheses, training);
   write_summary(paths, summary);
-  write_report(paths, summary, compare(paths, options));
+  write_report(paths, summary, compare(paths, options), memory_tables(paths, options, hypotheses));
   print_summary(paths, summary);
   return summary;
 }

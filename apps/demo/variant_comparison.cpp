@@ -112,6 +112,7 @@ ReportTable comparison_table(const std::vector<VariantResult>& results, int64_t 
   ReportTable t{fmt::format("Variants compared: {} updates each (teaching-scale Table 2 of the T2R paper)", updates),
                 {"model", "preset", "parameters", "sacreBLEU", "training minutes", "decode tokens/s",
                  fmt::format("state KiB ({} → {} tokens)", kStateSourceTokens, kStateTargetTokens)},
+                {},
                 {}};
   for (const VariantResult& r : results)
     t.rows.push_back({r.name, r.arch, fmt::format("{:.2f}M", double(r.parameters) / 1e6), fmt::format("{:.1f}", r.bleu),

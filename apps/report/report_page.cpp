@@ -102,8 +102,11 @@ std::string render_report_html(const ReportContent& c) {
     for (const ReportExample& e : c.examples) rows.push_back({e.source, e.reference, e.hypothesis});
     html += "<h2>Example translations</h2>\n" + table_html({"source", "reference", "model"}, rows);
   }
-  for (const ReportTable& t : c.tables)
-    html += fmt::format("<h2>{}</h2>\n", html_escaped(t.caption)) + table_html(t.header, t.rows);
+  for (const ReportTable& t : c.tables) {
+    html += fmt::format("<h2>{}</h2>\n", html_escaped(t.caption));
+    if (!t.note.empty()) html += fmt::format("<p>{}</p>\n", html_escaped(t.note));
+    html += table_html(t.header, t.rows);
+  }
   if (!c.attention.empty()) html += "<h2>Attention</h2>\n";
   for (const ReportAttention& a : c.attention) {
     html += fmt::format("<h3>{}</h3>\n", html_escaped(a.caption));

@@ -28,6 +28,7 @@ struct ReportTable {
   std::string caption;
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
+  std::string note;  // a paragraph under the caption (none when empty)
 };
 
 struct ReportContent {

@@ -1,8 +1,9 @@
 // `attnlab demo` end to end (README.md "The demo"): the binary (ATTNLAB_BINARY) runs the whole
-// pipeline — prepare, tokenize, BPE, binarize, train, average, kNN-MT beam search, report — on a
-// synthetic Ding dictionary of 2,304 sentence pairs (the demo holds out 1,000 for valid and
-// 1,000 for test) for 20 updates, then again with another kNN-MT λ (every stage before the
-// search skipped, the datastore read back from gen/), then once more unchanged (nothing redone).
+// pipeline — prepare, tokenize, BPE, binarize, train, average, kNN-MT beam search, report with
+// its table of what the memory contributed — on a synthetic Ding dictionary of 2,304 sentence
+// pairs (the demo holds out 1,000 for valid and 1,000 for test) for 20 updates, then again with
+// another kNN-MT λ (every stage before the search skipped, the datastore read back from gen/),
+// then once more unchanged (nothing redone).
 #include <catch.hpp>
 
 #include <filesystem>
@@ -74,7 +75,10 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(contains(first.output, "kNN-MT datastore: 2432 decoder states of the training pairs, written to " + datastore));
   CHECK(contains(first.output, "sacreBLEU:       BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = "));
   CHECK(fs::exists(datastore));
-  CHECK(read_file(dir.file("demo/report.html")).starts_with("<!DOCTYPE html>"));
+  const std::string report = read_file(dir.file("demo/report.html"));
+  CHECK(report.starts_with("<!DOCTYPE html>"));
+  CHECK(contains(report, "<h2>What the memory contributed (kNN-MT)</h2>"));
+  CHECK(contains(report, "<th>p used (λ 0.4)</th>"));
   CHECK(attn::data::read_lines(dir.file("demo/gen/test.de")).size() == 1000);
   const nlohmann::json first_summary = summary(dir);
   CHECK(first_summary.at("sacrebleu").at("score").is_number());
@@ -93,6 +97,7 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
                                     dir.file("demo/gen/test.de") + "\n"));
   CHECK(contains(second.output, "decoder states of the training pairs, read from " + datastore));
   CHECK(contains(summary(dir).at("decoding").get<std::string>(), "lambda 0.3"));
+  CHECK(contains(read_file(dir.file("demo/report.html")), "<th>p used (λ 0.3)</th>"));
   const std::string translations = read_file(dir.file("demo/gen/test.de"));
 
   const attn::test::ProgramRun third = run_demo(dir, "0.3");

@@ -66,7 +66,8 @@ ReportContent sample_report() {
                           {0.8, 0.1, 0.1, 0.2, 0.7, 0.1, 0.1, 0.1, 0.8}};
   c.attention = {{"He says. → Er sagt.", {{"cross-attention", {{"head 1", plot::draw_heat_map(map)->png()}}},
                                            {"encoder self-attention", {{"head 1", plot::draw_heat_map(map)->png()}}}}}};
-  c.tables = {{"variants", {"model", "BLEU"}, {{"transformer", "12.3"}, {"t2r", "11.0"}}}};
+  c.tables = {{"variants", {"model", "BLEU"}, {{"transformer", "12.3"}, {"t2r", "11.0"}}, ""},
+              {"memory", {"token", "p"}, {{"sagt", "0.5"}}, "Each token's <p> & more."}};
   return c;
 }
 
@@ -90,6 +91,8 @@ TEST_CASE("report page: self-contained, escaped, every section present") {
   CHECK(html.find("http") == std::string::npos);  // nothing fetched from the network
   for (const char* section : {"Results", "Training curves", "Example translations", "variants", "Attention"})
     CHECK(html.find(fmt::format("<h2>{}</h2>", section)) != std::string::npos);
+  CHECK(html.find("<h2>memory</h2>\n<p>Each token&#39;s &lt;p&gt; &amp; more.</p>\n<table>") != std::string::npos);
+  CHECK(html.find("<h2>variants</h2>\n<table>") != std::string::npos);  // no note: no paragraph
   CHECK(html.find("<details open><summary>cross-attention") != std::string::npos);
   size_t images = 0;
   for (size_t at = html.find("<img "); at != std::string::npos; at = html.find("<img ", at + 1)) ++images;
