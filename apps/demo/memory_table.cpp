@@ -43,7 +43,7 @@ ReportTable knn_memory_table(nn::EncoderDecoderModel& model, const nn::KnnRetrie
           "probability the model gives it, the probability the {} training states nearest to the "
           "model's state give it (their tokens' votes weighted by exp(−distance / {})), and the "
           "mixture the beam search used. Where the memory is sure and the model is not, the "
-          "memory chose the word.",
+          "memory can tip the search towards the word.",
           pair_text, retrieval.k, retrieval.temperature)};
   for (const nn::KnnTokenExplanation& row : nn::explain_knn(model, retrieval, source, hypothesis)) {
     const KeyPlace nearest = key_place(datastore_targets, row.neighbours.front().key);
