@@ -1,7 +1,5 @@
 #include "apps/demo/memory_table.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 namespace attn::app {

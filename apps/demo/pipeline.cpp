@@ -265,29 +265,34 @@ void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const Tr
   search.lenpen = kDemoKnnLengthPenalty;
 }
 
-// The decode of the test set in gen_dir (test.tok.de, test.de, timing.json), when it is newer
-// than `checkpoint` and timing.json says it was made as `decoding` (describe_decoding()).
+// Where a decode of the test set lives in its gen_dir.
+struct DecodeFiles {
+  explicit DecodeFiles(const fs::path& gen_dir)
+      : tokenized(gen_dir / "test.tok.de"), detokenized(gen_dir / "test.de"), timing(gen_dir / "timing.json") {}
+  fs::path tokenized, detokenized;
+  fs::path timing;  // {"seconds", "tokens", "decoding": describe_decoding()}
+};
+
+// The decode of the test set in gen_dir, when it is newer than `checkpoint` and timing.json says
+// it was made as `decoding` (describe_decoding()).
 std::optional<Translations> earlier_decode(const std::string& checkpoint, const fs::path& gen_dir,
                                            const std::string& decoding) {
-  const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de",
-                 timing = gen_dir / "timing.json";
-  if (!newer(detokenized, metadata_path(checkpoint)) || !fs::exists(tokenized) || !fs::exists(timing))
+  const DecodeFiles files(gen_dir);
+  if (!newer(files.detokenized, metadata_path(checkpoint)) || !fs::exists(files.tokenized) ||
+      !fs::exists(files.timing))
     return std::nullopt;
-  const auto t = nlohmann::json::parse(data::read_utf8_file(timing.string()), nullptr, /*allow_exceptions=*/false);
+  const auto t =
+      nlohmann::json::parse(data::read_utf8_file(files.timing.string()), nullptr, /*allow_exceptions=*/false);
   if (!t.is_object() || t.value("decoding", "") != decoding) return std::nullopt;
-  return Translations{data::read_lines(tokenized.string()), data::read_lines(detokenized.string()),
+  return Translations{data::read_lines(files.tokenized.string()), data::read_lines(files.detokenized.string()),
                       t.value("seconds", 0.0), t.value("tokens", int64_t(0))};
 }
 
-// Beam search with `checkpoint` on the test set into gen_dir (test.tok.de, test.de, and the
-// decoding time and describe_decoding() in timing.json), with kNN-MT when knn_lambda > 0; read
-// back when gen_dir holds an earlier_decode() of the same settings.
+// Beam search with `checkpoint` on the test set into gen_dir's DecodeFiles, with kNN-MT when
+// knn_lambda > 0.
 Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_dir, const DemoPaths& paths,
-                             const DemoOptions& options, double knn_lambda = 0.0) {
-  const std::string settings = describe_decoding(options.beam, knn_lambda);
-  if (std::optional<Translations> earlier = earlier_decode(checkpoint, gen_dir, settings)) return *earlier;
-  const fs::path tokenized = gen_dir / "test.tok.de", detokenized = gen_dir / "test.de",
-                 timing = gen_dir / "timing.json";
+                             const DemoOptions& options, double knn_lambda) {
+  const DecodeFiles files(gen_dir);
   const TrainedModel trained = load_trained_model(checkpoint, parse_device(options.compute.device));
   const TranslationTask task = open_task_for(trained, paths.data_bin.string());
   const std::vector<std::vector<int64_t>> sources = open_split(task, "test").source.sentences();
@@ -315,26 +320,32 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
     out.detokenized.push_back(detokenizer.detokenize(out.tokenized.back()));
   }
   fs::create_directories(gen_dir);
-  data::write_file_atomic(tokenized.string(), joined_lines(out.tokenized));
-  data::write_file_atomic(detokenized.string(), joined_lines(out.detokenized));
-  data::write_file_atomic(
-      timing.string(),
-      nlohmann::json({{"seconds", out.seconds},
-                      {"tokens", out.tokens},
-                      {"decoding", settings}})
-              .dump() +
-          "\n");
+  data::write_file_atomic(files.tokenized.string(), joined_lines(out.tokenized));
+  data::write_file_atomic(files.detokenized.string(), joined_lines(out.detokenized));
+  const nlohmann::json timing = {
+      {"seconds", out.seconds}, {"tokens", out.tokens}, {"decoding", describe_decoding(options.beam, knn_lambda)}};
+  data::write_file_atomic(files.timing.string(), timing.dump() + "\n");
   return out;
 }
 
+// decode_test_set(), unless gen_dir already holds its earlier_decode().
+Translations earlier_or_new_decode(const std::string& checkpoint, const fs::path& gen_dir, const DemoPaths& paths,
+                                   const DemoOptions& options, double knn_lambda) {
+  if (std::optional<Translations> earlier =
+          earlier_decode(checkpoint, gen_dir, describe_decoding(options.beam, knn_lambda)))
+    return std::move(*earlier);
+  return decode_test_set(checkpoint, gen_dir, paths, options, knn_lambda);
+}
+
 Translations generate(const DemoPaths& paths, const DemoOptions& options) {
-  const bool done = earlier_decode(paths.averaged.string(), paths.gen,
-                                   describe_decoding(options.beam, options.knn_lambda)).has_value();
+  std::optional<Translations> earlier = earlier_decode(paths.averaged.string(), paths.gen,
+                                                       describe_decoding(options.beam, options.knn_lambda));
   stage(8,
         fmt::format("beam search (beam {}{}) on the test set -> {}", options.beam,
                     options.knn_lambda > 0.0 ? fmt::format(", kNN-MT lambda {}", options.knn_lambda) : "",
-                    (paths.gen / "test.de").string()),
-        done);
+                    DecodeFiles(paths.gen).detokenized.string()),
+        earlier.has_value());
+  if (earlier) return std::move(*earlier);
   return decode_test_set(paths.averaged.string(), paths.gen, paths, options, options.knn_lambda);
 }
 
@@ -367,7 +378,7 @@ Comparison compare(const DemoPaths& paths, const DemoOptions& options) {
                         options.compare_only, {}, pairs.empty() ? "" : pairs[0].first,
                         pairs.empty() ? "" : pairs[0].second};
   setup.score_test_set = [&](const std::string& checkpoint, const std::string& gen_dir) {
-    const Translations t = decode_test_set(checkpoint, gen_dir, paths, options);
+    const Translations t = earlier_or_new_decode(checkpoint, gen_dir, paths, options, /*knn_lambda=*/0.0);
     return ComparisonSetup::Scored{test_sacrebleu(paths, t.detokenized).score, t.seconds, t.tokens};
   };
   const std::vector<VariantResult> results = compare_variants(setup);

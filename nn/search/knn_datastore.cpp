@@ -190,11 +190,15 @@ std::vector<std::pair<int64_t, double>> knn_distribution(const KnnDatastore& sto
   return votes;
 }
 
-Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, const Tensor& log_probs) {
+void check_retrieval(const KnnRetrieval& retrieval, const char* who) {
   ATTN_CHECK(retrieval.datastore != nullptr && retrieval.temperature > 0.0 && retrieval.lambda >= 0.0 &&
                  retrieval.lambda <= 1.0,
-             "kNN-MT: needs a datastore, a temperature > 0 and 0 <= lambda <= 1 (got T = {}, lambda = {})",
+             "{}: needs a datastore, a temperature > 0 and 0 <= lambda <= 1 (got T = {}, lambda = {})", who,
              retrieval.temperature, retrieval.lambda);
+}
+
+Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, const Tensor& log_probs) {
+  check_retrieval(retrieval, "kNN-MT");
   ATTN_CHECK(log_probs.dim() == 2 && features.dim() == 2 && features.size(0) == log_probs.size(0),
              "kNN-MT: features {} and log-probabilities {} must be [B, D] and [B, V]", features.shape().str(),
              log_probs.shape().str());

@@ -67,6 +67,9 @@ struct KnnRetrieval {
   double lambda = 0.4;        // λ of eq. 3
 };
 
+// Throws, naming `who`, unless `retrieval` has a datastore, T > 0 and 0 <= λ <= 1.
+void check_retrieval(const KnnRetrieval& retrieval, const char* who);
+
 // eq. 2 for one query: each token its neighbours (nearest first, as nearest() gives them) hold,
 // with its probability — the neighbours' summed weights softmax(−distance / T) — in the order
 // the tokens first appear among the neighbours.

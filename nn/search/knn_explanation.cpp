@@ -10,10 +10,7 @@ namespace attn::nn {
 
 std::vector<KnnTokenExplanation> explain_knn(EncoderDecoderModel& model, const KnnRetrieval& retrieval,
                                              const std::vector<int64_t>& source, const std::vector<int64_t>& target) {
-  ATTN_CHECK(retrieval.datastore != nullptr && retrieval.temperature > 0.0 && retrieval.lambda >= 0.0 &&
-                 retrieval.lambda <= 1.0,
-             "explain_knn: needs a datastore, a temperature > 0 and 0 <= lambda <= 1 (got T = {}, lambda = {})",
-             retrieval.temperature, retrieval.lambda);
+  check_retrieval(retrieval, "explain_knn");
   // The pair's own datastore holds exactly its teacher-forced decoder states, one per token.
   const KnnDatastore forced = KnnDatastore::build(model, {source}, {target});
   NoGradGuard no_grad;
