@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "core/kernel_params.hpp"
-#include "core/optimizer_params.hpp"
+#include "core/parameter_groups.hpp"
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
 

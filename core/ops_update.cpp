@@ -30,31 +30,52 @@ void check_scalar(const char* op, const Tensor& flag, const char* what, DType dt
              dtype_name(flag.dtype()), flag.shape().str(), flag.device().str());
 }
 
+// A group's tensors all live on the device of its first.
+void check_same_device(const char* op, const Tensor& t, const Tensor& first) {
+  ATTN_CHECK(t.device() == first.device(), "{}: a group holds tensors on {} and on {}", op, first.device().str(),
+             t.device().str());
+}
+
 }  // namespace
 
-void adam_update_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                  const AdamUpdate& update) {
-  check_float_state("adam_update_", {&param, &grad, &exp_avg, &exp_avg_sq},
-                    {"parameter", "gradient", "exp_avg", "exp_avg_sq"});
-  backend_for(param.device()).adam_update(param, grad, exp_avg, exp_avg_sq, update);
+void adam_update_(const std::vector<AdamTensors>& group) {
+  if (group.empty()) return;
+  for (const AdamTensors& t : group) {
+    check_float_state("adam_update_", {&t.param, &t.grad, &t.exp_avg, &t.exp_avg_sq},
+                      {"parameter", "gradient", "exp_avg", "exp_avg_sq"});
+    check_same_device("adam_update_", t.param, group.front().param);
+  }
+  backend_for(group.front().param.device()).adam_update(group);
 }
 
-void nag_update_(const Tensor& param, const Tensor& grad, const Tensor& buffer, const NagUpdate& update) {
-  check_float_state("nag_update_", {&param, &grad, &buffer}, {"parameter", "gradient", "momentum buffer"});
-  backend_for(param.device()).nag_update(param, grad, buffer, update);
+void nag_update_(const std::vector<NagTensors>& group) {
+  if (group.empty()) return;
+  for (const NagTensors& t : group) {
+    check_float_state("nag_update_", {&t.param, &t.grad, &t.buffer}, {"parameter", "gradient", "momentum buffer"});
+    check_same_device("nag_update_", t.param, group.front().param);
+  }
+  backend_for(group.front().param.device()).nag_update(group);
 }
 
-void add_sum_of_squares_(const Tensor& total, const Tensor& x) {
-  check_float_state("add_sum_of_squares_", {&x}, {"input"});
-  check_scalar("add_sum_of_squares_", total, "the total", DType::Float64, x.device());
-  backend_for(x.device()).add_sum_of_squares(x, total);
+void add_sum_of_squares_(const Tensor& total, const std::vector<Tensor>& xs) {
+  if (xs.empty()) return;
+  for (const Tensor& x : xs) {
+    check_float_state("add_sum_of_squares_", {&x}, {"input"});
+    check_same_device("add_sum_of_squares_", x, xs.front());
+  }
+  check_scalar("add_sum_of_squares_", total, "the total", DType::Float64, xs.front().device());
+  backend_for(total.device()).add_sum_of_squares(xs, total);
 }
 
-void scale_(const Tensor& x, double scale, const Tensor& found_nonfinite) {
-  check_float_state("scale_", {&x}, {"input"});
+void scale_(const std::vector<Tensor>& xs, double scale, const Tensor& found_nonfinite) {
+  if (xs.empty()) return;
+  for (const Tensor& x : xs) {
+    check_float_state("scale_", {&x}, {"input"});
+    check_same_device("scale_", x, xs.front());
+  }
   if (found_nonfinite.defined())
-    check_scalar("scale_", found_nonfinite, "the non-finite flag", DType::Float32, x.device());
-  backend_for(x.device()).scale_check_finite(x, scale, found_nonfinite);
+    check_scalar("scale_", found_nonfinite, "the non-finite flag", DType::Float32, xs.front().device());
+  backend_for(xs.front().device()).scale_check_finite(xs, scale, found_nonfinite);
 }
 
 }  // namespace attn::ops

@@ -96,6 +96,27 @@ cuda_kernels::BandShape band_shape(const Tensor& u, const Tensor& w, int64_t pad
           int(kernel),           int(u.size(2) / heads), int(padding_left), w.dim() == 2};
 }
 
+// Fills groups of up to kGroupTensors tensors from `items` (fill(group, slot, item) sets the
+// slot's pointers and returns its element count) and hands each full group, and the last,
+// to `launch`: a whole model's update in a few launches.
+template <typename Group, typename Item, typename Fill, typename Launch>
+void for_each_group(const std::vector<Item>& items, Fill fill, Launch launch) {
+  Group group{};
+  for (const Item& item : items) {
+    group.blocks.add(fill(group, group.blocks.count, item));
+    if (group.blocks.full()) {
+      launch(group);
+      group = Group{};
+    }
+  }
+  if (group.blocks.count > 0) launch(group);
+}
+
+int64_t float_slot(cuda_kernels::FloatGroup& group, int slot, const Tensor& x) {
+  group.x[slot] = x.data<float>();
+  return x.numel();
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(int device_count) : devices_(size_t(device_count)) {
@@ -463,32 +484,50 @@ void CudaBackend::label_smoothed_ce_backward(const Tensor& logits_view, const Te
                                     stream);
 }
 
-void CudaBackend::adam_update(const Tensor& param, const Tensor& grad_view, const Tensor& exp_avg,
-                              const Tensor& exp_avg_sq, const AdamUpdate& update) {
-  void* stream = on(grad_view.device()).stream;
-  const Tensor grad = dense(grad_view, stream);
-  launch_adam_update(param.data<float>(), grad.data<float>(), exp_avg.data<float>(), exp_avg_sq.data<float>(), update,
-                     param.numel(), stream);
+void CudaBackend::adam_update(const std::vector<AdamTensors>& group) {
+  void* stream = on(group.front().param.device()).stream;
+  for_each_group<cuda_kernels::AdamGroup>(group, [](cuda_kernels::AdamGroup& g, int slot, const AdamTensors& t) {
+    g.param[slot] = t.param.data<float>();
+    g.grad[slot] = t.grad.data<float>();
+    g.exp_avg[slot] = t.exp_avg.data<float>();
+    g.exp_avg_sq[slot] = t.exp_avg_sq.data<float>();
+    g.update[slot] = t.update;
+    return t.param.numel();
+  }, [stream](const cuda_kernels::AdamGroup& g) { launch_adam_update(g, stream); });
 }
 
-void CudaBackend::nag_update(const Tensor& param, const Tensor& grad_view, const Tensor& buffer, const NagUpdate& update) {
-  void* stream = on(grad_view.device()).stream;
-  const Tensor grad = dense(grad_view, stream);
-  launch_nag_update(param.data<float>(), grad.data<float>(), buffer.data<float>(), update, param.numel(),
-                    stream);
+void CudaBackend::nag_update(const std::vector<NagTensors>& group) {
+  void* stream = on(group.front().param.device()).stream;
+  for_each_group<cuda_kernels::NagGroup>(group, [](cuda_kernels::NagGroup& g, int slot, const NagTensors& t) {
+    g.param[slot] = t.param.data<float>();
+    g.grad[slot] = t.grad.data<float>();
+    g.buffer[slot] = t.buffer.data<float>();
+    g.update[slot] = t.update;
+    return t.param.numel();
+  }, [stream](const cuda_kernels::NagGroup& g) { launch_nag_update(g, stream); });
 }
 
-void CudaBackend::add_sum_of_squares(const Tensor& x_view, const Tensor& total) {
-  void* stream = on(x_view.device()).stream;
-  const Tensor x = dense(x_view, stream);
-  const Tensor partial(Shape{sum_of_squares_blocks(x.numel())}, DType::Float64, x.device());
-  launch_add_sum_of_squares(x.data<float>(), partial.data<double>(), total.data<double>(), x.numel(),
-                            stream);
+// Every block's sum into one scratch array (the groups' blocks one after another), then the
+// array added up in a fixed order: one figure for the same tensors, run after run.
+void CudaBackend::add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor& total) {
+  void* stream = on(total.device()).stream;
+  int64_t blocks = 0;
+  for (const Tensor& x : xs) blocks += (x.numel() + cuda_kernels::kGroupBlockElements - 1) / cuda_kernels::kGroupBlockElements;
+  if (blocks == 0) return;
+  const Tensor partial(Shape{blocks}, DType::Float64, total.device());
+  double* next = partial.data<double>();
+  for_each_group<cuda_kernels::FloatGroup>(xs, float_slot, [&](const cuda_kernels::FloatGroup& g) {
+    launch_sum_of_squares_partials(g, next, stream);
+    next += g.blocks.blocks();
+  });
+  launch_add_partials(partial.data<double>(), blocks, total.data<double>(), stream);
 }
 
-void CudaBackend::scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) {
-  launch_scale_check_finite(x.data<float>(), scale, found_nonfinite.defined() ? found_nonfinite.data<float>() : nullptr,
-                            x.numel(), on(x.device()).stream);
+void CudaBackend::scale_check_finite(const std::vector<Tensor>& xs, double scale, const Tensor& found_nonfinite) {
+  void* stream = on(xs.front().device()).stream;
+  float* const flag = found_nonfinite.defined() ? found_nonfinite.data<float>() : nullptr;
+  for_each_group<cuda_kernels::FloatGroup>(
+      xs, float_slot, [&](const cuda_kernels::FloatGroup& g) { launch_scale_check_finite(g, scale, flag, stream); });
 }
 
 void CudaBackend::banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) {

@@ -60,11 +60,10 @@ class CudaBackend final : public BackendBase<CudaBackend> {
                   const Tensor& mean, const Tensor& rstd) override;
   void layer_norm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma, const Tensor& mean,
                            const Tensor& rstd, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta) override;
-  void adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                   const AdamUpdate& update) override;
-  void nag_update(const Tensor& param, const Tensor& grad, const Tensor& buffer, const NagUpdate& update) override;
-  void add_sum_of_squares(const Tensor& x, const Tensor& total) override;
-  void scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) override;
+  void adam_update(const std::vector<AdamTensors>& group) override;
+  void nag_update(const std::vector<NagTensors>& group) override;
+  void add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor& total) override;
+  void scale_check_finite(const std::vector<Tensor>& xs, double scale, const Tensor& found_nonfinite) override;
   void label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon, int64_t ignore_index,
                          const Tensor& lse, const Tensor& loss, const Tensor& nll, const Tensor& count) override;
   void label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, double epsilon,

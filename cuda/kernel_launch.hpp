@@ -14,6 +14,7 @@
 #include "core/optimizer_params.hpp"
 #include "cuda/kernels/attention_shape.hpp"
 #include "cuda/kernels/band_shape.hpp"
+#include "cuda/kernels/parameter_group.hpp"
 #include "cuda/kernels/reduce_layout.hpp"
 #include "cuda/kernels/scan_shape.hpp"
 #include "cuda/kernels/strided_layout.hpp"
@@ -122,16 +123,18 @@ void launch_label_smoothed_ce(const float* logits, const int64_t* targets, doubl
 void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targets, const float* lse, double epsilon,
                                        int64_t ignore_index, double scale, float* grad, int64_t rows, int64_t classes,
                                        void* stream);
-// The training step's updates (core/backend.hpp), in place over n elements.
-void launch_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, const AdamUpdate& update,
-                        int64_t n, void* stream);
-void launch_nag_update(float* param, const float* grad, float* buffer, const NagUpdate& update, int64_t n,
-                       void* stream);
-// *total += Σ x² in float64; partial holds sum_of_squares_blocks(n) doubles of scratch.
-void launch_add_sum_of_squares(const float* x, double* partial, double* total, int64_t n, void* stream);
-int64_t sum_of_squares_blocks(int64_t n);
-// x *= scale; *found_nonfinite = 1 when a result is inf or NaN (found_nonfinite may be null).
-void launch_scale_check_finite(float* x, double scale, float* found_nonfinite, int64_t n, void* stream);
+// The training step's kernels (core/backend.hpp), each over one group of up to
+// kGroupTensors tensors (cuda/kernels/parameter_group.hpp) in one launch.
+void launch_adam_update(const cuda_kernels::AdamGroup& group, void* stream);
+void launch_nag_update(const cuda_kernels::NagGroup& group, void* stream);
+// partial[b] = Σ x² over block b of the group in float64 (group.blocks.blocks() doubles).
+void launch_sum_of_squares_partials(const cuda_kernels::FloatGroup& group, double* partial, void* stream);
+// *total += Σ partial[0 .. count), in a fixed order.
+void launch_add_partials(const double* partial, int64_t count, double* total, void* stream);
+// x *= scale over the group; *found_nonfinite = 1 when a result is inf or NaN (found_nonfinite
+// may be null).
+void launch_scale_check_finite(const cuda_kernels::FloatGroup& group, double scale, float* found_nonfinite,
+                               void* stream);
 
 // The banded convolution of LightConv/DynamicConv: out [rows, C] from u [rows, C] and the taps
 // w ([H, K] shared, or [rows, H, K]).

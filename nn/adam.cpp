@@ -18,19 +18,24 @@ Adam::Adam(NamedTensors params, const AdamOptions& options)
   ATTN_CHECK(options.weight_decay >= 0, "adam: weight decay must be >= 0, got {}", options.weight_decay);
 }
 
-void Adam::update(const ParamData& p) {
-  const int64_t t = ++steps_[p.index];
-  const double bias_correction1 = 1.0 - std::pow(options_.beta1, double(t));
-  const double bias_correction2 = 1.0 - std::pow(options_.beta2, double(t));
-  const AdamUpdate update{.beta1 = float(options_.beta1),
-                          .beta2 = float(options_.beta2),
-                          .one_minus_beta1 = float(1.0 - options_.beta1),
-                          .one_minus_beta2 = float(1.0 - options_.beta2),
-                          .eps = float(options_.eps),
-                          .decay = float(-options_.weight_decay * lr()),
-                          .neg_step_size = float(-lr() * std::sqrt(bias_correction2) / bias_correction1),
-                          .decays = options_.weight_decay != 0.0};
-  ops::adam_update_(p.param, p.grad, p.slots[kExpAvg], p.slots[kExpAvgSq], update);
+void Adam::update(const std::vector<ParamData>& params) {
+  std::vector<AdamTensors> group;
+  group.reserve(params.size());
+  for (const ParamData& p : params) {
+    const int64_t t = ++steps_[p.index];
+    const double bias_correction1 = 1.0 - std::pow(options_.beta1, double(t));
+    const double bias_correction2 = 1.0 - std::pow(options_.beta2, double(t));
+    const AdamUpdate update{.beta1 = float(options_.beta1),
+                            .beta2 = float(options_.beta2),
+                            .one_minus_beta1 = float(1.0 - options_.beta1),
+                            .one_minus_beta2 = float(1.0 - options_.beta2),
+                            .eps = float(options_.eps),
+                            .decay = float(-options_.weight_decay * lr()),
+                            .neg_step_size = float(-lr() * std::sqrt(bias_correction2) / bias_correction1),
+                            .decays = options_.weight_decay != 0.0};
+    group.push_back({p.param, p.grad, p.slots[kExpAvg], p.slots[kExpAvgSq], update});
+  }
+  ops::adam_update_(group);
 }
 
 NamedTensors Adam::extra_state() const {

@@ -23,25 +23,25 @@ Tensor float_grad(const Tensor& p) {
   return g;
 }
 
+// The contiguous float32 gradients of the parameters that have one.
+std::vector<Tensor> float_grads(const std::vector<Tensor>& params) {
+  std::vector<Tensor> grads;
+  for (const Tensor& p : params)
+    if (Tensor g = float_grad(p); g.defined()) grads.push_back(g);
+  return grads;
+}
+
 }  // namespace
 
 double grad_norm(const std::vector<Tensor>& params) {
-  Tensor total;  // 0-d float64 on the gradients' device, made with the first gradient
-  for (const Tensor& p : params) {
-    Tensor g = float_grad(p);
-    if (!g.defined()) continue;
-    if (!total.defined()) total = zeros(Shape{}, DType::Float64, g.device());
-    ops::add_sum_of_squares_(total, g);
-  }
-  return total.defined() ? std::sqrt(total.item()) : 0.0;
+  const std::vector<Tensor> grads = float_grads(params);
+  if (grads.empty()) return 0.0;
+  const Tensor total = zeros(Shape{}, DType::Float64, grads.front().device());
+  ops::add_sum_of_squares_(total, grads);
+  return std::sqrt(total.item());
 }
 
-void multiply_grads(const std::vector<Tensor>& params, double scale) {
-  for (const Tensor& p : params) {
-    Tensor g = float_grad(p);
-    if (g.defined()) ops::scale_(g, scale);
-  }
-}
+void multiply_grads(const std::vector<Tensor>& params, double scale) { ops::scale_(float_grads(params), scale); }
 
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
   ATTN_CHECK(max_norm >= 0, "gradient clipping: --clip-norm must be >= 0, got {}", max_norm);
@@ -56,14 +56,11 @@ double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
 bool unscale_grads(const std::vector<Tensor>& params, double loss_scale) {
   ATTN_CHECK(loss_scale > 0 && std::isfinite(loss_scale), "loss scaling: the scale must be positive and finite, got {}",
              loss_scale);
-  Tensor found_nonfinite;  // 0-d float32 on the gradients' device, made with the first gradient
-  for (const Tensor& p : params) {
-    Tensor g = float_grad(p);
-    if (!g.defined()) continue;
-    if (!found_nonfinite.defined()) found_nonfinite = zeros(Shape{}, DType::Float32, g.device());
-    ops::scale_(g, 1.0 / loss_scale, found_nonfinite);
-  }
-  return !found_nonfinite.defined() || found_nonfinite.item() == 0.0;
+  const std::vector<Tensor> grads = float_grads(params);
+  if (grads.empty()) return true;
+  const Tensor found_nonfinite = zeros(Shape{}, DType::Float32, grads.front().device());
+  ops::scale_(grads, 1.0 / loss_scale, found_nonfinite);
+  return found_nonfinite.item() == 0.0;
 }
 
 }  // namespace attn::nn

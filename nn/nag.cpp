@@ -15,24 +15,23 @@ NAG::NAG(NamedTensors params, const NAGOptions& options)
   ATTN_CHECK(options.weight_decay >= 0, "nag: weight decay must be >= 0, got {}", options.weight_decay);
 }
 
-void NAG::begin_step() {
-  const double lr_old = lr_old_.value_or(lr());
-  lr_correction_ = lr_old > 0 ? lr() / lr_old : lr();
-}
-
-void NAG::update(const ParamData& p) {
+void NAG::update(const std::vector<ParamData>& params) {
   const double mu = options_.momentum;
   const double lr = this->lr();
+  const double lr_old = lr_old_.value_or(lr);
+  const double lr_correction = lr_old > 0 ? lr / lr_old : lr;
   const NagUpdate update{.shrink = float(1.0 - lr * options_.weight_decay),
-                         .buffer_to_param = float(mu * mu * lr_correction_),
+                         .buffer_to_param = float(mu * mu * lr_correction),
                          .grad_to_param = float(-(1.0 + mu) * lr),
-                         .buffer_decay = float(mu * lr_correction_),
+                         .buffer_decay = float(mu * lr_correction),
                          .grad_to_buffer = float(-lr),
                          .decays = options_.weight_decay != 0.0};
-  ops::nag_update_(p.param, p.grad, p.slots[0], update);
+  std::vector<NagTensors> group;
+  group.reserve(params.size());
+  for (const ParamData& p : params) group.push_back({p.param, p.grad, p.slots[0], update});
+  ops::nag_update_(group);
+  lr_old_ = lr;
 }
-
-void NAG::end_step() { lr_old_ = lr(); }
 
 NamedTensors NAG::extra_state() const {
   if (!lr_old_) return {};

@@ -28,15 +28,12 @@ class NAG : public Optimizer {
   std::string name() const override { return "nag"; }
 
  private:
-  void begin_step() override;
-  void update(const ParamData& p) override;
-  void end_step() override;
+  void update(const std::vector<ParamData>& params) override;
   NamedTensors extra_state() const override;
   void load_extra_state(const std::map<std::string, Tensor>& state) override;
 
   NAGOptions options_;
   std::optional<double> lr_old_;  // the lr of the previous step; none before the first
-  double lr_correction_ = 1.0;    // r of the current step
 };
 
 }  // namespace attn::nn

@@ -24,7 +24,9 @@ Optimizer::Optimizer(NamedTensors params, std::vector<std::string> slot_names)
 }
 
 void Optimizer::step() {
-  begin_step();
+  std::vector<Tensor> grads;  // kept alive while `with_grad` refers to them
+  grads.reserve(params_.size());
+  std::vector<ParamData> with_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& [name, p] = params_[i];
     Tensor g = grad(p);
@@ -32,10 +34,10 @@ void Optimizer::step() {
     ATTN_CHECK(g.dtype() == DType::Float32 && g.shape() == p.shape() && g.device() == p.device(),
                "{}: gradient of '{}' is {} {} on {} but the parameter is float32 {} on {}", this->name(), name,
                dtype_name(g.dtype()), g.shape().str(), g.device().str(), p.shape().str(), p.device().str());
-    g = g.contiguous();
-    update(ParamData{.index = i, .param = p, .grad = g, .slots = slots_[i]});
+    grads.push_back(g.contiguous());
+    with_grad.push_back(ParamData{.index = i, .param = p, .grad = grads.back(), .slots = slots_[i]});
   }
-  end_step();
+  update(with_grad);
 }
 
 void Optimizer::zero_grad() {

@@ -8,8 +8,9 @@
 // * Per-parameter state ("slots": Adam's moments, NAG's momentum buffer) is allocated once
 //   in the constructor, on the parameter's device; a step allocates nothing (it reads
 //   contiguous gradients in place).
-// * The update of each parameter is one kernel of the parameters' device
-//   (core/ops_update.hpp), so a step runs wherever the model lives and reads nothing back.
+// * The update of all parameters is one group kernel of the parameters' device
+//   (core/ops_update.hpp), so a step runs wherever the model lives, in a few launches, and
+//   reads nothing back.
 // * state_dict() returns the full state as tensors (float32 slots, exact integer and float64
 //   scalars), named "state.<param name>.<slot>", so a checkpoint resume continues
 //   bit-identically; load_state_dict() checks every name, dtype and shape.
@@ -57,9 +58,8 @@ class Optimizer {
     const Tensor& grad;
     const std::vector<Tensor>& slots;  // in the order of slot_names
   };
-  virtual void begin_step() {}
-  virtual void update(const ParamData& p) = 0;
-  virtual void end_step() {}
+  // One update of every parameter that has a gradient (all of them in one group kernel).
+  virtual void update(const std::vector<ParamData>& params) = 0;
   // Scalars beyond the slots (step counts, lr_old), as 0-d tensors.
   virtual NamedTensors extra_state() const { return {}; }
   virtual void load_extra_state(const std::map<std::string, Tensor>& state) {}

@@ -5,12 +5,12 @@
 // included), spread over threads when there are many blocks; each element's arithmetic is
 // the same float32 expression whatever the blocking, so results do not depend on threads.
 // The sum of squares is accumulated in float64 per fixed chunk and the chunks are summed in
-// order, again independent of the thread count.
+// order, again independent of the thread count. Each kernel takes a whole group of tensors
+// and runs one parallel loop over the blocks of all of them.
 #include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include "core/cpu/cpu_backend.hpp"
@@ -25,12 +25,42 @@ constexpr int64_t kBlockElements = 4096;
 constexpr int64_t kParallelBlocks = 8;
 constexpr int64_t kChunkElements = 1 << 15;
 
-// Runs body(begin, size) over [0, n) in blocks of kBlockElements.
+// Piece `size` elements from `begin` of tensor `tensor` of a group.
+struct Piece {
+  size_t tensor;
+  int64_t begin, size;
+};
+
+// The group's tensors cut into pieces of at most piece_elements, in order.
+std::vector<Piece> pieces_of(const std::vector<int64_t>& numels, int64_t piece_elements) {
+  std::vector<Piece> pieces;
+  for (size_t t = 0; t < numels.size(); ++t)
+    for (int64_t begin = 0; begin < numels[t]; begin += piece_elements)
+      pieces.push_back({t, begin, std::min(piece_elements, numels[t] - begin)});
+  return pieces;
+}
+
+// Runs body(tensor, begin, size) over every block of kBlockElements of the group's tensors,
+// in one parallel loop over the blocks of all of them.
 template <typename Body>
-void for_each_block(int64_t n, Body&& body) {
-  const int64_t blocks = (n + kBlockElements - 1) / kBlockElements;
-#pragma omp parallel for schedule(static) if (blocks >= kParallelBlocks)
-  for (int64_t b = 0; b < blocks; ++b) body(b * kBlockElements, std::min(kBlockElements, n - b * kBlockElements));
+void for_each_block(const std::vector<int64_t>& numels, Body&& body) {
+  const std::vector<Piece> blocks = pieces_of(numels, kBlockElements);
+  const auto count = int64_t(blocks.size());
+#pragma omp parallel for schedule(static) if (count >= kParallelBlocks)
+  for (int64_t b = 0; b < count; ++b) body(blocks[size_t(b)].tensor, blocks[size_t(b)].begin, blocks[size_t(b)].size);
+}
+
+template <typename Group>
+std::vector<int64_t> param_numels(const std::vector<Group>& group) {
+  std::vector<int64_t> numels;
+  for (const Group& g : group) numels.push_back(g.param.numel());
+  return numels;
+}
+
+std::vector<int64_t> numels_of(const std::vector<Tensor>& xs) {
+  std::vector<int64_t> numels;
+  for (const Tensor& x : xs) numels.push_back(x.numel());
+  return numels;
 }
 
 double chunk_sum_of_squares(const float* x, int64_t n) {
@@ -40,29 +70,15 @@ double chunk_sum_of_squares(const float* x, int64_t n) {
   return sum;
 }
 
-double sum_of_squares(const float* x, int64_t n) {
-  const int64_t chunks = (n + kChunkElements - 1) / kChunkElements;
-  if (chunks <= 1) return chunk_sum_of_squares(x, n);
-  std::vector<double> partial(size_t(chunks), 0.0);
-#pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * kChunkElements;
-    partial[size_t(c)] = chunk_sum_of_squares(x + begin, std::min(kChunkElements, n - begin));
-  }
-  return std::accumulate(partial.begin(), partial.end(), 0.0);
-}
-
 }  // namespace
 
-void CpuBackend::adam_update(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
-                             const Tensor& exp_avg_sq, const AdamUpdate& u) {
-  float* const theta_data = param.data<float>();
-  float* const m_data = exp_avg.data<float>();
-  float* const v_data = exp_avg_sq.data<float>();
-  const float* const g_data = grad.data<float>();
-  for_each_block(param.numel(), [&](int64_t begin, int64_t size) {
-    FloatArray theta(theta_data + begin, size), m(m_data + begin, size), v(v_data + begin, size);
-    ConstFloatArray g(g_data + begin, size);
+void CpuBackend::adam_update(const std::vector<AdamTensors>& group) {
+  for_each_block(param_numels(group), [&](size_t t, int64_t begin, int64_t size) {
+    const AdamTensors& p = group[t];
+    const AdamUpdate& u = p.update;
+    FloatArray theta(p.param.data<float>() + begin, size), m(p.exp_avg.data<float>() + begin, size),
+        v(p.exp_avg_sq.data<float>() + begin, size);
+    ConstFloatArray g(p.grad.data<float>() + begin, size);
     m = u.beta1 * m + u.one_minus_beta1 * g;
     v = u.beta2 * v + u.one_minus_beta2 * g.square();
     if (u.decays) theta += u.decay * theta;
@@ -70,13 +86,12 @@ void CpuBackend::adam_update(const Tensor& param, const Tensor& grad, const Tens
   });
 }
 
-void CpuBackend::nag_update(const Tensor& param, const Tensor& grad, const Tensor& buffer, const NagUpdate& u) {
-  float* const theta_data = param.data<float>();
-  float* const b_data = buffer.data<float>();
-  const float* const g_data = grad.data<float>();
-  for_each_block(param.numel(), [&](int64_t begin, int64_t size) {
-    FloatArray theta(theta_data + begin, size), b(b_data + begin, size);
-    ConstFloatArray g(g_data + begin, size);
+void CpuBackend::nag_update(const std::vector<NagTensors>& group) {
+  for_each_block(param_numels(group), [&](size_t t, int64_t begin, int64_t size) {
+    const NagTensors& p = group[t];
+    const NagUpdate& u = p.update;
+    FloatArray theta(p.param.data<float>() + begin, size), b(p.buffer.data<float>() + begin, size);
+    ConstFloatArray g(p.grad.data<float>() + begin, size);
     if (u.decays) theta *= u.shrink;
     theta += u.buffer_to_param * b;
     theta += u.grad_to_param * g;
@@ -84,26 +99,42 @@ void CpuBackend::nag_update(const Tensor& param, const Tensor& grad, const Tenso
   });
 }
 
-void CpuBackend::add_sum_of_squares(const Tensor& x, const Tensor& total) {
-  *total.data<double>() += sum_of_squares(x.data<float>(), x.numel());
+// Each tensor's sum of squares is its chunks' sums added in order, and total takes the
+// tensors' sums in order: the same figure at every thread count.
+void CpuBackend::add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor& total) {
+  const std::vector<Piece> chunks = pieces_of(numels_of(xs), kChunkElements);
+  std::vector<double> partial(chunks.size(), 0.0);
+  const auto count = int64_t(chunks.size());
+#pragma omp parallel for schedule(static) if (count > 1)
+  for (int64_t c = 0; c < count; ++c) {
+    const Piece& chunk = chunks[size_t(c)];
+    partial[size_t(c)] = chunk_sum_of_squares(xs[chunk.tensor].data<float>() + chunk.begin, chunk.size);
+  }
+  double& sum = *total.data<double>();
+  for (size_t c = 0; c < chunks.size();) {
+    double tensor_sum = 0.0;
+    const size_t tensor = chunks[c].tensor;
+    for (; c < chunks.size() && chunks[c].tensor == tensor; ++c) tensor_sum += partial[c];
+    sum += tensor_sum;
+  }
 }
 
-void CpuBackend::scale_check_finite(const Tensor& x, double scale, const Tensor& found_nonfinite) {
+void CpuBackend::scale_check_finite(const std::vector<Tensor>& xs, double scale, const Tensor& found_nonfinite) {
   const float factor = float(scale);
-  float* const data = x.data<float>();
-  const int64_t n = x.numel();
-  if (!found_nonfinite.defined()) {
-#pragma omp parallel for simd schedule(static) if (n >= kChunkElements)
-    for (int64_t i = 0; i < n; ++i) data[i] *= factor;
-    return;
-  }
   bool nonfinite = false;
-#pragma omp parallel for simd schedule(static) reduction(|| : nonfinite) if (n >= kChunkElements)
-  for (int64_t i = 0; i < n; ++i) {
-    data[i] *= factor;
-    nonfinite = nonfinite || !std::isfinite(data[i]);
+  const std::vector<Piece> chunks = pieces_of(numels_of(xs), kChunkElements);
+  const auto count = int64_t(chunks.size());
+#pragma omp parallel for schedule(static) reduction(|| : nonfinite) if (count > 1)
+  for (int64_t c = 0; c < count; ++c) {
+    float* const data = xs[chunks[size_t(c)].tensor].data<float>() + chunks[size_t(c)].begin;
+    const int64_t n = chunks[size_t(c)].size;
+#pragma omp simd reduction(|| : nonfinite)
+    for (int64_t i = 0; i < n; ++i) {
+      data[i] *= factor;
+      nonfinite = nonfinite || !std::isfinite(data[i]);
+    }
   }
-  if (nonfinite) *found_nonfinite.data<float>() = 1.0f;
+  if (nonfinite && found_nonfinite.defined()) *found_nonfinite.data<float>() = 1.0f;
 }
 
 }  // namespace attn::cpu

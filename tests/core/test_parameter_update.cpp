@@ -50,7 +50,7 @@ TEST_CASE("adam_update_ is bit-identical to the update before it became a kernel
     std::vector<float> m = wave(kSize, 0.21, 1.0, 0.1), v = squares(wave(kSize, 0.05, 2.0, 0.2));
     const Tensor param = tensor(theta), grad = tensor(g), exp_avg = tensor(m), exp_avg_sq = tensor(v);
     for (int step = 0; step < 3; ++step) {
-      ops::adam_update_(param, grad, exp_avg, exp_avg_sq, u);
+      ops::adam_update_({{param, grad, exp_avg, exp_avg_sq, u}});
       FloatArray theta_ref(theta.data(), kSize), m_ref(m.data(), kSize), v_ref(v.data(), kSize);
       FloatArray g_ref(g.data(), kSize);
       m_ref = u.beta1 * m_ref + u.one_minus_beta1 * g_ref;
@@ -72,7 +72,7 @@ TEST_CASE("nag_update_ is bit-identical to the update before it became a kernel"
     std::vector<float> b = wave(kSize, 0.3, 0.1, 0.01);
     const Tensor param = tensor(theta), grad = tensor(g), buffer = tensor(b);
     for (int step = 0; step < 3; ++step) {
-      ops::nag_update_(param, grad, buffer, u);
+      ops::nag_update_({{param, grad, buffer, u}});
       FloatArray theta_ref(theta.data(), kSize), b_ref(b.data(), kSize), g_ref(g.data(), kSize);
       if (decays) theta_ref *= u.shrink;
       theta_ref += u.buffer_to_param * b_ref;
@@ -84,6 +84,43 @@ TEST_CASE("nag_update_ is bit-identical to the update before it became a kernel"
   }
 }
 
+TEST_CASE("a group update equals the updates of its tensors one at a time", "[update]") {
+  // Sizes of many blocks, of one, of none; each parameter with its own step size.
+  const std::vector<int64_t> sizes = {kSize, 3, 0, 4097};
+  std::vector<AdamTensors> group, alone;
+  std::vector<NagTensors> nag_group, nag_alone;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    const AdamUpdate u{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
+                       .eps = 1e-8f, .decay = -1e-5f, .neg_step_size = -7e-4f * float(t + 1), .decays = t == 1};
+    const Tensor theta = tensor(wave(sizes[t], 0.013, 0.5)), g = tensor(wave(sizes[t], 0.7, 0.3 + double(t), 0.5));
+    const Tensor m = tensor(wave(sizes[t], 0.21, 1.0, 0.1)), v = tensor(squares(wave(sizes[t], 0.05, 2.0, 0.2)));
+    group.push_back({theta, g, m, v, u});
+    alone.push_back({theta.clone(), g, m.clone(), v.clone(), u});
+    const NagUpdate n{.shrink = 0.9999f, .buffer_to_param = 0.97f, .grad_to_param = -0.0199f * float(t + 1),
+                      .buffer_decay = 0.985f, .grad_to_buffer = -0.01f, .decays = t == 0};
+    nag_group.push_back({theta.clone(), g, m.clone(), n});
+    nag_alone.push_back({theta.clone(), g, m.clone(), n});
+  }
+  ops::adam_update_(group);
+  ops::nag_update_(nag_group);
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    ops::adam_update_({alone[t]});
+    ops::nag_update_({nag_alone[t]});
+    CHECK(values(group[t].param) == values(alone[t].param));
+    CHECK(values(group[t].exp_avg) == values(alone[t].exp_avg));
+    CHECK(values(group[t].exp_avg_sq) == values(alone[t].exp_avg_sq));
+    CHECK(values(nag_group[t].param) == values(nag_alone[t].param));
+    CHECK(values(nag_group[t].buffer) == values(nag_alone[t].buffer));
+  }
+  // The sum of squares of a group adds each tensor's sum in order.
+  const Tensor together = zeros(Shape{}, DType::Float64), in_turn = zeros(Shape{}, DType::Float64);
+  std::vector<Tensor> grads;
+  for (const AdamTensors& t : group) grads.push_back(t.grad);
+  ops::add_sum_of_squares_(together, grads);
+  for (const Tensor& g : grads) ops::add_sum_of_squares_(in_turn, {g});
+  CHECK(together.item() == in_turn.item());
+}
+
 TEST_CASE("add_sum_of_squares_ accumulates in float64, the same at every thread count", "[update]") {
   const std::vector<float> x = wave(100000, 0.011, 0.2, 3.0);  // several chunks of 2^15
   double reference = 0.25;
@@ -93,7 +130,7 @@ TEST_CASE("add_sum_of_squares_ accumulates in float64, the same at every thread 
   for (int n : {1, 2}) {
     set_num_threads(n);
     const Tensor total = full(Shape{}, 0.25, DType::Float64);
-    ops::add_sum_of_squares_(total, tensor(x));
+    ops::add_sum_of_squares_(total, {tensor(x)});
     totals.push_back(total.item());
   }
   set_num_threads(threads);
@@ -104,28 +141,28 @@ TEST_CASE("add_sum_of_squares_ accumulates in float64, the same at every thread 
 TEST_CASE("scale_ multiplies in place and raises the flag only on inf or NaN", "[update]") {
   const Tensor x = tensor({1.0f, -2.0f, 3.0e30f});
   const Tensor flag = zeros(Shape{});
-  ops::scale_(x, 0.5, flag);
+  ops::scale_({x}, 0.5, flag);
   CHECK(values(x) == std::vector<float>{0.5f, -1.0f, 1.5e30f});
   CHECK(flag.item() == 0.0);
-  ops::scale_(x, 1e10, flag);  // 1.5e40 overflows float32
+  ops::scale_({x}, 1e10, flag);  // 1.5e40 overflows float32
   CHECK(std::isinf(values(x)[2]));
   CHECK(flag.item() == 1.0);
-  ops::scale_(tensor({1.0f}), 2.0, flag);  // a later finite tensor does not lower it
+  ops::scale_({tensor({1.0f})}, 2.0, flag);  // a later finite tensor does not lower it
   CHECK(flag.item() == 1.0);
 
   const Tensor nan = tensor({std::numeric_limits<float>::quiet_NaN()});
   const Tensor flag2 = zeros(Shape{});
-  ops::scale_(nan, 1.0, flag2);
+  ops::scale_({nan}, 1.0, flag2);
   CHECK(flag2.item() == 1.0);
-  ops::scale_(nan, 1.0);  // without a flag: nothing to report
+  ops::scale_({nan}, 1.0);  // without a flag: nothing to report
 }
 
 TEST_CASE("the update ops name the tensor that does not fit", "[update]") {
   const Tensor p = zeros({4}), g = zeros({4}), wrong = zeros({5}), doubles = zeros({4}, DType::Float64);
   const AdamUpdate adam{};
-  CHECK_THROWS_WITH(ops::adam_update_(p, g, wrong, p, adam), Contains("exp_avg is [5]"));
-  CHECK_THROWS_WITH(ops::nag_update_(p, doubles, p, NagUpdate{}), Contains("gradient must be contiguous float32"));
-  CHECK_THROWS_WITH(ops::add_sum_of_squares_(zeros(Shape{}), p), Contains("the total must be a 0-d float64"));
-  CHECK_THROWS_WITH(ops::scale_(p, 2.0, zeros({1})), Contains("the non-finite flag must be a 0-d float32"));
-  CHECK_THROWS_WITH(ops::scale_(zeros({4, 2}).transpose(0, 1), 2.0), Contains("input must be contiguous float32"));
+  CHECK_THROWS_WITH(ops::adam_update_({{p, g, p, p, adam}, {p, g, wrong, p, adam}}), Contains("exp_avg is [5]"));
+  CHECK_THROWS_WITH(ops::nag_update_({{p, doubles, p, NagUpdate{}}}), Contains("gradient must be contiguous float32"));
+  CHECK_THROWS_WITH(ops::add_sum_of_squares_(zeros(Shape{}), {p}), Contains("the total must be a 0-d float64"));
+  CHECK_THROWS_WITH(ops::scale_({p}, 2.0, zeros({1})), Contains("the non-finite flag must be a 0-d float32"));
+  CHECK_THROWS_WITH(ops::scale_({p, zeros({4, 2}).transpose(0, 1)}, 2.0), Contains("input must be contiguous float32"));
 }

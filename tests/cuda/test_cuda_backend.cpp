@@ -160,17 +160,28 @@ TEST_CASE("a device index out of range is an error at the next read-back, never 
 }
 
 TEST_CASE("optimizer steps and gradient clipping on the GPU match the CPU", "[cuda]") {
-  const Tensor grad = varied({3000}, -1, 1);
-  const AdamUpdate adam{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
-                        .eps = 1e-8f, .decay = 0.0f, .neg_step_size = -1e-3f, .decays = false};
-  const Tensor cpu_param = varied({3000}, -2, 2), gpu_param = cpu_param.to(kGpu);
-  const Tensor cpu_m = zeros({3000}), cpu_v = zeros({3000}), gpu_m = cpu_m.to(kGpu), gpu_v = cpu_v.to(kGpu);
-  ops::adam_update_(cpu_param, grad, cpu_m, cpu_v, adam);
-  ops::adam_update_(gpu_param, grad.to(kGpu), gpu_m, gpu_v, adam);
-  check_close(gpu_param, cpu_param, 1e-6);
+  // 40 parameters (more than one launch's group) of sizes from none to several blocks.
+  std::vector<AdamTensors> cpu_group, gpu_group;
+  std::vector<Tensor> cpu_grads, gpu_grads;
+  for (int t = 0; t < 40; ++t) {
+    const int64_t n = (t * 1237) % 9001;
+    const AdamUpdate adam{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
+                          .eps = 1e-8f, .decay = -1e-4f, .neg_step_size = -1e-3f * float(1 + t % 3), .decays = t % 2 == 0};
+    const Tensor grad = varied({n}, -1, 1), param = varied({n}, -2, 2), m = zeros({n}), v = zeros({n});
+    cpu_group.push_back({param, grad, m, v, adam});
+    gpu_group.push_back({param.to(kGpu), grad.to(kGpu), m.to(kGpu), v.to(kGpu), adam});
+    cpu_grads.push_back(grad);
+    gpu_grads.push_back(gpu_group.back().grad);
+  }
+  ops::adam_update_(cpu_group);
+  ops::adam_update_(gpu_group);
+  for (size_t t = 0; t < cpu_group.size(); ++t) {
+    check_close(gpu_group[t].param, cpu_group[t].param, 1e-6);
+    check_close(gpu_group[t].exp_avg_sq, cpu_group[t].exp_avg_sq, 1e-6);
+  }
   const Tensor cpu_total = zeros(Shape{}, DType::Float64), gpu_total = zeros(Shape{}, DType::Float64, kGpu);
-  ops::add_sum_of_squares_(cpu_total, grad);
-  ops::add_sum_of_squares_(gpu_total, grad.to(kGpu));
+  ops::add_sum_of_squares_(cpu_total, cpu_grads);
+  ops::add_sum_of_squares_(gpu_total, gpu_grads);
   CHECK(gpu_total.to(Device::cpu()).item() == Approx(cpu_total.item()).epsilon(1e-12));
 }
 
@@ -546,14 +557,14 @@ TEST_CASE("the optimizer and loss-scaling kernels on the GPU match the CPU", "[c
                       .grad_to_buffer = -0.1f, .decays = true};
   const Tensor cpu_param = varied({700}, -2, 2), gpu_param = cpu_param.to(kGpu);
   const Tensor cpu_buffer = varied({700}, -0.1, 0.1), gpu_buffer = cpu_buffer.to(kGpu);
-  ops::nag_update_(cpu_param, grad, cpu_buffer, nag);
-  ops::nag_update_(gpu_param, grad.to(kGpu), gpu_buffer, nag);
+  ops::nag_update_({{cpu_param, grad, cpu_buffer, nag}});
+  ops::nag_update_({{gpu_param, grad.to(kGpu), gpu_buffer, nag}});
   check_close(gpu_param, cpu_param, 1e-6);
   check_close(gpu_buffer, cpu_buffer, 1e-6);
   const Tensor cpu_found = zeros(Shape{}), gpu_found = zeros(Shape{}, DType::Float32, kGpu);
   const Tensor cpu_x = grad.clone(), gpu_x = grad.to(kGpu);
-  ops::scale_(cpu_x, 0.5, cpu_found);
-  ops::scale_(gpu_x, 0.5, gpu_found);
+  ops::scale_({cpu_x}, 0.5, cpu_found);
+  ops::scale_({gpu_x}, 0.5, gpu_found);
   check_close(gpu_x, cpu_x, 0.0);
   check_close(gpu_found, cpu_found, 0.0);
   const Tensor cpu_acc = grad.clone(), gpu_acc = grad.to(kGpu);

@@ -500,48 +500,77 @@ TEST_CASE("cuda cross-entropy kernels match the CPU backend's loss, nll, count, 
   CHECK(first_bad == 1);
 }
 
-TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of squares and scaling",
+TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of squares and scaling over a group",
           "[cuda_kernels]") {
-  const int64_t n = 5000;
-  const Tensor grad = varied({n}, -1, 1);
-  const AdamUpdate adam{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
-                        .eps = 1e-8f, .decay = -1e-5f, .neg_step_size = -7e-4f, .decays = true};
-  const Tensor param = varied({n}, -2, 2), m = varied({n}, -0.1, 0.1), v = varied({n}, 0, 0.01);
-  const Tensor cpu_param = param.clone(), cpu_m = m.clone(), cpu_v = v.clone();
-  ops::adam_update_(cpu_param, grad, cpu_m, cpu_v, adam);
-  launch(LaunchConfig{.grid = {4}, .block = {128}}, adam_update_kernel, param.data<float>(), grad.data<float>(),
-         m.data<float>(), v.data<float>(), adam, (long long)n);
-  check_close(values(param), values(cpu_param), 1e-6);
-  check_close(values(m), values(cpu_m), 1e-6);
-  check_close(values(v), values(cpu_v), 1e-6);
+  // Tensors of several blocks, of less than one, of none, and a last block cut short; each
+  // parameter with its own step size, as after parameters missed updates.
+  const std::vector<int64_t> sizes = {5000, 7, 0, 2 * kGroupBlockElements + 3};
+  std::vector<AdamTensors> adam_cpu, adam_gpu;
+  std::vector<NagTensors> nag_cpu, nag_gpu;
+  std::vector<Tensor> grads;
+  AdamGroup adam;
+  NagGroup nag;
+  FloatGroup squares;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    const int64_t n = sizes[t];
+    const Tensor grad = varied({n}, -1, 1), param = varied({n}, -2, 2), m = varied({n}, -0.1, 0.1),
+                 v = varied({n}, 0, 0.01);
+    const AdamUpdate a{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
+                       .eps = 1e-8f, .decay = -1e-5f, .neg_step_size = -7e-4f * float(t + 1), .decays = t % 2 == 0};
+    adam_cpu.push_back({param.clone(), grad, m.clone(), v.clone(), a});
+    adam_gpu.push_back({param, grad, m, v, a});
+    adam.param[t] = param.data<float>(), adam.grad[t] = grad.data<float>(), adam.exp_avg[t] = m.data<float>();
+    adam.exp_avg_sq[t] = v.data<float>(), adam.update[t] = a;
+    adam.blocks.add(n);
 
-  const NagUpdate nag{.shrink = 0.9999f, .buffer_to_param = 0.97f, .grad_to_param = -0.0199f, .buffer_decay = 0.985f,
-                      .grad_to_buffer = -0.01f, .decays = true};
-  const Tensor theta = varied({n}, -2, 2), buffer = varied({n}, -0.1, 0.1);
-  const Tensor cpu_theta = theta.clone(), cpu_buffer = buffer.clone();
-  ops::nag_update_(cpu_theta, grad, cpu_buffer, nag);
-  launch(LaunchConfig{.grid = {4}, .block = {128}}, nag_update_kernel, theta.data<float>(), grad.data<float>(),
-         buffer.data<float>(), nag, (long long)n);
-  check_close(values(theta), values(cpu_theta), 1e-6);
-  check_close(values(buffer), values(cpu_buffer), 1e-6);
+    const NagUpdate b{.shrink = 0.9999f, .buffer_to_param = 0.97f, .grad_to_param = -0.0199f * float(t + 1),
+                      .buffer_decay = 0.985f, .grad_to_buffer = -0.01f, .decays = t % 2 == 1};
+    const Tensor theta = varied({n}, -2, 2), buffer = varied({n}, -0.1, 0.1);
+    nag_cpu.push_back({theta.clone(), grad, buffer.clone(), b});
+    nag_gpu.push_back({theta, grad, buffer, b});
+    nag.param[t] = theta.data<float>(), nag.grad[t] = grad.data<float>(), nag.buffer[t] = buffer.data<float>();
+    nag.update[t] = b;
+    nag.blocks.add(n);
+
+    grads.push_back(grad);
+    squares.x[t] = grad.data<float>();
+    squares.blocks.add(n);
+  }
+  const auto blocks = unsigned(adam.blocks.blocks());
+  CHECK(blocks == 2 + 1 + 0 + 3);
+  ops::adam_update_(adam_cpu);
+  launch(LaunchConfig{.grid = {blocks}, .block = {128}}, adam_update_kernel, adam);
+  ops::nag_update_(nag_cpu);
+  launch(LaunchConfig{.grid = {blocks}, .block = {128}}, nag_update_kernel, nag);
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    check_close(values(adam_gpu[t].param), values(adam_cpu[t].param), 1e-6);
+    check_close(values(adam_gpu[t].exp_avg), values(adam_cpu[t].exp_avg), 1e-6);
+    check_close(values(adam_gpu[t].exp_avg_sq), values(adam_cpu[t].exp_avg_sq), 1e-6);
+    check_close(values(nag_gpu[t].param), values(nag_cpu[t].param), 1e-6);
+    check_close(values(nag_gpu[t].buffer), values(nag_cpu[t].buffer), 1e-6);
+  }
 
   const Tensor cpu_total = full(Shape{}, 0.5, DType::Float64);
-  ops::add_sum_of_squares_(cpu_total, grad);
-  std::vector<double> partial(3, 0.0);
-  double total = 0.5;
+  ops::add_sum_of_squares_(cpu_total, grads);
+  std::vector<double> partial(blocks, 0.0);
   for (Schedule schedule : kSchedules) {
-    total = 0.5;
-    launch(LaunchConfig{.grid = {3}, .block = {64}, .shared_bytes = 32 * sizeof(double), .schedule = schedule},
-           sum_of_squares_partials_kernel, grad.data<float>(), partial.data(), (long long)n);
-    launch(LaunchConfig{.grid = {1}, .block = {1}}, add_partials_kernel, partial.data(), 3, &total);
+    double total = 0.5;
+    launch(LaunchConfig{.grid = {blocks}, .block = {64}, .shared_bytes = 32 * sizeof(double), .schedule = schedule},
+           sum_of_squares_partials_kernel, squares, partial.data());
+    launch(LaunchConfig{.grid = {1}, .block = {64}, .shared_bytes = 32 * sizeof(double), .schedule = schedule},
+           add_partials_kernel, static_cast<const double*>(partial.data()), (long long)blocks, &total);
     CHECK(total == Approx(cpu_total.item()).epsilon(1e-12));
   }
 
-  std::vector<float> x = {1.0f, -2.0f, 3.0e30f};
+  std::vector<float> x = {1.0f, -2.0f, 3.0e30f}, y = {4.0f};
+  FloatGroup scaled;
+  scaled.x[0] = x.data(), scaled.x[1] = y.data();
+  scaled.blocks.add(3), scaled.blocks.add(1);
   float flag = 0.0f;
-  launch(LaunchConfig{.grid = {1}, .block = {32}}, scale_check_finite_kernel, x.data(), 0.5f, &flag, 3LL);
+  launch(LaunchConfig{.grid = {2}, .block = {32}}, scale_check_finite_kernel, scaled, 0.5f, &flag);
   CHECK(x == std::vector<float>{0.5f, -1.0f, 1.5e30f});
+  CHECK(y == std::vector<float>{2.0f});
   CHECK(flag == 0.0f);
-  launch(LaunchConfig{.grid = {1}, .block = {32}}, scale_check_finite_kernel, x.data(), 1e10f, &flag, 3LL);
+  launch(LaunchConfig{.grid = {2}, .block = {32}}, scale_check_finite_kernel, scaled, 1e10f, &flag);
   CHECK(flag == 1.0f);
 }
