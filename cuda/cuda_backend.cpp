@@ -46,12 +46,31 @@ void require_row_indices(const char* kernel, const Tensor& indices) {
 // A float32 tensor's data, or null for an undefined (optional) one.
 float* float_data(const Tensor& t) { return t.defined() ? t.data<float>() : nullptr; }
 
-// Scratch for `outputs` chunked column sums of a [rows, cols] matrix (launch_bias_relu_backward,
-// launch_layer_norm_backward), or an undefined tensor when they need none.
+// Scratch for `outputs` chunked column sums of a [rows, cols] matrix (launch_layer_norm_backward),
+// or an undefined tensor when they need none.
 Tensor column_scratch(int64_t rows, int64_t cols, int64_t outputs, Device device) {
   const int64_t chunks = column_chunks(rows, cols);
   if (outputs == 0 || chunks == 1) return Tensor();
   return Tensor(Shape{outputs * chunks * cols}, DType::Float32, device);
+}
+
+// Scratch for launch_column_sums over a [rows, cols] matrix.
+Tensor column_sum_scratch(int64_t rows, int64_t cols, Device device) {
+  return Tensor(Shape{column_sum_chunks(rows, cols) * cols}, DType::Float64, device);
+}
+
+// The columns of x when `op` over x into out sums a contiguous x over its leading dims and
+// keeps the rest (a bias's gradient: [N, out] → [out]); 0 otherwise.
+int64_t leading_dims_sum_columns(ReduceOp op, const Tensor& x, const Tensor& out) {
+  if (op != ReduceOp::Sum || !x.is_contiguous() || x.dim() == 0) return 0;
+  int lead = 0;
+  while (lead < x.dim() && out.size(lead) == 1 && x.size(lead) != 1) ++lead;
+  int64_t cols = 1;
+  for (int d = lead; d < x.dim(); ++d) {
+    if (out.size(d) != x.size(d)) return 0;
+    cols *= x.size(d);
+  }
+  return lead > 0 ? cols : 0;
 }
 
 // t itself when contiguous (or undefined), else a contiguous copy on its device: the launches
@@ -260,9 +279,9 @@ void CudaBackend::bias_relu_backward(const Tensor& y_view, const Tensor& dy_view
   const Tensor y = dense(y_view, stream);
   const Tensor dy = dense(dy_view, stream);
   require_contiguous_float("bias_relu_backward", {&y, &dy, &dz, &dbias});
-  const Tensor partial = column_scratch(rows_of(y), last_dim(y), dbias.defined() ? 1 : 0, y.device());
-  launch_bias_relu_backward(y.data<float>(), dy.data<float>(), dz.data<float>(), float_data(dbias), float_data(partial),
-                            rows_of(y), last_dim(y), stream);
+  const Tensor partial = dbias.defined() ? column_sum_scratch(rows_of(y), last_dim(y), y.device()) : Tensor();
+  launch_bias_relu_backward(y.data<float>(), dy.data<float>(), dz.data<float>(), float_data(dbias),
+                            partial.defined() ? partial.data<double>() : nullptr, rows_of(y), last_dim(y), stream);
 }
 
 void CudaBackend::index_select_rows(const Tensor& weight_view, const Tensor& indices_view, const Tensor& out) {
@@ -344,6 +363,12 @@ void CudaBackend::reduce(ReduceOp op, const Tensor& x, const Tensor& out) {
   for (int d = 0; d + 1 < x.dim(); ++d) last_dim_sum = last_dim_sum && out.size(d) == x.size(d);
   if (last_dim_sum) {  // one block per row: the reduction of every softmax-like row
     launch_row_sum(x.data<float>(), out.data<float>(), rows_of(x), last_dim(x), stream);
+    return;
+  }
+  if (const int64_t cols = leading_dims_sum_columns(op, x, out); cols > 0) {  // column sums
+    const int64_t rows = x.numel() / cols;
+    launch_column_sums(x.data<float>(), out.data<float>(), column_sum_scratch(rows, cols, x.device()).data<double>(),
+                       rows, cols, stream);
     return;
   }
   const cuda_kernels::ReduceLayout layout = reduce_layout(x, out);

@@ -75,17 +75,13 @@ int64_t column_chunks(int64_t rows, int64_t cols) {
   return std::max<int64_t>(1, std::min({(kThreadsWanted + cols - 1) / cols, rows / kMinChunkRows, kMaxChunks}));
 }
 
-void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, float* partial, int64_t rows,
+void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, double* partial, int64_t rows,
                                int64_t cols, void* stream) {
   const int64_t n = rows * cols;
   if (n == 0) return;
   launch_kernel("relu_mask_backward_kernel", cuda_kernels::relu_mask_backward_kernel, grid_for(n), kThreadsPerBlock, 0,
                 stream, y, dy, dz, (long long)n);
-  if (dbias == nullptr) return;
-  const ColumnChunks chunks(rows, cols);
-  launch_kernel("column_sum_kernel", cuda_kernels::column_sum_kernel, chunks.grid(), kThreadsPerBlock, 0, stream, dz,
-                chunks.sums(dbias, partial), int(rows), int(cols), chunks.rows_per_chunk());
-  chunks.add_up(partial, dbias, stream);
+  if (dbias != nullptr) launch_column_sums(dz, dbias, partial, rows, cols, stream);
 }
 
 }  // namespace attn::cuda

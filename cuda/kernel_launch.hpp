@@ -35,11 +35,15 @@ void launch_unary_backward(UnaryOp op, UnaryParams params, const float* x, const
 // In place over y [rows, cols]: y = relu(y + bias) (bias [cols] may be null).
 void launch_bias_relu(float* y, const float* bias, int64_t rows, int64_t cols, void* stream);
 // dz = y > 0 ? dy : 0 and, when dbias is not null, dbias = the column sums of dz; partial
-// then holds column_chunks(rows, cols) · cols floats of scratch.
-void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, float* partial, int64_t rows,
+// then holds column_sum_chunks(rows, cols) · cols doubles of scratch.
+void launch_bias_relu_backward(const float* y, const float* dy, float* dz, float* dbias, double* partial, int64_t rows,
                                int64_t cols, void* stream);
-// How many chunks of rows the column sums of a [rows, cols] matrix (a bias's or layer norm's
-// gradient) are split into, so that enough threads run: each chunk summed by a thread per
+// out[c] = Σ_r x[r, c] over a contiguous [rows, cols] matrix, in float64 in a fixed order;
+// partial holds column_sum_chunks(rows, cols) · cols doubles of scratch.
+void launch_column_sums(const float* x, float* out, double* partial, int64_t rows, int64_t cols, void* stream);
+int64_t column_sum_chunks(int64_t rows, int64_t cols);
+// How many chunks of rows the column sums of a [rows, cols] matrix (layer norm's gradient) are
+// split into, so that enough threads run: each chunk summed by a thread per
 // column, then the chunks added in order.
 int64_t column_chunks(int64_t rows, int64_t cols);
 // out[i, :] = weight[indices[i], :] over out [rows, width], elements of element_size bytes

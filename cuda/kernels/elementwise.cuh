@@ -138,19 +138,6 @@ __global__ void relu_mask_backward_kernel(const float* y, const float* dy, float
     dz[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
-// sums[k · cols + c] = Σ_r dz[r, c] over chunk k = blockIdx.y of the rows (chunk_rows of
-// them from k · chunk_rows), one thread per column and chunk summing its rows in order in
-// double (deterministic, no atomics); the chunks' sums are added in order afterwards
-// (sum_slices_kernel). One chunk of all rows gives the column sums themselves.
-__global__ void column_sum_kernel(const float* dz, float* sums, int rows, int cols, int chunk_rows) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= cols) return;
-  const int first = int(blockIdx.y) * chunk_rows, end = first + chunk_rows < rows ? first + chunk_rows : rows;
-  double sum = 0.0;
-  for (int r = first; r < end; ++r) sum += double(dz[(long long)r * cols + c]);
-  sums[(long long)blockIdx.y * cols + c] = float(sum);
-}
-
 // y[i] = value for i < n; Word is the element's bits (fill works for every dtype).
 template <typename Word>
 __global__ void fill_kernel(Word value, Word* y, long long n) {

@@ -22,6 +22,7 @@
 #include "cuda/reduce_layout.hpp"
 #include "cuda/strided_layout.hpp"
 #include "cuda/kernels/binary.cuh"
+#include "cuda/kernels/column_sums.cuh"
 #include "cuda/kernels/cross_entropy.cuh"
 #include "cuda/kernels/dropout.cuh"
 #include "cuda/kernels/elementwise.cuh"
@@ -33,7 +34,6 @@
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/kernels/softmax.cuh"
-#include "cuda/kernels/sum_slices.cuh"
 
 using namespace attn;
 using namespace attn::cuda_emulator;
@@ -135,19 +135,39 @@ TEST_CASE("cuda bias + ReLU kernels match the CPU backend, the bias gradient inc
   std::vector<float> dz(size_t(rows * cols), 0.0f), dbias(size_t(cols), 0.0f);
   launch(LaunchConfig{.grid = {3}, .block = {128}}, relu_mask_backward_kernel, y.data<float>(), dy.data<float>(),
          dz.data(), (long long)(rows * cols));
-  launch(LaunchConfig{.grid = {3}, .block = {128}}, column_sum_kernel, dz.data(), dbias.data(), int(rows), int(cols),
-         int(rows));  // one chunk: the column sums themselves
   CHECK(dz == values(grads.dz));
-  check_close(dbias, values(grads.dbias), 1e-6);
-  // Chunks of 2 rows (the last one short), then added in chunk order.
-  const int chunk_rows = 2, chunks = int((rows + chunk_rows - 1) / chunk_rows);
-  std::vector<float> chunk_sums(size_t(chunks * cols), 0.0f);
-  launch(LaunchConfig{.grid = {3, unsigned(chunks)}, .block = {128}}, column_sum_kernel, dz.data(), chunk_sums.data(),
-         int(rows), int(cols), chunk_rows);
-  std::vector<float> added(size_t(cols), 0.0f);
-  launch(LaunchConfig{.grid = {3}, .block = {128}}, sum_slices_kernel, static_cast<const float*>(chunk_sums.data()),
-         added.data(), (long long)cols, chunks);
-  check_close(added, values(grads.dbias), 1e-5);
+  // The column sums in one chunk, and in chunks of 2 rows (the last one short) added in chunk
+  // order; every schedule of the lanes gives the same sums.
+  for (const int chunk_rows : {int(rows), 2}) {
+    const int chunks = int((rows + chunk_rows - 1) / chunk_rows);
+    std::vector<double> partial(size_t(chunks * cols), 0.0);
+    for (Schedule schedule : kSchedules) {
+      const unsigned threads = 32 * kColumnSumLanes;
+      launch(LaunchConfig{.grid = {unsigned((cols + 31) / 32), unsigned(chunks)}, .block = {threads},
+                          .shared_bytes = threads * sizeof(double), .schedule = schedule},
+             column_partials_kernel, static_cast<const float*>(dz.data()), partial.data(), int(rows), int(cols),
+             chunk_rows);
+      launch(LaunchConfig{.grid = {2}, .block = {128}}, column_combine_kernel,
+             static_cast<const double*>(partial.data()), dbias.data(), (long long)cols, chunks);
+      check_close(dbias, values(grads.dbias), 1e-6);
+    }
+  }
+}
+
+TEST_CASE("cuda column sums of many rows match the CPU's sum over the leading dims", "[cuda_kernels]") {
+  // Rows enough for the four-loads-in-flight loop and its remainder; columns not a multiple of 32.
+  const int64_t rows = 1000, cols = 45;
+  const Tensor x = varied({rows, cols}, -1, 1);
+  const std::vector<float> expected = values(ops::sum(x, {0}));
+  const int chunk_rows = 300, chunks = 4;
+  std::vector<double> partial(size_t(chunks * cols), 0.0);
+  std::vector<float> out(size_t(cols), 0.0f);
+  const unsigned threads = 32 * kColumnSumLanes;
+  launch(LaunchConfig{.grid = {2, unsigned(chunks)}, .block = {threads}, .shared_bytes = threads * sizeof(double)},
+         column_partials_kernel, x.data<float>(), partial.data(), int(rows), int(cols), chunk_rows);
+  launch(LaunchConfig{.grid = {1}, .block = {64}}, column_combine_kernel, static_cast<const double*>(partial.data()),
+         out.data(), (long long)cols, chunks);
+  check_close(out, expected, 1e-6);
 }
 
 TEST_CASE("cuda row gather and scatter match the CPU backend, repeated indices included", "[cuda_kernels]") {
