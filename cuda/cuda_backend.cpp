@@ -299,8 +299,10 @@ void CudaBackend::index_add_rows(const Tensor& grad_weight, const Tensor& indice
   const Tensor src = dense(src_view, stream);
   require_contiguous_float("index_add_rows", {&grad_weight, &src});
   require_row_indices("index_add_rows", indices);
+  const Tensor links(Shape{2 * indices.numel()}, DType::Int64, indices.device());  // next row, first row
   launch_index_add_rows(grad_weight.data<float>(), grad_weight.size(0), indices.data<int64_t>(), src.data<float>(),
-                        indices.numel(), grad_weight.size(1), stream);
+                        indices.numel(), grad_weight.size(1), reinterpret_cast<long long*>(links.data<int64_t>()),
+                        stream);
 }
 
 void CudaBackend::uniform(const Tensor& out, double low, double high, uint64_t seed, uint64_t first) {

@@ -1,4 +1,6 @@
 // Launches the indexing kernels of cuda/kernels/indexing.cuh (cuda/kernel_launch.hpp).
+#include <algorithm>
+
 #include "cuda/kernels/indexing.cuh"
 #include "cuda/launch_config.cuh"
 
@@ -28,11 +30,15 @@ void launch_index_select_rows(const void* weight, int64_t weight_rows, const int
 }
 
 void launch_index_add_rows(float* grad_weight, int64_t weight_rows, const int64_t* indices, const float* src,
-                           int64_t rows, int64_t width, void* stream) {
+                           int64_t rows, int64_t width, long long* links, void* stream) {
   if (rows * width == 0) return;
-  const unsigned column_blocks = unsigned((width + kThreadsPerBlock - 1) / kThreadsPerBlock);
-  launch_kernel("index_add_rows_kernel", cuda_kernels::index_add_rows_kernel, column_blocks, kThreadsPerBlock, 0,
-                stream, grad_weight, (long long)weight_rows, indices, src, (long long)rows, int(width));
+  long long *next = links, *first = links + rows;
+  launch_kernel("index_links_kernel", cuda_kernels::index_links_kernel, grid_for(rows), kThreadsPerBlock, 0, stream,
+                indices, (long long)rows, next, first);
+  launch_kernel("index_add_linked_rows_kernel", cuda_kernels::index_add_linked_rows_kernel,
+                unsigned(std::min<int64_t>(rows, kMaxGridBlocks)), kThreadsPerBlock, 0, stream, grad_weight,
+                (long long)weight_rows, indices, src, static_cast<const long long*>(next),
+                static_cast<const long long*>(first), (long long)rows, int(width));
 }
 
 void launch_gather_last(const float* x, const int64_t* index, float* out, int64_t rows, int64_t cols, void* stream) {

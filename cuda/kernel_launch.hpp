@@ -51,9 +51,10 @@ int64_t column_chunks(int64_t rows, int64_t cols);
 void launch_index_select_rows(const void* weight, int64_t weight_rows, const int64_t* indices, void* out,
                               size_t element_size, int64_t rows, int64_t width, void* stream);
 // grad_weight[indices[i], :] += src[i, :] for the rows of src [rows, width], in index order;
-// rows whose index lies outside [0, weight_rows) are left out.
+// rows whose index lies outside [0, weight_rows) are left out. links holds 2 · rows int64 of
+// scratch.
 void launch_index_add_rows(float* grad_weight, int64_t weight_rows, const int64_t* indices, const float* src,
-                           int64_t rows, int64_t width, void* stream);
+                           int64_t rows, int64_t width, long long* links, void* stream);
 // out[r] = x[r, index[r]] over x [rows, cols].
 void launch_gather_last(const float* x, const int64_t* index, float* out, int64_t rows, int64_t cols, void* stream);
 // The k largest (or smallest) of each row of x [rows, cols], sorted, ties to the lower index.

@@ -1,5 +1,5 @@
 // Gathers, scatters and selections by index over float32 matrices (core/backend.hpp's
-// index_select_rows and index_add_rows — an embedding's forward and backward — gather_last
+// index_select_rows and index_add_rows (index_links_kernel, index_add_linked_rows_kernel) — an embedding's forward and backward — gather_last
 // and topk), in the cuda/kernels/device.hpp dialect. Indices were validated by core/ops.
 #pragma once
 #include "cuda/kernels/device.hpp"
@@ -23,14 +23,37 @@ __global__ void index_select_rows_kernel(const T* weight, long long weight_rows,
   }
 }
 
-// grad_weight[indices[i], d] += src[i, d]: one thread per column d, adding the rows in index
-// order, so repeated indices sum in the same order as on the CPU (deterministic, no atomics).
-__global__ void index_add_rows_kernel(float* grad_weight, long long weight_rows, const int64_t* indices,
-                                      const float* src, long long rows, int width) {
-  const int d = blockIdx.x * blockDim.x + threadIdx.x;
-  if (d >= width) return;
-  for (long long i = 0; i < rows; ++i)
-    if (row_in_range(indices[i], weight_rows)) grad_weight[indices[i] * width + d] += src[i * width + d];
+// grad_weight[indices[i], :] += src[i, :] runs in two steps, so that the rows of one index are
+// added in index order — as on the CPU, deterministic, no atomics — while distinct indices
+// run side by side. First each row i learns the next row of its index (next[i], −1 at the
+// last) and whether it is the first of its index (first[i]); then a block per first row walks
+// its index's rows in order, a thread per column.
+__global__ void index_links_kernel(const int64_t* indices, long long rows, long long* next, long long* first) {
+  const long long stride = (long long)blockDim.x * gridDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += stride) {
+    const int64_t row = indices[i];
+    long long earlier = 0, later = -1;
+    for (long long j = 0; j < i && !earlier; ++j) earlier = indices[j] == row;
+    for (long long j = i + 1; j < rows && later < 0; ++j)
+      if (indices[j] == row) later = j;
+    next[i] = later;
+    first[i] = !earlier;
+  }
+}
+
+// Rows out of [0, weight_rows) (left to the deferred check) are left out.
+__global__ void index_add_linked_rows_kernel(float* grad_weight, long long weight_rows, const int64_t* indices,
+                                             const float* src, const long long* next, const long long* first,
+                                             long long rows, int width) {
+  for (long long i = blockIdx.x; i < rows; i += gridDim.x) {
+    if (!first[i] || !row_in_range(indices[i], weight_rows)) continue;
+    float* const out = grad_weight + indices[i] * width;
+    for (int d = int(threadIdx.x); d < width; d += int(blockDim.x)) {
+      float sum = out[d];
+      for (long long k = i; k >= 0; k = next[k]) sum += src[k * width + d];
+      out[d] = sum;
+    }
+  }
 }
 
 // out[r] = x[r, index[r]] over x [rows, cols].

@@ -170,6 +170,22 @@ TEST_CASE("cuda column sums of many rows match the CPU's sum over the leading di
   check_close(out, expected, 1e-6);
 }
 
+namespace {
+
+// index_add_rows as the launch runs it: each row's links, then the rows added along them.
+void add_rows(const Tensor& grad, const Tensor& indices, const Tensor& src, Schedule schedule) {
+  const int64_t rows = indices.numel();
+  std::vector<long long> next(size_t(rows), 0), first(size_t(rows), 0);
+  launch(LaunchConfig{.grid = {2}, .block = {32}, .schedule = schedule}, index_links_kernel, indices.data<int64_t>(),
+         (long long)rows, next.data(), first.data());
+  launch(LaunchConfig{.grid = {3}, .block = {64}, .schedule = schedule}, index_add_linked_rows_kernel,
+         grad.data<float>(), (long long)grad.size(0), indices.data<int64_t>(), src.data<float>(),
+         static_cast<const long long*>(next.data()), static_cast<const long long*>(first.data()), (long long)rows,
+         int(grad.size(1)));
+}
+
+}  // namespace
+
 TEST_CASE("cuda row gather and scatter match the CPU backend, repeated indices included", "[cuda_kernels]") {
   const int64_t vocab = 9, width = 70;
   const Tensor weight = varied({vocab, width}, -1, 1);
@@ -188,16 +204,19 @@ TEST_CASE("cuda row gather and scatter match the CPU backend, repeated indices i
          (long long)vocab, bad.data<int64_t>(), bad_out.data(), 2LL, int(width));
   CHECK(bad_out == std::vector<float>(size_t(2 * width), 0.0f));
   const Tensor untouched = weight.clone();
-  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_add_rows_kernel, untouched.data<float>(), (long long)vocab,
-         bad.data<int64_t>(), varied({2, width}, -1, 1).data<float>(), 2LL, int(width));
+  add_rows(untouched, bad, varied({2, width}, -1, 1), kSchedules[0]);
   CHECK(values(untouched) == values(weight));
 
-  const Tensor src = varied({6, width}, -2, 2), expected_grad = varied({vocab, width}, -1, 1);
-  const Tensor grad = expected_grad.clone();
+  // Repeated indices (3 three times, not side by side) add in index order: the same additions
+  // in the same order as the CPU, so exact, under every schedule.
+  const Tensor src = varied({6, width}, -2, 2), start = varied({vocab, width}, -1, 1);
+  const Tensor expected_grad = start.clone();
   backend_for(Device::cpu()).index_add_rows(expected_grad, indices, src);
-  launch(LaunchConfig{.grid = {2}, .block = {64}}, index_add_rows_kernel, grad.data<float>(), (long long)vocab,
-         indices.data<int64_t>(), src.data<float>(), 6LL, int(width));
-  CHECK(values(grad) == values(expected_grad));  // the same additions in the same order: exact
+  for (Schedule schedule : kSchedules) {
+    const Tensor grad = start.clone();
+    add_rows(grad, indices, src, schedule);
+    CHECK(values(grad) == values(expected_grad));
+  }
 }
 
 TEST_CASE("cuda binary_kernel matches the CPU backend for every binary op on broadcast operands",
