@@ -427,13 +427,21 @@ void CudaBackend::batched_gemm(const Tensor& a, const Tensor& b, const Tensor& o
     const float* a_data = a.data<float>() + (four_d ? o * a.stride(loop_dim) : 0);
     const float* b_data = b.data<float>() + (four_d ? o * b.stride(loop_dim) : 0);
     float* out_data = out.data<float>() + (four_d ? o * out.stride(loop_dim) : 0);
-    // Row-major out = a·b is column-major outᵀ = bᵀ·aᵀ: b comes first.
-    check_cublas(cublasGemmStridedBatchedEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b_data, CUDA_R_32F,
-                                            int(gb.ld), b.stride(batch_dim), a_data, CUDA_R_32F, int(ga.ld),
-                                            a.stride(batch_dim), &beta_f, out_data, CUDA_R_32F, int(ldc),
-                                            out.stride(batch_dim), int(out.size(batch_dim)), compute,
-                                            CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmStridedBatchedEx");
+    // Row-major out = a·b is column-major outᵀ = bᵀ·aᵀ: b comes first. A single matrix (every
+    // linear layer: rows flattened) goes to cublasGemmEx, whose kernel choice is made for one
+    // product rather than for a batch.
+    const int64_t batch = out.size(batch_dim);
+    if (batch == 1)
+      check_cublas(cublasGemmEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b_data, CUDA_R_32F, int(gb.ld),
+                                a_data, CUDA_R_32F, int(ga.ld), &beta_f, out_data, CUDA_R_32F, int(ldc), compute,
+                                CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
+    else
+      check_cublas(cublasGemmStridedBatchedEx(handle, gb.op, ga.op, int(n), int(m), int(k), &alpha_f, b_data,
+                                              CUDA_R_32F, int(gb.ld), b.stride(batch_dim), a_data, CUDA_R_32F,
+                                              int(ga.ld), a.stride(batch_dim), &beta_f, out_data, CUDA_R_32F, int(ldc),
+                                              out.stride(batch_dim), int(batch), compute, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx");
   }
 }
 
