@@ -150,6 +150,19 @@ TEST_CASE("backward of unary ops, bias + ReLU and embeddings on the GPU match th
         ops::index_select(tokens, 0, indices).to_vector());
 }
 
+TEST_CASE("bias gradients and embedding gradients on the GPU match the CPU at a training batch's size", "[cuda]") {
+  // 4,096 rows: column sums in many chunks of rows; a [B, T, C] sum over B and T alike.
+  const Tensor rows = varied({4096, 300}, -1, 1), batch = varied({16, 33, 70}, -1, 1);
+  check_close(ops::sum(rows.to(kGpu), {0}), ops::sum(rows, {0}), 1e-4);
+  check_close(ops::sum(batch.to(kGpu), {0, 1}), ops::sum(batch, {0, 1}), 1e-5);
+  // 4,096 tokens of a 50-word vocabulary: every row repeated, added in token order on both
+  // devices, so bit for bit.
+  std::vector<int64_t> tokens(4096);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int64_t((i * 7919) % 50);
+  const Tensor indices = from_vector<int64_t>(tokens, Shape{4096}), dy = varied({4096, 40}, -1, 1);
+  check_close(ops::embedding_backward(dy.to(kGpu), indices.to(kGpu), 50), ops::embedding_backward(dy, indices, 50), 0.0);
+}
+
 TEST_CASE("a device index out of range is an error at the next read-back, never a read out of bounds", "[cuda]") {
   const Tensor table = varied({5, 8}, -1, 1).to(kGpu);
   const Tensor looked_up = ops::embedding(table, from_vector<int64_t>({1, 5, 2}, Shape{3}, kGpu));  // 5 >= 5 rows
