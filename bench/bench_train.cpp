@@ -8,10 +8,11 @@
 // peak and peak RSS). bench_step_profile times the bare model step without the trainer.
 //
 // Usage: bench_train [--model tiny,base,PRESET...] [--override key=value ...] [--threads N] [--steps N]
-//                    [--warmup N] [--kernels 1]   (then also the time per backend kernel of one more step)
-//                    [--device cpu|cuda[:N]]      (on a GPU: tokens/s and peak device memory; the
-//                                                  phase split and GEMM share are CPU-only figures,
-//                                                  --kernels times kernels with CUDA_LAUNCH_BLOCKING=1)
+//                    [--warmup N] [--sentences N]  (sentences of 32 tokens per batch, default 128)
+//                    [--kernels device|host]  (then also the time per backend kernel of one more step:
+//                                              each kernel waited for, or the host's part of each call)
+//                    [--device cpu|cuda[:N]]  (on a GPU: tokens/s and peak device memory; the phase
+//                                              split and GEMM share are CPU-only figures)
 // --model takes tiny (transformer_tiny), base (transformer_wmt_en_de) or any preset (t2r_tiny,
 // lightconv_tiny, ...); --override changes any config field of every model, e.g. the base
 // model with T2R in the decoder: --model base --override decoder_self_mixer=kernel:t2r+additive
@@ -40,25 +41,30 @@ namespace {
 using namespace attn;
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kSentences = 128, kLength = 32, kVocab = 8000, kBatches = 4;
+constexpr int64_t kCorpusSentences = 512, kLength = 32, kVocab = 8000;
 
 struct Options {
   std::vector<std::string> models, overrides;
   int threads, steps, warmup;
-  bool kernels;
+  int64_t sentences;
+  std::string kernels;  // "none", "device" or "host"
   std::string device;
 };
 
 Options parse(int argc, char** argv) {
   bench::BenchArgs args("bench_train", argc, argv);
   Options o{args.list("model", {"tiny", "base"}), args.list("override", {}), int(args.number("threads", 2)),
-            int(args.number("steps", 5)), int(args.number("warmup", 2)), args.number("kernels", 0) != 0,
-            args.text("device", "cpu")};
+            int(args.number("steps", 5)), int(args.number("warmup", 2)), args.number("sentences", 128),
+            args.text("kernels", "none"), args.text("device", "cpu")};
   args.check_all_used();
+  ATTN_CHECK(o.kernels == "none" || o.kernels == "device" || o.kernels == "host",
+             "bench_train: --kernels takes device or host, got '{}'", o.kernels);
+  ATTN_CHECK(o.sentences > 0 && o.sentences <= kCorpusSentences, "bench_train: --sentences takes 1 to {}, got {}",
+             kCorpusSentences, o.sentences);
   return o;
 }
 
-// kBatches × kSentences pairs of 31 random words + </s>, a kVocab-symbol dictionary.
+// kCorpusSentences pairs of 31 random words + </s>, a kVocab-symbol dictionary.
 std::string write_corpus() {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("attnlab_bench_train_{}", ::getpid());
   std::filesystem::create_directories(dir);
@@ -68,7 +74,7 @@ std::string write_corpus() {
   std::mt19937 rng(1);
   for (const char* split : {"train", "valid"})
     for (const char* lang : {"src", "tgt"}) {
-      std::vector<std::vector<int32_t>> sentences(size_t(kBatches * kSentences), std::vector<int32_t>(kLength));
+      std::vector<std::vector<int32_t>> sentences(size_t{kCorpusSentences}, std::vector<int32_t>(kLength));
       for (auto& s : sentences) {
         for (auto& id : s) id = int32_t(data::Dictionary::kNumSpecial + rng() % (kVocab - data::Dictionary::kNumSpecial));
         s.back() = data::Dictionary::kEos;
@@ -90,7 +96,7 @@ app::TrainerOptions trainer_options(const std::string& model, const Options& opt
   o.lr_scheduler = "inverse_sqrt";
   o.lr = {5e-4};
   o.warmup_updates = 4000;
-  o.max_tokens = kSentences * kLength;
+  o.max_tokens = options.sentences * kLength;
   o.compute.threads = options.threads;
   o.compute.device = options.device;
   o.progress = app::ProgressMode::kQuiet;
@@ -101,7 +107,7 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
   app::Trainer trainer(trainer_options(model, options, data_dir));
   const app::SplitCorpora corpora = app::open_split(trainer.task(), "train");
   data::BatchingOptions batching;
-  batching.max_tokens = kSentences * kLength;
+  batching.max_tokens = options.sentences * kLength;
   data::BatchLoader loader(corpora.source, corpora.target, batching);
   auto next_batch = [&] {
     std::optional<data::Batch> batch = loader.next();
@@ -122,10 +128,10 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
              double(tokens) / seconds, 1e3 * seconds / options.steps,
              peak.tensor_mib, peak.resident_mib);
   if (!device.is_cpu()) {
-    // Host timers time kernel launches here, not kernels, unless CUDA_LAUNCH_BLOCKING=1 makes
-    // every launch wait for its kernel: then --kernels gives each kernel's device time (plus
-    // a launch's few microseconds).
-    if (options.kernels) bench::print_kernel_times([&] { trainer.train_step({next_batch()}); });
+    // --kernels device: each kernel waited for (its device time, plus a launch and a wait of a
+    // few microseconds); host: the host's part of each call, and its waits for the device.
+    if (options.kernels != "none")
+      bench::print_kernel_times([&] { trainer.train_step({next_batch()}); }, options.kernels == "device");
     return;
   }
 
@@ -143,7 +149,7 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
     if (e.name.starts_with("trainer:"))
       fmt::print("  {:<45} {:8.1f} ms  {:5.1f}%\n", e.name, 1e3 * e.seconds, 100.0 * e.seconds / step);
   fmt::print("  GEMM (all matmul kernels)                     {:8.1f} ms  {:5.1f}%\n", 1e3 * gemm, 100.0 * gemm / step);
-  if (options.kernels) bench::print_kernel_times([&] { trainer.train_step({next_batch()}); });
+  if (options.kernels != "none") bench::print_kernel_times([&] { trainer.train_step({next_batch()}); });
 }
 
 // The synthetic corpus's folder, removed however the benchmark ends.

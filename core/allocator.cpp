@@ -31,10 +31,13 @@ void* Allocator::allocate(size_t nbytes) {
     stats_.cached_bytes -= size;
     ++stats_.num_cache_hits;
   } else {
-    // A miss while the cache holds more than is in use means the sizes being asked for
-    // keep changing (e.g. key/value caches growing one token per decoding step): the cached
-    // blocks will not be reused, so return them instead of letting them pile up.
-    if (stats_.cached_bytes > std::max(stats_.current_bytes, kCacheSoftLimit)) release_cached_locked();
+    // A miss while the cache holds more than was ever in use at once since it was last
+    // emptied means the sizes being asked for keep changing (e.g. key/value caches growing one
+    // token per decoding step): the cached blocks will not be reused, so return them instead
+    // of letting them pile up. A training step's cache never exceeds that peak (its blocks
+    // were all in use at the step's peak), so it keeps them: emptying it there would make the
+    // next step miss again, and on a GPU each system free waits for the device.
+    if (stats_.cached_bytes > std::max(peak_since_release_, kCacheSoftLimit)) release_cached_locked();
     ptr = system_allocate(size);
     if (ptr == nullptr) {  // memory may be sitting in the cache: give it back and retry once
       release_cached_locked();
@@ -46,6 +49,7 @@ void* Allocator::allocate(size_t nbytes) {
   }
   stats_.current_bytes += size;
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
+  peak_since_release_ = std::max(peak_since_release_, stats_.current_bytes);
   return ptr;
 }
 
@@ -68,6 +72,7 @@ void Allocator::release_cached_locked() {
     for (void* block : blocks) system_free(block);
   free_.clear();
   stats_.cached_bytes = 0;
+  peak_since_release_ = stats_.current_bytes;
 }
 
 AllocatorStats Allocator::stats() const {

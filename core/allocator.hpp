@@ -45,8 +45,10 @@ class Allocator {
   std::map<size_t, std::vector<void*>> free_;  // size class -> cached blocks
   AllocatorStats stats_;
 
-  // Cached bytes a cache miss tolerates before the cache is emptied (see allocate()).
+  // Cached bytes a cache miss always tolerates; beyond them, a miss empties the cache when it
+  // holds more than the most ever in use since it was last emptied (see allocate()).
   static constexpr size_t kCacheSoftLimit = size_t(256) << 20;
+  size_t peak_since_release_ = 0;
   void release_cached_locked();  // release_cached() with mu_ held
 };
 

@@ -33,7 +33,10 @@ void add(const char* name, double seconds) {
 
 }  // namespace detail
 
-void set_enabled(bool on) { detail::enabled_flag.store(on, std::memory_order_relaxed); }
+void set_enabled(bool on, bool wait_for_device) {
+  detail::waits_flag.store(wait_for_device, std::memory_order_relaxed);
+  detail::enabled_flag.store(on, std::memory_order_relaxed);
+}
 
 void reset() {
   Totals& t = totals();

@@ -18,11 +18,17 @@ namespace attn::profiler {
 
 namespace detail {
 inline std::atomic<bool> enabled_flag{false};
+inline std::atomic<bool> waits_flag{true};
 void add(const char* name, double seconds);
 }  // namespace detail
 
 inline bool enabled() { return detail::enabled_flag.load(std::memory_order_relaxed); }
-void set_enabled(bool on);
+// With wait_for_device (the default) each kernel's scope waits for the kernel to finish, so
+// on a GPU it times the kernel; without, it times the host's part of the call (checks,
+// allocation, the launch), and a wait for the device shows as "wait for the device" and in
+// the copy that reads back to the host.
+void set_enabled(bool on, bool wait_for_device = true);
+inline bool waits_for_device() { return detail::waits_flag.load(std::memory_order_relaxed); }
 void reset();  // forgets every total
 
 struct Entry {

@@ -61,7 +61,7 @@ if [ -n "${ANCHORS:-}" ]; then
   step torch_train 90 ${PYTHON:-python3} "$ANCHORS/torch_train.py" --device cuda --config base --steps 20 --warmup 5 --max-wait 0
 fi
 step kernel_times 60 env CUDA_LAUNCH_BLOCKING=1 "$BUILD/bench/bench_train" --device cuda --model base --steps 3 \
-  --warmup 2 --kernels 1
+  --warmup 2 --kernels device
 step bench_decode 90 "$BUILD/bench/bench_decode" --device cuda --models softmax,t2r --lengths 64,256,1024
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
