@@ -64,7 +64,7 @@ Tensor column_sum_scratch(int64_t rows, int64_t cols, Device device) {
 int64_t leading_dims_sum_columns(ReduceOp op, const Tensor& x, const Tensor& out) {
   if (op != ReduceOp::Sum || !x.is_contiguous() || x.dim() == 0) return 0;
   int lead = 0;
-  while (lead < x.dim() && out.size(lead) == 1 && x.size(lead) != 1) ++lead;
+  while (lead < x.dim() && out.size(lead) == 1) ++lead;
   int64_t cols = 1;
   for (int d = lead; d < x.dim(); ++d) {
     if (out.size(d) != x.size(d)) return 0;

@@ -25,7 +25,7 @@ constexpr int64_t kBlockElements = 4096;
 constexpr int64_t kParallelBlocks = 8;
 constexpr int64_t kChunkElements = 1 << 15;
 
-// Piece `size` elements from `begin` of tensor `tensor` of a group.
+// A piece of a group: `size` elements from `begin` of its tensor number `tensor`.
 struct Piece {
   size_t tensor;
   int64_t begin, size;
