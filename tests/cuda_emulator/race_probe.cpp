@@ -1,9 +1,10 @@
 // The CUDA emulator under ThreadSanitizer (cuda/emulator/race_detector.hpp): this program and
 // its own copy of the emulator are built with -fsanitize=thread (tests/CMakeLists.txt), and
 // ctest runs it once per case:
-//   clean                            the project's block-reduction, softmax and fused attention
-//                                    kernels, a barrier exchange and atomics across blocks: right
-//                                    results and no report (ThreadSanitizer's exit code 66 fails it)
+//   clean                            the project's block-reduction, softmax, fused attention,
+//                                    column-sum and grouped sum-of-squares kernels, a barrier
+//                                    exchange and atomics across blocks: right results and no
+//                                    report (ThreadSanitizer's exit code 66 fails it)
 //   missing-barrier-before-read      a thread reads shared memory that another writes, with the
 //                                    __syncthreads between them removed
 //   missing-barrier-before-overwrite a thread overwrites shared memory that another has yet to
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "cuda/kernels/attention.cuh"
+#include "cuda/kernels/column_sums.cuh"
+#include "cuda/kernels/parameter_update.cuh"
 #include "cuda/kernels/softmax.cuh"
 
 namespace emu = attn::cuda_emulator;
@@ -140,6 +143,43 @@ void run_attention() {
   expect_near("fused attention forward", out, expected, 1e-5);
 }
 
+// Column sums: eight threads per column exchange their sums through shared memory.
+void run_column_sums() {
+  const int rows = 300, cols = 40, chunk_rows = 100, chunks = 3;
+  const std::vector<float> x = ramp(size_t(rows) * cols, 0.23f);
+  std::vector<float> out(cols), expected(cols, 0.0f);
+  for (int c = 0; c < cols; ++c) {
+    double sum = 0;
+    for (int r = 0; r < rows; ++r) sum += x[size_t(r) * cols + c];
+    expected[size_t(c)] = float(sum);
+  }
+  std::vector<double> partial(size_t(chunks) * cols);
+  const unsigned threads = 32 * kernels::kColumnSumLanes;
+  emu::launch({{2, unsigned(chunks)}, {threads}, threads * sizeof(double)}, kernels::column_partials_kernel, x.data(),
+              partial.data(), rows, cols, chunk_rows);
+  emu::launch({{1}, {kThreads}, 0}, kernels::column_combine_kernel, static_cast<const double*>(partial.data()),
+              out.data(), (long long)cols, chunks);
+  expect_near("column sums", out, expected, 1e-4);
+}
+
+// The gradient norm's sum of squares over a group of two tensors (block reductions).
+void run_sum_of_squares() {
+  std::vector<float> a = ramp(5000, 0.13f), b = ramp(70, 0.9f);
+  double expected = 0;
+  for (float v : a) expected += double(v) * v;
+  for (float v : b) expected += double(v) * v;
+  kernels::FloatGroup group;
+  group.x[0] = a.data(), group.x[1] = b.data();
+  group.blocks.add((long long)a.size()), group.blocks.add((long long)b.size());
+  std::vector<double> partial(size_t(group.blocks.blocks()));
+  emu::launch({{unsigned(group.blocks.blocks())}, {kThreads}, 32 * sizeof(double)},
+              kernels::sum_of_squares_partials_kernel, group, partial.data());
+  double total = 0;
+  emu::launch({{1}, {kThreads}, 32 * sizeof(double)}, kernels::add_partials_kernel,
+              static_cast<const double*>(partial.data()), (long long)partial.size(), &total);
+  expect_near("sum of squares over a group", {float(total)}, {float(expected)}, 1e-2);
+}
+
 void run_atomics() {
   int counter = 0;
   emu::launch({{7}, {kThreads}, 0}, count_blocks, &counter);
@@ -154,6 +194,8 @@ int main(int argc, char** argv) {
     run_reverse(true, true);
     run_softmax();
     run_attention();
+    run_column_sums();
+    run_sum_of_squares();
     run_atomics();
   } else if (probe == "missing-barrier-before-read") {
     run_reverse(false, true);
