@@ -5,8 +5,10 @@
 #      CPU vs GPU), with ATTNLAB_REQUIRE_GPU=1 so that a skip is a failure;
 #   3. the NCCL communicator (one rank; two where there are two GPUs and mpirun);
 #   4. training throughput of transformer base and big on the GPU (`bench_train`), beside
-#      PyTorch's anchor on the same GPU when ANCHORS names the folder of torch_train.py, and
-#      the device time of each kernel of one base step (launches waited for);
+#      PyTorch's anchor on the same GPU when ANCHORS names the folder of torch_train.py, the
+#      device time of each kernel of one base step (launches waited for), the host's part of
+#      each call (`--kernels host`), and each of a base step's products and bias sums
+#      (`bench_device_ops`);
 #   5. decoding speed on the GPU (`bench_decode`);
 #   6. compute-sanitizer (memcheck, racecheck, synccheck) over the suite of step 2;
 #   7. the teaching demo trained, averaged, decoded and scored on the GPU, when DEMO names a
@@ -21,8 +23,9 @@
 # LD_LIBRARY_PATH and PyTorch's must not see them).
 #
 # BUILD must hold attnlab, tests/cuda_test_cuda_backend, tests/dist_test_nccl_communicator,
-# bench/bench_train and bench/bench_decode, built with the CUDA toolkit (-DATTNLAB_CUDA=ON; add
-# -DATTNLAB_NATIVE=OFF when the GPU machine's CPU is not the build machine's).
+# bench/bench_train, bench/bench_decode and bench/bench_device_ops, built with the CUDA toolkit
+# (-DATTNLAB_CUDA=ON; add -DATTNLAB_NATIVE=OFF when the GPU machine's CPU is not the build
+# machine's).
 set -uo pipefail
 BUILD=${BUILD:-build}
 OUT=${OUT:-gpu-check}
@@ -62,6 +65,8 @@ if [ -n "${ANCHORS:-}" ]; then
 fi
 step kernel_times 60 env CUDA_LAUNCH_BLOCKING=1 "$BUILD/bench/bench_train" --device cuda --model base --steps 3 \
   --warmup 2 --kernels device
+step host_times 60 "$BUILD/bench/bench_train" --device cuda --model base --steps 3 --warmup 2 --kernels host
+step device_ops 60 "$BUILD/bench/bench_device_ops" --device cuda --reps 20
 step bench_decode 90 "$BUILD/bench/bench_decode" --device cuda --models softmax,t2r --lengths 64,256,1024
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
