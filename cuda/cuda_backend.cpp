@@ -547,7 +547,7 @@ void CudaBackend::nag_update(const std::vector<NagTensors>& group) {
 void CudaBackend::add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor& total) {
   void* stream = on(total.device()).stream;
   int64_t blocks = 0;
-  for (const Tensor& x : xs) blocks += (x.numel() + cuda_kernels::kGroupBlockElements - 1) / cuda_kernels::kGroupBlockElements;
+  for (const Tensor& x : xs) blocks += cuda_kernels::GroupBlocks::blocks_of(x.numel());
   if (blocks == 0) return;
   const Tensor partial(Shape{blocks}, DType::Float64, total.device());
   double* next = partial.data<double>();

@@ -50,16 +50,17 @@ void for_each_block(const std::vector<int64_t>& numels, Body&& body) {
   for (int64_t b = 0; b < count; ++b) body(blocks[size_t(b)].tensor, blocks[size_t(b)].begin, blocks[size_t(b)].size);
 }
 
-template <typename Group>
-std::vector<int64_t> param_numels(const std::vector<Group>& group) {
-  std::vector<int64_t> numels;
-  for (const Group& g : group) numels.push_back(g.param.numel());
-  return numels;
+// The element count of each item of a group: its tensor's, or its parameter's.
+int64_t numel_of(const Tensor& x) { return x.numel(); }
+template <typename Update>
+int64_t numel_of(const Update& update) {
+  return update.param.numel();
 }
 
-std::vector<int64_t> numels_of(const std::vector<Tensor>& xs) {
+template <typename Item>
+std::vector<int64_t> numels_of(const std::vector<Item>& group) {
   std::vector<int64_t> numels;
-  for (const Tensor& x : xs) numels.push_back(x.numel());
+  for (const Item& item : group) numels.push_back(numel_of(item));
   return numels;
 }
 
@@ -73,7 +74,7 @@ double chunk_sum_of_squares(const float* x, int64_t n) {
 }  // namespace
 
 void CpuBackend::adam_update(const std::vector<AdamTensors>& group) {
-  for_each_block(param_numels(group), [&](size_t t, int64_t begin, int64_t size) {
+  for_each_block(numels_of(group), [&](size_t t, int64_t begin, int64_t size) {
     const AdamTensors& p = group[t];
     const AdamUpdate& u = p.update;
     FloatArray theta(p.param.data<float>() + begin, size), m(p.exp_avg.data<float>() + begin, size),
@@ -87,7 +88,7 @@ void CpuBackend::adam_update(const std::vector<AdamTensors>& group) {
 }
 
 void CpuBackend::nag_update(const std::vector<NagTensors>& group) {
-  for_each_block(param_numels(group), [&](size_t t, int64_t begin, int64_t size) {
+  for_each_block(numels_of(group), [&](size_t t, int64_t begin, int64_t size) {
     const NagTensors& p = group[t];
     const NagUpdate& u = p.update;
     FloatArray theta(p.param.data<float>() + begin, size), b(p.buffer.data<float>() + begin, size);

@@ -18,12 +18,14 @@ struct GroupBlocks {
   long long numel[kGroupTensors] = {};
   int first_block[kGroupTensors + 1] = {};
 
+  // The blocks a tensor of n elements takes.
+  static int blocks_of(long long n) { return int((n + kGroupBlockElements - 1) / kGroupBlockElements); }
   bool full() const { return count == kGroupTensors; }
   int blocks() const { return first_block[count]; }
   // Appends a tensor of n elements (the group must not be full).
   void add(long long n) {
     numel[count] = n;
-    first_block[count + 1] = first_block[count] + int((n + kGroupBlockElements - 1) / kGroupBlockElements);
+    first_block[count + 1] = first_block[count] + blocks_of(n);
     ++count;
   }
   // The tensor that block `block` works on (tensors of no element have no block).
