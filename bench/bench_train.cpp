@@ -10,7 +10,7 @@
 // Usage: bench_train [--model tiny,base,PRESET...] [--override key=value ...] [--threads N] [--steps N]
 //                    [--warmup N] [--sentences N]  (sentences of 32 tokens per batch, default 128)
 //                    [--kernels device|host]  (then also the time per backend kernel of one more step:
-//                                              each kernel waited for, or the host's part of each call)
+//                                              its run on the device, or the host's part of each call)
 //                    [--device cpu|cuda[:N]]  (on a GPU: tokens/s and peak device memory; the phase
 //                                              split and GEMM share are CPU-only figures)
 // --model takes tiny (transformer_tiny), base (transformer_wmt_en_de) or any preset (t2r_tiny,
@@ -128,10 +128,12 @@ void run(const std::string& model, const std::string& data_dir, const Options& o
              double(tokens) / seconds, 1e3 * seconds / options.steps,
              peak.tensor_mib, peak.resident_mib);
   if (!device.is_cpu()) {
-    // --kernels device: each kernel waited for (its device time, plus a launch and a wait of a
-    // few microseconds); host: the host's part of each call, and its waits for the device.
+    // --kernels device: each kernel's time on the GPU (between events queued around it);
+    // host: the host's part of each call, and its waits for the device.
     if (options.kernels != "none")
-      bench::print_kernel_times([&] { trainer.train_step({next_batch()}); }, options.kernels == "device");
+      bench::print_kernel_times([&] { trainer.train_step({next_batch()}); },
+                                options.kernels == "device" ? profiler::KernelTiming::device
+                                                            : profiler::KernelTiming::host);
     return;
   }
 

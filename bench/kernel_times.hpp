@@ -1,7 +1,7 @@
 // Runs `work` once with the kernel profiler on (core/profiler.hpp) and prints the time and
 // call count of every backend kernel it ran: the `--kernels` output of the benchmarks. With
-// wait_for_device each kernel is waited for (its device time); without, the host's part of
-// each call is timed, and the waits for the device apart.
+// KernelTiming::device each kernel's run on the device (on a GPU between two events queued
+// around it); with host, the host's part of each call, and the waits for the device apart.
 #pragma once
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 namespace attn::bench {
 
 template <typename Work>
-void print_kernel_times(Work&& work, bool wait_for_device = true) {
+void print_kernel_times(Work&& work, profiler::KernelTiming timing = profiler::KernelTiming::device) {
   profiler::reset();
-  profiler::set_enabled(true, wait_for_device);
+  profiler::set_enabled(true, timing);
   work();
   profiler::set_enabled(false);
   for (const profiler::Entry& e : profiler::snapshot())

@@ -11,13 +11,13 @@ namespace {
 
 using profiler::ProfileScope;
 
-// Forwards every kernel of the table to `inner` inside a scope named after the kernel. The
-// scope waits for the kernel to finish (synchronize) unless the profiler was told not to, so
-// on a device whose kernels run asynchronously it times the kernel, not its launch; on the
-// CPU that wait is free. Without the wait it times the host's part of each call.
+// Forwards every kernel of the table to `inner`, timed under the kernel's name as the
+// profiler's KernelTiming says: device times between two stamps of the device's clock where
+// it has one, else a scope around the call that waits for the kernel to finish (free on the
+// CPU); host times a scope around the call alone.
 class ProfilingBackend final : public Backend {
  public:
-  explicit ProfilingBackend(Backend& inner) : in_(inner) {}
+  ProfilingBackend(DeviceType type, Backend& inner) : type_(type), in_(inner) {}
 
   const char* name() const override { return in_.name(); }
   bool supports(Kernel kernel) const override { return in_.supports(kernel); }
@@ -29,15 +29,28 @@ class ProfilingBackend final : public Backend {
 
 #define ATTN_KERNEL(name, params, args) \
   void name params override {           \
-    ProfileScope scope(#name);          \
-    in_.name args;                      \
-    if (profiler::waits_for_device())   \
-      in_.synchronize();                \
+    timed(#name, [&] { in_.name args; }); \
   }
 #include "core/backend_kernels.def"
 #undef ATTN_KERNEL
 
  private:
+  template <typename Call>
+  void timed(const char* kernel, Call&& call) {
+    profiler::DeviceClock* clock = nullptr;
+    if (profiler::kernel_timing() == profiler::KernelTiming::device) clock = profiler::device_clock(type_);
+    if (clock != nullptr) {
+      const int64_t from = clock->mark();
+      call();
+      profiler::add_device_span(kernel, *clock, from, clock->mark());
+      return;
+    }
+    ProfileScope scope(kernel);
+    call();
+    if (profiler::kernel_timing() == profiler::KernelTiming::device) in_.synchronize();
+  }
+
+  DeviceType type_;
   Backend& in_;
 };
 
@@ -47,7 +60,7 @@ Backend& profiling_backend(DeviceType type, Backend& inner) {
   static std::array<std::unique_ptr<ProfilingBackend>, 2>* decorators =
       new std::array<std::unique_ptr<ProfilingBackend>, 2>;  // never destroyed, like the backends
   std::unique_ptr<ProfilingBackend>& slot = (*decorators)[size_t(type)];
-  if (!slot) slot = std::make_unique<ProfilingBackend>(inner);
+  if (!slot) slot = std::make_unique<ProfilingBackend>(type, inner);
   return *slot;
 }
 

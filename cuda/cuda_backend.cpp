@@ -12,6 +12,7 @@
 #include "core/matmul_precision.hpp"
 #include "cuda/attention_shape.hpp"
 #include "cuda/cuda_allocator.hpp"
+#include "cuda/device_clock.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/kernel_launch.hpp"
 #include "cuda/reduce_layout.hpp"
@@ -648,6 +649,7 @@ bool register_cuda_backend() {
     const int count = device_count();
     static CudaBackend* backend = new CudaBackend(count);  // never destroyed, like the CPU backend
     register_backend(DeviceType::CUDA, backend);
+    profiler::register_device_clock(DeviceType::CUDA, &device_clock(*backend));
     for (int i = 0; i < count; ++i) register_allocator(Device::cuda(i), new CudaAllocator(i));
     usable = true;
   });

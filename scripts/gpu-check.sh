@@ -6,7 +6,7 @@
 #   3. the NCCL communicator (one rank; two where there are two GPUs and mpirun);
 #   4. training throughput of transformer base and big on the GPU (`bench_train`), beside
 #      PyTorch's anchor on the same GPU when ANCHORS names the folder of torch_train.py, the
-#      device time of each kernel of one base step (launches waited for), the host's part of
+#      device time of each kernel of one base step (CUDA events around each), the host's part of
 #      each call (`--kernels host`), and each of a base step's products and bias sums
 #      (`bench_device_ops`);
 #   5. decoding speed on the GPU (`bench_decode`);
@@ -63,7 +63,7 @@ step bench_train 120 "$BUILD/bench/bench_train" --device cuda --model base,trans
 if [ -n "${ANCHORS:-}" ]; then
   step torch_train 90 ${PYTHON:-python3} "$ANCHORS/torch_train.py" --device cuda --config base --steps 20 --warmup 5 --max-wait 0
 fi
-step kernel_times 60 env CUDA_LAUNCH_BLOCKING=1 "$BUILD/bench/bench_train" --device cuda --model base --steps 3 \
+step kernel_times 60 "$BUILD/bench/bench_train" --device cuda --model base --steps 3 \
   --warmup 2 --kernels device
 step host_times 60 "$BUILD/bench/bench_train" --device cuda --model base --steps 3 --warmup 2 --kernels host
 step device_ops 60 "$BUILD/bench/bench_device_ops" --device cuda --reps 20

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "autograd/fused/scaled_dot_product.hpp"
@@ -25,6 +26,7 @@
 #include "core/backend.hpp"
 #include "core/ops.hpp"
 #include "core/ops_update.hpp"
+#include "core/profiler.hpp"
 #include "cuda/device_info.hpp"
 
 using namespace attn;
@@ -323,6 +325,33 @@ TEST_CASE("gated linear attention and the delta rule on the GPU match the CPU", 
   check_close(gpu_grads.dk, cpu_grads.dk, 1e-4);
   check_close(gpu_grads.dv, cpu_grads.dv, 1e-4);
   check_close(gpu_grads.dbeta, cpu_grads.dbeta, 1e-4);
+}
+
+TEST_CASE("the profiler times GPU kernels by events queued around them, without waiting for each", "[cuda]") {
+  REQUIRE(profiler::device_clock(DeviceType::CUDA) != nullptr);
+  const Tensor a = varied({64, 64}, -1, 1).to(kGpu);
+  const auto profile = [&](profiler::KernelTiming timing) {
+    profiler::reset();
+    profiler::set_enabled(true, timing);
+    for (int i = 0; i < 3; ++i) ops::matmul(a, a);
+    ops::softmax(a, -1);
+    profiler::set_enabled(false);
+    std::vector<profiler::Entry> entries = profiler::snapshot();
+    profiler::reset();
+    return entries;
+  };
+  const auto find = [](const std::vector<profiler::Entry>& entries, const std::string& name) {
+    auto it = std::find_if(entries.begin(), entries.end(), [&](const profiler::Entry& e) { return e.name == name; });
+    return it == entries.end() ? profiler::Entry{} : *it;
+  };
+  for (profiler::KernelTiming timing : {profiler::KernelTiming::device, profiler::KernelTiming::host}) {
+    const std::vector<profiler::Entry> entries = profile(timing);
+    INFO((timing == profiler::KernelTiming::device ? "device" : "host") << " times");
+    CHECK(find(entries, "batched_gemm").calls == 3);
+    CHECK(find(entries, "batched_gemm").seconds > 0.0);
+    CHECK(find(entries, "softmax").calls == 1);
+    CHECK(find(entries, "wait for the device").calls == 0);  // neither waits after each kernel
+  }
 }
 
 TEST_CASE("the CUDA backend implements every kernel of the table", "[cuda]") {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -13,6 +14,10 @@
 #include "cuda/emulator/runtime/host_reads.hpp"
 
 struct CUstream_st {};  // work runs at once: a stream has no state beyond being live
+struct CUevent_st {
+  bool recorded = false;
+  std::chrono::steady_clock::time_point when;  // the host's clock when recorded
+};
 
 namespace attn::cuda_emulator {
 namespace {
@@ -65,6 +70,12 @@ cudaError_t cudaGetDeviceCount(int* count) {
 cudaError_t cudaSetDevice(int device) {
   if (device < 0 || device >= attn::cuda_emulator::kDeviceCount) return fail(cudaErrorInvalidDevice);
   attn::cuda_emulator::current_device = device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int* device) {
+  if (device == nullptr) return fail(cudaErrorInvalidValue);
+  *device = attn::cuda_emulator::current_device;
   return cudaSuccess;
 }
 
@@ -138,6 +149,38 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   // The stream's work has run already (include/cuda_runtime.h).
   return attn::cuda_emulator::is_live(stream) ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  if (event == nullptr) return fail(cudaErrorInvalidValue);
+  *event = new CUevent_st;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  if (event == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  delete event;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  if (event == nullptr || !attn::cuda_emulator::is_live(stream)) return fail(cudaErrorInvalidResourceHandle);
+  event->recorded = true;
+  event->when = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  // The work before the event has run already (include/cuda_runtime.h).
+  return event != nullptr ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end) {
+  if (milliseconds == nullptr) return fail(cudaErrorInvalidValue);
+  if (start == nullptr || end == nullptr || !start->recorded || !end->recorded)
+    return fail(cudaErrorInvalidResourceHandle);
+  *milliseconds = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+  return cudaSuccess;
 }
 
 cudaError_t cudaGetLastError() {

@@ -19,6 +19,8 @@
 // * A stream runs its work at once, in the calling thread: a kernel or copy queued on it has
 //   finished when the call returns, so a missing synchronisation is NOT caught either; the
 //   order of work is the order of the calls, the order one stream gives on a GPU.
+// * An event records the host's clock when recorded: the work queued before it has run by
+//   then, so the time between two events is that work's time on the emulator.
 // * Versions are those of the API these declarations follow (CUDA 13.0), for driver and
 //   runtime alike.
 #pragma once
@@ -43,6 +45,8 @@ constexpr unsigned cudaStreamNonBlocking = 0x01;
 
 struct CUstream_st;
 typedef CUstream_st* cudaStream_t;
+struct CUevent_st;
+typedef CUevent_st* cudaEvent_t;
 
 struct dim3 {
   unsigned x, y, z;
@@ -58,6 +62,7 @@ struct cudaDeviceProp {
 
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int* device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
 cudaError_t cudaDriverGetVersion(int* version);
 cudaError_t cudaRuntimeGetVersion(int* version);
@@ -69,6 +74,13 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+
+cudaError_t cudaEventCreate(cudaEvent_t* event);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+// Milliseconds from start to end, both recorded (cudaErrorInvalidResourceHandle otherwise).
+cudaError_t cudaEventElapsedTime(float* milliseconds, cudaEvent_t start, cudaEvent_t end);
 
 // The error of the last runtime call of this thread that failed, reset to cudaSuccess.
 cudaError_t cudaGetLastError();
