@@ -13,8 +13,8 @@ void launch_label_smoothed_ce(const float* logits, const int64_t* targets, doubl
                   kThreadsPerBlock, 32 * sizeof(double), stream, logits, targets, int(classes), epsilon, ignore_index,
                   lse, row_loss, row_nll);
   }
-  launch_kernel("label_smoothed_ce_totals_kernel", cuda_kernels::label_smoothed_ce_totals_kernel, 1, 1, 0, stream,
-                targets, (long long)rows, int(classes), ignore_index, row_loss, row_nll, loss, nll, count,
+  launch_kernel("label_smoothed_ce_totals_kernel", cuda_kernels::label_smoothed_ce_totals_kernel, 1,
+                cuda_kernels::kCrossEntropyTotalsThreads, 32 * sizeof(double), stream, targets, (long long)rows, int(classes), ignore_index, row_loss, row_nll, loss, nll, count,
                 first_bad_row);
 }
 

@@ -81,7 +81,7 @@ void launch_convert_copy(const void* src, DType src_dtype, void* dst, DType dst_
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,
                    double* partial, void* stream);
 // How many chunks launch_reduce splits each output's reduced elements into: 1 (no split, no
-// scratch) unless the op is a sum and there are too few outputs to fill the GPU.
+// scratch) when there are outputs enough to fill the GPU, or the op is log-sum-exp.
 int64_t reduce_chunks(ReduceOp op, const cuda_kernels::ReduceLayout& layout, int64_t outputs);
 // Max or min along the layout's single reduced dim with its int64 index.
 void launch_arg_reduce(bool is_max, const float* x, float* values, int64_t* indices,

@@ -1,6 +1,6 @@
 // Launches the reductions (cuda/kernel_launch.hpp): the last-dim sum of
 // cuda/kernels/row_reduce.cuh, one block per row, and the general reduction (split into
-// chunks when it has few outputs), arg-reduction and running sums of cuda/kernels/reduce.cuh,
+// chunks when it has few outputs, log-sum-exp apart), arg-reduction and running sums of cuda/kernels/reduce.cuh,
 // one thread per output (and chunk) or line.
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
@@ -15,9 +15,9 @@ void launch_row_sum(const float* x, float* out, int64_t rows, int64_t cols, void
 }
 
 int64_t reduce_chunks(ReduceOp op, const cuda_kernels::ReduceLayout& layout, int64_t outputs) {
-  const bool is_sum = op == ReduceOp::Sum || op == ReduceOp::Mean || op == ReduceOp::Norm2;
-  // Each output's reduced elements are a column of that many rows.
-  return is_sum ? column_chunks(int64_t(layout.reduced_count), outputs) : 1;
+  // Each output's reduced elements are a column of that many rows. Log-sum-exp's two passes
+  // (around the maximum) stay whole.
+  return op == ReduceOp::LogSumExp ? 1 : column_chunks(int64_t(layout.reduced_count), outputs);
 }
 
 void launch_reduce(ReduceOp op, const float* x, float* out, const cuda_kernels::ReduceLayout& layout, int64_t outputs,

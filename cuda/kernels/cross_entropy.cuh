@@ -4,8 +4,9 @@
 //   lse = log Σ_v exp(x_v),  nll = lse − x_y,  smooth = V·lse − Σ_v x_v,
 //   loss = (1 − ε)·nll + (ε/V)·smooth,  dloss/dx_v = p_v − ε/V − (1 − ε)[v = y]
 // Rows whose target is ignore_index contribute nothing. The row kernel writes each row's
-// loss and nll; one thread then sums them in row order in float64, as the CPU does, so the
-// totals do not depend on the launch, and finds the first target out of range.
+// loss and nll; one block of kCrossEntropyTotalsThreads threads then sums them in float64 —
+// each thread a run of consecutive rows in order, then the threads' sums in a fixed tree —
+// so the totals do not depend on the launch, and finds the first target out of range.
 #pragma once
 #include "cuda/kernels/block_reduce.cuh"
 
@@ -41,26 +42,36 @@ __global__ void label_smoothed_ce_rows_kernel(const float* logits, const int64_t
   row_loss[row] = (1.0 - epsilon) * nll + epsilon / double(classes) * (double(classes) * lse - sum_x);
 }
 
-// Launched with one thread: totals in row order and the first row whose target is out of
-// range (−1 when none).
+// The totals kernel's block size: fixed, so the order of its sums is too.
+constexpr unsigned kCrossEntropyTotalsThreads = 1024;
+
+// Launched as one block of kCrossEntropyTotalsThreads threads with 32 doubles of shared
+// memory: the totals, and the first row whose target is out of range (−1 when none).
 __global__ void label_smoothed_ce_totals_kernel(const int64_t* targets, long long rows, int classes,
                                                 int64_t ignore_index, const double* row_loss,
                                                 const double* row_nll, double* loss, double* nll, double* count,
                                                 int64_t* first_bad_row) {
-  double total_loss = 0.0, total_nll = 0.0, counted = 0.0;
-  int64_t first_bad = -1;
-  for (long long r = 0; r < rows; ++r) {
+  double* scratch = shared_memory<double>();
+  const long long run = (rows + kCrossEntropyTotalsThreads - 1) / kCrossEntropyTotalsThreads;
+  const long long first = (long long)threadIdx.x * run, end = first + run < rows ? first + run : rows;
+  double total_loss = 0.0, total_nll = 0.0, counted = 0.0, first_bad = double(rows);
+  for (long long r = first; r < end; ++r) {
     const int64_t target = targets[r];
     if (target == ignore_index) continue;
-    if ((target < 0 || target >= classes) && first_bad < 0) first_bad = r;
+    if ((target < 0 || target >= classes) && first_bad == double(rows)) first_bad = double(r);
     total_loss += row_loss[r];
     total_nll += row_nll[r];
     counted += 1.0;
   }
+  total_loss = block_reduce(total_loss, scratch, SumOp(), 0.0);
+  total_nll = block_reduce(total_nll, scratch, SumOp(), 0.0);
+  counted = block_reduce(counted, scratch, SumOp(), 0.0);
+  first_bad = -block_reduce(-first_bad, scratch, MaxOp(), -double(rows));  // the least bad row
+  if (threadIdx.x != 0) return;
   *loss = total_loss;
   *nll = total_nll;
   *count = counted;
-  *first_bad_row = first_bad;
+  *first_bad_row = first_bad < double(rows) ? int64_t(first_bad) : -1;
 }
 
 // grad[r, v] = scale · dloss/dx_v from the saved lse; 0 on ignored rows.

@@ -3,10 +3,12 @@
 // strided input: one thread per output element walks its reduced elements in row-major
 // order, accumulating in double as the CPU does (core/cpu/reduce.cpp): sum, mean, max and
 // min (NaN propagates), product, L2 norm and log-sum-exp (two passes, around the maximum).
-// Few outputs of many elements each (a bias gradient: 512 column sums of 4,096 rows) would
-// leave most of a GPU idle, so the sums (sum, mean, L2 norm) are then split: chunks of each
-// output's reduced elements summed side by side, and the chunks' sums added in order
-// (reduce_partial_kernel, reduce_combine_kernel). Deterministic: no atomics, fixed order.
+// Few outputs of many elements each (a bias gradient: 512 column sums of 4,096 rows; the
+// maximum of a whole batch's token ids: one output of 4,096) would leave most of a GPU idle,
+// or one thread walking thousands of elements, so every reduction but log-sum-exp is then
+// split: chunks of each output's reduced elements reduced side by side, and the chunks'
+// results combined in order (reduce_partial_kernel, reduce_combine_kernel). Deterministic: no
+// atomics, fixed order.
 #pragma once
 #include "core/kernel_params.hpp"
 #include "cuda/kernels/device.hpp"
@@ -36,6 +38,22 @@ __device__ inline double reduce_step(ReduceOp op, double acc, double v, double s
   }
 }
 
+// The accumulator a reduction starts from.
+__device__ inline double reduce_identity(ReduceOp op) {
+  return op == ReduceOp::Prod ? 1.0 : op == ReduceOp::Max ? -INFINITY : op == ReduceOp::Min ? INFINITY : 0.0;
+}
+
+// Two chunks' accumulators as one: sums add (the L2 norm's sums of squares too), products
+// multiply, extrema take the extremum (NaN still wins).
+__device__ inline double combine_chunks(ReduceOp op, double acc, double chunk) {
+  switch (op) {
+    case ReduceOp::Prod: return acc * chunk;
+    case ReduceOp::Max:
+    case ReduceOp::Min: return reduce_step(op, acc, chunk, 0.0);
+    default: return acc + chunk;  // Sum, Mean, Norm2
+  }
+}
+
 // The result of a reduction from its accumulator: the mean divides the sum, the L2 norm takes
 // the root of the sum of squares; the others are done.
 __device__ inline float finished_sum(ReduceOp op, double acc, long long count) {
@@ -54,7 +72,7 @@ __global__ void reduce_kernel(ReduceOp op, const float* x, float* out, ReduceLay
       for (long long j = 0; j < layout.reduced_count; ++j)
         shift = reduce_step(ReduceOp::Max, shift, double(x[base + reduced_offset(layout, j)]), 0.0);
     }
-    double acc = op == ReduceOp::Prod ? 1.0 : op == ReduceOp::Max ? -INFINITY : op == ReduceOp::Min ? INFINITY : 0.0;
+    double acc = reduce_identity(op);
     for (long long j = 0; j < layout.reduced_count; ++j)
       acc = reduce_step(op, acc, double(x[base + reduced_offset(layout, j)]), shift);
     if (op == ReduceOp::LogSumExp) acc = shift + log(acc);
@@ -63,8 +81,8 @@ __global__ void reduce_kernel(ReduceOp op, const float* x, float* out, ReduceLay
 }
 
 // Chunk c of every output's reduced elements (j from c · chunk_length, at most chunk_length of
-// them) summed in order into partial[c · outputs + i]; a sum-family op (Sum, Mean, Norm2).
-// blockIdx.y is the chunk.
+// them) reduced in order into partial[c · outputs + i]; any op but LogSumExp. blockIdx.y is
+// the chunk.
 __global__ void reduce_partial_kernel(ReduceOp op, const float* x, double* partial, ReduceLayout layout,
                                       long long outputs, long long chunk_length) {
   const long long chunk = blockIdx.y, first = chunk * chunk_length;
@@ -72,19 +90,19 @@ __global__ void reduce_partial_kernel(ReduceOp op, const float* x, double* parti
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
     const long long base = kept_offset(layout, i);
-    double acc = 0.0;
+    double acc = reduce_identity(op);
     for (long long j = first; j < end; ++j) acc = reduce_step(op, acc, double(x[base + reduced_offset(layout, j)]), 0.0);
     partial[chunk * outputs + i] = acc;
   }
 }
 
-// out[i] from the chunks' sums of reduce_partial_kernel, added in chunk order.
+// out[i] from the chunks' results of reduce_partial_kernel, combined in chunk order.
 __global__ void reduce_combine_kernel(ReduceOp op, const double* partial, float* out, long long outputs,
                                       long long chunks, long long reduced_count) {
   const long long stride = (long long)blockDim.x * gridDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < outputs; i += stride) {
-    double acc = 0.0;
-    for (long long c = 0; c < chunks; ++c) acc += partial[c * outputs + i];
+    double acc = reduce_identity(op);
+    for (long long c = 0; c < chunks; ++c) acc = combine_chunks(op, acc, partial[c * outputs + i]);
     out[i] = finished_sum(op, acc, reduced_count);
   }
 }

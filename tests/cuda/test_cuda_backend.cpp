@@ -484,6 +484,25 @@ TEST_CASE("reductions on the GPU match the CPU over any dims, forward and backwa
     check_op([&](const Inputs& in) { return mean(in[0], dims, false); }, {tall}, 1e-5);
     check_op([&](const Inputs& in) { return norm(in[0], dims, false); }, {tall}, 1e-5);
   }
+  // Extrema and products of few outputs are split into chunks too (the whole batch's maximum
+  // in a token-id range check: one output of 4,096 elements), a NaN still winning.
+  for (const auto& [shape, dims] : {std::pair{Shape{300, 6}, std::vector<int64_t>{0}},
+                                    std::pair{Shape{64, 64}, std::vector<int64_t>{}}}) {
+    Tensor tall = varied(shape, -2, 2);
+    INFO("extrema of " << shape.str() << " over " << (dims.empty() ? "every" : "the first") << " dim");
+    check_op([&](const Inputs& in) { return amax(in[0], dims, false); }, {tall}, 0.0);
+    check_op([&](const Inputs& in) { return amin(in[0], dims, false); }, {tall}, 0.0);
+    tall.data<float>()[tall.numel() / 2 + 1] = NAN;
+    for (const Tensor& extremum : {ops::amax(tall.to(kGpu), dims), ops::amin(tall.to(kGpu), dims)}) {
+      const std::vector<double> got = extremum.to(Device::cpu()).to_vector();
+      CHECK(std::count_if(got.begin(), got.end(), [](double v) { return std::isnan(v); }) == 1);
+    }
+  }
+  const Tensor factors = varied({300, 2}, 0.95, 1.05);
+  const Tensor cpu_product(Shape{1, 2}), gpu_product(Shape{1, 2}, DType::Float32, kGpu);
+  backend_for(Device::cpu()).reduce(ReduceOp::Prod, factors, cpu_product);
+  backend_for(kGpu).reduce(ReduceOp::Prod, factors.to(kGpu), gpu_product);
+  check_close(gpu_product, cpu_product, 1e-5);
   for (bool reverse : {false, true})
     check_op([&](const Inputs& in) { return cumsum(in[0], 1, reverse); }, {x}, 1e-5);
   const ops::ValuesIndices cpu_min = ops::min(x, 1), gpu_min = ops::min(x.to(kGpu), 1);

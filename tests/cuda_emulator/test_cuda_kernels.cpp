@@ -515,8 +515,10 @@ TEST_CASE("cuda cross-entropy kernels match the CPU backend's loss, nll, count, 
                         .schedule = schedule},
            label_smoothed_ce_rows_kernel, logits.data<float>(), targets.data<int64_t>(), int(classes), epsilon,
            ignore, lse.data(), row_loss.data(), row_nll.data());
-    launch(LaunchConfig{.grid = {1}, .block = {1}}, label_smoothed_ce_totals_kernel, targets.data<int64_t>(),
-           (long long)rows, int(classes), ignore, row_loss.data(), row_nll.data(), &loss, &nll, &count, &first_bad);
+    launch(LaunchConfig{.grid = {1}, .block = {kCrossEntropyTotalsThreads}, .shared_bytes = 32 * sizeof(double),
+                        .schedule = schedule},
+           label_smoothed_ce_totals_kernel, targets.data<int64_t>(), (long long)rows, int(classes), ignore,
+           row_loss.data(), row_nll.data(), &loss, &nll, &count, &first_bad);
     check_close(lse, values(expected.lse), 1e-6);
     CHECK(loss == Approx(expected.loss.item()).epsilon(1e-6));
     CHECK(nll == Approx(expected.nll.item()).epsilon(1e-6));
@@ -529,14 +531,31 @@ TEST_CASE("cuda cross-entropy kernels match the CPU backend's loss, nll, count, 
          float(scale * (1.0 - epsilon)), float(scale), ignore, grad.data(), (long long)rows, int(classes));
   check_close(grad, values(expected_grad), 1e-6);
 
-  // A target out of range is found (the backend names it in its error), the first one in row order.
-  const Tensor bad_targets = from_vector<int64_t>({5, 203, 0, -3, 7, 5}, Shape{rows});
-  double unused = 0.0;
-  int64_t first_bad = -1;
-  std::vector<double> row_loss(size_t(rows), 0.0), row_nll(size_t(rows), 0.0);
-  launch(LaunchConfig{.grid = {1}, .block = {1}}, label_smoothed_ce_totals_kernel, bad_targets.data<int64_t>(),
-         (long long)rows, int(classes), ignore, row_loss.data(), row_nll.data(), &unused, &unused, &unused, &first_bad);
-  CHECK(first_bad == 1);
+  // Totals over more rows than the block has threads (runs of several rows each), and the first
+  // target out of range in row order (the backend names it in its error), here in a later run.
+  const int64_t many = 2500;
+  std::vector<int64_t> many_targets(size_t(many), 3);
+  std::vector<double> row_loss(static_cast<size_t>(many), 0.0), row_nll(static_cast<size_t>(many), 1.0);
+  double expected_loss = 0.0, expected_count = 0.0;
+  for (int64_t r = 0; r < many; ++r) {
+    row_loss[size_t(r)] = 0.5 * double(r);
+    if (r % 7 == 0) many_targets[size_t(r)] = ignore;
+    else expected_loss += 0.5 * double(r), expected_count += 1.0;
+  }
+  many_targets[1703] = classes;  // out of range (1703 % 7 != 0: counted like any row)
+  many_targets[2302] = -3;
+  for (Schedule schedule : kSchedules) {
+    double loss = 0.0, nll = 0.0, count = 0.0;
+    int64_t first_bad = -1;
+    launch(LaunchConfig{.grid = {1}, .block = {kCrossEntropyTotalsThreads}, .shared_bytes = 32 * sizeof(double),
+                        .schedule = schedule},
+           label_smoothed_ce_totals_kernel, many_targets.data(), (long long)many, int(classes), ignore,
+           row_loss.data(), row_nll.data(), &loss, &nll, &count, &first_bad);
+    CHECK(loss == expected_loss);  // halves of integers: exact in any order
+    CHECK(nll == expected_count);
+    CHECK(count == expected_count);
+    CHECK(first_bad == 1703);
+  }
 }
 
 TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of squares and scaling over a group",
