@@ -32,6 +32,7 @@ inline cuda_kernels::AttentionShape attention_shape(const Tensor& q, const Tenso
   shape.out = strides(out);
   shape.scale = float(scale);
   shape.causal = causal;
+  shape.tile_queries = cuda_kernels::fitting_tile_queries(shape);
   return shape;
 }
 

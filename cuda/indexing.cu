@@ -33,8 +33,8 @@ void launch_index_add_rows(float* grad_weight, int64_t weight_rows, const int64_
                            int64_t rows, int64_t width, long long* links, void* stream) {
   if (rows * width == 0) return;
   long long *next = links, *first = links + rows;
-  launch_kernel("index_links_kernel", cuda_kernels::index_links_kernel, grid_for(rows), kThreadsPerBlock, 0, stream,
-                indices, (long long)rows, next, first);
+  launch_kernel("index_links_kernel", cuda_kernels::index_links_kernel, grid_for(rows * cuda_kernels::kWarpSize),
+                kThreadsPerBlock, 0, stream, indices, (long long)rows, next, first);
   launch_kernel("index_add_linked_rows_kernel", cuda_kernels::index_add_linked_rows_kernel,
                 unsigned(std::min<int64_t>(rows, kMaxGridBlocks)), kThreadsPerBlock, 0, stream, grad_weight,
                 (long long)weight_rows, indices, src, static_cast<const long long*>(next),

@@ -1,8 +1,8 @@
 // Host entry points of the CUDA kernels (cuda/kernels/*.cuh), one thin .cu file per group
 // (cuda/elementwise.cu, binary.cu, dropout.cu, random.cu, indexing.cu, row_reduce.cu,
 // softmax.cu, layer_norm.cu, cross_entropy.cu, parameter_update.cu, banded_conv.cu,
-// gated_linear_attention.cu, delta_rule.cu, sum_slices.cu, attention.cu) choosing the grid and
-// block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers are
+// gated_linear_attention.cu, delta_rule.cu, sum_slices.cu, attention.cu, gemm_pointers.cu)
+// choosing the grid and block and launching on `stream` (a cudaStream_t; null is the default stream). Pointers are
 // device memory holding contiguous data (float32 unless stated). A launch that fails throws
 // attn::Error naming the kernel and CUDA's reason; kernels run asynchronously, so errors
 // inside a kernel surface at the next synchronisation.
@@ -14,6 +14,7 @@
 #include "core/optimizer_params.hpp"
 #include "cuda/kernels/attention_shape.hpp"
 #include "cuda/kernels/band_shape.hpp"
+#include "cuda/kernels/batch_operand.hpp"
 #include "cuda/kernels/parameter_group.hpp"
 #include "cuda/kernels/reduce_layout.hpp"
 #include "cuda/kernels/scan_shape.hpp"
@@ -150,6 +151,12 @@ void launch_banded_conv(const float* u, const float* w, float* out, const cuda_k
 void launch_banded_conv_backward(const float* u, const float* w, const float* dout, float* du, float* dw,
                                  double* partial, const cuda_kernels::BandShape& shape, void* stream);
 int64_t banded_conv_tap_chunks(const cuda_kernels::BandShape& shape);
+// For the `count` matrices m = i · inner + j of a product batched over two dims: where each
+// starts in a, b and c (a_out, b_out, c_out: device arrays of count pointers each), for
+// cublasGemmBatchedEx.
+void launch_gemm_pointers(const cuda_kernels::BatchOperand& a, const cuda_kernels::BatchOperand& b,
+                          const cuda_kernels::BatchOperand& c, int64_t inner, int64_t count, const float** a_out,
+                          const float** b_out, float** c_out, void* stream);
 
 // Gated linear attention over q, k [R, T, M], v [R, T, N] with gates a [R, T, N] and b [R, T, M]
 // (each may be null: ones); state [R, N, M] holds S_0 in and S_T out; y [R, T, N]. The shape

@@ -7,11 +7,13 @@
 
 namespace attn::cuda_kernels {
 
-// A block serves this many queries of one (batch, head), one warp each.
-constexpr int kAttentionQueriesPerBlock = 4;
-constexpr int kAttentionThreads = 32 * kAttentionQueriesPerBlock;
+// A block serves a tile of up to this many queries of one (batch, head), one warp each.
+constexpr int kAttentionMaxTileQueries = 16;
 // Keys (and values) are staged in shared memory this many rows at a time: one per lane.
 constexpr int kAttentionKeyTile = 32;
+// The shared memory every launch may take without opting in to more, on every architecture
+// built (sm_80, sm_90).
+constexpr long long kAttentionSharedBytesLimit = 48 * 1024;
 
 // Element strides of a [B, H, T, width] operand.
 struct AttentionStrides {
@@ -27,27 +29,38 @@ struct AttentionShape {
   AttentionStrides q, k, v, out;
   float scale;
   bool causal;
+  int tile_queries;  // queries per block (fitting_tile_queries)
 
-  ATTN_HD int query_tiles() const { return (queries + kAttentionQueriesPerBlock - 1) / kAttentionQueriesPerBlock; }
+  ATTN_HD int query_tiles() const { return (queries + tile_queries - 1) / tile_queries; }
   ATTN_HD long long blocks() const { return (long long)batch * heads * query_tiles(); }
+  ATTN_HD int threads() const { return 32 * tile_queries; }
   // A row of the staged key or value tile, one float wider than the widest operand row so
   // that lanes reading different rows of one column hit different shared-memory banks.
   ATTN_HD int tile_row() const { return (width > value_width ? width : value_width) + 1; }
-  // Shared memory: the block's queries [4][d], the key/value tile [32][tile_row] and the
-  // queries' scores, then probabilities, against every key [4][Tk].
+  // Shared memory: the block's queries [tile][d], the key/value tile [32][tile_row] and the
+  // queries' scores, then probabilities, against every key [tile][Tk].
   ATTN_HD long long shared_floats() const {
-    return (long long)kAttentionQueriesPerBlock * width + (long long)kAttentionKeyTile * tile_row() +
-           (long long)kAttentionQueriesPerBlock * keys;
+    return (long long)tile_queries * width + (long long)kAttentionKeyTile * tile_row() +
+           (long long)tile_queries * keys;
   }
   // Whether query i sees key j: not padded and, causal, not after i + Tk − Tq.
   ATTN_HD bool causally_visible(int query, int key) const { return !causal || key <= query + keys - queries; }
 };
 
-// The largest block of kFusedAttentionMax* sizes fits in the 48 KiB of shared memory every
-// launch may take without opting in to more, on every architecture built (sm_80, sm_90).
-constexpr long long kAttentionMaxSharedBytes =
-    4 * (kAttentionQueriesPerBlock * kFusedAttentionMaxHeadWidth +
-         kAttentionKeyTile * (kFusedAttentionMaxHeadWidth + 1) + kAttentionQueriesPerBlock * kFusedAttentionMaxKeys);
-static_assert(kAttentionMaxSharedBytes <= 48 * 1024, "the fused attention's largest block exceeds 48 KiB");
+// The queries per block for `shape` (its tile_queries ignored): the queries of a tile share
+// every key and value the block stages, so a bigger tile reads K and V fewer times — up to
+// kAttentionMaxTileQueries, no more than Tq needs (a decoding step: one), and halved until
+// the block's shared memory fits the limit.
+ATTN_HD inline int fitting_tile_queries(AttentionShape shape) {
+  shape.tile_queries = 1;
+  while (shape.tile_queries < kAttentionMaxTileQueries && shape.tile_queries < shape.queries) shape.tile_queries *= 2;
+  while (shape.tile_queries > 1 && shape.shared_floats() * 4 > kAttentionSharedBytesLimit) shape.tile_queries /= 2;
+  return shape.tile_queries;
+}
+
+// Even the largest attention of kFusedAttentionMax* sizes gets tiles of 4 queries.
+static_assert(4 * (4 * kFusedAttentionMaxHeadWidth + kAttentionKeyTile * (kFusedAttentionMaxHeadWidth + 1) +
+                   4 * kFusedAttentionMaxKeys) <= kAttentionSharedBytesLimit,
+              "the fused attention's largest block exceeds the shared memory limit");
 
 }  // namespace attn::cuda_kernels

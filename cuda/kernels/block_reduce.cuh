@@ -13,6 +13,10 @@ struct MaxOp {
   template <typename T>
   __device__ T operator()(T a, T b) const { return a > b ? a : b; }
 };
+struct MinOp {
+  template <typename T>
+  __device__ T operator()(T a, T b) const { return a < b ? a : b; }
+};
 
 // Every lane of the warp gets op over the 32 lanes' values (butterfly order).
 template <typename T, typename Op>

@@ -2,6 +2,7 @@
 // index_select_rows and index_add_rows (index_links_kernel, index_add_linked_rows_kernel) — an embedding's forward and backward — gather_last
 // and topk), in the cuda/kernels/device.hpp dialect. Indices were validated by core/ops.
 #pragma once
+#include "cuda/kernels/block_reduce.cuh"
 #include "cuda/kernels/device.hpp"
 
 namespace attn::cuda_kernels {
@@ -26,17 +27,27 @@ __global__ void index_select_rows_kernel(const T* weight, long long weight_rows,
 // grad_weight[indices[i], :] += src[i, :] runs in two steps, so that the rows of one index are
 // added in index order — as on the CPU, deterministic, no atomics — while distinct indices
 // run side by side. First each row i learns the next row of its index (next[i], −1 at the
-// last) and whether it is the first of its index (first[i]); then a block per first row walks
-// its index's rows in order, a thread per column.
+// last) and whether it is the first of its index (first[i]): a warp per row compares 32
+// indices at a time and the lanes agree by warp reductions (a thread per row scanning all the
+// others alone took 0.36 ms for a 4,096-token batch on an H200); then a block per first row
+// walks its index's rows in order, a thread per column.
 __global__ void index_links_kernel(const int64_t* indices, long long rows, long long* next, long long* first) {
-  const long long stride = (long long)blockDim.x * gridDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += stride) {
+  const int lane = int(threadIdx.x % kWarpSize);
+  const long long warps = (long long)blockDim.x / kWarpSize * gridDim.x;
+  for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / kWarpSize; i < rows; i += warps) {
     const int64_t row = indices[i];
-    long long earlier = 0, later = -1;
-    for (long long j = 0; j < i && !earlier; ++j) earlier = indices[j] == row;
-    for (long long j = i + 1; j < rows && later < 0; ++j)
-      if (indices[j] == row) later = j;
-    next[i] = later;
+    int earlier = 0;  // the same for every lane of the warp, as are the loops' bounds
+    for (long long base = 0; base < i && !earlier; base += kWarpSize) {
+      const long long j = base + lane;
+      earlier = warp_reduce(int(j < i && indices[j] == row), MaxOp());
+    }
+    long long later = rows;
+    for (long long base = i + 1; base < rows && later == rows; base += kWarpSize) {
+      const long long j = base + lane;
+      later = warp_reduce(j < rows && indices[j] == row ? j : rows, MinOp());
+    }
+    if (lane != 0) continue;
+    next[i] = later < rows ? later : -1;
     first[i] = !earlier;
   }
 }

@@ -234,11 +234,19 @@ TEST_CASE("matrix products on the GPU (cuBLAS) match the CPU", "[cuda]") {
   check_close(ops::matmul(varied({2, 5, 3, 4}, -1, 1).to(kGpu).permute({0, 2, 1, 3}),
                           varied({2, 5, 3, 4}, -1, 1).to(kGpu).permute({0, 2, 3, 1})),
               ops::matmul(q, kt), 1e-4);
-  // More sequences than heads: the backend loops over the heads, each a batch of sequences.
+  // More sequences than heads: one batch of every (sequence, head) matrix all the same.
   const Tensor q5 = varied({5, 4, 2, 3}, -1, 1).permute({0, 2, 1, 3}), kt5 = varied({5, 4, 2, 3}, 0, 1).permute({0, 2, 3, 1});
   check_close(ops::matmul(varied({5, 4, 2, 3}, -1, 1).to(kGpu).permute({0, 2, 1, 3}),
                           varied({5, 4, 2, 3}, 0, 1).to(kGpu).permute({0, 2, 3, 1})),
               ops::matmul(q5, kt5), 1e-4);
+  // Two batch dims with one operand broadcast over both, and accumulating into a strided out
+  // (alpha, beta): out = 0.5 · q5 · w + out.
+  const Tensor w4 = varied({3, 6}, -1, 1);
+  const Tensor out_start = varied({5, 4, 2, 6}, -1, 1);
+  const Tensor out_cpu = out_start.clone().permute({0, 2, 1, 3}), out_gpu = out_start.to(kGpu).permute({0, 2, 1, 3});
+  ops::matmul_into(q5, w4.expand({5, 2, 3, 6}), out_cpu, 0.5, 1.0);
+  ops::matmul_into(q5.to(kGpu), w4.to(kGpu).expand({5, 2, 3, 6}), out_gpu, 0.5, 1.0);
+  check_close(out_gpu.contiguous(), out_cpu.contiguous(), 1e-4);
 }
 
 TEST_CASE("the label-smoothed cross entropy on the GPU matches the CPU and names a bad target", "[cuda]") {

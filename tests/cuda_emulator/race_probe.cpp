@@ -107,6 +107,7 @@ void run_attention() {
   s.out = strides(s.queries, s.value_width);
   s.scale = 0.35f;
   s.causal = true;
+  s.tile_queries = kernels::fitting_tile_queries(s);  // 8: one tile, two of its warps with no query
   const std::vector<float> q = ramp(size_t(s.batch) * s.heads * s.queries * s.width, 0.3f);
   const std::vector<float> k = ramp(size_t(s.batch) * s.heads * s.keys * s.width, 0.7f);
   const std::vector<float> v = ramp(size_t(s.batch) * s.heads * s.keys * s.value_width, 0.5f);
@@ -137,7 +138,7 @@ void run_attention() {
           expected[s.out.at(b, h, i, c)] = float(o);
         }
       }
-  emu::launch({{unsigned(s.blocks())}, {unsigned(kernels::kAttentionThreads)}, size_t(s.shared_floats()) * sizeof(float)},
+  emu::launch({{unsigned(s.blocks())}, {unsigned(s.threads())}, size_t(s.shared_floats()) * sizeof(float)},
               kernels::attention_forward_kernel, q.data(), k.data(), v.data(), static_cast<const bool*>(padding),
               out.data(), probabilities.data(), s);
   expect_near("fused attention forward", out, expected, 1e-5);

@@ -95,7 +95,7 @@ void check_case(const AttentionCase& c, Schedule schedule) {
   const Tensor p = full(p_shape, -7.0);
   const AttentionShape s = cuda::attention_shape(q, k, v, out, scale, c.causal);
   launch(LaunchConfig{.grid = {unsigned(s.blocks())},
-                      .block = {unsigned(kAttentionThreads)},
+                      .block = {unsigned(s.threads())},
                       .shared_bytes = size_t(s.shared_floats()) * sizeof(float),
                       .schedule = schedule},
          attention_forward_kernel, static_cast<const float*>(q.data<float>()),
@@ -129,9 +129,17 @@ TEST_CASE("cuda attention_forward_kernel matches the CPU backend, masks, decodin
     }
 }
 
-TEST_CASE("the fused attention's largest block fits the shared memory every launch may take", "[cuda_kernels]") {
+TEST_CASE("attention tiles take as many queries as Tq needs and shared memory holds", "[cuda_kernels]") {
   AttentionShape s{};
-  s.keys = int(kFusedAttentionMaxKeys);
-  s.width = s.value_width = int(kFusedAttentionMaxHeadWidth);
-  CHECK(s.shared_floats() * long(sizeof(float)) == kAttentionMaxSharedBytes);
+  const auto tile = [&](int queries, int keys, int width) {
+    s.queries = queries, s.keys = keys, s.width = s.value_width = width;
+    s.tile_queries = fitting_tile_queries(s);
+    CHECK(s.shared_floats() * long(sizeof(float)) <= kAttentionSharedBytesLimit);
+    return s.tile_queries;
+  };
+  CHECK(tile(32, 32, 64) == 16);  // a base model's training batch: four times fewer K/V reads than tiles of 4
+  CHECK(tile(1, 300, 64) == 1);   // a decoding step: one warp
+  CHECK(tile(5, 37, 8) == 8);     // the power of two that covers Tq
+  CHECK(tile(int(kFusedAttentionMaxKeys), int(kFusedAttentionMaxKeys), int(kFusedAttentionMaxHeadWidth)) == 4);
+  CHECK(tile(64, int(kFusedAttentionMaxKeys), 64) == 8);
 }

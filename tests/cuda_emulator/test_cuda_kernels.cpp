@@ -217,6 +217,16 @@ TEST_CASE("cuda row gather and scatter match the CPU backend, repeated indices i
     add_rows(grad, indices, src, schedule);
     CHECK(values(grad) == values(expected_grad));
   }
+  // More rows than a warp compares at once: an index's rows 13 apart, across the warp's
+  // 32-index steps.
+  std::vector<int64_t> many(100);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = int64_t(i * 7 % 13 % vocab);
+  const Tensor many_indices = from_vector<int64_t>(many, Shape{100}), many_src = varied({100, width}, -2, 2);
+  const Tensor expected_many = start.clone();
+  backend_for(Device::cpu()).index_add_rows(expected_many, many_indices, many_src);
+  const Tensor grad_many = start.clone();
+  add_rows(grad_many, many_indices, many_src, kSchedules[1]);
+  CHECK(values(grad_many) == values(expected_many));
 }
 
 TEST_CASE("cuda binary_kernel matches the CPU backend for every binary op on broadcast operands",

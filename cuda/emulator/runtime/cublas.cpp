@@ -164,3 +164,33 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
   return cublasGemmStridedBatchedEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta, C,
                                     Ctype, ldc, 0, 1, computeType, algo);
 }
+
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                   int n, int k, const void* alpha, const void* const Aarray[], cudaDataType Atype,
+                                   int lda, const void* const Barray[], cudaDataType Btype, int ldb, const void* beta,
+                                   void* const Carray[], cudaDataType Ctype, int ldc, int batchCount,
+                                   cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  using namespace attn::cuda_emulator;
+  if (batchCount < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  // The arrays of addresses live in device memory, as cuBLAS requires.
+  const size_t array_bytes = size_t(batchCount) * sizeof(void*);
+  for (const void* array : {static_cast<const void*>(Aarray), static_cast<const void*>(Barray),
+                            static_cast<const void*>(Carray)})
+    if (batchCount > 0 && runtime::classify(array, array_bytes) != runtime::MemoryKind::Device)
+      return CUBLAS_STATUS_INVALID_VALUE;
+  const auto count = static_cast<size_t>(batchCount);
+  std::vector<const void*> a(count), b(count);
+  std::vector<void*> c(count);
+  {
+    const runtime::DeviceAccess access;
+    std::copy(Aarray, Aarray + batchCount, a.begin());
+    std::copy(Barray, Barray + batchCount, b.begin());
+    std::copy(Carray, Carray + batchCount, c.begin());
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const cublasStatus_t status = cublasGemmEx(handle, transa, transb, m, n, k, alpha, a[i], Atype, lda, b[i], Btype,
+                                               ldb, beta, c[i], Ctype, ldc, computeType, algo);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}

@@ -2,7 +2,9 @@
 // backend uses, with cuBLAS's names, types and status codes. See cuda_runtime.h here for
 // what the emulated runtime simplifies.
 //
-// cublasGemmStridedBatchedEx (and cublasGemmEx, its one-matrix case) computes what cuBLAS computes — column-major
+// cublasGemmStridedBatchedEx (and cublasGemmEx, its one-matrix case, and cublasGemmBatchedEx,
+// whose matrices' addresses are read from arrays in device memory) computes what cuBLAS
+// computes — column-major
 // C_i = alpha · op(A_i) · op(B_i) + beta · C_i for each batch i, alpha and beta read from host
 // memory — with one OpenBLAS cblas_sgemm per batch, after checking the arguments as cuBLAS
 // does (dimensions, leading dimensions, data and compute types, a live handle) and that every
@@ -52,3 +54,8 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
                             int k, const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B,
                             cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
                             cublasComputeType_t computeType, cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                   int n, int k, const void* alpha, const void* const Aarray[], cudaDataType Atype,
+                                   int lda, const void* const Barray[], cudaDataType Btype, int ldb, const void* beta,
+                                   void* const Carray[], cudaDataType Ctype, int ldc, int batchCount,
+                                   cublasComputeType_t computeType, cublasGemmAlgo_t algo);
