@@ -7,8 +7,9 @@
 
 namespace attn::cuda_kernels {
 
-// A block serves a tile of up to this many queries of one (batch, head), one warp each.
-constexpr int kAttentionMaxTileQueries = 16;
+// A block serves a tile of 4 to 16 queries of one (batch, head), one warp each (warps past
+// the last query only help stage keys and values).
+constexpr int kAttentionMinTileQueries = 4, kAttentionMaxTileQueries = 16;
 // Keys (and values) are staged in shared memory this many rows at a time: one per lane.
 constexpr int kAttentionKeyTile = 32;
 // The shared memory every launch may take without opting in to more, on every architecture
@@ -49,18 +50,21 @@ struct AttentionShape {
 
 // The queries per block for `shape` (its tile_queries ignored): the queries of a tile share
 // every key and value the block stages, so a bigger tile reads K and V fewer times — up to
-// kAttentionMaxTileQueries, no more than Tq needs (a decoding step: one), and halved until
-// the block's shared memory fits the limit.
+// kAttentionMaxTileQueries, no more than Tq needs, and halved until the block's shared memory
+// fits the limit. At least kAttentionMinTileQueries: a decoding step (Tq = 1) has one query,
+// and a lone warp would stage every key and value by itself (tiles of one query made a base
+// model's greedy decoding of 1,024 tokens 3× slower on an H200).
 ATTN_HD inline int fitting_tile_queries(AttentionShape shape) {
-  shape.tile_queries = 1;
+  shape.tile_queries = kAttentionMinTileQueries;
   while (shape.tile_queries < kAttentionMaxTileQueries && shape.tile_queries < shape.queries) shape.tile_queries *= 2;
   while (shape.tile_queries > 1 && shape.shared_floats() * 4 > kAttentionSharedBytesLimit) shape.tile_queries /= 2;
   return shape.tile_queries;
 }
 
-// Even the largest attention of kFusedAttentionMax* sizes gets tiles of 4 queries.
-static_assert(4 * (4 * kFusedAttentionMaxHeadWidth + kAttentionKeyTile * (kFusedAttentionMaxHeadWidth + 1) +
-                   4 * kFusedAttentionMaxKeys) <= kAttentionSharedBytesLimit,
+// Even the largest attention of kFusedAttentionMax* sizes gets the smallest tile.
+static_assert(4 * (kAttentionMinTileQueries * kFusedAttentionMaxHeadWidth +
+                   kAttentionKeyTile * (kFusedAttentionMaxHeadWidth + 1) +
+                   kAttentionMinTileQueries * kFusedAttentionMaxKeys) <= kAttentionSharedBytesLimit,
               "the fused attention's largest block exceeds the shared memory limit");
 
 }  // namespace attn::cuda_kernels
