@@ -14,8 +14,8 @@ void launch_label_smoothed_ce(const float* logits, const int64_t* targets, doubl
                   lse, row_loss, row_nll);
   }
   launch_kernel("label_smoothed_ce_totals_kernel", cuda_kernels::label_smoothed_ce_totals_kernel, 1,
-                cuda_kernels::kCrossEntropyTotalsThreads, 32 * sizeof(double), stream, targets, (long long)rows, int(classes), ignore_index, row_loss, row_nll, loss, nll, count,
-                first_bad_row);
+                cuda_kernels::kCrossEntropyTotalsThreads, 32 * sizeof(double), stream, targets, (long long)rows,
+                int(classes), ignore_index, row_loss, row_nll, loss, nll, count, first_bad_row);
 }
 
 void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targets, const float* lse, double epsilon,

@@ -1,7 +1,7 @@
 // Launches the reductions (cuda/kernel_launch.hpp): the last-dim sum of
 // cuda/kernels/row_reduce.cuh, one block per row, and the general reduction (split into
-// chunks when it has few outputs, log-sum-exp apart), arg-reduction and running sums of cuda/kernels/reduce.cuh,
-// one thread per output (and chunk) or line.
+// chunks when it has few outputs, log-sum-exp apart), arg-reduction and running sums of
+// cuda/kernels/reduce.cuh, one thread per output (and chunk) or line.
 #include "cuda/kernels/reduce.cuh"
 #include "cuda/kernels/row_reduce.cuh"
 #include "cuda/launch_config.cuh"

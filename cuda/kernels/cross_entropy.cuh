@@ -66,7 +66,7 @@ __global__ void label_smoothed_ce_totals_kernel(const int64_t* targets, long lon
   total_loss = block_reduce(total_loss, scratch, SumOp(), 0.0);
   total_nll = block_reduce(total_nll, scratch, SumOp(), 0.0);
   counted = block_reduce(counted, scratch, SumOp(), 0.0);
-  first_bad = -block_reduce(-first_bad, scratch, MaxOp(), -double(rows));  // the least bad row
+  first_bad = block_reduce(first_bad, scratch, MinOp(), double(rows));
   if (threadIdx.x != 0) return;
   *loss = total_loss;
   *nll = total_nll;
