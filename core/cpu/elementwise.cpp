@@ -10,6 +10,7 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/cpu/row_loop.hpp"
 #include "core/cpu/strided_loop.hpp"
 
 namespace attn::cpu {
@@ -149,7 +150,7 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) 
   if constexpr (std::is_floating_point_v<T>) {
     auto vec = [&](auto scalar, auto array) { map_unary<T>(x, out, scalar, array); };
     switch (op) {
-      case UnaryOp::Exp: return vec([](T v) { return std::exp(v); }, [](const auto& v) { return v.exp(); });
+      case UnaryOp::Exp: return vec([](T v) { return std::exp(v); }, [](const auto& v) { return exact_exp(v); });
       case UnaryOp::Log: return vec([](T v) { return std::log(v); }, [](const auto& v) { return v.log(); });
       case UnaryOp::Sqrt: return vec([](T v) { return std::sqrt(v); }, [](const auto& v) { return v.sqrt(); });
       case UnaryOp::Rsqrt: return vec([](T v) { return T(1) / std::sqrt(v); }, [](const auto& v) { return v.rsqrt(); });

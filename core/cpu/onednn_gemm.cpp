@@ -2,6 +2,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <type_traits>
 #include <vector>
 
 #include "core/bfloat16.hpp"
@@ -12,15 +13,21 @@ namespace {
 
 using dnnl::memory;
 
-// Copies a rows×cols float32 matrix (row stride ld) into dense bfloat16, rows·cols elements.
-void round_to_bfloat16(const float* src, int64_t rows, int64_t cols, int64_t ld, std::vector<uint16_t>& dst) {
+// Copies a rows×cols float32 matrix (row stride ld) into dense rows·cols elements, each
+// rounded to bfloat16: its bits (uint16_t) or its value (float).
+template <typename Rounded>
+void round_to_bfloat16(const float* src, int64_t rows, int64_t cols, int64_t ld, std::vector<Rounded>& dst) {
   if (dst.size() < size_t(rows * cols)) dst.resize(size_t(rows * cols));
-  uint16_t* out = dst.data();
+  Rounded* out = dst.data();
 #pragma omp parallel for schedule(static) if (rows * cols >= (int64_t(1) << 16))
   for (int64_t r = 0; r < rows; ++r) {
     const float* in_row = src + r * ld;
-    uint16_t* out_row = out + r * cols;
-    for (int64_t c = 0; c < cols; ++c) out_row[c] = float_to_bfloat16(in_row[c]);
+    Rounded* out_row = out + r * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      const uint16_t bits = float_to_bfloat16(in_row[c]);
+      if constexpr (std::is_same_v<Rounded, float>) out_row[c] = bfloat16_to_float(bits);
+      else out_row[c] = bits;
+    }
   }
 }
 
@@ -68,17 +75,36 @@ dnnl::matmul make_bf16_matmul(bool transposed_a, bool transposed_b, bool accumul
   return dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()));
 }
 
-const dnnl::matmul& bf16_matmul(bool transposed_a, bool transposed_b, bool accumulate) {
+// The bf16 matmul primitives, or null where oneDNN has no bf16 kernel for this CPU (it needs
+// AVX-512 at least: an AVX2-only CPU refuses the primitive).
+const dnnl::matmul* bf16_matmul(bool transposed_a, bool transposed_b, bool accumulate) {
   struct Table {
     dnnl::matmul entries[2][2][2];
+    bool available = true;
     Table() {
-      for (int a = 0; a < 2; ++a)
-        for (int b = 0; b < 2; ++b)
-          for (int acc = 0; acc < 2; ++acc) entries[a][b][acc] = make_bf16_matmul(a, b, acc);
+      try {
+        for (int a = 0; a < 2; ++a)
+          for (int b = 0; b < 2; ++b)
+            for (int acc = 0; acc < 2; ++acc) entries[a][b][acc] = make_bf16_matmul(a, b, acc);
+      } catch (const dnnl::error&) {
+        available = false;
+      }
     }
   };
   static const Table table;  // built once, thread-safely, on first use
-  return table.entries[transposed_a][transposed_b][accumulate];
+  return table.available ? &table.entries[transposed_a][transposed_b][accumulate] : nullptr;
+}
+
+// Without oneDNN bf16 kernels: the operands rounded to bfloat16 values in float32, then a
+// float32 product. A product of two bfloat16 values is exact in float32, so this sums the
+// same products in float32 as the bf16 kernels do — the same precision, none of the speed.
+void rounded_float_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                        int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  thread_local std::vector<float> a_rounded, b_rounded;
+  const int64_t a_cols = transa == 'T' ? m : k, b_cols = transb == 'T' ? k : n;  // as stored
+  round_to_bfloat16(a, transa == 'T' ? k : m, a_cols, lda, a_rounded);
+  round_to_bfloat16(b, transb == 'T' ? n : k, b_cols, ldb, b_rounded);
+  onednn_sgemm(transa, transb, m, n, k, alpha, a_rounded.data(), a_cols, b_rounded.data(), b_cols, beta, c, ldc);
 }
 
 void scale_rows(float* c, int64_t m, int64_t n, int64_t ldc, float beta) {
@@ -96,6 +122,8 @@ void onednn_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, flo
 
 void onednn_bf16_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                       int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const dnnl::matmul* matmul = bf16_matmul(transa == 'T', transb == 'T', beta != 0.0f);
+  if (matmul == nullptr) return rounded_float_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   // Rounded operands live in per-thread buffers that only grow: no allocation per call.
   thread_local Bf16Operand a16, b16;
   thread_local dnnl::stream stream(cpu_engine());
@@ -106,8 +134,7 @@ void onednn_bf16_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k,
   float alpha_value = alpha;
   const memory::desc scalar({1}, memory::data_type::f32, memory::dims{1});
   const dnnl::engine& engine = cpu_engine();
-  bf16_matmul(transa == 'T', transb == 'T', beta != 0.0f)
-      .execute(stream, {{DNNL_ARG_SRC, memory(a16.desc, engine, a16.storage.data())},
+  matmul->execute(stream, {{DNNL_ARG_SRC, memory(a16.desc, engine, a16.storage.data())},
                         {DNNL_ARG_WEIGHTS, memory(b16.desc, engine, b16.storage.data())},
                         {DNNL_ARG_DST, memory(c_desc, engine, c)},
                         {DNNL_ARG_ATTR_OUTPUT_SCALES, memory(scalar, engine, &alpha_value)}});

@@ -15,6 +15,8 @@ void onednn_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, flo
                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // A and B rounded to bfloat16 (core/bfloat16.hpp), products summed in float32, C float32.
+// oneDNN's bf16 kernels where the CPU has them (AVX-512; fast with AVX512-BF16 or AMX); on
+// an AVX2-only CPU the same rounding and float32 sums through the float32 GEMM.
 void onednn_bf16_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                       int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 

@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <limits>
 
 // GCC 12 reports the deliberately undefined lanes of _mm512_undefined_*() inside Eigen's
 // AVX-512 packet math as "may be used uninitialized": a known false positive.
@@ -16,6 +17,15 @@ namespace attn::cpu {
 
 template <typename T> using RowIn = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T> using RowOut = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+// exp of an Eigen array expression with exp(−∞) exactly 0. Eigen's vectorised exp clamps its
+// argument at about −88.4 and returns the denormal 2.9e−39 for anything below (seen on an
+// AVX2-only CPU), which would give masked attention keys a weight and exp(−∞) a value.
+template <typename Derived>
+auto exact_exp(const Eigen::ArrayBase<Derived>& x) {
+  using T = typename Derived::Scalar;
+  return (x == -std::numeric_limits<T>::infinity()).select(T(0), x.exp());
+}
 
 // Below this many elements in all, forking threads costs more than it saves.
 inline constexpr int64_t kRowParallelGrain = 16384;

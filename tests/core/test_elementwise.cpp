@@ -107,6 +107,13 @@ TEST_CASE("vectorized unary ops keep libm's results at extreme inputs") {
     }
 }
 
+TEST_CASE("exp of -inf is exactly 0 in the vectorised path too") {
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    const Tensor x = full({64}, -INFINITY, dtype);
+    for (double v : ops::unary(UnaryOp::Exp, x, {}).to_vector()) CHECK(v == 0.0);
+  }
+}
+
 TEST_CASE("unary ops on a large tensor take the parallel path and agree") {
   set_num_threads(2);
   Tensor x = random_tensor({400, 300}, DType::Float32, 5, 1);
