@@ -114,9 +114,11 @@ void dispatch_arithmetic(DType t, F&& f) {
   }
 }
 
-// out = f(x) with an Eigen array form for contiguous rows and a scalar form for the rest.
+// out = f(x) with an Eigen array form for contiguous rows and a scalar form for the rest; the
+// array form's denormal results set to 0 when asked (Eigen's exp, row_loop.hpp).
 template <typename T, typename ScalarFn, typename ArrayFn>
-void map_unary(const Tensor& x, const Tensor& out, ScalarFn scalar, ArrayFn array) {
+void map_unary(const Tensor& x, const Tensor& out, ScalarFn scalar, ArrayFn array,
+               bool flush_denormal_results = false) {
   using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   for_each_row<2>(out.shape(), {static_cast<char*>(out.raw_data()), static_cast<char*>(x.raw_data())},
                   {byte_strides(out), byte_strides(x)},
@@ -125,6 +127,7 @@ void map_unary(const Tensor& x, const Tensor& out, ScalarFn scalar, ArrayFn arra
                     const T* a = reinterpret_cast<const T*>(p[1]);
                     if (s[0] == int64_t(sizeof(T)) && s[1] == int64_t(sizeof(T))) {
                       Eigen::Map<Array>(o, n) = array(Eigen::Map<const Array>(a, n));
+                      if (flush_denormal_results) flush_denormals(o, n);
                     } else {
                       const int64_t so = s[0] / int64_t(sizeof(T)), sa = s[1] / int64_t(sizeof(T));
                       for (int64_t i = 0; i < n; ++i) o[i * so] = scalar(a[i * sa]);
@@ -148,9 +151,10 @@ void unary_typed(UnaryOp op, const Tensor& x, const Tensor& out, UnaryParams p) 
     default: break;
   }
   if constexpr (std::is_floating_point_v<T>) {
-    auto vec = [&](auto scalar, auto array) { map_unary<T>(x, out, scalar, array); };
+    auto vec = [&](auto scalar, auto array, bool flush = false) { map_unary<T>(x, out, scalar, array, flush); };
     switch (op) {
-      case UnaryOp::Exp: return vec([](T v) { return std::exp(v); }, [](const auto& v) { return exact_exp(v); });
+      case UnaryOp::Exp:  // Eigen's exp(−∞) is a denormal: flushed to exactly 0 (row_loop.hpp)
+        return vec([](T v) { return std::exp(v); }, [](const auto& v) { return v.exp(); }, true);
       case UnaryOp::Log: return vec([](T v) { return std::log(v); }, [](const auto& v) { return v.log(); });
       case UnaryOp::Sqrt: return vec([](T v) { return std::sqrt(v); }, [](const auto& v) { return v.sqrt(); });
       case UnaryOp::Rsqrt: return vec([](T v) { return T(1) / std::sqrt(v); }, [](const auto& v) { return v.rsqrt(); });

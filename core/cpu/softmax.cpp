@@ -24,10 +24,11 @@ void softmax_rows(const Tensor& x, const Tensor& out, bool log) {
     RowOut<T> yr(py + r * cols, cols);
     const T max = xr.maxCoeff();
     if (log) {
-      yr = (xr - max) - std::log(exact_exp(xr - max).sum());  // shifted first: exact for large logits
+      yr = (xr - max) - std::log((xr - max).exp().sum());  // shifted first: exact for large logits
     } else {
-      yr = exact_exp(xr - max);  // masked (−∞) entries exactly 0
+      yr = (xr - max).exp();
       yr *= T(1) / yr.sum();
+      flush_denormals(py + r * cols, cols);  // masked (−∞) entries exactly 0
     }
   });
 }
@@ -41,7 +42,7 @@ void softmax_backward_rows(const Tensor& y, const Tensor& dy, const Tensor& dx, 
   for_each_row(rows, cols, [&](int64_t r) {
     RowIn<T> yr(py + r * cols, cols), gr(pg + r * cols, cols);
     RowOut<T> dxr(pdx + r * cols, cols);
-    if (log) dxr = gr - exact_exp(yr) * gr.sum();
+    if (log) dxr = gr - yr.exp() * gr.sum();
     else dxr = yr * (gr - (gr * yr).sum());
   });
 }
