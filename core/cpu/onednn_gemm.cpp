@@ -135,9 +135,9 @@ void onednn_bf16_gemm(char transa, char transb, int64_t m, int64_t n, int64_t k,
   const memory::desc scalar({1}, memory::data_type::f32, memory::dims{1});
   const dnnl::engine& engine = cpu_engine();
   matmul->execute(stream, {{DNNL_ARG_SRC, memory(a16.desc, engine, a16.storage.data())},
-                        {DNNL_ARG_WEIGHTS, memory(b16.desc, engine, b16.storage.data())},
-                        {DNNL_ARG_DST, memory(c_desc, engine, c)},
-                        {DNNL_ARG_ATTR_OUTPUT_SCALES, memory(scalar, engine, &alpha_value)}});
+                           {DNNL_ARG_WEIGHTS, memory(b16.desc, engine, b16.storage.data())},
+                           {DNNL_ARG_DST, memory(c_desc, engine, c)},
+                           {DNNL_ARG_ATTR_OUTPUT_SCALES, memory(scalar, engine, &alpha_value)}});
   stream.wait();
 }
 
