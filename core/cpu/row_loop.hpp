@@ -18,11 +18,12 @@ namespace attn::cpu {
 template <typename T> using RowIn = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T> using RowOut = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 
-// Sets to 0 the values of y[0, n) below the smallest normal number: after Eigen's vectorised
-// exp, which clamps its argument at about −88.4 (float) and returns a denormal for anything
-// below, −∞ among them (seen on an AVX2-only CPU), this makes exp(−∞) exactly 0, so masked
-// attention keys get no weight. A plain loop the compiler vectorises (a select inside the
-// Eigen expression made the softmax 5.7× slower: its exp was no longer vectorised).
+// Sets to 0 the values of y[0, n) below the smallest normal number; y ≥ 0 here (the results
+// of an exp). Eigen's vectorised exp clamps its argument at about −88.4 (float) and returns a
+// denormal for anything below, −∞ among them (seen on an AVX2-only CPU); after it this makes
+// exp(−∞) exactly 0, so masked attention keys get no weight. A plain loop the compiler
+// vectorises (a select inside the Eigen expression made the softmax 5.7× slower: its exp was
+// no longer vectorised).
 template <typename T>
 void flush_denormals(T* y, int64_t n) {
   for (int64_t j = 0; j < n; ++j) y[j] = y[j] < std::numeric_limits<T>::min() ? T(0) : y[j];

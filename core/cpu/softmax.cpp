@@ -42,8 +42,13 @@ void softmax_backward_rows(const Tensor& y, const Tensor& dy, const Tensor& dx, 
   for_each_row(rows, cols, [&](int64_t r) {
     RowIn<T> yr(py + r * cols, cols), gr(pg + r * cols, cols);
     RowOut<T> dxr(pdx + r * cols, cols);
-    if (log) dxr = gr - yr.exp() * gr.sum();
-    else dxr = yr * (gr - (gr * yr).sum());
+    if (log) {  // dx = dy − softmax · Σdy, with softmax = exp(y) exactly 0 at masked (−∞) entries
+      dxr = yr.exp();
+      flush_denormals(pdx + r * cols, cols);
+      dxr = gr - dxr * gr.sum();
+    } else {
+      dxr = yr * (gr - (gr * yr).sum());
+    }
   });
 }
 
