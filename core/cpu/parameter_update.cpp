@@ -122,20 +122,22 @@ void CpuBackend::add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor&
 
 void CpuBackend::scale_check_finite(const std::vector<Tensor>& xs, double scale, const Tensor& found_nonfinite) {
   const float factor = float(scale);
-  bool nonfinite = false;
+  // x − x is 0 for a finite x and NaN for ±inf or NaN, and a NaN survives any sum: the probe
+  // is a plain float sum, which vectorizes (a boolean "or" of isfinite did not: 2× slower).
+  float probe = 0.0f;
   const std::vector<Piece> chunks = pieces_of(numels_of(xs), kChunkElements);
   const auto count = int64_t(chunks.size());
-#pragma omp parallel for schedule(static) reduction(|| : nonfinite) if (count > 1)
+#pragma omp parallel for schedule(static) reduction(+ : probe) if (count > 1)
   for (int64_t c = 0; c < count; ++c) {
     float* const data = xs[chunks[size_t(c)].tensor].data<float>() + chunks[size_t(c)].begin;
     const int64_t n = chunks[size_t(c)].size;
-#pragma omp simd reduction(|| : nonfinite)
+#pragma omp simd reduction(+ : probe)
     for (int64_t i = 0; i < n; ++i) {
       data[i] *= factor;
-      nonfinite = nonfinite || !std::isfinite(data[i]);
+      probe += data[i] - data[i];
     }
   }
-  if (nonfinite && found_nonfinite.defined()) *found_nonfinite.data<float>() = 1.0f;
+  if (probe != 0.0f && found_nonfinite.defined()) *found_nonfinite.data<float>() = 1.0f;
 }
 
 }  // namespace attn::cpu

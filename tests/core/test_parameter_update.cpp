@@ -155,6 +155,22 @@ TEST_CASE("scale_ multiplies in place and raises the flag only on inf or NaN", "
   ops::scale_({nan}, 1.0, flag2);
   CHECK(flag2.item() == 1.0);
   ops::scale_({nan}, 1.0);  // without a flag: nothing to report
+
+  // Large groups take the vectorized, threaded path: one bad element among 100,000 raises it.
+  const int threads = get_num_threads();
+  for (int n : {1, 2})
+    for (float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                      std::numeric_limits<float>::quiet_NaN()}) {
+      set_num_threads(n);
+      std::vector<float> big(100000, 1.0f);
+      big[77777] = bad;
+      const Tensor finite = full({70000}, 2.0), flag3 = zeros(Shape{});
+      ops::scale_({finite}, 0.5, flag3);
+      CHECK(flag3.item() == 0.0);
+      ops::scale_({finite, tensor(big)}, 0.5, flag3);
+      CHECK(flag3.item() == 1.0);
+    }
+  set_num_threads(threads);
 }
 
 TEST_CASE("the update ops name the tensor that does not fit", "[update]") {
