@@ -33,6 +33,7 @@ struct GenerateArgs {
   ComputeOptions compute;
   std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
   std::string knn_datastore_file;  // where the datastore is kept between runs (empty: not kept)
+  int64_t knn_reduced_dims = 0;    // keys and queries reduced to this many dims by PCA (0: not)
   nn::KnnRetrieval knn;
 };
 
@@ -50,11 +51,12 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
   const auto start = std::chrono::steady_clock::now();
   auto retrieval = std::make_shared<nn::KnnRetrieval>(args.knn);
   const KnnDatastoreFromFile store =
-      knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file);
+      knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file,
+                        args.knn_reduced_dims);
   retrieval->datastore = store.datastore;
   std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin);
   std::cerr << fmt::format("kNN-MT datastore: {} keys of {} numbers from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
-                           retrieval->datastore->size(), retrieval->datastore->dim(), args.knn_datastore,
+                           retrieval->datastore->size(), retrieval->datastore->key_dim(), args.knn_datastore,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                            args.knn.k, args.knn.temperature, args.knn.lambda);
   return retrieval;
@@ -116,6 +118,11 @@ CommandAction setup(CLI::App& cmd) {
                  "search consults");
   cmd.add_option("--knn-datastore-file", args->knn_datastore_file,
                  "kNN-MT: keep the datastore in this file (built once per model and split, then read back)");
+  cmd.add_option("--knn-reduced-dims", args->knn_reduced_dims,
+                 "kNN-MT: project the keys and queries onto their N principal axes (PCA) for a faster search "
+                 "(0: the full decoder states)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -11,26 +11,29 @@
 namespace attn::app {
 
 std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecoderModel& model,
-                                                          const SplitCorpora& pairs) {
-  return {{"model", fmt::format("fnv1a64:{:016x}", values_checksum(model.parameters()))},
-          {"source", file_checksum(pairs.source.path())},
-          {"target", file_checksum(pairs.target.path())}};
+                                                          const SplitCorpora& pairs, int64_t reduced_dims) {
+  std::map<std::string, std::string> identity{
+      {"model", fmt::format("fnv1a64:{:016x}", values_checksum(model.parameters()))},
+      {"source", file_checksum(pairs.source.path())},
+      {"target", file_checksum(pairs.target.path())}};
+  if (reduced_dims > 0) identity["reduced_dims"] = std::to_string(reduced_dims);
+  return identity;
 }
 
 KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
-                                       const std::string& file) {
+                                       const std::string& file, int64_t reduced_dims) {
   const auto build = [&] {
-    return std::make_shared<const nn::KnnDatastore>(
-        nn::KnnDatastore::build(model, pairs.source.sentences(), pairs.target.sentences()));
+    return std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::build(
+        model, pairs.source.sentences(), pairs.target.sentences(), /*batch_sentences=*/64, reduced_dims));
   };
   if (file.empty()) return {build(), "built"};
-  const std::map<std::string, std::string> identity = knn_datastore_identity(model, pairs);
+  const std::map<std::string, std::string> identity = knn_datastore_identity(model, pairs, reduced_dims);
   std::string origin = "written to " + file;
   if (std::filesystem::exists(file)) {
     std::map<std::string, std::string> recorded;
     auto stored = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::load(file, &recorded));
     if (recorded == identity) return {std::move(stored), "read from " + file};
-    origin = file + " was built from another model or corpus; built again and written there";
+    origin = file + " was built from another model, corpus or key size; built again and written there";
   }
   auto built = build();
   const std::filesystem::path folder = std::filesystem::path(file).parent_path();

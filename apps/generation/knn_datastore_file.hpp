@@ -13,9 +13,9 @@
 namespace attn::app {
 
 // What a datastore depends on: {"model": weights checksum, "source"/"target": the split's
-// binarized files' checksums}.
+// binarized files' checksums}, and "reduced_dims" when its keys are reduced (> 0).
 std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecoderModel& model,
-                                                          const SplitCorpora& pairs);
+                                                          const SplitCorpora& pairs, int64_t reduced_dims = 0);
 
 // A datastore and, in words, where it came from ("read from F", "written to F", …).
 struct KnnDatastoreFromFile {
@@ -23,10 +23,11 @@ struct KnnDatastoreFromFile {
   std::string origin;
 };
 
-// The datastore of `pairs` under `model`: read from `file` when it exists with the same
-// identity, otherwise built (KnnDatastore::build) and, when `file` is not empty, written there
-// (its folder made when missing).
+// The datastore of `pairs` under `model`, its keys reduced to reduced_dims by PCA when > 0:
+// read from `file` when it exists with the same identity, otherwise built
+// (KnnDatastore::build) and, when `file` is not empty, written there (its folder made when
+// missing).
 KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
-                                       const std::string& file);
+                                       const std::string& file, int64_t reduced_dims = 0);
 
 }  // namespace attn::app

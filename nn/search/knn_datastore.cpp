@@ -7,6 +7,7 @@
 #include "autograd/autograd.hpp"
 #include "core/ops.hpp"
 #include "core/safetensors.hpp"
+#include "nn/search/principal_axes.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
 
 namespace attn::nn {
@@ -89,18 +90,25 @@ TeacherForcedBatch pad_batch(const std::vector<std::vector<int64_t>>& sources,
 
 }  // namespace
 
-KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values)
+KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor projection)
     : keys_(keys.to(Device::cpu()).to(DType::Float32).contiguous()), values_(std::move(values)) {
   ATTN_CHECK(keys_.dim() == 2 && keys_.size(0) == int64_t(values_.size()),
              "KnnDatastore: keys {} do not match {} values", keys_.shape().str(), values_.size());
+  if (projection.defined()) {
+    projection_ = projection.to(Device::cpu()).to(DType::Float32).contiguous();
+    ATTN_CHECK(projection_.dim() == 2 && projection_.size(1) == keys_.size(1),
+               "KnnDatastore: the projection {} does not map onto keys {}", projection_.shape().str(),
+               keys_.shape().str());
+  }
   key_norms_ = squared_norms(keys_);
 }
 
 KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
-                                 const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences) {
-  ATTN_CHECK(sources.size() == targets.size() && !targets.empty() && batch_sentences > 0,
-             "KnnDatastore::build: {} sources and {} targets (batches of {})", sources.size(), targets.size(),
-             batch_sentences);
+                                 const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences,
+                                 int64_t reduced_dims) {
+  ATTN_CHECK(sources.size() == targets.size() && !targets.empty() && batch_sentences > 0 && reduced_dims >= 0,
+             "KnnDatastore::build: {} sources and {} targets (batches of {}, reduced to {} dims)", sources.size(),
+             targets.size(), batch_sentences, reduced_dims);
   model.eval();
   NoGradGuard no_grad;
   const Device device = model.parameters().front().device();
@@ -126,11 +134,17 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
     }
   }
   Tensor key_matrix = from_vector(keys, Shape{int64_t(values.size()), dim});  // before values is moved from
-  return KnnDatastore(std::move(key_matrix), std::move(values));
+  if (reduced_dims == 0) return KnnDatastore(std::move(key_matrix), std::move(values));
+  ATTN_CHECK(reduced_dims <= dim, "KnnDatastore::build: cannot reduce the model's {}-number states to {} dims", dim,
+             reduced_dims);
+  const Tensor projection = principal_axes(key_matrix, reduced_dims).axes;
+  return KnnDatastore(ops::matmul(key_matrix, projection), std::move(values), projection);
 }
 
 void KnnDatastore::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
-  save_safetensors(path, {{"keys", keys_}, {"values", from_vector(values_, Shape{size()})}}, metadata);
+  std::vector<std::pair<std::string, Tensor>> tensors{{"keys", keys_}, {"values", from_vector(values_, Shape{size()})}};
+  if (projection_.defined()) tensors.emplace_back("projection", projection_);
+  save_safetensors(path, tensors, metadata);
 }
 
 KnnDatastore KnnDatastore::load(const std::string& path, std::map<std::string, std::string>* metadata) {
@@ -141,16 +155,24 @@ KnnDatastore KnnDatastore::load(const std::string& path, std::map<std::string, s
                  values.dim() == 1 && values.size(0) == keys.size(0),
              "{}: not a kNN-MT datastore: keys must be float32 [N, D] and values int64 [N], got {} {} and {} {}",
              path, dtype_name(keys.dtype()), keys.shape().str(), dtype_name(values.dtype()), values.shape().str());
+  Tensor projection;
+  if (file.contains("projection")) {
+    projection = file.at("projection");
+    ATTN_CHECK(projection.dtype() == DType::Float32 && projection.dim() == 2 && projection.size(1) == keys.size(1),
+               "{}: the projection must be float32 [D, {}], got {} {}", path, keys.size(1),
+               dtype_name(projection.dtype()), projection.shape().str());
+  }
   if (metadata) *metadata = file.metadata;
   const int64_t* v = values.data<int64_t>();
-  return KnnDatastore(keys, std::vector<int64_t>(v, v + values.numel()));
+  return KnnDatastore(keys, std::vector<int64_t>(v, v + values.numel()), projection);
 }
 
 std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& queries, int64_t k) const {
   ATTN_CHECK(queries.dim() == 2 && queries.size(1) == dim() && k > 0,
              "KnnDatastore::nearest: queries must be [B, {}] and k > 0, got {} and k = {}", dim(),
              queries.shape().str(), k);
-  const Tensor q = queries.to(Device::cpu()).to(DType::Float32).contiguous();
+  Tensor q = queries.to(Device::cpu()).to(DType::Float32).contiguous();
+  if (projection_.defined()) q = ops::matmul(q, projection_);
   const int64_t rows = q.size(0), n = size();
   k = std::min(k, n);
   const std::vector<float> query_norms = squared_norms(q);

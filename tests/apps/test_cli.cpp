@@ -417,8 +417,30 @@ TEST_CASE("generate --knn-datastore-file: built and written once, read back, bui
   CHECK(contains(second.out, "Generate train with beam=1: BLEU4 = 100.00"));
   const CommandResult other = generate("checkpoints/checkpoint1");
   require_success(other);
-  CHECK(contains(other.err, file + " was built from another model or corpus; built again and written there"));
+  CHECK(contains(other.err, file + " was built from another model, corpus or key size; built again and written there"));
   CHECK(contains(other.out, "Generate train with beam=1: BLEU4 = 100.00"));
+}
+
+TEST_CASE("generate --knn-reduced-dims: keys and queries on their principal axes, the file rebuilt for another size") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string file = dir.file("train.knn.safetensors");
+  const auto generate = [&](const std::string& dims) {
+    return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--gen-subset",
+                                       "train", "--beam", "1", "--knn-datastore", "train", "--knn-datastore-file", file,
+                                       "--knn-reduced-dims", dims, "--knn-k", "1", "--knn-lambda", "1", "--quiet",
+                                       "--threads", "1"});
+  };
+  // All 32 axes: a rotation, which keeps every distance, so the search still finds each state's own key.
+  const CommandResult rotated = generate("32");
+  require_success(rotated);
+  CHECK(contains(rotated.err, " keys of 32 numbers from 'train'"));
+  CHECK(contains(rotated.out, "Generate train with beam=1: BLEU4 = 100.00"));
+  const CommandResult reduced = generate("8");
+  require_success(reduced);
+  CHECK(contains(reduced.err, file + " was built from another model, corpus or key size; built again and written there"));
+  CHECK(contains(reduced.err, " keys of 8 numbers from 'train'"));
+  require_runtime_error(generate("40"), {"cannot reduce the model's 32-number states to 40 dims"});
 }
 
 TEST_CASE("average writes the element-wise mean of the last two epoch checkpoints") {

@@ -2,7 +2,7 @@
 // exhaustive one across key chunks; eqs. 2–3 against a hand computation; the datastore's keys
 // are the states incremental decoding queries with; greedy search on the neighbours alone
 // (λ = 1, k = 1) reproduces the pair the datastore holds; ties across chunks; the file round
-// trip; option errors.
+// trip; option errors; keys reduced by PCA against a double-precision search of the projections.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "core/safetensors.hpp"
 #include "nn/search/greedy_search.hpp"
 #include "nn/search/knn_datastore.hpp"
+#include "nn/search/principal_axes.hpp"
 #include "test_support.hpp"
 #include "tiny_transformer.hpp"
 
@@ -183,4 +184,61 @@ TEST_CASE("kNN-MT refuses a temperature <= 0, a lambda outside [0, 1] and mismat
   CHECK_THROWS_WITH(nn::interpolate_knn({store, 1, 1.0, 1.5}, query, log_probs), Catch::Contains("lambda <= 1"));
   CHECK_THROWS_WITH(nn::interpolate_knn({store, 1, 1.0, 0.5}, full({1, 3}, 0.0), log_probs), Catch::Contains("[B, 2]"));
   CHECK_THROWS_WITH(nn::KnnDatastore(full({2, 2}, 0.0), {4}), Catch::Contains("do not match 1 values"));
+}
+
+TEST_CASE("reduced keys: the search is an exhaustive double-precision one over the projections") {
+  manual_seed(5);
+  nn::EncoderDecoderModel model(tiny_config(12));
+  const auto sources = random_sentences({4, 6, 3, 5}, 12, 5), targets = random_sentences({5, 2, 7, 6}, 12, 6);
+  const nn::KnnDatastore full = nn::KnnDatastore::build(model, sources, targets);
+  const nn::KnnDatastore reduced = nn::KnnDatastore::build(model, sources, targets, 64, 3);
+  REQUIRE(reduced.dim() == full.dim());
+  REQUIRE(reduced.key_dim() == 3);
+  const int64_t dim = full.dim();
+  // The keys are the states times the projection, the projection the states' principal axes.
+  const std::vector<double> states = full.keys().to_vector(), axes = reduced.projection().to_vector();
+  CHECK(axes == nn::principal_axes(full.keys(), 3).axes.to_vector());
+  auto project = [&](const double* x) {
+    std::vector<double> p(3, 0.0);
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t d = 0; d < dim; ++d) p[size_t(j)] += x[d] * axes[size_t(d * 3 + j)];
+    return p;
+  };
+  std::vector<double> projected_keys;
+  for (int64_t i = 0; i < full.size(); ++i) {
+    const std::vector<double> p = project(states.data() + i * dim);
+    projected_keys.insert(projected_keys.end(), p.begin(), p.end());
+  }
+  const std::vector<double> stored = reduced.keys().to_vector();
+  REQUIRE(stored.size() == projected_keys.size());
+  for (size_t i = 0; i < stored.size(); ++i) CHECK(stored[i] == Approx(projected_keys[i]).margin(1e-5));
+  // Queries are full states, projected by the store before the search.
+  Generator gen(11);
+  const Tensor queries = normal({4, dim}, 0, 1, DType::Float32, &gen);
+  const std::vector<double> query_values = queries.to_vector();
+  const auto found = reduced.nearest(queries, 5);
+  for (int64_t r = 0; r < 4; ++r) {
+    const Reference ref = exhaustive(projected_keys, project(query_values.data() + r * dim), 3);
+    for (int64_t j = 0; j < 5; ++j) {
+      CHECK(found[r][j].key == ref.order[j]);
+      CHECK(found[r][j].distance == Approx(ref.distance[found[r][j].key]).margin(1e-4));
+    }
+  }
+  // All axes are a rotation: every distance, and so every neighbour, as without the projection.
+  const nn::KnnDatastore rotated = nn::KnnDatastore::build(model, sources, targets, 64, dim);
+  const auto exact = full.nearest(queries, 5), turned = rotated.nearest(queries, 5);
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t j = 0; j < 5; ++j) {
+      CHECK(turned[r][j].key == exact[r][j].key);
+      CHECK(turned[r][j].distance == Approx(exact[r][j].distance).margin(1e-4));
+    }
+  // The file keeps the projection.
+  test::TempDir dir;
+  const std::string path = dir.file("reduced.safetensors");
+  reduced.save(path, {});
+  const nn::KnnDatastore read = nn::KnnDatastore::load(path);
+  CHECK(read.projection().to_vector() == axes);
+  CHECK(read.nearest(queries, 5)[2][0].key == found[2][0].key);
+  CHECK_THROWS_WITH(nn::KnnDatastore::build(model, sources, targets, 64, dim + 1),
+                    Catch::Contains(fmt::format("cannot reduce the model's {}-number states to {} dims", dim, dim + 1)));
 }
