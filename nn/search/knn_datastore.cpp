@@ -142,7 +142,7 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
 }
 
 void KnnDatastore::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
-  std::vector<std::pair<std::string, Tensor>> tensors{{"keys", keys_}, {"values", from_vector(values_, Shape{size()})}};
+  NamedTensors tensors{{"keys", keys_}, {"values", from_vector(values_, Shape{size()})}};
   if (projection_.defined()) tensors.emplace_back("projection", projection_);
   save_safetensors(path, tensors, metadata);
 }
