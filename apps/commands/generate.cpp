@@ -55,8 +55,8 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
                         args.knn_reduced_dims);
   retrieval->datastore = store.datastore;
   std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin);
-  std::cerr << fmt::format("kNN-MT datastore: {} keys of {} numbers from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
-                           retrieval->datastore->size(), retrieval->datastore->key_dim(), args.knn_datastore,
+  std::cerr << fmt::format("kNN-MT datastore: {} keys of {} from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
+                           retrieval->datastore->size(), describe_knn_keys(*retrieval->datastore), args.knn_datastore,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                            args.knn.k, args.knn.temperature, args.knn.lambda);
   return retrieval;

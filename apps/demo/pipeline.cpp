@@ -261,9 +261,9 @@ void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const Tr
   const KnnDatastoreFromFile store =
       knn_datastore_for(model, open_split(task, "train"), (gen_dir / kKnnDatastoreFile).string(),
                         kDemoKnnReducedDims);
-  fmt::print("      kNN-MT datastore: {} decoder states of the training pairs, {}, in {:.0f} s "
+  fmt::print("      kNN-MT datastore: {} decoder states of the training pairs as keys of {}, {}, in {:.0f} s "
              "(k {}, T {}, lambda {})\n",
-             store.datastore->size(), store.origin,
+             store.datastore->size(), describe_knn_keys(*store.datastore), store.origin,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), kDemoKnnNeighbours,
              kDemoKnnTemperature, lambda);
   search.knn = std::make_shared<const nn::KnnRetrieval>(

@@ -42,4 +42,12 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
   return {std::move(built), origin};
 }
 
+std::string describe_knn_keys(const nn::KnnDatastore& store) {
+  std::string keys = fmt::format("{} numbers", store.key_dim());
+  if (!store.projection().defined()) return keys;
+  const std::optional<double> kept = store.kept_variance();
+  return keys + fmt::format(" (PCA of the {}-number states{})", store.dim(),
+                            kept ? fmt::format(", {:.1f}% of their variance", 100 * *kept) : "");
+}
+
 }  // namespace attn::app

@@ -30,4 +30,8 @@ struct KnnDatastoreFromFile {
 KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
                                        const std::string& file, int64_t reduced_dims = 0);
 
+// A datastore's keys in words: "64 numbers (PCA of the 128-number states, 89.4% of their
+// variance)", or "128 numbers" when they are the states themselves.
+std::string describe_knn_keys(const nn::KnnDatastore& store);
+
 }  // namespace attn::app

@@ -90,8 +90,11 @@ TeacherForcedBatch pad_batch(const std::vector<std::vector<int64_t>>& sources,
 
 }  // namespace
 
-KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor projection)
-    : keys_(keys.to(Device::cpu()).to(DType::Float32).contiguous()), values_(std::move(values)) {
+KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor projection,
+                           std::optional<double> kept_variance)
+    : keys_(keys.to(Device::cpu()).to(DType::Float32).contiguous()),
+      kept_variance_(projection.defined() ? kept_variance : 1.0),
+      values_(std::move(values)) {
   ATTN_CHECK(keys_.dim() == 2 && keys_.size(0) == int64_t(values_.size()),
              "KnnDatastore: keys {} do not match {} values", keys_.shape().str(), values_.size());
   if (projection.defined()) {
@@ -137,13 +140,16 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
   if (reduced_dims == 0) return KnnDatastore(std::move(key_matrix), std::move(values));
   ATTN_CHECK(reduced_dims <= dim, "KnnDatastore::build: cannot reduce the model's {}-number states to {} dims", dim,
              reduced_dims);
-  const Tensor projection = principal_axes(key_matrix, reduced_dims).axes;
-  return KnnDatastore(ops::matmul(key_matrix, projection), std::move(values), projection);
+  const PrincipalAxes principal = principal_axes(key_matrix, reduced_dims);
+  return KnnDatastore(ops::matmul(key_matrix, principal.axes), std::move(values), principal.axes,
+                      principal.kept_variance);
 }
 
 void KnnDatastore::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
   NamedTensors tensors{{"keys", keys_}, {"values", from_vector(values_, Shape{size()})}};
   if (projection_.defined()) tensors.emplace_back("projection", projection_);
+  if (projection_.defined() && kept_variance_)
+    tensors.emplace_back("kept_variance", from_vector(std::vector<double>{*kept_variance_}, Shape{1}));
   save_safetensors(path, tensors, metadata);
 }
 
@@ -162,9 +168,18 @@ KnnDatastore KnnDatastore::load(const std::string& path, std::map<std::string, s
                "{}: the projection must be float32 [D, {}], got {} {}", path, keys.size(1),
                dtype_name(projection.dtype()), projection.shape().str());
   }
+  std::optional<double> kept_variance;
+  if (file.contains("kept_variance")) {
+    const Tensor& kept = file.at("kept_variance");
+    ATTN_CHECK(kept.dtype() == DType::Float64 && kept.numel() == 1 && kept.data<double>()[0] >= 0 &&
+                   kept.data<double>()[0] <= 1,
+               "{}: kept_variance must be one float64 in [0, 1], got {} {}", path, dtype_name(kept.dtype()),
+               kept.shape().str());
+    kept_variance = kept.data<double>()[0];
+  }
   if (metadata) *metadata = file.metadata;
   const int64_t* v = values.data<int64_t>();
-  return KnnDatastore(keys, std::vector<int64_t>(v, v + values.numel()), projection);
+  return KnnDatastore(keys, std::vector<int64_t>(v, v + values.numel()), projection, kept_variance);
 }
 
 std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& queries, int64_t k) const {

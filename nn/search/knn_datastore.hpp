@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,10 @@ class KnnDatastore {
  public:
   // keys float32 [N, d]; values[i] is the token that followed the state keys[i]. With a
   // projection (float32 [D, d]) the keys are already projected and queries [B, D] are projected
-  // by it before the search; without one d = D.
-  KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor projection = Tensor());
+  // by it before the search; without one d = D. kept_variance: the share of the states'
+  // variance the projection keeps (principal_axes), when it is known.
+  KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor projection = Tensor(),
+               std::optional<double> kept_variance = std::nullopt);
 
   // One teacher-forced pass of `model` (put in eval mode; no gradients) over the pairs
   // (token ids, each ending in </s>), `batch_sentences` pairs at a time: one entry per target
@@ -47,9 +50,10 @@ class KnnDatastore {
                             const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences = 64,
                             int64_t reduced_dims = 0);
 
-  // A safetensors file of the keys ("keys", float32 [N, d]), values ("values", int64 [N]) and
-  // the projection if any ("projection", float32 [D, d]), with `metadata` (written
-  // atomically); load checks they agree and gives the metadata back.
+  // A safetensors file of the keys ("keys", float32 [N, d]), values ("values", int64 [N]), the
+  // projection if any ("projection", float32 [D, d]) and its kept variance if known
+  // ("kept_variance", float64 [1]), with `metadata` (written atomically); load checks they
+  // agree and gives the metadata back.
   void save(const std::string& path, const std::map<std::string, std::string>& metadata) const;
   static KnnDatastore load(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 
@@ -59,6 +63,9 @@ class KnnDatastore {
   int64_t value(int64_t key) const { return values_[size_t(key)]; }
   const Tensor& keys() const { return keys_; }              // [N, key_dim()], projected if reduced
   const Tensor& projection() const { return projection_; }  // [dim(), key_dim()], or undefined
+  // The share of the states' variance in the keys: 1 without a projection; with one, what the
+  // build measured, or nullopt when a file does not record it.
+  std::optional<double> kept_variance() const { return kept_variance_; }
 
   // The k (at most size()) nearest keys of each row of queries [B, D], nearest first; equal
   // distances keep the lower key index first.
@@ -67,6 +74,7 @@ class KnnDatastore {
  private:
   Tensor keys_;                   // float32 [N, d], CPU
   Tensor projection_;             // float32 [D, d], CPU, or undefined (d = D)
+  std::optional<double> kept_variance_;
   std::vector<float> key_norms_;  // |key|²
   std::vector<int64_t> values_;
 };

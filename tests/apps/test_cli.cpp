@@ -434,12 +434,20 @@ TEST_CASE("generate --knn-reduced-dims: keys and queries on their principal axes
   // All 32 axes: a rotation, which keeps every distance, so the search still finds each state's own key.
   const CommandResult rotated = generate("32");
   require_success(rotated);
-  CHECK(contains(rotated.err, " keys of 32 numbers from 'train'"));
+  CHECK(contains(rotated.err, " keys of 32 numbers (PCA of the 32-number states, 100.0% of their variance) from 'train'"));
   CHECK(contains(rotated.out, "Generate train with beam=1: BLEU4 = 100.00"));
   const CommandResult reduced = generate("8");
   require_success(reduced);
   CHECK(contains(reduced.err, file + " was built from another model, corpus or key size; built again and written there"));
-  CHECK(contains(reduced.err, " keys of 8 numbers from 'train'"));
+  const size_t described = reduced.err.find(" keys of 8 numbers (PCA of the 32-number states, ");
+  REQUIRE(described != std::string::npos);
+  const std::string keys = reduced.err.substr(described);
+  CHECK(contains(keys, "% of their variance) from 'train'"));
+  // Read back, the file gives the same share of the variance as the build measured.
+  const CommandResult reread = generate("8");
+  require_success(reread);
+  CHECK(contains(reread.err, "read from " + file));
+  CHECK(contains(reread.err, keys.substr(0, keys.find(" from 'train'"))));
   require_runtime_error(generate("40"), {"cannot reduce the model's 32-number states to 40 dims"});
 }
 

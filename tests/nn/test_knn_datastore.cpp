@@ -197,7 +197,12 @@ TEST_CASE("reduced keys: the search is an exhaustive double-precision one over t
   const int64_t dim = full.dim();
   // The keys are the states times the projection, the projection the states' principal axes.
   const std::vector<double> states = full.keys().to_vector(), axes = reduced.projection().to_vector();
-  CHECK(axes == nn::principal_axes(full.keys(), 3).axes.to_vector());
+  const nn::PrincipalAxes principal = nn::principal_axes(full.keys(), 3);
+  CHECK(axes == principal.axes.to_vector());
+  CHECK(full.kept_variance() == 1.0);
+  REQUIRE(reduced.kept_variance());
+  CHECK(*reduced.kept_variance() == principal.kept_variance);
+  CHECK(principal.kept_variance < 1.0);
   auto project = [&](const double* x) {
     std::vector<double> p(3, 0.0);
     for (int64_t j = 0; j < 3; ++j)
@@ -232,13 +237,20 @@ TEST_CASE("reduced keys: the search is an exhaustive double-precision one over t
       CHECK(turned[r][j].key == exact[r][j].key);
       CHECK(turned[r][j].distance == Approx(exact[r][j].distance).margin(1e-4));
     }
-  // The file keeps the projection.
+  // The file keeps the projection and the share of the variance it keeps (when known).
   test::TempDir dir;
   const std::string path = dir.file("reduced.safetensors");
   reduced.save(path, {});
   const nn::KnnDatastore read = nn::KnnDatastore::load(path);
   CHECK(read.projection().to_vector() == axes);
+  CHECK(read.kept_variance() == reduced.kept_variance());
   CHECK(read.nearest(queries, 5)[2][0].key == found[2][0].key);
+  const std::vector<int64_t> values(size_t(reduced.size()), 0);
+  nn::KnnDatastore(reduced.keys(), values, reduced.projection()).save(path, {});
+  CHECK_FALSE(nn::KnnDatastore::load(path).kept_variance());
+  save_safetensors(path, {{"keys", reduced.keys()}, {"values", from_vector(values, {reduced.size()})},
+                          {"projection", reduced.projection()}, {"kept_variance", attn::full({1}, 1.5, DType::Float64)}});
+  CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains(path) && Catch::Contains("kept_variance must be"));
   CHECK_THROWS_WITH(nn::KnnDatastore::build(model, sources, targets, 64, dim + 1),
                     Catch::Contains(fmt::format("cannot reduce the model's {}-number states to {} dims", dim, dim + 1)));
 }
