@@ -24,7 +24,7 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
                                        const std::string& file, int64_t reduced_dims) {
   const auto build = [&] {
     return std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::build(
-        model, pairs.source.sentences(), pairs.target.sentences(), /*batch_sentences=*/64, reduced_dims));
+        model, pairs.source.sentences(), pairs.target.sentences(), {.reduced_dims = reduced_dims}));
   };
   if (file.empty()) return {build(), "built"};
   const std::map<std::string, std::string> identity = knn_datastore_identity(model, pairs, reduced_dims);

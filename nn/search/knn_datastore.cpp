@@ -107,19 +107,19 @@ KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor proj
 }
 
 KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
-                                 const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences,
-                                 int64_t reduced_dims) {
-  ATTN_CHECK(sources.size() == targets.size() && !targets.empty() && batch_sentences > 0 && reduced_dims >= 0,
+                                 const std::vector<std::vector<int64_t>>& targets, const KnnBuildOptions& options) {
+  ATTN_CHECK(sources.size() == targets.size() && !targets.empty() && options.batch_sentences > 0 &&
+                 options.reduced_dims >= 0,
              "KnnDatastore::build: {} sources and {} targets (batches of {}, reduced to {} dims)", sources.size(),
-             targets.size(), batch_sentences, reduced_dims);
+             targets.size(), options.batch_sentences, options.reduced_dims);
   model.eval();
   NoGradGuard no_grad;
   const Device device = model.parameters().front().device();
   std::vector<float> keys;
   std::vector<int64_t> values;
   int64_t dim = 0;
-  for (size_t begin = 0; begin < sources.size(); begin += size_t(batch_sentences)) {
-    const size_t end = std::min(sources.size(), begin + size_t(batch_sentences));
+  for (size_t begin = 0; begin < sources.size(); begin += size_t(options.batch_sentences)) {
+    const size_t end = std::min(sources.size(), begin + size_t(options.batch_sentences));
     for (size_t i = begin; i < end; ++i)
       ATTN_CHECK(!sources[i].empty() && !targets[i].empty(), "KnnDatastore::build: pair {} is empty", i);
     const TeacherForcedBatch batch = pad_batch(sources, targets, begin, end, model.config());
@@ -137,10 +137,10 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
     }
   }
   Tensor key_matrix = from_vector(keys, Shape{int64_t(values.size()), dim});  // before values is moved from
-  if (reduced_dims == 0) return KnnDatastore(std::move(key_matrix), std::move(values));
-  ATTN_CHECK(reduced_dims <= dim, "KnnDatastore::build: cannot reduce the model's {}-number states to {} dims", dim,
-             reduced_dims);
-  const PrincipalAxes principal = principal_axes(key_matrix, reduced_dims);
+  if (options.reduced_dims == 0) return KnnDatastore(std::move(key_matrix), std::move(values));
+  ATTN_CHECK(options.reduced_dims <= dim, "KnnDatastore::build: cannot reduce the model's {}-number states to {} dims",
+             dim, options.reduced_dims);
+  const PrincipalAxes principal = principal_axes(key_matrix, options.reduced_dims);
   return KnnDatastore(ops::matmul(key_matrix, principal.axes), std::move(values), principal.axes,
                       principal.kept_variance);
 }

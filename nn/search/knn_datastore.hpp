@@ -33,6 +33,12 @@ struct KnnNeighbor {
   float distance;  // squared L2
 };
 
+// How KnnDatastore::build makes its keys.
+struct KnnBuildOptions {
+  int64_t batch_sentences = 64;  // pairs per teacher-forced batch
+  int64_t reduced_dims = 0;      // > 0 (at most the states' size): keys on that many principal axes
+};
+
 class KnnDatastore {
  public:
   // keys float32 [N, d]; values[i] is the token that followed the state keys[i]. With a
@@ -43,12 +49,9 @@ class KnnDatastore {
                std::optional<double> kept_variance = std::nullopt);
 
   // One teacher-forced pass of `model` (put in eval mode; no gradients) over the pairs
-  // (token ids, each ending in </s>), `batch_sentences` pairs at a time: one entry per target
-  // token, </s> included. reduced_dims > 0 (at most the states' size): the keys are projected
-  // onto their reduced_dims principal axes.
+  // (token ids, each ending in </s>): one entry per target token, </s> included.
   static KnnDatastore build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
-                            const std::vector<std::vector<int64_t>>& targets, int64_t batch_sentences = 64,
-                            int64_t reduced_dims = 0);
+                            const std::vector<std::vector<int64_t>>& targets, const KnnBuildOptions& options = {});
 
   // A safetensors file of the keys ("keys", float32 [N, d]), values ("values", int64 [N]), the
   // projection if any ("projection", float32 [D, d]) and its kept variance if known

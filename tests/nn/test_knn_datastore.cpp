@@ -139,7 +139,8 @@ TEST_CASE("the datastore's keys are the states incremental decoding queries with
   manual_seed(3);
   nn::EncoderDecoderModel model(tiny_config(12));
   const auto sources = random_sentences({4, 6, 3}, 12, 1), targets = random_sentences({5, 2, 7}, 12, 2);
-  const nn::KnnDatastore store = nn::KnnDatastore::build(model, sources, targets, 2);  // two batches, padded
+  // Two batches, padded.
+  const nn::KnnDatastore store = nn::KnnDatastore::build(model, sources, targets, {.batch_sentences = 2});
   std::vector<int64_t> all_targets;
   for (const auto& t : targets) all_targets.insert(all_targets.end(), t.begin(), t.end());
   REQUIRE(store.size() == int64_t(all_targets.size()));
@@ -191,7 +192,7 @@ TEST_CASE("reduced keys: the search is an exhaustive double-precision one over t
   nn::EncoderDecoderModel model(tiny_config(12));
   const auto sources = random_sentences({4, 6, 3, 5}, 12, 5), targets = random_sentences({5, 2, 7, 6}, 12, 6);
   const nn::KnnDatastore full = nn::KnnDatastore::build(model, sources, targets);
-  const nn::KnnDatastore reduced = nn::KnnDatastore::build(model, sources, targets, 64, 3);
+  const nn::KnnDatastore reduced = nn::KnnDatastore::build(model, sources, targets, {.reduced_dims = 3});
   REQUIRE(reduced.dim() == full.dim());
   REQUIRE(reduced.key_dim() == 3);
   const int64_t dim = full.dim();
@@ -230,7 +231,7 @@ TEST_CASE("reduced keys: the search is an exhaustive double-precision one over t
     }
   }
   // All axes are a rotation: every distance, and so every neighbour, as without the projection.
-  const nn::KnnDatastore rotated = nn::KnnDatastore::build(model, sources, targets, 64, dim);
+  const nn::KnnDatastore rotated = nn::KnnDatastore::build(model, sources, targets, {.reduced_dims = dim});
   const auto exact = full.nearest(queries, 5), turned = rotated.nearest(queries, 5);
   for (int64_t r = 0; r < 4; ++r)
     for (int64_t j = 0; j < 5; ++j) {
@@ -251,6 +252,6 @@ TEST_CASE("reduced keys: the search is an exhaustive double-precision one over t
   save_safetensors(path, {{"keys", reduced.keys()}, {"values", from_vector(values, {reduced.size()})},
                           {"projection", reduced.projection()}, {"kept_variance", attn::full({1}, 1.5, DType::Float64)}});
   CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains(path) && Catch::Contains("kept_variance must be"));
-  CHECK_THROWS_WITH(nn::KnnDatastore::build(model, sources, targets, 64, dim + 1),
+  CHECK_THROWS_WITH(nn::KnnDatastore::build(model, sources, targets, {.reduced_dims = dim + 1}),
                     Catch::Contains(fmt::format("cannot reduce the model's {}-number states to {} dims", dim, dim + 1)));
 }
