@@ -33,7 +33,7 @@ struct GenerateArgs {
   ComputeOptions compute;
   std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
   std::string knn_datastore_file;  // where the datastore is kept between runs (empty: not kept)
-  int64_t knn_reduced_dims = 0;    // keys and queries reduced to this many dims by PCA (0: not)
+  nn::KnnBuildOptions knn_build;   // PCA reduction and k-means lists of the keys (0: none)
   nn::KnnRetrieval knn;
 };
 
@@ -52,7 +52,7 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
   auto retrieval = std::make_shared<nn::KnnRetrieval>(args.knn);
   const KnnDatastoreFromFile store =
       knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file,
-                        args.knn_reduced_dims);
+                        args.knn_build);
   retrieval->datastore = store.datastore;
   std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin);
   std::cerr << fmt::format("kNN-MT datastore: {} keys of {} from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
@@ -118,9 +118,19 @@ CommandAction setup(CLI::App& cmd) {
                  "search consults");
   cmd.add_option("--knn-datastore-file", args->knn_datastore_file,
                  "kNN-MT: keep the datastore in this file (built once per model and split, then read back)");
-  cmd.add_option("--knn-reduced-dims", args->knn_reduced_dims,
+  cmd.add_option("--knn-reduced-dims", args->knn_build.reduced_dims,
                  "kNN-MT: project the keys and queries onto their N principal axes (PCA) for a faster search "
                  "(0: the full decoder states)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--knn-lists", args->knn_build.lists,
+                 "kNN-MT: split the keys into N k-means lists (an IVF index) when the datastore is built "
+                 "(0: none; an exact search)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--knn-probes", args->knn.probes,
+                 "kNN-MT: with --knn-lists, search only the keys of each query's P nearest lists (0 or at least "
+                 "the lists: all keys)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")

@@ -11,29 +11,31 @@
 namespace attn::app {
 
 std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecoderModel& model,
-                                                          const SplitCorpora& pairs, int64_t reduced_dims) {
+                                                          const SplitCorpora& pairs,
+                                                          const nn::KnnBuildOptions& options) {
   std::map<std::string, std::string> identity{
       {"model", fmt::format("fnv1a64:{:016x}", values_checksum(model.parameters()))},
       {"source", file_checksum(pairs.source.path())},
       {"target", file_checksum(pairs.target.path())}};
-  if (reduced_dims > 0) identity["reduced_dims"] = std::to_string(reduced_dims);
+  if (options.reduced_dims > 0) identity["reduced_dims"] = std::to_string(options.reduced_dims);
+  if (options.lists > 0) identity["lists"] = std::to_string(options.lists);
   return identity;
 }
 
 KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
-                                       const std::string& file, int64_t reduced_dims) {
+                                       const std::string& file, const nn::KnnBuildOptions& options) {
   const auto build = [&] {
-    return std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::build(
-        model, pairs.source.sentences(), pairs.target.sentences(), {.reduced_dims = reduced_dims}));
+    return std::make_shared<const nn::KnnDatastore>(
+        nn::KnnDatastore::build(model, pairs.source.sentences(), pairs.target.sentences(), options));
   };
   if (file.empty()) return {build(), "built"};
-  const std::map<std::string, std::string> identity = knn_datastore_identity(model, pairs, reduced_dims);
+  const std::map<std::string, std::string> identity = knn_datastore_identity(model, pairs, options);
   std::string origin = "written to " + file;
   if (std::filesystem::exists(file)) {
     std::map<std::string, std::string> recorded;
     auto stored = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::load(file, &recorded));
     if (recorded == identity) return {std::move(stored), "read from " + file};
-    origin = file + " was built from another model, corpus or key size; built again and written there";
+    origin = file + " was built from another model, corpus, key size or lists; built again and written there";
   }
   auto built = build();
   const std::filesystem::path folder = std::filesystem::path(file).parent_path();
@@ -44,10 +46,12 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
 
 std::string describe_knn_keys(const nn::KnnDatastore& store) {
   std::string keys = fmt::format("{} numbers", store.key_dim());
-  if (!store.projection().defined()) return keys;
-  const std::optional<double> kept = store.kept_variance();
-  return keys + fmt::format(" (PCA of the {}-number states{})", store.dim(),
-                            kept ? fmt::format(", {:.1f}% of their variance", 100 * *kept) : "");
+  if (store.projection().defined()) {
+    const std::optional<double> kept = store.kept_variance();
+    keys += fmt::format(" (PCA of the {}-number states{})", store.dim(),
+                        kept ? fmt::format(", {:.1f}% of their variance", 100 * *kept) : "");
+  }
+  return store.lists() > 0 ? keys + fmt::format(" in {} lists", store.lists()) : keys;
 }
 
 }  // namespace attn::app

@@ -13,9 +13,11 @@
 namespace attn::app {
 
 // What a datastore depends on: {"model": weights checksum, "source"/"target": the split's
-// binarized files' checksums}, and "reduced_dims" when its keys are reduced (> 0).
+// binarized files' checksums}, "reduced_dims" when its keys are reduced (> 0) and "lists" when
+// they are split into lists (> 0).
 std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecoderModel& model,
-                                                          const SplitCorpora& pairs, int64_t reduced_dims = 0);
+                                                          const SplitCorpora& pairs,
+                                                          const nn::KnnBuildOptions& options = {});
 
 // A datastore and, in words, where it came from ("read from F", "written to F", …).
 struct KnnDatastoreFromFile {
@@ -23,15 +25,14 @@ struct KnnDatastoreFromFile {
   std::string origin;
 };
 
-// The datastore of `pairs` under `model`, its keys reduced to reduced_dims by PCA when > 0:
-// read from `file` when it exists with the same identity, otherwise built
-// (KnnDatastore::build) and, when `file` is not empty, written there (its folder made when
-// missing).
+// The datastore of `pairs` under `model`, built with `options`: read from `file` when it exists
+// with the same identity, otherwise built (KnnDatastore::build) and, when `file` is not empty,
+// written there (its folder made when missing).
 KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
-                                       const std::string& file, int64_t reduced_dims = 0);
+                                       const std::string& file, const nn::KnnBuildOptions& options = {});
 
 // A datastore's keys in words: "64 numbers (PCA of the 128-number states, 89.4% of their
-// variance)", or "128 numbers" when they are the states themselves.
+// variance) in 1024 lists", or "128 numbers" when they are the states themselves.
 std::string describe_knn_keys(const nn::KnnDatastore& store);
 
 }  // namespace attn::app

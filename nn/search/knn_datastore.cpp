@@ -20,13 +20,14 @@ bool nearer(const KnnNeighbor& a, const KnnNeighbor& b) {
   return a.distance < b.distance || (a.distance == b.distance && a.key < b.key);
 }
 
-// Offers the keys lo … lo + count − 1 to `heap` (a max-heap under `nearer` of at most k
-// neighbours): their squared distances |q|² + (|key|² − 2 q·key) from one query's norm and
-// products. Keys come in increasing index order, so a key only as near as the heap's farthest
-// loses the tie. Most keys are farther than that farthest: a block's minimum (a vector
-// reduction) rules out a whole block at once.
+// Offers `count` keys to `heap` (a max-heap under `nearer` of at most k neighbours): their
+// squared distances |q|² + (|key|² − 2 q·key) from one query's norm and products; key j's index
+// is ids[j], or first_id + j without ids. A key as near as the heap's farthest enters only with
+// the lower index, so the result does not depend on the order keys are offered in. Most keys
+// are farther than that farthest: a block's minimum (a vector reduction) rules out a whole
+// block at once.
 void offer_chunk(std::vector<KnnNeighbor>& heap, int64_t k, float query_norm, const float* products,
-                 const float* key_norms, int64_t lo, int64_t count) {
+                 const float* key_norms, const int64_t* ids, int64_t first_id, int64_t count) {
   constexpr int64_t kBlock = 64;
   float bound = int64_t(heap.size()) < k ? std::numeric_limits<float>::infinity() : heap.front().distance;
   for (int64_t begin = 0; begin < count; begin += kBlock) {
@@ -34,15 +35,16 @@ void offer_chunk(std::vector<KnnNeighbor>& heap, int64_t k, float query_norm, co
     float block_min = std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(min : block_min)
     for (int64_t j = begin; j < end; ++j) block_min = std::min(block_min, key_norms[j] - 2.0f * products[j]);
-    if (!(query_norm + block_min < bound)) continue;  // rounding is monotone: no key of the block is nearer
+    if (query_norm + block_min > bound) continue;  // rounding is monotone: no key of the block is nearer
     for (int64_t j = begin; j < end; ++j) {
-      const float distance = query_norm + (key_norms[j] - 2.0f * products[j]);
-      if (!(distance < bound)) continue;
-      if (int64_t(heap.size()) == k) {
+      const KnnNeighbor candidate{ids ? ids[j] : first_id + j, query_norm + (key_norms[j] - 2.0f * products[j])};
+      const bool full = int64_t(heap.size()) == k;
+      if (full && !nearer(candidate, heap.front())) continue;
+      if (full) {
         std::pop_heap(heap.begin(), heap.end(), nearer);
         heap.pop_back();
       }
-      heap.push_back({lo + j, distance});
+      heap.push_back(candidate);
       std::push_heap(heap.begin(), heap.end(), nearer);
       if (int64_t(heap.size()) == k) bound = heap.front().distance;
     }
@@ -109,9 +111,9 @@ KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor proj
 KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
                                  const std::vector<std::vector<int64_t>>& targets, const KnnBuildOptions& options) {
   ATTN_CHECK(sources.size() == targets.size() && !targets.empty() && options.batch_sentences > 0 &&
-                 options.reduced_dims >= 0,
-             "KnnDatastore::build: {} sources and {} targets (batches of {}, reduced to {} dims)", sources.size(),
-             targets.size(), options.batch_sentences, options.reduced_dims);
+                 options.reduced_dims >= 0 && options.lists >= 0,
+             "KnnDatastore::build: {} sources and {} targets (batches of {}, reduced to {} dims, {} lists)",
+             sources.size(), targets.size(), options.batch_sentences, options.reduced_dims, options.lists);
   model.eval();
   NoGradGuard no_grad;
   const Device device = model.parameters().front().device();
@@ -137,19 +139,69 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
     }
   }
   Tensor key_matrix = from_vector(keys, Shape{int64_t(values.size()), dim});  // before values is moved from
-  if (options.reduced_dims == 0) return KnnDatastore(std::move(key_matrix), std::move(values));
-  ATTN_CHECK(options.reduced_dims <= dim, "KnnDatastore::build: cannot reduce the model's {}-number states to {} dims",
-             dim, options.reduced_dims);
-  const PrincipalAxes principal = principal_axes(key_matrix, options.reduced_dims);
-  return KnnDatastore(ops::matmul(key_matrix, principal.axes), std::move(values), principal.axes,
-                      principal.kept_variance);
+  KnnDatastore store = [&] {
+    if (options.reduced_dims == 0) return KnnDatastore(std::move(key_matrix), std::move(values));
+    ATTN_CHECK(options.reduced_dims <= dim,
+               "KnnDatastore::build: cannot reduce the model's {}-number states to {} dims", dim,
+               options.reduced_dims);
+    const PrincipalAxes principal = principal_axes(key_matrix, options.reduced_dims);
+    return KnnDatastore(ops::matmul(key_matrix, principal.axes), std::move(values), principal.axes,
+                        principal.kept_variance);
+  }();
+  if (options.lists > 0) {
+    ATTN_CHECK(options.lists <= store.size(), "KnnDatastore::build: cannot split {} keys into {} lists",
+               store.size(), options.lists);
+    store.split_into_lists(options.lists);
+  }
+  return store;
+}
+
+Tensor KnnDatastore::keys_in_given_order() const {
+  if (key_ids_.empty()) return keys_;
+  const int64_t n = size(), d = key_dim();
+  std::vector<float> given(static_cast<size_t>(n * d));
+  const float* p = keys_.data<float>();
+  for (int64_t row = 0; row < n; ++row) std::copy_n(p + row * d, d, given.begin() + key_ids_[size_t(row)] * d);
+  return from_vector(given, Shape{n, d});
+}
+
+void KnnDatastore::split_into_lists(int64_t lists) {
+  ATTN_CHECK(this->lists() == 0, "KnnDatastore: the keys are split into lists already");
+  use_lists(build_inverted_lists(keys_, lists));
+}
+
+void KnnDatastore::use_lists(const InvertedLists& lists) {
+  const int64_t n = size(), d = key_dim();
+  ATTN_CHECK(int64_t(lists.order.size()) == n && lists.centroids.size(1) == d,
+             "KnnDatastore: lists of {} keys with {} centroids do not fit {} keys {}", lists.order.size(),
+             lists.centroids.shape().str(), n, keys_.shape().str());
+  std::vector<float> grouped(static_cast<size_t>(n * d)), grouped_norms(static_cast<size_t>(n));
+  const float* p = keys_.data<float>();
+  for (int64_t row = 0; row < n; ++row) {
+    const int64_t id = lists.order[size_t(row)];
+    std::copy_n(p + id * d, d, grouped.begin() + row * d);
+    grouped_norms[size_t(row)] = key_norms_[size_t(id)];
+  }
+  keys_ = from_vector(grouped, Shape{n, d});
+  key_norms_ = std::move(grouped_norms);
+  key_ids_ = lists.order;
+  list_offsets_ = lists.offsets;
+  centroids_ = lists.centroids.contiguous();
 }
 
 void KnnDatastore::save(const std::string& path, const std::map<std::string, std::string>& metadata) const {
-  NamedTensors tensors{{"keys", keys_}, {"values", from_vector(values_, Shape{size()})}};
+  NamedTensors tensors{{"keys", keys_in_given_order()}, {"values", from_vector(values_, Shape{size()})}};
   if (projection_.defined()) tensors.emplace_back("projection", projection_);
   if (projection_.defined() && kept_variance_)
     tensors.emplace_back("kept_variance", from_vector(std::vector<double>{*kept_variance_}, Shape{1}));
+  if (lists() > 0) {
+    std::vector<int64_t> key_lists(static_cast<size_t>(size()));
+    for (int64_t list = 0; list < lists(); ++list)
+      for (int64_t row = list_offsets_[size_t(list)]; row < list_offsets_[size_t(list) + 1]; ++row)
+        key_lists[size_t(key_ids_[size_t(row)])] = list;
+    tensors.emplace_back("centroids", centroids_);
+    tensors.emplace_back("key_lists", from_vector(key_lists, Shape{size()}));
+  }
   save_safetensors(path, tensors, metadata);
 }
 
@@ -179,20 +231,35 @@ KnnDatastore KnnDatastore::load(const std::string& path, std::map<std::string, s
   }
   if (metadata) *metadata = file.metadata;
   const int64_t* v = values.data<int64_t>();
-  return KnnDatastore(keys, std::vector<int64_t>(v, v + values.numel()), projection, kept_variance);
+  KnnDatastore store(keys, std::vector<int64_t>(v, v + values.numel()), projection, kept_variance);
+  if (file.contains("centroids") || file.contains("key_lists")) {
+    const Tensor& centroids = file.at("centroids");
+    const Tensor& key_lists = file.at("key_lists");
+    ATTN_CHECK(centroids.dtype() == DType::Float32 && centroids.dim() == 2 && centroids.size(1) == keys.size(1) &&
+                   centroids.size(0) >= 1 && key_lists.dtype() == DType::Int64 && key_lists.dim() == 1 &&
+                   key_lists.size(0) == keys.size(0),
+               "{}: the lists must be float32 centroids [L, {}] and int64 key_lists [{}], got {} {} and {} {}", path,
+               keys.size(1), keys.size(0), dtype_name(centroids.dtype()), centroids.shape().str(),
+               dtype_name(key_lists.dtype()), key_lists.shape().str());
+    const int64_t* l = key_lists.data<int64_t>();
+    store.use_lists(group_into_lists(centroids, std::vector<int64_t>(l, l + key_lists.numel())));
+  }
+  return store;
 }
 
-std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& queries, int64_t k) const {
-  ATTN_CHECK(queries.dim() == 2 && queries.size(1) == dim() && k > 0,
-             "KnnDatastore::nearest: queries must be [B, {}] and k > 0, got {} and k = {}", dim(),
-             queries.shape().str(), k);
+std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& queries, int64_t k, int64_t probes) const {
+  ATTN_CHECK(queries.dim() == 2 && queries.size(1) == dim() && k > 0 && probes >= 0,
+             "KnnDatastore::nearest: queries must be [B, {}], k > 0 and probes >= 0, got {}, k = {}, {} probes",
+             dim(), queries.shape().str(), k, probes);
   Tensor q = queries.to(Device::cpu()).to(DType::Float32).contiguous();
   if (projection_.defined()) q = ops::matmul(q, projection_);
   const int64_t rows = q.size(0), n = size();
   k = std::min(k, n);
   const std::vector<float> query_norms = squared_norms(q);
+  if (probes > 0 && probes < lists()) return nearest_in_lists(q, query_norms, k, probes);
   // Per row a max-heap of the k nearest so far (its front the farthest of them).
   std::vector<std::vector<KnnNeighbor>> best(static_cast<size_t>(rows));
+  const int64_t* ids = key_ids_.empty() ? nullptr : key_ids_.data();
   const Tensor products = empty(Shape{rows, std::min(kKeysPerChunk, n)});  // one buffer for every chunk
   const float* d = products.data<float>();
   const int64_t row_stride = products.size(1);
@@ -201,7 +268,47 @@ std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest(const Tensor& querie
     ops::matmul_into(q, keys_.narrow(0, lo, count).transpose(0, 1), products.narrow(1, 0, count));
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; ++r)
-      offer_chunk(best[size_t(r)], k, query_norms[size_t(r)], d + r * row_stride, key_norms_.data() + lo, lo, count);
+      offer_chunk(best[size_t(r)], k, query_norms[size_t(r)], d + r * row_stride, key_norms_.data() + lo,
+                  ids ? ids + lo : nullptr, lo, count);
+  }
+  for (std::vector<KnnNeighbor>& heap : best) std::sort_heap(heap.begin(), heap.end(), nearer);
+  return best;
+}
+
+// The search of the IVF index: each list's keys against the queries that probe it, one product.
+std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest_in_lists(const Tensor& q,
+                                                                      const std::vector<float>& query_norms,
+                                                                      int64_t k, int64_t probes) const {
+  const int64_t rows = q.size(0), d = key_dim();
+  std::vector<std::vector<int64_t>> asking(static_cast<size_t>(lists()));  // per list, the queries that probe it
+  const std::vector<std::vector<int64_t>> probed = nearest_lists(centroids_, q, probes);
+  int64_t most_asking = 0, longest = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t list : probed[size_t(r)]) {
+      asking[size_t(list)].push_back(r);
+      most_asking = std::max(most_asking, int64_t(asking[size_t(list)].size()));
+      longest = std::max(longest, list_offsets_[size_t(list) + 1] - list_offsets_[size_t(list)]);
+    }
+  std::vector<std::vector<KnnNeighbor>> best(static_cast<size_t>(rows));
+  const Tensor gathered = empty(Shape{most_asking, d}), products = empty(Shape{most_asking, std::max<int64_t>(1, longest)});
+  const float* queries = q.data<float>();
+  for (int64_t list = 0; list < lists(); ++list) {
+    const std::vector<int64_t>& askers = asking[size_t(list)];
+    const int64_t lo = list_offsets_[size_t(list)], count = list_offsets_[size_t(list) + 1] - lo;
+    const int64_t m = int64_t(askers.size());
+    if (m == 0 || count == 0) continue;
+    float* g = gathered.data<float>();
+    for (int64_t j = 0; j < m; ++j) std::copy_n(queries + askers[size_t(j)] * d, d, g + j * d);
+    const Tensor out = products.narrow(0, 0, m).narrow(1, 0, count);
+    ops::matmul_into(gathered.narrow(0, 0, m), keys_.narrow(0, lo, count).transpose(0, 1), out);
+    const float* p = products.data<float>();
+    const int64_t stride = products.size(1);
+#pragma omp parallel for schedule(static) if (m >= 8)
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t r = askers[size_t(j)];
+      offer_chunk(best[size_t(r)], k, query_norms[size_t(r)], p + j * stride, key_norms_.data() + lo,
+                  key_ids_.data() + lo, 0, count);
+    }
   }
   for (std::vector<KnnNeighbor>& heap : best) std::sort_heap(heap.begin(), heap.end(), nearer);
   return best;
@@ -241,7 +348,7 @@ Tensor interpolate_knn(const KnnRetrieval& retrieval, const Tensor& features, co
              log_probs.shape().str());
   if (retrieval.lambda == 0.0) return log_probs;
   const KnnDatastore& store = *retrieval.datastore;
-  const std::vector<std::vector<KnnNeighbor>> neighbours = store.nearest(features, retrieval.k);
+  const std::vector<std::vector<KnnNeighbor>> neighbours = store.nearest(features, retrieval.k, retrieval.probes);
   const Tensor model = log_probs.to(Device::cpu()).to(DType::Float32).contiguous();
   const int64_t rows = model.size(0), vocab = model.size(1);
   const float* lp = model.data<float>();

@@ -9,7 +9,9 @@
 // and the next-token distribution is the interpolation
 //   p(v) = λ p_kNN(v) + (1 − λ) p_model(v)                                         (eq. 3).
 // The search is exact (every key compared; the products of queries and keys on GEMM, in
-// chunks of keys), on the CPU. Optionally the keys are reduced to fewer dimensions by PCA
+// chunks of keys), on the CPU, unless the keys are split into k-means lists (inverted_lists.hpp)
+// and a search probes fewer lists than there are: then it compares each query with the keys of
+// its `probes` nearest lists only. Optionally the keys are reduced to fewer dimensions by PCA
 // (principal_axes.hpp) when the datastore is built, and each query is projected the same way
 // before the search: the distances are then those of the projections, and the search costs
 // what the reduced dimension costs (the demo: 128 → 64, half the products, the same BLEU
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "nn/search/inverted_lists.hpp"
 
 namespace attn::nn {
 
@@ -37,6 +40,7 @@ struct KnnNeighbor {
 struct KnnBuildOptions {
   int64_t batch_sentences = 64;  // pairs per teacher-forced batch
   int64_t reduced_dims = 0;      // > 0 (at most the states' size): keys on that many principal axes
+  int64_t lists = 0;             // > 0 (at most the keys): keys split into that many k-means lists
 };
 
 class KnnDatastore {
@@ -53,10 +57,15 @@ class KnnDatastore {
   static KnnDatastore build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
                             const std::vector<std::vector<int64_t>>& targets, const KnnBuildOptions& options = {});
 
-  // A safetensors file of the keys ("keys", float32 [N, d]), values ("values", int64 [N]), the
-  // projection if any ("projection", float32 [D, d]) and its kept variance if known
-  // ("kept_variance", float64 [1]), with `metadata` (written atomically); load checks they
-  // agree and gives the metadata back.
+  // Splits the keys into k-means lists (build_inverted_lists) for searches that probe fewer
+  // lists than `lists`; their neighbours' indices stay those of the keys as given.
+  void split_into_lists(int64_t lists);
+
+  // A safetensors file of the keys ("keys", float32 [N, d], in their given order), values
+  // ("values", int64 [N]), the projection if any ("projection", float32 [D, d]) and its kept
+  // variance if known ("kept_variance", float64 [1]), the lists if any ("centroids", float32
+  // [L, d], and "key_lists", int64 [N]: each key's list), with `metadata` (written atomically);
+  // load checks they agree and gives the metadata back.
   void save(const std::string& path, const std::map<std::string, std::string>& metadata) const;
   static KnnDatastore load(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 
@@ -64,22 +73,36 @@ class KnnDatastore {
   int64_t dim() const { return projection_.defined() ? projection_.size(0) : keys_.size(1); }  // of a query
   int64_t key_dim() const { return keys_.size(1); }  // of a stored key: dim(), or the reduced one
   int64_t value(int64_t key) const { return values_[size_t(key)]; }
-  const Tensor& keys() const { return keys_; }              // [N, key_dim()], projected if reduced
+  int64_t lists() const { return int64_t(list_offsets_.empty() ? 0 : list_offsets_.size() - 1); }  // 0: none
+  // [N, key_dim()], projected if reduced; with lists, grouped by list: row i is key key_id(i).
+  const Tensor& keys() const { return keys_; }
+  int64_t key_id(int64_t row) const { return key_ids_.empty() ? row : key_ids_[size_t(row)]; }
   const Tensor& projection() const { return projection_; }  // [dim(), key_dim()], or undefined
   // The share of the states' variance in the keys: 1 without a projection; with one, what the
   // build measured, or nullopt when a file does not record it.
   std::optional<double> kept_variance() const { return kept_variance_; }
 
   // The k (at most size()) nearest keys of each row of queries [B, D], nearest first; equal
-  // distances keep the lower key index first.
-  std::vector<std::vector<KnnNeighbor>> nearest(const Tensor& queries, int64_t k) const;
+  // distances keep the lower key index first. With lists and 0 < probes < lists(): the k
+  // nearest among the keys of each query's `probes` nearest lists (fewer when those lists hold
+  // fewer keys); otherwise all keys.
+  std::vector<std::vector<KnnNeighbor>> nearest(const Tensor& queries, int64_t k, int64_t probes = 0) const;
 
  private:
   Tensor keys_;                   // float32 [N, d], CPU
   Tensor projection_;             // float32 [D, d], CPU, or undefined (d = D)
   std::optional<double> kept_variance_;
-  std::vector<float> key_norms_;  // |key|²
-  std::vector<int64_t> values_;
+  std::vector<float> key_norms_;  // |key|², in the order of keys_
+  std::vector<int64_t> values_;   // by key index
+  // With lists: keys_ grouped by list (list l in rows list_offsets_[l] … list_offsets_[l+1] − 1),
+  // key_ids_[row] the index of the key in that row, centroids_ [L, d]. Empty without.
+  Tensor centroids_;
+  std::vector<int64_t> list_offsets_, key_ids_;
+
+  void use_lists(const InvertedLists& lists);
+  Tensor keys_in_given_order() const;
+  std::vector<std::vector<KnnNeighbor>> nearest_in_lists(const Tensor& q, const std::vector<float>& query_norms,
+                                                         int64_t k, int64_t probes) const;
 };
 
 // A datastore and how decoding consults it (generate's --knn-* options).
@@ -88,6 +111,7 @@ struct KnnRetrieval {
   int64_t k = 16;
   double temperature = 10.0;  // T of eq. 2
   double lambda = 0.4;        // λ of eq. 3
+  int64_t probes = 32;        // lists searched per query when the datastore has lists (0 or ≥ lists: all keys)
 };
 
 // Throws, naming `who`, unless `retrieval` has a datastore, T > 0 and 0 <= λ <= 1.

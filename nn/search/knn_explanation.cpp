@@ -17,7 +17,8 @@ std::vector<KnnTokenExplanation> explain_knn(EncoderDecoderModel& model, const K
   const Device device = model.parameters().front().device();
   const std::vector<double> log_probs =
       ops::log_softmax(model.decoder->output_layer(forced.keys().to(device)), 1).to_vector();
-  const std::vector<std::vector<KnnNeighbor>> neighbours = retrieval.datastore->nearest(forced.keys(), retrieval.k);
+  const std::vector<std::vector<KnnNeighbor>> neighbours =
+      retrieval.datastore->nearest(forced.keys(), retrieval.k, retrieval.probes);
   const int64_t vocab = int64_t(log_probs.size()) / forced.size();
   std::vector<KnnTokenExplanation> rows;
   for (int64_t t = 0; t < forced.size(); ++t) {

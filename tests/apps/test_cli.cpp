@@ -417,7 +417,7 @@ TEST_CASE("generate --knn-datastore-file: built and written once, read back, bui
   CHECK(contains(second.out, "Generate train with beam=1: BLEU4 = 100.00"));
   const CommandResult other = generate("checkpoints/checkpoint1");
   require_success(other);
-  CHECK(contains(other.err, file + " was built from another model, corpus or key size; built again and written there"));
+  CHECK(contains(other.err, file + " was built from another model, corpus, key size or lists; built again and written there"));
   CHECK(contains(other.out, "Generate train with beam=1: BLEU4 = 100.00"));
 }
 
@@ -438,7 +438,7 @@ TEST_CASE("generate --knn-reduced-dims: keys and queries on their principal axes
   CHECK(contains(rotated.out, "Generate train with beam=1: BLEU4 = 100.00"));
   const CommandResult reduced = generate("8");
   require_success(reduced);
-  CHECK(contains(reduced.err, file + " was built from another model, corpus or key size; built again and written there"));
+  CHECK(contains(reduced.err, file + " was built from another model, corpus, key size or lists; built again and written there"));
   const size_t described = reduced.err.find(" keys of 8 numbers (PCA of the 32-number states, ");
   REQUIRE(described != std::string::npos);
   const std::string keys = reduced.err.substr(described);
@@ -449,6 +449,32 @@ TEST_CASE("generate --knn-reduced-dims: keys and queries on their principal axes
   CHECK(contains(reread.err, "read from " + file));
   CHECK(contains(reread.err, keys.substr(0, keys.find(" from 'train'"))));
   require_runtime_error(generate("40"), {"cannot reduce the model's 32-number states to 40 dims"});
+}
+
+TEST_CASE("generate --knn-lists: keys in k-means lists, each query probing its nearest; the file rebuilt for others") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string file = dir.file("train.knn.safetensors");
+  const auto generate = [&](const std::string& lists, const std::string& probes) {
+    return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--gen-subset",
+                                       "train", "--beam", "1", "--knn-datastore", "train", "--knn-datastore-file", file,
+                                       "--knn-lists", lists, "--knn-probes", probes, "--knn-k", "1", "--knn-lambda",
+                                       "1", "--quiet", "--threads", "1"});
+  };
+  // Each state's own key lies in the list of the centroid nearest to it, which its query probes first.
+  const CommandResult listed = generate("4", "2");
+  require_success(listed);
+  CHECK(contains(listed.err, " keys of 32 numbers in 4 lists from 'train'"));
+  CHECK(contains(listed.out, "Generate train with beam=1: BLEU4 = 100.00"));
+  const CommandResult reread = generate("4", "1");
+  require_success(reread);
+  CHECK(contains(reread.err, "read from " + file));
+  CHECK(contains(reread.out, "Generate train with beam=1: BLEU4 = 100.00"));
+  const CommandResult other = generate("8", "2");
+  require_success(other);
+  CHECK(contains(other.err, file + " was built from another model, corpus, key size or lists; built again"));
+  CHECK(contains(other.err, " keys of 32 numbers in 8 lists from 'train'"));
+  require_runtime_error(generate("100000000", "2"), {"cannot split", "keys into 100000000 lists"});
 }
 
 TEST_CASE("average writes the element-wise mean of the last two epoch checkpoints") {

@@ -74,7 +74,7 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(contains(first.output, "done training (reached --max-update 20): 20 updates, "));
   CHECK(contains(first.output, "kNN-MT datastore: 2432 decoder states of the training pairs as keys of 64 numbers "
                                "(PCA of the 128-number states, "));
-  CHECK(contains(first.output, "% of their variance), written to " + datastore));
+  CHECK(contains(first.output, "% of their variance) in 256 lists, written to " + datastore));
   CHECK(contains(first.output, "sacreBLEU:       BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = "));
   CHECK(fs::exists(datastore));
   const std::string report = read_file(dir.file("demo/report.html"));
@@ -97,7 +97,7 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(contains(second.output, "20 updates, none of them in this run"));
   CHECK(contains(second.output, "[8/8] beam search (beam 2, kNN-MT lambda 0.3) on the test set -> " +
                                     dir.file("demo/gen/test.de") + "\n"));
-  CHECK(contains(second.output, "% of their variance), read from " + datastore));
+  CHECK(contains(second.output, "% of their variance) in 256 lists, read from " + datastore));
   CHECK(contains(summary(dir).at("decoding").get<std::string>(), "lambda 0.3"));
   CHECK(contains(read_file(dir.file("demo/report.html")), "<th>p used (λ 0.3)</th>"));
   const std::string translations = read_file(dir.file("demo/gen/test.de"));

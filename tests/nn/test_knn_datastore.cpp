@@ -2,17 +2,20 @@
 // exhaustive one across key chunks; eqs. 2–3 against a hand computation; the datastore's keys
 // are the states incremental decoding queries with; greedy search on the neighbours alone
 // (λ = 1, k = 1) reproduces the pair the datastore holds; ties across chunks; the file round
-// trip; option errors; keys reduced by PCA against a double-precision search of the projections.
+// trip; option errors; keys reduced by PCA against a double-precision search of the projections;
+// keys in k-means lists: all lists = exact, fewer = the exhaustive search of the probed lists.
 #include <catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "core/ops.hpp"
 #include "core/safetensors.hpp"
 #include "nn/search/greedy_search.hpp"
+#include "nn/search/inverted_lists.hpp"
 #include "nn/search/knn_datastore.hpp"
 #include "nn/search/principal_axes.hpp"
 #include "test_support.hpp"
@@ -254,4 +257,86 @@ TEST_CASE("reduced keys: the search is an exhaustive double-precision one over t
   CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains(path) && Catch::Contains("kept_variance must be"));
   CHECK_THROWS_WITH(nn::KnnDatastore::build(model, sources, targets, {.reduced_dims = dim + 1}),
                     Catch::Contains(fmt::format("cannot reduce the model's {}-number states to {} dims", dim, dim + 1)));
+}
+
+TEST_CASE("keys in k-means lists: probing every list is the exact search, fewer probe only their lists' keys") {
+  // 20,000 random keys (three chunks of 8,192 for the exact path), 16 lists.
+  constexpr int64_t kKeys = 20000, kDim = 6, kQueries = 5, kK = 7, kLists = 16, kProbes = 3;
+  Generator gen(13);
+  const Tensor keys = normal({kKeys, kDim}, 0, 1, DType::Float32, &gen);
+  const Tensor queries = normal({kQueries, kDim}, 0, 1, DType::Float32, &gen);
+  std::vector<int64_t> values(kKeys);
+  std::iota(values.begin(), values.end(), 0);
+  const nn::KnnDatastore exact(keys, values);
+  nn::KnnDatastore split(keys, values);
+  split.split_into_lists(kLists);
+  REQUIRE(split.lists() == kLists);
+  CHECK_THROWS_WITH(split.split_into_lists(4), Catch::Contains("split into lists already"));
+  // Rows grouped by list, each row still the key its id names, with its value.
+  const std::vector<double> key_values = keys.to_vector(), grouped = split.keys().to_vector();
+  for (int64_t row : {int64_t(0), int64_t(777), kKeys - 1})
+    for (int64_t d = 0; d < kDim; ++d)
+      CHECK(grouped[size_t(row * kDim + d)] == key_values[size_t(split.key_id(row) * kDim + d)]);
+
+  const auto all = exact.nearest(queries, kK);
+  for (int64_t probes : {int64_t(0), kLists, kLists + 3}) {
+    const auto every_list = split.nearest(queries, kK, probes);
+    for (int64_t r = 0; r < kQueries; ++r)
+      for (int64_t j = 0; j < kK; ++j) {
+        CHECK(every_list[r][j].key == all[r][j].key);
+        CHECK(every_list[r][j].distance == Approx(all[r][j].distance).margin(1e-4));
+      }
+  }
+
+  // kProbes lists: the exhaustive double-precision search over the keys of the query's kProbes
+  // nearest lists (the lists and centroids are what build_inverted_lists makes of the same keys).
+  const nn::InvertedLists lists = nn::build_inverted_lists(keys, kLists);
+  const auto probed = nn::nearest_lists(lists.centroids, queries, kProbes);
+  const auto found = split.nearest(queries, kK, kProbes);
+  const std::vector<double> query_values = queries.to_vector();
+  for (int64_t r = 0; r < kQueries; ++r) {
+    const std::vector<double> query(query_values.begin() + r * kDim, query_values.begin() + (r + 1) * kDim);
+    const Reference ref = exhaustive(key_values, query, kDim);
+    std::set<int64_t> reachable;
+    for (int64_t list : probed[r])
+      for (int64_t at = lists.offsets[size_t(list)]; at < lists.offsets[size_t(list) + 1]; ++at)
+        reachable.insert(lists.order[size_t(at)]);
+    std::vector<int64_t> expected;
+    for (int64_t key : ref.order)
+      if (reachable.count(key) && int64_t(expected.size()) < kK) expected.push_back(key);
+    REQUIRE(found[r].size() == size_t(kK));
+    for (int64_t j = 0; j < kK; ++j) {
+      CHECK(found[r][j].key == expected[size_t(j)]);
+      CHECK(found[r][j].distance == Approx(ref.distance[size_t(expected[size_t(j)])]).margin(1e-4));
+    }
+  }
+
+  // The file keeps the keys in their given order and the lists beside them.
+  test::TempDir dir;
+  const std::string path = dir.file("lists.safetensors");
+  split.save(path, {});
+  CHECK(load_safetensors(path).at("keys").to_vector() == key_values);
+  const nn::KnnDatastore read = nn::KnnDatastore::load(path);
+  CHECK(read.lists() == kLists);
+  const auto reread = read.nearest(queries, kK, kProbes);
+  for (int64_t r = 0; r < kQueries; ++r)
+    for (int64_t j = 0; j < kK; ++j) CHECK(reread[r][j].key == found[r][j].key);
+  save_safetensors(path, {{"keys", keys}, {"values", from_vector(values, {kKeys})}, {"centroids", lists.centroids},
+                          {"key_lists", from_vector(std::vector<int64_t>(kKeys, kLists), {kKeys})}});
+  CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains("row 0 is in list 16, not one of the 16"));
+  save_safetensors(path, {{"keys", keys}, {"values", from_vector(values, {kKeys})}, {"centroids", lists.centroids}});
+  CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains(path) && Catch::Contains("key_lists"));
+}
+
+TEST_CASE("a datastore built with lists: the teacher-forced keys split, too many lists refused") {
+  manual_seed(5);
+  nn::EncoderDecoderModel model(tiny_config(12));
+  const auto sources = random_sentences({4, 6, 3, 5}, 12, 5), targets = random_sentences({5, 2, 7, 6}, 12, 6);
+  const nn::KnnDatastore full = nn::KnnDatastore::build(model, sources, targets);
+  const nn::KnnDatastore listed = nn::KnnDatastore::build(model, sources, targets, {.reduced_dims = 3, .lists = 4});
+  CHECK(listed.lists() == 4);
+  CHECK(listed.key_dim() == 3);
+  CHECK(listed.size() == full.size());
+  CHECK_THROWS_WITH(nn::KnnDatastore::build(model, sources, targets, {.lists = full.size() + 1}),
+                    Catch::Contains(fmt::format("cannot split {} keys into {} lists", full.size(), full.size() + 1)));
 }
