@@ -37,9 +37,11 @@ void offer_chunk(std::vector<KnnNeighbor>& heap, int64_t k, float query_norm, co
     for (int64_t j = begin; j < end; ++j) block_min = std::min(block_min, key_norms[j] - 2.0f * products[j]);
     if (query_norm + block_min > bound) continue;  // rounding is monotone: no key of the block is nearer
     for (int64_t j = begin; j < end; ++j) {
-      const KnnNeighbor candidate{ids ? ids[j] : first_id + j, query_norm + (key_norms[j] - 2.0f * products[j])};
+      const float distance = query_norm + (key_norms[j] - 2.0f * products[j]);
+      if (!(distance <= bound)) continue;  // farther than the k kept (or not a number)
+      const KnnNeighbor candidate{ids ? ids[j] : first_id + j, distance};
       const bool full = int64_t(heap.size()) == k;
-      if (full && !nearer(candidate, heap.front())) continue;
+      if (full && !nearer(candidate, heap.front())) continue;  // as near, with a higher index
       if (full) {
         std::pop_heap(heap.begin(), heap.end(), nearer);
         heap.pop_back();
