@@ -12,15 +12,6 @@ namespace {
 
 constexpr int64_t kRowsPerBlock = 4096;  // rows compared with every centroid in one product
 
-std::vector<float> row_norms(const Tensor& rows) {
-  const int64_t n = rows.size(0), d = rows.size(1);
-  const float* p = rows.data<float>();
-  std::vector<float> norms(size_t(n), 0.0f);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < d; ++j) norms[size_t(i)] += p[i * d + j] * p[i * d + j];
-  return norms;
-}
-
 struct Assignment {
   std::vector<int64_t> cell;     // per row, its nearest centroid
   std::vector<float> distance;   // and the squared distance to it
@@ -29,7 +20,7 @@ struct Assignment {
 // Each row's nearest centroid, |x|² + |c|² − 2 x·c with the products on GEMM, a block of rows at a time.
 Assignment assign(const Tensor& rows, const Tensor& centroids) {
   const int64_t n = rows.size(0), cells = centroids.size(0);
-  const std::vector<float> x_norms = row_norms(rows), c_norms = row_norms(centroids);
+  const std::vector<float> x_norms = squared_norms(rows), c_norms = squared_norms(centroids);
   const Tensor centroids_t = centroids.transpose(0, 1);
   Assignment out{std::vector<int64_t>(size_t(n)), std::vector<float>(size_t(n))};
   for (int64_t begin = 0; begin < n; begin += kRowsPerBlock) {
@@ -92,6 +83,19 @@ Tensor recentre(const Tensor& rows, const Assignment& assignment, int64_t cells)
 
 }  // namespace
 
+std::vector<float> squared_norms(const Tensor& rows) {
+  const Tensor x = rows.contiguous();
+  const int64_t n = x.size(0), d = x.size(1);
+  const float* p = x.data<float>();
+  std::vector<float> norms(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double sum = 0.0;
+    for (int64_t j = 0; j < d; ++j) sum += double(p[i * d + j]) * double(p[i * d + j]);
+    norms[size_t(i)] = float(sum);
+  }
+  return norms;
+}
+
 InvertedLists build_inverted_lists(const Tensor& rows, int64_t lists, int64_t iterations) {
   ATTN_CHECK(rows.dim() == 2 && rows.dtype() == DType::Float32 && rows.device().is_cpu() && lists >= 1 &&
                  lists <= rows.size(0) && iterations >= 0,
@@ -128,7 +132,7 @@ std::vector<std::vector<int64_t>> nearest_lists(const Tensor& centroids, const T
   ATTN_CHECK(queries.dim() == 2 && queries.size(1) == centroids.size(1) && probes >= 1 && probes <= cells,
              "nearest_lists: queries must be [B, {}] and 1 <= probes <= {}, got {} and {} probes", centroids.size(1),
              cells, queries.shape().str(), probes);
-  const std::vector<float> c_norms = row_norms(centroids);
+  const std::vector<float> c_norms = squared_norms(centroids);
   const Tensor products = ops::matmul(queries.contiguous(), centroids.transpose(0, 1));  // [B, L]
   const float* p = products.data<float>();
   std::vector<std::vector<int64_t>> out(size_t(queries.size(0)));

@@ -28,6 +28,10 @@ inline constexpr int64_t kTrainingRowsPerList = 256;
 // within a list.
 InvertedLists group_into_lists(Tensor centroids, const std::vector<int64_t>& list_of_row);
 
+// |row|² for each row of float32 [N, d] on the CPU (summed in float64): the searches' distances
+// are |q|² + (|x|² − 2 q·x), the products on GEMM.
+std::vector<float> squared_norms(const Tensor& rows);
+
 // For each query row of float32 [B, d]: the `probes` cells (1 ≤ probes ≤ L) whose centroids
 // are nearest in squared L2, nearest first.
 std::vector<std::vector<int64_t>> nearest_lists(const Tensor& centroids, const Tensor& queries, int64_t probes);

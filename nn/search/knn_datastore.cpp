@@ -53,18 +53,6 @@ void offer_chunk(std::vector<KnnNeighbor>& heap, int64_t k, float query_norm, co
   }
 }
 
-std::vector<float> squared_norms(const Tensor& rows) {
-  const int64_t n = rows.size(0), d = rows.size(1);
-  const float* p = rows.data<float>();
-  std::vector<float> norms(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    double sum = 0.0;
-    for (int64_t j = 0; j < d; ++j) sum += double(p[i * d + j]) * double(p[i * d + j]);
-    norms[size_t(i)] = float(sum);
-  }
-  return norms;
-}
-
 // One batch of pairs as the trainer pads them: sources left-padded, previous outputs
 // (</s> y_1 … y_{n−1}) right-padded.
 struct TeacherForcedBatch {
