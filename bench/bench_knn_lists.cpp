@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   attn::app::prepare_runtime_environment(argv);
   attn::bench::BenchArgs args("bench_knn_lists", argc, argv);
   const std::string keys_file = args.text("keys", ""), queries_file = args.text("queries", "");
-  const std::vector<int64_t> lists = args.numbers("lists", {256, 1024}), probes = args.numbers("probes", {4, 8, 16, 32, 64});
+  const std::vector<int64_t> lists = args.numbers("lists", {256, 1024});
+  const std::vector<int64_t> probes = args.numbers("probes", {4, 8, 16, 32, 64});
   const int64_t k = args.number("k", 16), batch = args.number("batch", 640);
   attn::set_num_threads(int(args.number("threads", 2)));
   args.check_all_used();

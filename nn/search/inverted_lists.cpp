@@ -13,8 +13,8 @@ namespace {
 constexpr int64_t kRowsPerBlock = 4096;  // rows compared with every centroid in one product
 
 struct Assignment {
-  std::vector<int64_t> cell;     // per row, its nearest centroid
-  std::vector<float> distance;   // and the squared distance to it
+  std::vector<int64_t> cell;    // per row, its nearest centroid
+  std::vector<float> distance;  // and the squared distance to it
 };
 
 // Each row's nearest centroid, |x|² + |c|² − 2 x·c with the products on GEMM, a block of rows at a time.
@@ -63,15 +63,18 @@ Tensor recentre(const Tensor& rows, const Assignment& assignment, int64_t cells)
     ++counts[size_t(c)];
     for (int64_t j = 0; j < d; ++j) sums[size_t(c * d + j)] += p[i * d + j];
   }
-  std::vector<int64_t> farthest(static_cast<size_t>(n));
-  std::iota(farthest.begin(), farthest.end(), 0);
-  std::stable_sort(farthest.begin(), farthest.end(), [&](int64_t a, int64_t b) {
-    return assignment.distance[size_t(a)] > assignment.distance[size_t(b)];
-  });
+  std::vector<int64_t> farthest;  // rows by their distance to their centroid, farthest first
   size_t next_farthest = 0;
   std::vector<float> centroids(size_t(cells * d));
   for (int64_t c = 0; c < cells; ++c) {
     if (counts[size_t(c)] == 0) {
+      if (farthest.empty()) {
+        farthest.resize(size_t(n));
+        std::iota(farthest.begin(), farthest.end(), 0);
+        std::stable_sort(farthest.begin(), farthest.end(), [&](int64_t a, int64_t b) {
+          return assignment.distance[size_t(a)] > assignment.distance[size_t(b)];
+        });
+      }
       std::copy_n(p + farthest[next_farthest++] * d, d, centroids.begin() + c * d);
       continue;
     }
@@ -123,7 +126,8 @@ InvertedLists group_into_lists(Tensor centroids, const std::vector<int64_t>& lis
   }
   std::partial_sum(index.offsets.begin(), index.offsets.end(), index.offsets.begin());
   std::vector<int64_t> filled(index.offsets.begin(), index.offsets.end() - 1);
-  for (size_t row = 0; row < list_of_row.size(); ++row) index.order[size_t(filled[size_t(list_of_row[row])]++)] = int64_t(row);
+  for (size_t row = 0; row < list_of_row.size(); ++row)
+    index.order[size_t(filled[size_t(list_of_row[row])]++)] = int64_t(row);
   return index;
 }
 

@@ -280,7 +280,8 @@ std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest_in_lists(const Tenso
       longest = std::max(longest, list_offsets_[size_t(list) + 1] - list_offsets_[size_t(list)]);
     }
   std::vector<std::vector<KnnNeighbor>> best(static_cast<size_t>(rows));
-  const Tensor gathered = empty(Shape{most_asking, d}), products = empty(Shape{most_asking, std::max<int64_t>(1, longest)});
+  const Tensor gathered = empty(Shape{most_asking, d});
+  const Tensor products = empty(Shape{most_asking, std::max<int64_t>(1, longest)});
   const float* queries = q.data<float>();
   for (int64_t list = 0; list < lists(); ++list) {
     const std::vector<int64_t>& askers = asking[size_t(list)];

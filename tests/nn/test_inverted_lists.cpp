@@ -27,7 +27,8 @@ std::vector<double> centre(int64_t c) {
 
 Tensor clustered_points() {
   Generator gen(4);
-  const std::vector<double> noise = uniform({kClusters * kPerCluster, kDim}, -0.5, 0.5, DType::Float32, &gen).to_vector();
+  const std::vector<double> noise =
+      uniform({kClusters * kPerCluster, kDim}, -0.5, 0.5, DType::Float32, &gen).to_vector();
   std::vector<float> points(noise.size());
   for (int64_t i = 0; i < kClusters * kPerCluster; ++i)
     for (int64_t d = 0; d < kDim; ++d)
@@ -110,7 +111,8 @@ TEST_CASE("each query's nearest lists, nearest first, against a double-precision
                                                              (q[size_t(r * 4 + d)] - c[size_t(l * 4 + d)]);
     std::vector<int64_t> order(12);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return distance[size_t(a)] < distance[size_t(b)]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return distance[size_t(a)] < distance[size_t(b)]; });
     order.resize(5);
     CHECK(found[size_t(r)] == order);
   }
