@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <span>
 
 #include "autograd/autograd.hpp"
 #include "core/ops.hpp"
@@ -53,25 +55,25 @@ void offer_chunk(std::vector<KnnNeighbor>& heap, int64_t k, float query_norm, co
   }
 }
 
-// One batch of pairs as the trainer pads them: sources left-padded, previous outputs
-// (</s> y_1 … y_{n−1}) right-padded.
+// The pairs `pairs` (indices) as one batch the way the trainer pads them: sources left-padded,
+// previous outputs (</s> y_1 … y_{n−1}) right-padded.
 struct TeacherForcedBatch {
   Tensor src_tokens, prev_output_tokens;
 };
 
 TeacherForcedBatch pad_batch(const std::vector<std::vector<int64_t>>& sources,
-                             const std::vector<std::vector<int64_t>>& targets, size_t begin, size_t end,
+                             const std::vector<std::vector<int64_t>>& targets, std::span<const size_t> pairs,
                              const TransformerConfig& config) {
   size_t src_len = 0, tgt_len = 0;
-  for (size_t i = begin; i < end; ++i) {
+  for (size_t i : pairs) {
     src_len = std::max(src_len, sources[i].size());
     tgt_len = std::max(tgt_len, targets[i].size());
   }
-  const size_t rows = end - begin;
+  const size_t rows = pairs.size();
   std::vector<int64_t> src(rows * src_len, config.padding_idx), prev(rows * tgt_len, config.padding_idx);
   for (size_t r = 0; r < rows; ++r) {
-    const std::vector<int64_t>& s = sources[begin + r];
-    const std::vector<int64_t>& t = targets[begin + r];
+    const std::vector<int64_t>& s = sources[pairs[r]];
+    const std::vector<int64_t>& t = targets[pairs[r]];
     std::copy(s.begin(), s.end(), src.begin() + std::ptrdiff_t(r * src_len + src_len - s.size()));
     prev[r * tgt_len] = config.eos_idx;
     std::copy(t.begin(), t.end() - 1, prev.begin() + std::ptrdiff_t(r * tgt_len + 1));
@@ -104,28 +106,39 @@ KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<s
                  options.reduced_dims >= 0 && options.lists >= 0,
              "KnnDatastore::build: {} sources and {} targets (batches of {}, reduced to {} dims, {} lists)",
              sources.size(), targets.size(), options.batch_sentences, options.reduced_dims, options.lists);
+  // Keys in corpus order: pair i's first key at first_key[i]. The pairs are batched by length
+  // (target, then source), which pads the demo's corpus by 1.01-1.15x instead of 2.2-2.4x in
+  // corpus order; each pair's states do not depend on its batch (padding is masked).
+  std::vector<int64_t> values;
+  std::vector<size_t> first_key(sources.size()), by_length(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    ATTN_CHECK(!sources[i].empty() && !targets[i].empty(), "KnnDatastore::build: pair {} is empty", i);
+    first_key[i] = values.size();
+    values.insert(values.end(), targets[i].begin(), targets[i].end());
+  }
+  std::iota(by_length.begin(), by_length.end(), size_t(0));
+  std::stable_sort(by_length.begin(), by_length.end(), [&](size_t a, size_t b) {
+    return std::pair(targets[a].size(), sources[a].size()) < std::pair(targets[b].size(), sources[b].size());
+  });
   model.eval();
   NoGradGuard no_grad;
   const Device device = model.parameters().front().device();
   std::vector<float> keys;
-  std::vector<int64_t> values;
   int64_t dim = 0;
-  for (size_t begin = 0; begin < sources.size(); begin += size_t(options.batch_sentences)) {
-    const size_t end = std::min(sources.size(), begin + size_t(options.batch_sentences));
-    for (size_t i = begin; i < end; ++i)
-      ATTN_CHECK(!sources[i].empty() && !targets[i].empty(), "KnnDatastore::build: pair {} is empty", i);
-    const TeacherForcedBatch batch = pad_batch(sources, targets, begin, end, model.config());
+  for (size_t begin = 0; begin < by_length.size(); begin += size_t(options.batch_sentences)) {
+    const std::span<const size_t> pairs(by_length.data() + begin,
+                                        std::min(by_length.size() - begin, size_t(options.batch_sentences)));
+    const TeacherForcedBatch batch = pad_batch(sources, targets, pairs, model.config());
     const Tensor host = model.extract_features(batch.src_tokens.to(device), batch.prev_output_tokens.to(device))
                             .to(Device::cpu())
                             .to(DType::Float32)
                             .contiguous();  // [B, T, D]
     dim = host.size(2);
+    keys.resize(values.size() * size_t(dim));
     const float* p = host.data<float>();
-    for (size_t r = 0; r < end - begin; ++r) {
-      const std::vector<int64_t>& target = targets[begin + r];
+    for (size_t r = 0; r < pairs.size(); ++r) {
       const float* row = p + int64_t(r) * host.size(1) * dim;
-      keys.insert(keys.end(), row, row + int64_t(target.size()) * dim);
-      values.insert(values.end(), target.begin(), target.end());
+      std::copy_n(row, int64_t(targets[pairs[r]].size()) * dim, keys.begin() + int64_t(first_key[pairs[r]]) * dim);
     }
   }
   Tensor key_matrix = from_vector(keys, Shape{int64_t(values.size()), dim});  // before values is moved from
