@@ -245,6 +245,10 @@ constexpr double kDemoKnnTemperature = 20.0, kDemoKnnLengthPenalty = 1.5;
 // search").
 constexpr nn::KnnBuildOptions kDemoKnnBuild{.reduced_dims = 64, .lists = 256};
 constexpr int64_t kDemoKnnProbes = 32;
+
+nn::KnnRetrieval demo_knn_retrieval(std::shared_ptr<const nn::KnnDatastore> datastore, double lambda) {
+  return {std::move(datastore), kDemoKnnNeighbours, kDemoKnnTemperature, lambda, kDemoKnnProbes};
+}
 constexpr const char* kKnnDatastoreFile = "knn_datastore.safetensors";  // in gen/
 
 // How the demo decodes the test set, in words: the summary's line and the decode cache's key.
@@ -269,8 +273,7 @@ void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const Tr
              store.datastore->size(), describe_knn_keys(*store.datastore), store.origin,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), kDemoKnnNeighbours,
              kDemoKnnTemperature, lambda);
-  search.knn = std::make_shared<const nn::KnnRetrieval>(
-      nn::KnnRetrieval{store.datastore, kDemoKnnNeighbours, kDemoKnnTemperature, lambda, kDemoKnnProbes});
+  search.knn = std::make_shared<const nn::KnnRetrieval>(demo_knn_retrieval(store.datastore, lambda));
   search.lenpen = kDemoKnnLengthPenalty;
 }
 
@@ -469,10 +472,9 @@ std::vector<ReportTable> memory_tables(const DemoPaths& paths, const DemoOptions
   const TrainedModel trained = load_trained_model(paths.averaged.string(), parse_device(options.compute.device));
   const TranslationTask task = open_task_for(trained, paths.data_bin.string());
   const SplitCorpora train = open_split(task, "train");
-  const nn::KnnRetrieval retrieval{
-      knn_datastore_for(*trained.model, train, (paths.gen / kKnnDatastoreFile).string(), kDemoKnnBuild)
-          .datastore,
-      kDemoKnnNeighbours, kDemoKnnTemperature, options.knn_lambda, kDemoKnnProbes};
+  const nn::KnnRetrieval retrieval = demo_knn_retrieval(
+      knn_datastore_for(*trained.model, train, (paths.gen / kKnnDatastoreFile).string(), kDemoKnnBuild).datastore,
+      options.knn_lambda);
   const data::BpeEncoder encoder(data::BpeCodes::read(paths.codes.string()), {});
   const std::vector<int32_t> ids = task.target_dict.encode_line(encoder.process_line(hypotheses.tokenized[0])).ids;
   const std::string source_text = data::read_lines(DemoPaths::file(paths.raw, "test", kSource)).at(0);

@@ -285,13 +285,14 @@ std::vector<std::vector<KnnNeighbor>> KnnDatastore::nearest_in_lists(const Tenso
   const int64_t rows = q.size(0), d = key_dim();
   std::vector<std::vector<int64_t>> asking(static_cast<size_t>(lists()));  // per list, the queries that probe it
   const std::vector<std::vector<int64_t>> probed = nearest_lists(centroids_, q, probes);
-  int64_t most_asking = 0, longest = 0;
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t list : probed[size_t(r)]) {
-      asking[size_t(list)].push_back(r);
-      most_asking = std::max(most_asking, int64_t(asking[size_t(list)].size()));
-      longest = std::max(longest, list_offsets_[size_t(list) + 1] - list_offsets_[size_t(list)]);
-    }
+    for (int64_t list : probed[size_t(r)]) asking[size_t(list)].push_back(r);
+  int64_t most_asking = 0, longest = 0;  // the largest product of one list
+  for (int64_t list = 0; list < lists(); ++list) {
+    if (asking[size_t(list)].empty()) continue;
+    most_asking = std::max(most_asking, int64_t(asking[size_t(list)].size()));
+    longest = std::max(longest, list_offsets_[size_t(list) + 1] - list_offsets_[size_t(list)]);
+  }
   std::vector<std::vector<KnnNeighbor>> best(static_cast<size_t>(rows));
   const Tensor gathered = empty(Shape{most_asking, d});
   const Tensor products = empty(Shape{most_asking, std::max<int64_t>(1, longest)});

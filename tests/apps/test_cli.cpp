@@ -180,6 +180,18 @@ struct TrainingWorkspace {
   }
 };
 
+// Greedy decoding of the workspace's training pairs on the vote of their own datastore alone
+// (k 1, λ 1), kept in `file`, with `options` added: the search finds each state's own key when
+// it is exact.
+CommandResult generate_from_own_keys(const std::string& file, const std::vector<std::string>& options,
+                                     const std::string& checkpoint = "checkpoints/checkpoint_last") {
+  std::vector<std::string> args{"generate", "data-bin", "--path", checkpoint, "--gen-subset", "train",
+                                "--beam", "1", "--knn-datastore", "train", "--knn-datastore-file", file,
+                                "--knn-k", "1", "--knn-lambda", "1", "--quiet", "--threads", "1"};
+  args.insert(args.end(), options.begin(), options.end());
+  return run_attnlab(TrainingWorkspace::get().dir, args);
+}
+
 }  // namespace
 
 // --- commands without a model -------------------------------------------------------------
@@ -399,14 +411,9 @@ TEST_CASE("generate --knn-datastore train: on the neighbours alone greedy search
 }
 
 TEST_CASE("generate --knn-datastore-file: built and written once, read back, built again for another model") {
-  const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
   const std::string file = dir.file("datastores/train.knn.safetensors");  // the folder made on writing
-  const auto generate = [&](const std::string& checkpoint) {
-    return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", checkpoint, "--gen-subset", "train", "--beam",
-                                       "1", "--knn-datastore", "train", "--knn-datastore-file", file, "--knn-k", "1",
-                                       "--knn-lambda", "1", "--quiet", "--threads", "1"});
-  };
+  const auto generate = [&](const std::string& checkpoint) { return generate_from_own_keys(file, {}, checkpoint); };
   const CommandResult first = generate("checkpoints/checkpoint_last");
   require_success(first);
   CHECK(contains(first.err, "kNN-MT datastore: written to " + file));
@@ -422,14 +429,10 @@ TEST_CASE("generate --knn-datastore-file: built and written once, read back, bui
 }
 
 TEST_CASE("generate --knn-reduced-dims: keys and queries on their principal axes, the file rebuilt for another size") {
-  const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
   const std::string file = dir.file("train.knn.safetensors");
   const auto generate = [&](const std::string& dims) {
-    return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--gen-subset",
-                                       "train", "--beam", "1", "--knn-datastore", "train", "--knn-datastore-file", file,
-                                       "--knn-reduced-dims", dims, "--knn-k", "1", "--knn-lambda", "1", "--quiet",
-                                       "--threads", "1"});
+    return generate_from_own_keys(file, {"--knn-reduced-dims", dims});
   };
   // All 32 axes: a rotation, which keeps every distance, so the search still finds each state's own key.
   const CommandResult rotated = generate("32");
@@ -452,14 +455,10 @@ TEST_CASE("generate --knn-reduced-dims: keys and queries on their principal axes
 }
 
 TEST_CASE("generate --knn-lists: keys in k-means lists, each query probing its nearest; the file rebuilt for others") {
-  const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
   const std::string file = dir.file("train.knn.safetensors");
   const auto generate = [&](const std::string& lists, const std::string& probes) {
-    return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--gen-subset",
-                                       "train", "--beam", "1", "--knn-datastore", "train", "--knn-datastore-file", file,
-                                       "--knn-lists", lists, "--knn-probes", probes, "--knn-k", "1", "--knn-lambda",
-                                       "1", "--quiet", "--threads", "1"});
+    return generate_from_own_keys(file, {"--knn-lists", lists, "--knn-probes", probes});
   };
   // Each state's own key lies in the list of the centroid nearest to it, which its query probes first.
   const CommandResult listed = generate("4", "2");

@@ -26,6 +26,22 @@ using namespace attn::testing;
 
 namespace {
 
+// Random normal keys and queries (keys first, from one generator), each key's value its index.
+struct RandomKeys {
+  Tensor keys, queries;
+  std::vector<int64_t> values;
+};
+
+RandomKeys random_keys(int64_t count, int64_t dim, int64_t queries, uint64_t seed) {
+  Generator gen(seed);
+  RandomKeys out;
+  out.keys = normal({count, dim}, 0, 1, DType::Float32, &gen);
+  out.queries = normal({queries, dim}, 0, 1, DType::Float32, &gen);
+  out.values.resize(size_t(count));
+  std::iota(out.values.begin(), out.values.end(), 0);
+  return out;
+}
+
 struct Reference {
   std::vector<double> distance;  // to every key
   std::vector<int64_t> order;    // keys nearest first (ties by index)
@@ -48,11 +64,7 @@ Reference exhaustive(const std::vector<double>& keys, const std::vector<double>&
 
 TEST_CASE("the nearest keys are those of an exhaustive double-precision search, across key chunks") {
   constexpr int64_t kKeys = 20000, kDim = 8, kQueries = 6, kK = 10;  // 20,000 keys: three chunks of 8,192
-  Generator gen(7);
-  const Tensor keys = normal({kKeys, kDim}, 0, 1, DType::Float32, &gen);
-  const Tensor queries = normal({kQueries, kDim}, 0, 1, DType::Float32, &gen);
-  std::vector<int64_t> values(kKeys);
-  std::iota(values.begin(), values.end(), 0);
+  const auto [keys, queries, values] = random_keys(kKeys, kDim, kQueries, 7);
   const nn::KnnDatastore store(keys, values);
   const auto found = store.nearest(queries, kK);
   const std::vector<double> key_values = keys.to_vector(), query_values = queries.to_vector();
@@ -262,11 +274,7 @@ TEST_CASE("reduced keys: the search is an exhaustive double-precision one over t
 TEST_CASE("keys in k-means lists: probing every list is the exact search, fewer probe only their lists' keys") {
   // 20,000 random keys (three chunks of 8,192 for the exact path), 16 lists.
   constexpr int64_t kKeys = 20000, kDim = 6, kQueries = 5, kK = 7, kLists = 16, kProbes = 3;
-  Generator gen(13);
-  const Tensor keys = normal({kKeys, kDim}, 0, 1, DType::Float32, &gen);
-  const Tensor queries = normal({kQueries, kDim}, 0, 1, DType::Float32, &gen);
-  std::vector<int64_t> values(kKeys);
-  std::iota(values.begin(), values.end(), 0);
+  const auto [keys, queries, values] = random_keys(kKeys, kDim, kQueries, 13);
   const nn::KnnDatastore exact(keys, values);
   nn::KnnDatastore split(keys, values);
   split.split_into_lists(kLists);
