@@ -6,6 +6,8 @@
 #include <catch.hpp>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "core/ops.hpp"
 #include "core/threads.hpp"
@@ -103,6 +105,29 @@ TEST_CASE("dropout_backward is mask ? dy / (1 - p) : 0, also for strided dy and 
     check_all_close(ops::dropout_backward(dy, mask, 0.4).to_vector(), expected, tolerance_for(dtype));
     const Tensor none_kept = ops::dropout(ones({20, 30}, dtype), 1.0, &gen).mask;
     CHECK(ops::dropout_backward(dy, none_kept, 1.0).to_vector() == zeros_expected);
+  }
+}
+
+TEST_CASE("a dropped element is +0 exactly, whatever its value (negative, infinite, NaN)") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    std::vector<double> values;
+    for (int i = 0; i < 1000; ++i) values.push_back(std::vector<double>{-1.5, -inf, inf, nan}[size_t(i % 4)]);
+    const Tensor x = from_doubles(values, {1000}, dtype);
+    Generator gen(71);
+    const ops::DropoutResult r = ops::dropout(x, 0.5, &gen);
+    const std::vector<double> out = r.out.to_vector(), mask = r.mask.to_vector(),
+                              back = ops::dropout_backward(x, r.mask, 0.5).to_vector();
+    int dropped = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (mask[i] != 0.0) continue;
+      ++dropped;
+      REQUIRE(out[i] == 0.0);
+      REQUIRE(back[i] == 0.0);
+      REQUIRE(!std::signbit(out[i]));
+      REQUIRE(!std::signbit(back[i]));
+    }
+    CHECK(dropped > 400);
   }
 }
 
