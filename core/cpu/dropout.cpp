@@ -32,6 +32,7 @@ constexpr int64_t kChunk = 1024;  // elements per batch of random words
 // branch per element ("control flow in loop"); this form it vectorizes. The same values.
 template <typename T>
 T kept_or_zero(T value, bool keep) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "float32 or float64");
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   return std::bit_cast<T>(std::bit_cast<Bits>(value) & (Bits(0) - Bits(keep)));
 }
