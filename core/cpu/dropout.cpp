@@ -112,7 +112,7 @@ void CpuBackend::dropout_backward(const Tensor& dy, const Tensor& mask, double s
     using T = decltype(tag);
     const T s = T(scale);
     if (!dy.is_contiguous() || !mask.is_contiguous()) {
-      map_elements<T, T, bool>([s](T g, bool keep) { return keep ? g * s : T(0); }, dx, {&dy, &mask});
+      map_elements<T, T, bool>([s](T g, bool keep) { return kept_or_zero(g * s, keep); }, dx, {&dy, &mask});
       return;
     }
     // The mask read as bytes: GCC vectorizes `byte != 0` about 3x better than a bool load.
