@@ -168,11 +168,12 @@ struct CrossEntropyResult {
   Tensor loss;   // 0-d float64: summed label-smoothed loss over non-ignored targets
   Tensor nll;    // 0-d float64: summed NLL over non-ignored targets
   int64_t count = 0;  // non-ignored targets
-  Tensor lse;    // [N] saved for backward
+  Tensor lse;    // [N]: each row's log-sum-exp of the logits
+  Tensor grad;   // with_grad only: d(loss)/d(logits), the logits' shape (0 on ignored rows)
 };
+// The gradient comes out of the same pass as the loss (the backward of the summed loss is
+// `grad` times the incoming gradient); ask for it only when training.
 CrossEntropyResult label_smoothed_cross_entropy(const Tensor& logits, const Tensor& targets, double epsilon,
-                                                int64_t ignore_index);
-Tensor label_smoothed_cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
-                                             double epsilon, int64_t ignore_index, double grad_scale);
+                                                int64_t ignore_index, bool with_grad = false);
 
 }  // namespace attn::ops

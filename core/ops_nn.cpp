@@ -279,28 +279,20 @@ DeltaRuleGrads delta_rule_backward(const Tensor& q, const Tensor& k, const Tenso
 }
 
 CrossEntropyResult label_smoothed_cross_entropy(const Tensor& logits, const Tensor& targets, double epsilon,
-                                                int64_t ignore_index) {
+                                                int64_t ignore_index, bool with_grad) {
   const CrossEntropyInputs in = cross_entropy_inputs("label_smoothed_cross_entropy", logits, targets, epsilon);
   const Device device = logits.device();
   CrossEntropyResult r;
   r.loss = Tensor(Shape{}, DType::Float64, device);
   r.nll = Tensor(Shape{}, DType::Float64, device);
   r.lse = Tensor(Shape{in.logits.size(0)}, logits.dtype(), device);
+  if (with_grad) r.grad = Tensor(in.logits.shape(), logits.dtype(), device);
   const Tensor count(Shape{}, DType::Float64, device);
-  backend_for(device).label_smoothed_ce(in.logits, in.targets, epsilon, ignore_index, r.lse, r.loss, r.nll, count);
+  backend_for(device).label_smoothed_ce(in.logits, in.targets, epsilon, ignore_index, r.lse, r.loss, r.nll, count,
+                                        r.grad);
   r.count = int64_t(count.item());
+  if (with_grad) r.grad = r.grad.view(logits.shape());
   return r;
-}
-
-Tensor label_smoothed_cross_entropy_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse,
-                                             double epsilon, int64_t ignore_index, double grad_scale) {
-  const char* op = "label_smoothed_cross_entropy_backward";
-  const CrossEntropyInputs in = cross_entropy_inputs(op, logits, targets, epsilon);
-  check_tensor(op, lse, "lse", Shape{in.logits.size(0)}, logits.dtype(), logits.device(), "logits");
-  Tensor grad(in.logits.shape(), logits.dtype(), logits.device());
-  backend_for(logits.device())
-      .label_smoothed_ce_backward(in.logits, in.targets, lse.contiguous(), epsilon, ignore_index, grad_scale, grad);
-  return grad.view(logits.shape());
 }
 
 }  // namespace attn::ops

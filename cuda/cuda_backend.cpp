@@ -507,7 +507,7 @@ void CudaBackend::layer_norm_backward(const Tensor& dy_view, const Tensor& x_vie
 
 void CudaBackend::label_smoothed_ce(const Tensor& logits_view, const Tensor& targets_view, double epsilon,
                                     int64_t ignore_index, const Tensor& lse, const Tensor& loss, const Tensor& nll,
-                                    const Tensor& count) {
+                                    const Tensor& count, const Tensor& grad_logits) {
   void* stream = on(logits_view.device()).stream;
   const Tensor logits = dense(logits_view, stream);
   const Tensor targets = dense(targets_view, stream);
@@ -518,22 +518,14 @@ void CudaBackend::label_smoothed_ce(const Tensor& logits_view, const Tensor& tar
   const Tensor first_bad_row(Shape{}, DType::Int64, device);
   launch_label_smoothed_ce(logits.data<float>(), targets.data<int64_t>(), epsilon, ignore_index, lse.data<float>(),
                            row_loss.data<double>(), row_nll.data<double>(), loss.data<double>(), nll.data<double>(),
-                           count.data<double>(), first_bad_row.data<int64_t>(), rows, classes, on(device).stream);
+                           count.data<double>(), first_bad_row.data<int64_t>(), rows, classes, stream);
   const auto bad = int64_t(first_bad_row.item());  // the one read back: errors must name the target
   if (bad >= 0) throw cross_entropy_target_error(int64_t(targets.narrow(0, bad, 1).item()), bad, classes, ignore_index);
-}
-
-void CudaBackend::label_smoothed_ce_backward(const Tensor& logits_view, const Tensor& targets_view, const Tensor& lse_view,
-                                             double epsilon, int64_t ignore_index, double scale,
-                                             const Tensor& grad_logits) {
-  void* stream = on(logits_view.device()).stream;
-  const Tensor logits = dense(logits_view, stream);
-  const Tensor targets = dense(targets_view, stream);
-  const Tensor lse = dense(lse_view, stream);
-  require_contiguous_float("label_smoothed_ce_backward", {&logits, &lse, &grad_logits});
+  if (!grad_logits.defined()) return;
+  // On the GPU the gradient is a second, element-parallel kernel over the saved lse.
+  require_contiguous_float("label_smoothed_ce", {&grad_logits});
   launch_label_smoothed_ce_backward(logits.data<float>(), targets.data<int64_t>(), lse.data<float>(), epsilon,
-                                    ignore_index, scale, grad_logits.data<float>(), logits.size(0), logits.size(1),
-                                    stream);
+                                    ignore_index, 1.0, grad_logits.data<float>(), rows, classes, stream);
 }
 
 void CudaBackend::adam_update(const std::vector<AdamTensors>& group) {

@@ -65,9 +65,8 @@ class CudaBackend final : public BackendBase<CudaBackend> {
   void add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor& total) override;
   void scale_check_finite(const std::vector<Tensor>& xs, double scale, const Tensor& found_nonfinite) override;
   void label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon, int64_t ignore_index,
-                         const Tensor& lse, const Tensor& loss, const Tensor& nll, const Tensor& count) override;
-  void label_smoothed_ce_backward(const Tensor& logits, const Tensor& targets, const Tensor& lse, double epsilon,
-                                  int64_t ignore_index, double scale, const Tensor& grad_logits) override;
+                         const Tensor& lse, const Tensor& loss, const Tensor& nll, const Tensor& count,
+                         const Tensor& grad_logits) override;
   void banded_conv(const Tensor& u, const Tensor& w, int64_t padding_left, const Tensor& out) override;
   void banded_conv_backward(const Tensor& u, const Tensor& w, const Tensor& dout, int64_t padding_left,
                             const Tensor& du, const Tensor& dw) override;

@@ -1,5 +1,5 @@
 // Fused label-smoothed cross entropy over float32 logits [rows, V] and int64 targets
-// (core/backend.hpp's label_smoothed_ce and backward; docs/models.md §1.6), in the
+// (core/backend.hpp's label_smoothed_ce and its gradient; docs/models.md §1.6), in the
 // cuda/kernels/device.hpp dialect, with the CPU's formulas (core/cpu/cross_entropy.cpp):
 //   lse = log Σ_v exp(x_v),  nll = lse − x_y,  smooth = V·lse − Σ_v x_v,
 //   loss = (1 − ε)·nll + (ε/V)·smooth,  dloss/dx_v = p_v − ε/V − (1 − ε)[v = y]
