@@ -3,8 +3,8 @@
 // normalisation and norm, Adam — on random batches of 128 sentences × 32 tokens, vocabulary
 // 8,000 with all embeddings tied (docs/models.md §1.1–1.7), and where the time goes:
 //
-//   * the split forward (model + criterion) / backward / optimizer (multiply_grads,
-//     clip_grad_norm, Adam step, zero_grad), timed around each phase;
+//   * the split forward (model + criterion) / backward / optimizer (the scaled gradient norm,
+//     Adam step with the scale, zero_grad), timed around each phase;
 //   * the process CPU time per step (load-independent at 1 thread);
 //   * with --kernels, the time in each backend kernel (core/profiler.hpp), GEMM first, and
 //     the rest of each phase (allocation, autograd bookkeeping, Adam's own loops).
@@ -156,9 +156,7 @@ struct Trainee {
     auto t2 = Clock::now();
     {
       profiler::ProfileScope scope("phase: optimizer");
-      nn::multiply_grads(params, 1.0 / double(out.ntokens));
-      nn::clip_grad_norm(params, 0.0);
-      adam.step();
+      adam.step(nn::scaled_grad_norm(params, 1.0 / double(out.ntokens), 0.0).factor);
       adam.zero_grad();
     }
     auto t3 = Clock::now();

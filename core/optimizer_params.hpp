@@ -6,6 +6,10 @@
 
 namespace attn {
 
+// Both updates read each gradient element as g = grad·grad_scale (float32): the step's
+// normalisation and clipping (nn/grad_clip.hpp), applied on the way in instead of in a pass of
+// their own over the gradients.
+//
 // θ ← θ + decay·θ (only when decays); m ← β₁·m + (1−β₁)·g; v ← β₂·v + (1−β₂)·g²;
 // θ ← θ + neg_step_size · m / (√v + ε)      (nn/adam.hpp)
 struct AdamUpdate {
@@ -13,6 +17,7 @@ struct AdamUpdate {
   float decay;          // −lr·wd
   float neg_step_size;  // −lr·√(1−β₂ᵗ)/(1−β₁ᵗ)
   bool decays;          // wd ≠ 0
+  float grad_scale = 1.0f;
 };
 
 // θ ← θ·shrink (only when decays); θ ← θ + buffer_to_param·b; θ ← θ + grad_to_param·g;
@@ -24,6 +29,7 @@ struct NagUpdate {
   float buffer_decay;     // μ·r
   float grad_to_buffer;   // −lr
   bool decays;            // wd ≠ 0
+  float grad_scale = 1.0f;
 };
 
 }  // namespace attn

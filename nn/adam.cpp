@@ -18,7 +18,7 @@ Adam::Adam(NamedTensors params, const AdamOptions& options)
   ATTN_CHECK(options.weight_decay >= 0, "adam: weight decay must be >= 0, got {}", options.weight_decay);
 }
 
-void Adam::update(const std::vector<ParamData>& params) {
+void Adam::update(const std::vector<ParamData>& params, float grad_scale) {
   std::vector<AdamTensors> group;
   group.reserve(params.size());
   for (const ParamData& p : params) {
@@ -32,7 +32,8 @@ void Adam::update(const std::vector<ParamData>& params) {
                             .eps = float(options_.eps),
                             .decay = float(-options_.weight_decay * lr()),
                             .neg_step_size = float(-lr() * std::sqrt(bias_correction2) / bias_correction1),
-                            .decays = options_.weight_decay != 0.0};
+                            .decays = options_.weight_decay != 0.0,
+                            .grad_scale = grad_scale};
     group.push_back({p.param, p.grad, p.slots[kExpAvg], p.slots[kExpAvgSq], update});
   }
   ops::adam_update_(group);

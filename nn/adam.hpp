@@ -29,7 +29,7 @@ class Adam : public Optimizer {
   int64_t step_count(size_t index) const { return steps_[index]; }
 
  private:
-  void update(const std::vector<ParamData>& params) override;
+  void update(const std::vector<ParamData>& params, float grad_scale) override;
   NamedTensors extra_state() const override;
   void load_extra_state(const std::map<std::string, Tensor>& state) override;
 

@@ -1,6 +1,7 @@
 // Gradient normalisation and clipping (docs/models.md §1.9). See grad_clip.hpp.
 #include "nn/grad_clip.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/autograd.hpp"
@@ -41,16 +42,13 @@ double grad_norm(const std::vector<Tensor>& params) {
   return std::sqrt(total.item());
 }
 
-void multiply_grads(const std::vector<Tensor>& params, double scale) { ops::scale_(float_grads(params), scale); }
-
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+GradScale scaled_grad_norm(const std::vector<Tensor>& params, double scale, double max_norm) {
   ATTN_CHECK(max_norm >= 0, "gradient clipping: --clip-norm must be >= 0, got {}", max_norm);
-  const double norm = grad_norm(params);
-  if (max_norm > 0 && std::isfinite(norm)) {
-    const double clip_coef = max_norm / (norm + 1e-6);
-    if (clip_coef < 1.0) multiply_grads(params, clip_coef);
-  }
-  return norm;
+  ATTN_CHECK(scale > 0 && std::isfinite(scale), "gradient normalisation: the scale must be positive and finite, got {}",
+             scale);
+  const double norm = scale * grad_norm(params);
+  const double clip_coef = max_norm > 0 && std::isfinite(norm) ? max_norm / (norm + 1e-6) : 1.0;
+  return {norm, scale * std::min(1.0, clip_coef)};
 }
 
 bool unscale_grads(const std::vector<Tensor>& params, double loss_scale) {

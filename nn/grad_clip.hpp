@@ -1,18 +1,20 @@
 // Gradient normalisation and clipping by global norm, as fairseq's trainer does
-// (docs/models.md §1.9; fairseq utils.clip_grad_norm_). A training step does, in order:
+// (docs/models.md §1.9; fairseq multiply_grads and utils.clip_grad_norm_). fairseq multiplies
+// every gradient in place by 1 / Σ sample_size (the per-token mean over the whole update),
+// takes the norm, and multiplies again by min(1, max_norm / (norm + 1e-6)) when clipping. Here
+// the gradients are not touched: a training step does
 //
-//   multiply_grads(params, 1 / Σ sample_size);       // per-token mean over the whole update
-//   double norm = clip_grad_norm(params, clip_norm); // the norm logged as "gnorm"
-//   if (!std::isfinite(norm)) → stop or skip the update (never step on NaN/inf gradients)
+//   GradScale s = scaled_grad_norm(params, 1 / Σ sample_size, clip_norm);  // s.norm: "gnorm"
+//   if (!std::isfinite(s.norm)) → stop or skip the update (never step on NaN/inf gradients)
+//   optimizer.step(s.factor);  // every gradient read as grad·factor on its way into the update
 //
-// clip_grad_norm returns the norm *before* clipping, ‖concat(all grads)‖₂ (accumulated in
-// float64 here, in a fixed order, so it does not depend on the thread count), and when
-// max_norm > 0 scales every gradient by min(1, max_norm / (norm + 1e-6)). max_norm = 0
-// disables clipping but the norm is still computed. A non-finite norm leaves the gradients
-// untouched. Parameters without a gradient are skipped. Gradients must be float32.
-//
-// Each gradient is touched by one kernel of its device (core/ops_update.hpp); the norm is
-// summed on the device and read back once, as the one number the step has to log.
+// which saves a read and a write of every gradient. The norm is the one *before* clipping,
+// ‖scale · concat(all grads)‖₂ (accumulated in float64, in a fixed order, so it does not depend
+// on the thread count); the factor is scale · min(1, max_norm / (norm + 1e-6)) when
+// max_norm > 0 and the norm is finite, and scale otherwise (max_norm = 0 disables clipping but
+// the norm is still computed). Parameters without a gradient are skipped. Gradients must be
+// float32. The norm is summed on the device and read back once, as the one number the step has
+// to log.
 #pragma once
 #include <vector>
 
@@ -22,10 +24,13 @@ namespace attn::nn {
 
 // ‖concat(grad(p) for p in params)‖₂.
 double grad_norm(const std::vector<Tensor>& params);
-// Multiplies every gradient by `scale` in place.
-void multiply_grads(const std::vector<Tensor>& params, double scale);
-// Returns the pre-clipping global norm; clips when max_norm > 0 (see above).
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+
+// The norm of the scaled gradients and the factor the optimizer applies (see above).
+struct GradScale {
+  double norm;
+  double factor;
+};
+GradScale scaled_grad_norm(const std::vector<Tensor>& params, double scale, double max_norm);
 // Loss scaling: a loss multiplied by loss_scale before backward (so that small gradients
 // survive a low-precision backward) has its gradients divided by loss_scale here. Returns
 // false when any unscaled gradient is inf or NaN (the scale was too large: skip the step and

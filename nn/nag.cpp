@@ -15,7 +15,7 @@ NAG::NAG(NamedTensors params, const NAGOptions& options)
   ATTN_CHECK(options.weight_decay >= 0, "nag: weight decay must be >= 0, got {}", options.weight_decay);
 }
 
-void NAG::update(const std::vector<ParamData>& params) {
+void NAG::update(const std::vector<ParamData>& params, float grad_scale) {
   const double mu = options_.momentum;
   const double lr = this->lr();
   const double lr_old = lr_old_.value_or(lr);
@@ -25,7 +25,8 @@ void NAG::update(const std::vector<ParamData>& params) {
                          .grad_to_param = float(-(1.0 + mu) * lr),
                          .buffer_decay = float(mu * lr_correction),
                          .grad_to_buffer = float(-lr),
-                         .decays = options_.weight_decay != 0.0};
+                         .decays = options_.weight_decay != 0.0,
+                         .grad_scale = grad_scale};
   std::vector<NagTensors> group;
   group.reserve(params.size());
   for (const ParamData& p : params) group.push_back({p.param, p.grad, p.slots[0], update});

@@ -28,7 +28,7 @@ class NAG : public Optimizer {
   std::string name() const override { return "nag"; }
 
  private:
-  void update(const std::vector<ParamData>& params) override;
+  void update(const std::vector<ParamData>& params, float grad_scale) override;
   NamedTensors extra_state() const override;
   void load_extra_state(const std::map<std::string, Tensor>& state) override;
 

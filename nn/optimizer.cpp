@@ -23,7 +23,7 @@ Optimizer::Optimizer(NamedTensors params, std::vector<std::string> slot_names)
   }
 }
 
-void Optimizer::step() {
+void Optimizer::step(double grad_scale) {
   std::vector<Tensor> grads;  // kept alive while `with_grad` refers to them
   grads.reserve(params_.size());
   std::vector<ParamData> with_grad;
@@ -37,7 +37,7 @@ void Optimizer::step() {
     grads.push_back(g.contiguous());
     with_grad.push_back(ParamData{.index = i, .param = p, .grad = grads.back(), .slots = slots_[i]});
   }
-  update(with_grad);
+  update(with_grad, float(grad_scale));
 }
 
 void Optimizer::zero_grad() {

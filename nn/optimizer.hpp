@@ -40,8 +40,9 @@ class Optimizer {
   double lr() const { return lr_; }
   void set_lr(double lr) { lr_ = lr; }
 
-  // One update of every parameter that has a gradient.
-  void step();
+  // One update of every parameter that has a gradient, each gradient read as grad·grad_scale
+  // (the factor of nn::scaled_grad_norm: the step's normalisation and clipping).
+  void step(double grad_scale = 1.0);
   // Clears the gradients of all parameters.
   void zero_grad();
   const NamedTensors& params() const { return params_; }
@@ -58,8 +59,9 @@ class Optimizer {
     const Tensor& grad;
     const std::vector<Tensor>& slots;  // in the order of slot_names
   };
-  // One update of every parameter that has a gradient (all of them in one group kernel).
-  virtual void update(const std::vector<ParamData>& params) = 0;
+  // One update of every parameter that has a gradient (all of them in one group kernel), each
+  // gradient read as grad·grad_scale.
+  virtual void update(const std::vector<ParamData>& params, float grad_scale) = 0;
   // Scalars beyond the slots (step counts, lr_old), as 0-d tensors.
   virtual NamedTensors extra_state() const { return {}; }
   virtual void load_extra_state(const std::map<std::string, Tensor>& state) {}

@@ -407,8 +407,8 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
   result.nsentences = int64_t(counts[3]);
   ATTN_CHECK(result.ntokens > 0, "train_step: the batches hold no target token");
   profiler::ProfileScope scope("trainer: normalise, clip, optimizer step");
-  nn::multiply_grads(parameters_, 1.0 / double(result.ntokens));
-  result.gnorm = nn::clip_grad_norm(parameters_, options_.clip_norm);
+  const nn::GradScale grad_scale = nn::scaled_grad_norm(parameters_, 1.0 / double(result.ntokens), options_.clip_norm);
+  result.gnorm = grad_scale.norm;
   if (!std::isfinite(result.loss_sum) || !std::isfinite(result.gnorm)) {
     const std::string what = fmt::format("update {} (epoch {}): the {} is not finite (loss {}, gradient norm {})",
                                          num_updates_ + 1, epoch(),
@@ -422,7 +422,7 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
     ++skipped_updates_;
     return result;
   }
-  optimizer_->step();
+  optimizer_->step(grad_scale.factor);
   optimizer_->zero_grad();
   ++num_updates_;
   validated_ = false;

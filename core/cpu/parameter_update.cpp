@@ -79,7 +79,8 @@ void CpuBackend::adam_update(const std::vector<AdamTensors>& group) {
     const AdamUpdate& u = p.update;
     FloatArray theta(p.param.data<float>() + begin, size), m(p.exp_avg.data<float>() + begin, size),
         v(p.exp_avg_sq.data<float>() + begin, size);
-    ConstFloatArray g(p.grad.data<float>() + begin, size);
+    const ConstFloatArray grad(p.grad.data<float>() + begin, size);
+    const auto g = grad * u.grad_scale;  // an expression: evaluated per element where used
     m = u.beta1 * m + u.one_minus_beta1 * g;
     v = u.beta2 * v + u.one_minus_beta2 * g.square();
     if (u.decays) theta += u.decay * theta;
@@ -92,7 +93,8 @@ void CpuBackend::nag_update(const std::vector<NagTensors>& group) {
     const NagTensors& p = group[t];
     const NagUpdate& u = p.update;
     FloatArray theta(p.param.data<float>() + begin, size), b(p.buffer.data<float>() + begin, size);
-    ConstFloatArray g(p.grad.data<float>() + begin, size);
+    const ConstFloatArray grad(p.grad.data<float>() + begin, size);
+    const auto g = grad * u.grad_scale;  // an expression: evaluated per element where used
     if (u.decays) theta *= u.shrink;
     theta += u.buffer_to_param * b;
     theta += u.grad_to_param * g;

@@ -31,7 +31,7 @@ __global__ void adam_update_kernel(AdamGroup group) {
   float* const exp_avg = group.exp_avg[r.tensor];
   float* const exp_avg_sq = group.exp_avg_sq[r.tensor];
   for (long long i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
-    const float g = grad[i];
+    const float g = grad[i] * u.grad_scale;
     const float m = u.beta1 * exp_avg[i] + u.one_minus_beta1 * g;
     const float v = u.beta2 * exp_avg_sq[i] + u.one_minus_beta2 * (g * g);
     float theta = param[i];
@@ -50,7 +50,7 @@ __global__ void nag_update_kernel(NagGroup group) {
   float* const buffer = group.buffer[r.tensor];
   for (long long i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
     float theta = param[i];
-    const float b = buffer[i], g = grad[i];
+    const float b = buffer[i], g = grad[i] * u.grad_scale;
     if (u.decays) theta *= u.shrink;
     theta += u.buffer_to_param * b;
     param[i] = theta + u.grad_to_param * g;

@@ -584,7 +584,8 @@ TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of 
     const Tensor grad = varied({n}, -1, 1), param = varied({n}, -2, 2), m = varied({n}, -0.1, 0.1),
                  v = varied({n}, 0, 0.01);
     const AdamUpdate a{.beta1 = 0.9f, .beta2 = 0.98f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.02f,
-                       .eps = 1e-8f, .decay = -1e-5f, .neg_step_size = -7e-4f * float(t + 1), .decays = t % 2 == 0};
+                       .eps = 1e-8f, .decay = -1e-5f, .neg_step_size = -7e-4f * float(t + 1), .decays = t % 2 == 0,
+                       .grad_scale = t % 2 == 0 ? 1.0f : 1.0f / 381.0f};
     adam_cpu.push_back({param.clone(), grad, m.clone(), v.clone(), a});
     adam_gpu.push_back({param, grad, m, v, a});
     adam.param[t] = param.data<float>(), adam.grad[t] = grad.data<float>(), adam.exp_avg[t] = m.data<float>();
@@ -592,7 +593,8 @@ TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of 
     adam.blocks.add(n);
 
     const NagUpdate b{.shrink = 0.9999f, .buffer_to_param = 0.97f, .grad_to_param = -0.0199f * float(t + 1),
-                      .buffer_decay = 0.985f, .grad_to_buffer = -0.01f, .decays = t % 2 == 1};
+                      .buffer_decay = 0.985f, .grad_to_buffer = -0.01f, .decays = t % 2 == 1,
+                      .grad_scale = t % 2 == 0 ? 1.0f / 381.0f : 1.0f};
     const Tensor theta = varied({n}, -2, 2), buffer = varied({n}, -0.1, 0.1);
     nag_cpu.push_back({theta.clone(), grad, buffer.clone(), b});
     nag_gpu.push_back({theta, grad, buffer, b});

@@ -1,6 +1,7 @@
 // Tests for nn/grad_clip (docs/models.md §1.9): the global norm against hand values and a
-// double reference, clipping by min(1, c/(norm + 1e-6)), c = 0 disabling it, non-finite
-// norms leaving the gradients alone, and independence from the thread count.
+// double reference, the scaled norm and the optimizer's factor — scale, times
+// min(1, c/(norm + 1e-6)) when clipping — with c = 0 disabling clipping, the gradients never
+// written, non-finite norms reported, and independence from the thread count.
 #include <catch.hpp>
 
 #include <cmath>
@@ -43,36 +44,39 @@ TEST_CASE("the global norm covers every gradient and skips missing ones", "[grad
   CHECK(grad_norm({}) == 0.0);
 }
 
-TEST_CASE("clipping scales every gradient by c/(norm + 1e-6) and returns the norm before clipping", "[grad_clip]") {
+TEST_CASE("the scaled norm is the norm of scale times the gradients, which stay as they are", "[grad_clip]") {
   auto params = pythagorean_params();
-  const double norm = clip_grad_norm(params, 6.5);
-  CHECK(norm == 13.0);
-  const double coef = 6.5 / (13.0 + 1e-6);
-  CHECK(grad_values(params[0]) == std::vector<float>{float(coef) * 3.0f, float(coef) * 4.0f});
-  CHECK(grad_values(params[1]) == std::vector<float>{float(coef) * 12.0f});
-  CHECK(grad_norm(params) == Approx(6.5).epsilon(1e-6));
-}
-
-TEST_CASE("c = 0 and c above the norm leave the gradients unchanged", "[grad_clip]") {
-  auto params = pythagorean_params();
-  CHECK(clip_grad_norm(params, 0.0) == 13.0);
-  CHECK(clip_grad_norm(params, 100.0) == 13.0);
+  const GradScale s = scaled_grad_norm(params, 0.25, 0.0);
+  CHECK(s.norm == 3.25);  // 0.25 · 13
+  CHECK(s.factor == 0.25);
   CHECK(grad_values(params[0]) == std::vector<float>{3.0f, 4.0f});
-  CHECK_THROWS_WITH(clip_grad_norm(params, -1.0), Contains("--clip-norm"));
-}
-
-TEST_CASE("multiply_grads scales in place (token normalisation)", "[grad_clip]") {
-  auto params = pythagorean_params();
-  multiply_grads(params, 0.25);
-  CHECK(grad_values(params[0]) == std::vector<float>{0.75f, 1.0f});
-  CHECK(grad_values(params[1]) == std::vector<float>{3.0f});
+  CHECK(grad_values(params[1]) == std::vector<float>{12.0f});
   CHECK_FALSE(grad(params[2]).defined());
 }
 
-TEST_CASE("a non-finite norm is reported and the gradients are left alone", "[grad_clip]") {
+TEST_CASE("clipping multiplies the factor by c/(norm + 1e-6) and reports the norm before clipping", "[grad_clip]") {
+  auto params = pythagorean_params();
+  const GradScale s = scaled_grad_norm(params, 0.5, 3.25);
+  CHECK(s.norm == 6.5);
+  CHECK(s.factor == 0.5 * (3.25 / (6.5 + 1e-6)));
+  CHECK(grad_values(params[0]) == std::vector<float>{3.0f, 4.0f});
+}
+
+TEST_CASE("c = 0 and c above the norm leave the factor at the scale", "[grad_clip]") {
+  auto params = pythagorean_params();
+  CHECK(scaled_grad_norm(params, 1.0, 0.0).factor == 1.0);
+  CHECK(scaled_grad_norm(params, 1.0, 100.0).factor == 1.0);
+  CHECK(scaled_grad_norm(params, 1.0, 100.0).norm == 13.0);
+  CHECK_THROWS_WITH(scaled_grad_norm(params, 1.0, -1.0), Contains("--clip-norm"));
+  CHECK_THROWS_WITH(scaled_grad_norm(params, 0.0, 1.0), Contains("the scale must be positive"));
+}
+
+TEST_CASE("a non-finite norm is reported and the factor is not clipped", "[grad_clip]") {
   const float bad = GENERATE(std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN());
   std::vector<Tensor> params = {with_grad({2}, {1.0f, bad}), with_grad({1}, {2.0f})};
-  CHECK_FALSE(std::isfinite(clip_grad_norm(params, 1.0)));
+  const GradScale s = scaled_grad_norm(params, 0.5, 1.0);
+  CHECK_FALSE(std::isfinite(s.norm));
+  CHECK(s.factor == 0.5);
   CHECK(grad_values(params[1]) == std::vector<float>{2.0f});
 }
 

@@ -223,6 +223,37 @@ TEST_CASE("nag matches the double reference over steps with a changing lr", "[op
   }
 }
 
+// Gradients multiplied in place by `scale` (in float32, as fairseq's multiply_grads) and a
+// plain step, against the raw gradients and step(scale): the same weights bit for bit.
+template <typename Opt, typename Options>
+void check_step_scale_matches_scaled_gradients(const Options& options) {
+  const float scale = 1.0f / 381.0f;
+  Model scaled_first, scaled_on_read;
+  Opt a(scaled_first.params, options), b(scaled_on_read.params, options);
+  for (int s = 1; s <= 3; ++s) {
+    scaled_first.set_grads(s);
+    scaled_on_read.set_grads(s);
+    for (const auto& [name, p] : scaled_first.params) {
+      std::vector<float> g = values_of(grad(p));
+      for (float& x : g) x *= scale;
+      set_grad(p, from_vector<float>(g, p.shape()));
+    }
+    a.set_lr(kLrs[size_t(s - 1)]);
+    b.set_lr(kLrs[size_t(s - 1)]);
+    a.step();
+    b.step(double(scale));
+  }
+  for (size_t i = 0; i < scaled_first.params.size(); ++i) {
+    INFO(scaled_first.params[i].first);
+    CHECK(values_of(scaled_first.params[i].second) == values_of(scaled_on_read.params[i].second));
+  }
+}
+
+TEST_CASE("a step that scales the gradients as it reads them equals a step on scaled gradients", "[optimizer]") {
+  check_step_scale_matches_scaled_gradients<Adam>(AdamOptions{.beta1 = 0.9, .beta2 = 0.98, .weight_decay = 0.01});
+  check_step_scale_matches_scaled_gradients<NAG>(NAGOptions{.momentum = 0.99, .weight_decay = 0.01});
+}
+
 TEST_CASE("adam state saved to a file and restored continues bit-identically", "[optimizer]") {
   check_resume_is_identical([](Model& m) {
     return std::make_unique<Adam>(m.params, AdamOptions{.beta1 = 0.9, .beta2 = 0.98, .weight_decay = 0.01});
