@@ -64,16 +64,18 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
 
 int run_generate(const GenerateArgs& args) {
   const Device device = apply_compute_options(args.compute);
-  TrainedModel trained = load_trained_model(args.path, device);
+  std::vector<TrainedModel> ensemble = load_trained_models(args.path, device);
+  TrainedModel& trained = ensemble.front();  // its datastore serves kNN-MT (nn/search/model_ensemble.hpp)
   const TranslationTask task = open_task_for(trained, args.data_dir);
   const SplitCorpora corpora = open_split(task, args.subset);
   const std::vector<std::vector<int64_t>> sources = corpora.source.sentences();
   const std::vector<std::vector<int64_t>> targets = corpora.target.sentences();
   DecodingOptions decoding = args.decoding;
+  if (ensemble.size() > 1) std::cerr << fmt::format("decoding with an ensemble of {} models\n", ensemble.size());
   if (!args.knn_datastore.empty()) decoding.search.knn = build_knn(trained, task, args);
 
   const auto start = std::chrono::steady_clock::now();
-  const auto hypotheses = translate_sentences(*trained.model, sources, decoding);
+  const auto hypotheses = translate_sentences(ensemble_of(ensemble), sources, decoding);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::vector<std::string> best, references;
@@ -104,7 +106,9 @@ CommandAction setup(CLI::App& cmd) {
   auto args = std::make_shared<GenerateArgs>();
   nn::SearchOptions& search = args->decoding.search;
   cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
-  cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
+  cmd.add_option("--path", args->path,
+                 "Checkpoint (NAME, NAME.safetensors or NAME.json); A:B:C decodes an ensemble of them")
+      ->required();
   cmd.add_option("--subset,--gen-subset", args->subset, "Split to translate")->capture_default_str();
   add_search_options(cmd, search);
   cmd.add_option("--min-len", search.min_len, "Minimum output length")->capture_default_str();

@@ -29,9 +29,10 @@ struct TranslateArgs {
 
 int run_translate(const TranslateArgs& args) {
   const Device device = apply_compute_options(args.compute);
-  TrainedModel trained = load_trained_model(args.path, device);
-  const TranslationTask& task = trained.task;
-  const RawTextEncoder encoder(task.source_lang, find_bpe_codes(task, args.path, args.bpe_codes, "translate"),
+  const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
+  const nn::ModelEnsemble models = ensemble_of(trained);
+  const TranslationTask& task = trained.front().task;
+  const RawTextEncoder encoder(task.source_lang, find_bpe_codes(task, first_checkpoint(args.path), args.bpe_codes, "translate"),
                                task.source_dict, !args.no_tokenize);
   const data::MosesDetokenizer detokenizer(data::parse_moses_language(task.target_lang));
 
@@ -41,11 +42,11 @@ int run_translate(const TranslateArgs& args) {
   for (std::string line; std::getline(std::cin, line);) {
     const size_t line_number = line_is_empty.size() + 1;
     const std::vector<int32_t> ids = encoder.encode(line, "<stdin>", line_number);
-    check_source_length(*trained.model, ids.size(), fmt::format("<stdin>:{}", line_number));
+    check_source_length(models, ids.size(), fmt::format("<stdin>:{}", line_number));
     line_is_empty.push_back(ids.size() == 1);  // only </s>
     if (!line_is_empty.back()) sources.emplace_back(ids.begin(), ids.end());
   }
-  const auto hypotheses = translate_sentences(*trained.model, sources, args.decoding);
+  const auto hypotheses = translate_sentences(models, sources, args.decoding);
   auto nbest = hypotheses.begin();
   for (const bool empty : line_is_empty) {
     if (empty) {
@@ -61,7 +62,9 @@ int run_translate(const TranslateArgs& args) {
 CommandAction setup(CLI::App& cmd) {
   auto args = std::make_shared<TranslateArgs>();
   nn::SearchOptions& search = args->decoding.search;
-  cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
+  cmd.add_option("--path", args->path,
+                 "Checkpoint (NAME, NAME.safetensors or NAME.json); A:B:C translates with an ensemble of them")
+      ->required();
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
   add_search_options(cmd, search);

@@ -36,31 +36,31 @@ void check_scores_finite(const std::vector<nn::Hypothesis>& hypotheses, int64_t 
 
 }  // namespace
 
-void check_source_length(const nn::EncoderDecoderModel& model, size_t length, const std::string& where) {
-  const int64_t limit = model.config().max_source_positions;
+void check_source_length(const nn::ModelEnsemble& models, size_t length, const std::string& where) {
+  const int64_t limit = models.max_source_positions();
   if (int64_t(length) > limit)
     throw Error(fmt::format("{}: the source has {} tokens (</s> included), more than the model's "
                             "max_source_positions {}; split the sentence",
                             where, length, limit));
 }
 
-std::vector<std::vector<nn::Hypothesis>> translate_sentences(nn::EncoderDecoderModel& model,
+std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnsemble& models,
                                                              const std::vector<std::vector<int64_t>>& sources,
                                                              const DecodingOptions& options,
                                                              const std::function<void(size_t)>& on_batch) {
   NoGradGuard no_grad;
-  model.eval();
+  models.eval();
   for (size_t i = 0; i < sources.size(); ++i)
-    check_source_length(model, sources[i].size(), fmt::format("sentence {}", i));
+    check_source_length(models, sources[i].size(), fmt::format("sentence {}", i));
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   size_t done = 0;
   for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {
-    const Tensor src = to_tensors(batch, model.device()).src_tokens;
+    const Tensor src = to_tensors(batch, models.device()).src_tokens;
     std::vector<std::vector<nn::Hypothesis>> hypotheses;
     if (options.search.beam == 1) {
-      for (nn::Hypothesis& best : nn::greedy_search(model, src, options.search)) hypotheses.push_back({std::move(best)});
+      for (nn::Hypothesis& best : nn::greedy_search(models, src, options.search)) hypotheses.push_back({std::move(best)});
     } else {
-      hypotheses = nn::beam_search(model, src, options.search);
+      hypotheses = nn::beam_search(models, src, options.search);
     }
     for (size_t r = 0; r < batch.ids.size(); ++r) {
       check_scores_finite(hypotheses[r], batch.ids[r]);

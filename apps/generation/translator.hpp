@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "nn/search/hypothesis.hpp"
-#include "nn/transformer/encoder_decoder_model.hpp"
+#include "nn/search/model_ensemble.hpp"
 
 namespace attn::app {
 
@@ -19,17 +19,18 @@ struct DecodingOptions {
   int64_t max_sentences = 0;  // per batch (<= 0: no limit; both <= 0: 128 sentences)
 };
 
-// Refuses (attn::Error) a source of `length` tokens (</s> included) longer than the model's
+// Refuses (attn::Error) a source of `length` tokens (</s> included) longer than the models'
 // max_source_positions, naming `where` ("<stdin>:3"): as fairseq, which refuses such
 // inputs too, rather than translating a silently truncated sentence.
-void check_source_length(const nn::EncoderDecoderModel& model, size_t length, const std::string& where);
+void check_source_length(const nn::ModelEnsemble& models, size_t length, const std::string& where);
 
 // Hypotheses (options.search.nbest, best first) of every source sentence (ids ending in
 // </s>), in input order; every sentence has at least one. Throws attn::Error when a
 // hypothesis scores NaN or −∞ (the model produced NaN), or a source is longer than the
-// model's positions. `on_batch` (optional) is called with the number of sentences done.
+// models' positions. One model or an ensemble (nn/search/model_ensemble.hpp). `on_batch`
+// (optional) is called with the number of sentences done.
 std::vector<std::vector<nn::Hypothesis>> translate_sentences(
-    nn::EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources, const DecodingOptions& options,
+    const nn::ModelEnsemble& models, const std::vector<std::vector<int64_t>>& sources, const DecodingOptions& options,
     const std::function<void(size_t)>& on_batch = {});
 
 }  // namespace attn::app

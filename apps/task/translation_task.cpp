@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -128,12 +129,42 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, Device devic
   return trained;
 }
 
+namespace {
+
+void check_same_dictionary(const std::string& given, const std::string& recorded) {
+  if (file_checksum(given) != file_checksum(recorded))
+    throw Error(fmt::format("dictionary {} differs from {}, which the model was trained with", given, recorded));
+}
+
+}  // namespace
+
+std::vector<TrainedModel> load_trained_models(const std::string& checkpoint_paths, Device device) {
+  std::vector<TrainedModel> trained;
+  std::stringstream list(checkpoint_paths);
+  for (std::string path; std::getline(list, path, ':');) {
+    if (path.empty()) throw Error(fmt::format("--path '{}': an empty checkpoint name in the list", checkpoint_paths));
+    trained.push_back(load_trained_model(path, device));
+    check_same_dictionary(trained.back().task.source_dict_path, trained.front().task.source_dict_path);
+    check_same_dictionary(trained.back().task.target_dict_path, trained.front().task.target_dict_path);
+  }
+  if (trained.empty()) throw Error("--path: no checkpoint given");
+  return trained;
+}
+
+std::string first_checkpoint(const std::string& checkpoint_paths) {
+  return checkpoint_paths.substr(0, checkpoint_paths.find(':'));
+}
+
+nn::ModelEnsemble ensemble_of(const std::vector<TrainedModel>& trained) {
+  std::vector<nn::EncoderDecoderModel*> models;
+  for (const TrainedModel& t : trained) models.push_back(t.model.get());
+  return nn::ModelEnsemble(models);
+}
+
 TranslationTask open_task_for(const TrainedModel& trained, const std::string& data_dir) {
   TranslationTask data = open_translation_task(data_dir, trained.task.source_lang, trained.task.target_lang);
-  for (const auto& [given, recorded] : {std::pair{data.source_dict_path, trained.task.source_dict_path},
-                                        {data.target_dict_path, trained.task.target_dict_path}})
-    if (file_checksum(given) != file_checksum(recorded))
-      throw Error(fmt::format("dictionary {} differs from {}, which the model was trained with", given, recorded));
+  check_same_dictionary(data.source_dict_path, trained.task.source_dict_path);
+  check_same_dictionary(data.target_dict_path, trained.task.target_dict_path);
   return data;
 }
 

@@ -13,6 +13,7 @@
 
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
+#include "nn/search/model_ensemble.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
 
 namespace attn::app {
@@ -55,6 +56,13 @@ struct TrainedModel {
 };
 // The model is moved to `device` (use_device() must have switched it on).
 TrainedModel load_trained_model(const std::string& checkpoint_path, Device device);
+// `--path A:B:C`, fairseq's ensembles: every checkpoint of the colon-separated list, in order;
+// throws unless all recorded the same dictionaries, byte for byte.
+std::vector<TrainedModel> load_trained_models(const std::string& checkpoint_paths, Device device);
+// The first checkpoint of such a list (where files beside the checkpoint are looked for).
+std::string first_checkpoint(const std::string& checkpoint_paths);
+// The models of `trained` searched as one (nn/search/model_ensemble.hpp).
+nn::ModelEnsemble ensemble_of(const std::vector<TrainedModel>& trained);
 
 // DATA_DIR opened for the languages `trained` was trained on (validate, generate); throws when
 // its dictionaries are not, byte for byte, those the model recorded.

@@ -66,22 +66,22 @@ void check_options(const SearchOptions& o, int64_t vocab) {
 
 }  // namespace
 
-std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, const Tensor& src_tokens,
+std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, const Tensor& src_tokens,
                                                  const SearchOptions& options) {
   ATTN_CHECK(src_tokens.dim() == 2 && src_tokens.dtype() == DType::Int64,
              "beam_search: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
              src_tokens.shape().str());
-  const TransformerConfig& config = model.config();
+  const TransformerConfig& config = models.config();
   check_options(options, config.tgt_vocab_size);
   NoGradGuard no_grad;
   const int64_t batch = src_tokens.size(0), beam = options.beam, eos = config.eos_idx;
   const Device device = src_tokens.device();
   const int64_t max_len =
-      search_detail::max_output_length(options, src_tokens.size(1), model.max_target_positions());
+      search_detail::max_output_length(options, src_tokens.size(1), models.max_target_positions());
 
-  DecoderState state = model.init_decoder_state(model.encode(src_tokens));
+  ModelEnsemble::State state = models.start(src_tokens);
   const std::vector<int64_t> expand = repeated_rows(batch, beam);
-  model.reorder(state, from_vector(expand, {batch * beam}, device));
+  models.reorder(state, from_vector(expand, {batch * beam}, device));
 
   std::vector<std::vector<Hypothesis>> finalized(batch);
   std::vector<SentenceSearch> live(batch);
@@ -91,7 +91,7 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
 
   for (int64_t step = 0; step <= max_len && !live.empty(); ++step) {
     Tensor attention;
-    Tensor log_probs = search_detail::next_log_probs(model, last_tokens, state,
+    Tensor log_probs = search_detail::next_log_probs(models, last_tokens, state,
                                                         options.return_attention ? &attention : nullptr, options);
     search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
     if (options.no_repeat_ngram_size != 0) {
@@ -150,7 +150,7 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, con
     }
     live = std::move(next_live);
     if (live.empty()) break;
-    model.reorder(state, from_vector(order, {int64_t(order.size())}, device));
+    models.reorder(state, from_vector(order, {int64_t(order.size())}, device));
     last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())}, device);
   }
 

@@ -17,13 +17,14 @@
 #include <vector>
 
 #include "nn/search/hypothesis.hpp"
-#include "nn/transformer/encoder_decoder_model.hpp"
+#include "nn/search/model_ensemble.hpp"
 
 namespace attn::nn {
 
 // src_tokens int64 [B, S] (left-padded). Returns, per sentence, options.nbest hypotheses.
-// Runs without gradients; the model should be in eval mode.
-std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoderModel& model, const Tensor& src_tokens,
+// Runs without gradients; the models should be in eval mode. A model converts to an
+// ensemble of one (nn/search/model_ensemble.hpp).
+std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, const Tensor& src_tokens,
                                                  const SearchOptions& options);
 
 }  // namespace attn::nn

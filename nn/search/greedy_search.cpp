@@ -8,19 +8,19 @@ namespace attn::nn {
 
 using search_detail::PartialHypothesis;
 
-std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& src_tokens,
+std::vector<Hypothesis> greedy_search(const ModelEnsemble& models, const Tensor& src_tokens,
                                       const SearchOptions& options) {
   ATTN_CHECK(src_tokens.dim() == 2 && src_tokens.dtype() == DType::Int64,
              "greedy_search: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
              src_tokens.shape().str());
   NoGradGuard no_grad;
-  const TransformerConfig& config = model.config();
+  const TransformerConfig& config = models.config();
   const int64_t batch = src_tokens.size(0), eos = config.eos_idx;
   const Device device = src_tokens.device();
   const int64_t max_len =
-      search_detail::max_output_length(options, src_tokens.size(1), model.max_target_positions());
+      search_detail::max_output_length(options, src_tokens.size(1), models.max_target_positions());
 
-  DecoderState state = model.init_decoder_state(model.encode(src_tokens));
+  ModelEnsemble::State state = models.start(src_tokens);
   std::vector<Hypothesis> results(batch);
   std::vector<int64_t> sentence_of_row(batch);  // the rows still decoding, by sentence
   std::vector<PartialHypothesis> rows(batch);
@@ -29,7 +29,7 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
 
   for (int64_t step = 0; step <= max_len && !sentence_of_row.empty(); ++step) {
     Tensor attention;
-    Tensor log_probs = search_detail::next_log_probs(model, last_tokens, state,
+    Tensor log_probs = search_detail::next_log_probs(models, last_tokens, state,
                                                         options.return_attention ? &attention : nullptr, options);
     search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
     if (options.no_repeat_ngram_size != 0)
@@ -61,7 +61,7 @@ std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& 
       next_rows.push_back(rows[r].extended(token, score, row_attention));
     }
     if (keep.empty()) break;
-    if (keep.size() != rows.size()) model.reorder(state, from_vector(keep, {int64_t(keep.size())}, device));
+    if (keep.size() != rows.size()) models.reorder(state, from_vector(keep, {int64_t(keep.size())}, device));
     sentence_of_row = std::move(next_sentences);
     rows = std::move(next_rows);
     last_tokens = from_vector(next_tokens, {int64_t(next_tokens.size())}, device);

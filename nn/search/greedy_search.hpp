@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "nn/search/hypothesis.hpp"
-#include "nn/transformer/encoder_decoder_model.hpp"
+#include "nn/search/model_ensemble.hpp"
 
 namespace attn::nn {
 
 // src_tokens int64 [B, S] (left-padded). One hypothesis per sentence; options.beam and
 // options.nbest are ignored.
-std::vector<Hypothesis> greedy_search(EncoderDecoderModel& model, const Tensor& src_tokens,
+std::vector<Hypothesis> greedy_search(const ModelEnsemble& models, const Tensor& src_tokens,
                                       const SearchOptions& options);
 
 }  // namespace attn::nn

@@ -20,11 +20,11 @@ int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_p
   return int64_t(std::clamp(length, 0.0, std::max(limit, 0.0)));
 }
 
-Tensor next_log_probs(EncoderDecoderModel& model, const Tensor& tokens, DecoderState& state, Tensor* attention,
+Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEnsemble::State& state, Tensor* attention,
                       const SearchOptions& options) {
-  if (!options.knn) return model.decode_step(tokens, state, attention);
+  if (!options.knn) return models.decode_step(tokens, state, attention);
   Tensor features;
-  Tensor log_probs = model.decode_step(tokens, state, attention, &features);
+  Tensor log_probs = models.decode_step(tokens, state, attention, &features);
   return interpolate_knn(*options.knn, features, log_probs);
 }
 

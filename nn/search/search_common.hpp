@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "nn/search/hypothesis.hpp"
-#include "nn/transformer/encoder_decoder_model.hpp"
+#include "nn/search/model_ensemble.hpp"
 
 namespace attn::nn::search_detail {
 
@@ -16,8 +16,8 @@ namespace attn::nn::search_detail {
 int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
 
 // The next-token log-probabilities [N, V] of the hypotheses whose last tokens are `tokens`:
-// the model's, interpolated with the kNN-MT datastore's when options.knn is set.
-Tensor next_log_probs(EncoderDecoderModel& model, const Tensor& tokens, DecoderState& state, Tensor* attention,
+// the models', interpolated with the kNN-MT datastore's when options.knn is set.
+Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEnsemble::State& state, Tensor* attention,
                       const SearchOptions& options);
 
 // In place on log-probabilities [N, V]: pad never selected; from step max_len on only

@@ -394,6 +394,42 @@ TEST_CASE("generate --beam 2 prints S-, T-, H-, D- and P- lines for every test s
   CHECK(lines.back().starts_with("Generate test with beam=2: BLEU4 = "));
 }
 
+TEST_CASE("generate and translate --path A:B decode with an ensemble; a model with itself is the model") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const auto generate = [&](const std::string& path) {
+    return run_attnlab(workspace.dir, {"generate", "data-bin", "--path", path, "--beam", "2", "--threads", "1"});
+  };
+  // The hypotheses' texts (scores may differ in their last digits: a sum of two equal probabilities).
+  const auto hypotheses = [](const std::string& out) {
+    std::vector<std::string> texts;
+    for (const std::string& line : lines_of(out))
+      if (line.starts_with("D-")) texts.push_back(line.substr(line.rfind('\t') + 1));
+    return texts;
+  };
+  const CommandResult alone = generate("checkpoints/checkpoint_last");
+  const CommandResult twice = generate("checkpoints/checkpoint_last:checkpoints/checkpoint_last");
+  require_success(alone);
+  require_success(twice);
+  CHECK(contains(twice.err, "an ensemble of 2 models"));
+  REQUIRE(hypotheses(alone.out).size() == 8);
+  CHECK(hypotheses(twice.out) == hypotheses(alone.out));
+  const CommandResult mixed = generate("checkpoints/checkpoint1:checkpoints/checkpoint_last");
+  require_success(mixed);
+  CHECK(hypotheses(mixed.out).size() == 8);
+  require_runtime_error(generate("checkpoints/checkpoint1::checkpoints/checkpoint_last"), {"empty checkpoint name"});
+  require_runtime_error(generate("checkpoints/checkpoint1:no-such-checkpoint"), {"no-such-checkpoint"});
+
+  TempDir dir;
+  write_file(dir.file("input.en"), joined_lines(lines_of(read_file(workspace.dir.file("raw/test.en"))), 0, 4));
+  const std::string best = workspace.dir.file("checkpoints/checkpoint_best");
+  const auto translate = [&](const std::string& path) {
+    return run_attnlab(dir, {"translate", "--path", path, "--beam", "2", "--threads", "1"}, dir.file("input.en"));
+  };
+  const CommandResult translated = translate(best), translated_twice = translate(best + ":" + best);
+  require_success(translated_twice);
+  CHECK(translated_twice.out == translated.out);
+}
+
 TEST_CASE("generate --knn-datastore train: on the neighbours alone greedy search gives back the training targets") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult generated =

@@ -2,7 +2,8 @@
 // incremental state against a plain per-sentence reference that rescores every prefix with
 // the full parallel forward (with and without n-gram blocking); beam 1 == greedy; batching
 // invariance; length limits, pad never chosen, score normalisation, n-best order,
-// attention; option errors.
+// attention; ensembles against the same reference over the mean of their probabilities;
+// option errors.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -39,14 +40,25 @@ struct RefHyp {
   std::vector<float> cumulative;
 };
 
-// Next-token log-probabilities after `prefix` (without the leading </s>) by the full forward.
-std::vector<float> full_forward_log_probs(nn::EncoderDecoderModel& model, const Tensor& src,
+using Models = std::vector<nn::EncoderDecoderModel*>;
+
+// Next-token log-probabilities after `prefix` (without the leading </s>) by the full forward;
+// of several models, log of the mean of their probabilities, in double.
+std::vector<float> full_forward_log_probs(const Models& models, const Tensor& src,
                                           const std::vector<int64_t>& prefix) {
   std::vector<int64_t> prev = {kEos};
   prev.insert(prev.end(), prefix.begin(), prefix.end());
-  Tensor logits = model.forward(src, from_vector(prev, {1, int64_t(prev.size())}));
-  std::vector<double> lp = ops::log_softmax(logits.select(1, int64_t(prev.size()) - 1), -1).to_vector();
-  return std::vector<float>(lp.begin(), lp.end());
+  std::vector<double> mean_probs;
+  for (nn::EncoderDecoderModel* model : models) {
+    Tensor logits = model->forward(src, from_vector(prev, {1, int64_t(prev.size())}));
+    std::vector<double> lp = ops::log_softmax(logits.select(1, int64_t(prev.size()) - 1), -1).to_vector();
+    if (models.size() == 1) return std::vector<float>(lp.begin(), lp.end());
+    mean_probs.resize(lp.size(), 0.0);
+    for (size_t v = 0; v < lp.size(); ++v) mean_probs[v] += std::exp(lp[v]) / double(models.size());
+  }
+  std::vector<float> out;
+  for (double p : mean_probs) out.push_back(float(std::log(p)));
+  return out;
 }
 
 // Every n-gram of </s> + tokens (none when n is 0).
@@ -76,9 +88,9 @@ bool repeats_an_ngram(const std::vector<int64_t>& tokens, int64_t n) {
 
 // fairseq's beam search (§1.10) for one sentence, written plainly: no incremental state,
 // no batching, no reordering.
-std::vector<nn::Hypothesis> reference_beam(nn::EncoderDecoderModel& model, const Tensor& src,
-                                           const nn::SearchOptions& o, int64_t max_len) {
-  const int64_t V = model.config().tgt_vocab_size, K = o.beam;
+std::vector<nn::Hypothesis> reference_beam(const Models& models, const Tensor& src, const nn::SearchOptions& o,
+                                           int64_t max_len) {
+  const int64_t V = models.front()->config().tgt_vocab_size, K = o.beam;
   std::vector<RefHyp> beams(1);
   std::vector<bool> ignore(K, false);
   std::vector<nn::Hypothesis> done;
@@ -86,7 +98,7 @@ std::vector<nn::Hypothesis> reference_beam(nn::EncoderDecoderModel& model, const
     struct Cand { float score; int64_t flat; };
     std::vector<Cand> cands;
     for (size_t b = 0; b < beams.size(); ++b) {
-      std::vector<float> lp = full_forward_log_probs(model, src, beams[b].tokens);
+      std::vector<float> lp = full_forward_log_probs(models, src, beams[b].tokens);
       lp[kPad] = kMinusInfinity;
       const std::set<std::vector<int64_t>> seen = ngrams_with_opening_eos(beams[b].tokens, o.no_repeat_ngram_size);
       for (int64_t v = 0; v < V; ++v) {
@@ -156,7 +168,7 @@ TEST_CASE("beam search equals the plain full-forward reference (beam 1, 3, 5; le
     REQUIRE(got.size() == sentences.size());
     for (size_t i = 0; i < sentences.size(); ++i) {
       INFO("beam " << beam << ", sentence " << i);
-      std::vector<nn::Hypothesis> expected = reference_beam(*model, src.narrow(0, int64_t(i), 1), o, max_len);
+      std::vector<nn::Hypothesis> expected = reference_beam({model.get()}, src.narrow(0, int64_t(i), 1), o, max_len);
       REQUIRE(got[i].size() == expected.size());
       for (size_t h = 0; h < expected.size(); ++h) check_same(got[i][h], expected[h]);
     }
@@ -195,7 +207,7 @@ TEST_CASE("n-gram blocking: beam search equals the reference, and no hypothesis 
     std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(*model, src, o);
     for (size_t i = 0; i < sentences.size(); ++i) {
       INFO("n " << n << ", sentence " << i);
-      std::vector<nn::Hypothesis> expected = reference_beam(*model, src.narrow(0, int64_t(i), 1), o, max_len);
+      std::vector<nn::Hypothesis> expected = reference_beam({model.get()}, src.narrow(0, int64_t(i), 1), o, max_len);
       REQUIRE(got[i].size() == expected.size());
       for (size_t h = 0; h < expected.size(); ++h) {
         check_same(got[i][h], expected[h]);
@@ -280,6 +292,66 @@ TEST_CASE("hypotheses respect max_len, min_len, pad, score normalisation, n-best
   // The first sentence is left-padded by 2: no attention on the pads.
   std::vector<nn::Hypothesis> first = nn::beam_search(*model, src, o)[0];
   CHECK(ops::amax(first[0].attention.narrow(1, 0, 2)).item() == 0.0);
+}
+
+TEST_CASE("an ensemble searches the mean of its models' probabilities (fairseq's --path a:b)") {
+  auto first = peaky_model(41), second = peaky_model(42);
+  const nn::ModelEnsemble ensemble({first.get(), second.get()});
+  NoGradGuard no_grad;
+  std::vector<std::vector<int64_t>> sentences = random_sentences({4, 2, 5}, 10, 43);
+  Tensor src = pad_batch(sentences, true);
+  nn::SearchOptions o;
+  o.max_len_a = 1.0;
+  o.max_len_b = 2;
+  const int64_t max_len = int64_t(o.max_len_a * double(src.size(1))) + o.max_len_b;
+  for (int64_t beam : {1, 4}) {
+    o.nbest = o.beam = beam;
+    std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(ensemble, src, o);
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      INFO("beam " << beam << ", sentence " << i);
+      std::vector<nn::Hypothesis> expected =
+          reference_beam({first.get(), second.get()}, src.narrow(0, int64_t(i), 1), o, max_len);
+      REQUIRE(got[i].size() == expected.size());
+      for (size_t h = 0; h < expected.size(); ++h) check_same(got[i][h], expected[h]);
+    }
+  }
+  o.nbest = o.beam = 1;
+  std::vector<nn::Hypothesis> greedy = nn::greedy_search(ensemble, src, o);
+  std::vector<std::vector<nn::Hypothesis>> beam1 = nn::beam_search(ensemble, src, o);
+  for (size_t i = 0; i < sentences.size(); ++i) check_same(greedy[i], beam1[i][0], 0.0);
+
+  // A model with itself is the model: the same translations, the same scores to rounding.
+  o.nbest = o.beam = 3;
+  std::vector<std::vector<nn::Hypothesis>> alone = nn::beam_search(*first, src, o);
+  std::vector<std::vector<nn::Hypothesis>> twice = nn::beam_search(nn::ModelEnsemble({first.get(), first.get()}), src, o);
+  for (size_t i = 0; i < sentences.size(); ++i)
+    for (size_t h = 0; h < alone[i].size(); ++h) check_same(twice[i][h], alone[i][h], 1e-5);
+}
+
+TEST_CASE("an ensemble's step: mean attention, the first model's features; mismatched models refused") {
+  auto first = peaky_model(44), second = peaky_model(45);
+  const nn::ModelEnsemble ensemble({first.get(), second.get()});
+  NoGradGuard no_grad;
+  Tensor src = pad_batch(random_sentences({3, 4}, 10, 46), true);
+  Tensor tokens = from_vector(std::vector<int64_t>{kEos, kEos}, {2});
+  nn::ModelEnsemble::State state = ensemble.start(src);
+  Tensor attention, features;
+  ensemble.decode_step(tokens, state, &attention, &features);
+  std::vector<double> expected_attention(size_t(attention.numel()), 0.0);
+  for (auto* model : {first.get(), second.get()}) {
+    nn::DecoderState alone = model->init_decoder_state(model->encode(src));
+    Tensor model_attention, model_features;
+    model->decode_step(tokens, alone, &model_attention, &model_features);
+    const std::vector<double> a = model_attention.to_vector();
+    for (size_t k = 0; k < a.size(); ++k) expected_attention[k] += a[k] / 2.0;
+    if (model == first.get()) CHECK(features.to_vector() == model_features.to_vector());
+  }
+  const std::vector<double> got = attention.to_vector();
+  for (size_t k = 0; k < got.size(); ++k) CHECK(got[k] == Approx(expected_attention[k]).margin(1e-6));
+
+  auto larger = peaky_model(47, 12);
+  CHECK_THROWS_WITH(nn::ModelEnsemble({first.get(), larger.get()}), Catch::Contains("share their dictionaries"));
+  CHECK_THROWS_WITH(nn::ModelEnsemble(std::vector<nn::EncoderDecoderModel*>{}), Catch::Contains("no model"));
 }
 
 TEST_CASE("search rejects bad options and inputs") {

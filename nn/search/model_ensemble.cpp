@@ -1,0 +1,81 @@
+#include "nn/search/model_ensemble.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/ops.hpp"
+
+namespace attn::nn {
+
+namespace {
+
+// log (1/M Σ_m exp x_m), element by element, shifted by the largest x_m for stability. In
+// elementwise passes over [N, V] rather than a reduction over a stacked [M, N, V]'s outer axis.
+Tensor log_mean_exp(const std::vector<Tensor>& xs) {
+  Tensor largest = xs.front();
+  for (size_t m = 1; m < xs.size(); ++m) largest = ops::maximum(largest, xs[m]);
+  Tensor sum = ops::exp(xs.front() - largest);
+  for (size_t m = 1; m < xs.size(); ++m) sum = sum + ops::exp(xs[m] - largest);
+  return largest + ops::log(sum) - std::log(double(xs.size()));
+}
+
+}  // namespace
+
+ModelEnsemble::ModelEnsemble(EncoderDecoderModel& model) : models_{&model} {}
+
+ModelEnsemble::ModelEnsemble(std::vector<EncoderDecoderModel*> models) : models_(std::move(models)) {
+  ATTN_CHECK(!models_.empty(), "ensemble: no model given");
+  const TransformerConfig& first = config();
+  for (size_t m = 1; m < models_.size(); ++m) {
+    const TransformerConfig& c = models_[m]->config();
+    ATTN_CHECK(c.src_vocab_size == first.src_vocab_size && c.tgt_vocab_size == first.tgt_vocab_size &&
+                   c.padding_idx == first.padding_idx && c.eos_idx == first.eos_idx,
+               "ensemble: model {} has vocabularies of {} / {} symbols (pad {}, </s> {}), the first {} / {} "
+               "(pad {}, </s> {}): the models of an ensemble must share their dictionaries",
+               m + 1, c.src_vocab_size, c.tgt_vocab_size, c.padding_idx, c.eos_idx, first.src_vocab_size,
+               first.tgt_vocab_size, first.padding_idx, first.eos_idx);
+    ATTN_CHECK(models_[m]->device() == device(), "ensemble: model {} is on another device than the first", m + 1);
+  }
+}
+
+int64_t ModelEnsemble::max_source_positions() const {
+  int64_t limit = config().max_source_positions;
+  for (const EncoderDecoderModel* model : models_) limit = std::min(limit, model->config().max_source_positions);
+  return limit;
+}
+
+int64_t ModelEnsemble::max_target_positions() const {
+  int64_t limit = models_.front()->max_target_positions();
+  for (const EncoderDecoderModel* model : models_) limit = std::min(limit, model->max_target_positions());
+  return limit;
+}
+
+void ModelEnsemble::eval() const {
+  for (EncoderDecoderModel* model : models_) model->eval();
+}
+
+ModelEnsemble::State ModelEnsemble::start(const Tensor& src_tokens) const {
+  State state;
+  for (EncoderDecoderModel* model : models_) state.push_back(model->init_decoder_state(model->encode(src_tokens)));
+  return state;
+}
+
+Tensor ModelEnsemble::decode_step(const Tensor& tokens, State& state, Tensor* cross_attention,
+                                  Tensor* features) const {
+  if (models_.size() == 1) return models_.front()->decode_step(tokens, state.front(), cross_attention, features);
+  std::vector<Tensor> log_probs, attentions;
+  for (size_t m = 0; m < models_.size(); ++m) {
+    Tensor attention;
+    log_probs.push_back(models_[m]->decode_step(tokens, state[m], cross_attention ? &attention : nullptr,
+                                                m == 0 ? features : nullptr));
+    if (cross_attention) attentions.push_back(attention);
+  }
+  if (cross_attention) *cross_attention = ops::mean(ops::stack(attentions, 0), {0});
+  return log_mean_exp(log_probs);
+}
+
+void ModelEnsemble::reorder(State& state, const Tensor& order) const {
+  for (size_t m = 0; m < models_.size(); ++m) models_[m]->reorder(state[m], order);
+}
+
+}  // namespace attn::nn
