@@ -3,7 +3,7 @@
 // the original sentence order so existing scripts keep working:
 //   S-i  source (BPE removed with --remove-bpe)      T-i  reference
 //   H-i  score  hypothesis tokens                    D-i  score  detokenized hypothesis
-//   P-i  per-token log-probabilities
+//   P-i  per-token log-probabilities                 A-i  source-target word alignment (--print-alignment)
 // Scores are in base 2 as current fairseq prints them (score / ln 2); the closing line is
 // fairseq's "Generate test with beam=B: BLEU4 = ..." (fairseq-score, docs/mt-tools.md §3.4).
 #include <chrono>
@@ -18,6 +18,7 @@
 #include "apps/cli/compute_options.hpp"
 #include "apps/cli/search_options.hpp"
 #include "apps/task/translation_task.hpp"
+#include "apps/generation/hard_alignment.hpp"
 #include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/bleu.hpp"
@@ -28,6 +29,7 @@ namespace {
 
 struct GenerateArgs {
   std::string data_dir, path, subset = "test", remove_bpe;
+  std::string print_alignment;  // "hard" when asked for (fairseq's --print-alignment)
   DecodingOptions decoding;
   bool quiet = false;
   ComputeOptions compute;
@@ -42,6 +44,19 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
   for (double score : hypothesis.positional_scores)
     line += fmt::format("{}{:.4f}", line.empty() ? "" : " ", score / std::numbers::ln2);
   return line;
+}
+
+// fairseq's H-, D- and P- lines of hypothesis h of sentence i (scores in base 2), and A- with
+// --print-alignment.
+void print_hypothesis(size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source,
+                      const data::Dictionary& target_dict, const GenerateArgs& args) {
+  const std::string text = target_dict.decode(h.tokens, args.remove_bpe);
+  const double score = h.score / std::numbers::ln2;
+  fmt::print("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, text, i, positional_scores(h));
+  if (!args.print_alignment.empty())
+    fmt::print("A-{}\t{}\n", i,
+               format_alignment(hard_alignment(h.attention, source, h.tokens, data::Dictionary::kPad,
+                                               data::Dictionary::kEos)));
 }
 
 // The kNN-MT datastore of the split --knn-datastore names (one teacher-forced pass, or read
@@ -71,6 +86,7 @@ int run_generate(const GenerateArgs& args) {
   const std::vector<std::vector<int64_t>> sources = corpora.source.sentences();
   const std::vector<std::vector<int64_t>> targets = corpora.target.sentences();
   DecodingOptions decoding = args.decoding;
+  decoding.search.return_attention = !args.print_alignment.empty();
   if (ensemble.size() > 1) std::cerr << fmt::format("decoding with an ensemble of {} models\n", ensemble.size());
   if (!args.knn_datastore.empty()) decoding.search.knn = build_knn(trained, task, args);
 
@@ -84,12 +100,8 @@ int run_generate(const GenerateArgs& args) {
     const std::string source = task.source_dict.decode(sources[i], args.remove_bpe);
     const std::string reference = task.target_dict.decode(targets[i], args.remove_bpe);
     if (!args.quiet) fmt::print("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
-    for (const nn::Hypothesis& h : hypotheses[i]) {
-      const std::string text = task.target_dict.decode(h.tokens, args.remove_bpe);
-      const double score = h.score / std::numbers::ln2;
-      if (!args.quiet) fmt::print("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, text, i,
-                                  positional_scores(h));
-    }
+    if (!args.quiet)
+      for (const nn::Hypothesis& h : hypotheses[i]) print_hypothesis(i, h, sources[i], task.target_dict, args);
     best.push_back(task.target_dict.decode(hypotheses[i].front().tokens, args.remove_bpe));
     references.push_back(reference);
     generated_tokens += int64_t(hypotheses[i].front().tokens.size());
@@ -117,6 +129,9 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
+  cmd.add_flag("--print-alignment{hard}", args->print_alignment,
+               "Print A- lines: each output word aligned to the source word its cross-attention weighs most")
+      ->check(CLI::IsMember({"hard"}));
   cmd.add_option("--knn-datastore", args->knn_datastore,
                  "kNN-MT (Khandelwal et al. 2021): a split of the data dir (e.g. train) whose decoder states the "
                  "search consults");

@@ -394,6 +394,40 @@ TEST_CASE("generate --beam 2 prints S-, T-, H-, D- and P- lines for every test s
   CHECK(lines.back().starts_with("Generate test with beam=2: BLEU4 = "));
 }
 
+TEST_CASE("generate --print-alignment prints an A- line per hypothesis: a source word for every output word") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const CommandResult generated =
+      run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--beam", "2",
+                                  "--print-alignment", "--threads", "1"});
+  require_success(generated);
+  const std::vector<std::string> lines = lines_of(generated.out);
+  REQUIRE(lines.size() == 8 * 6 + 1);
+  const auto words = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string word; in >> word;) out.push_back(word);
+    return out;
+  };
+  for (size_t i = 0; i < 8; ++i) {
+    INFO("sentence " << i);
+    const auto line = [&](size_t k) -> const std::string& { return lines[6 * i + k]; };
+    REQUIRE(line(5).starts_with(fmt::format("A-{}\t", i)));
+    const size_t source_words = words(line(0).substr(line(0).find('\t') + 1)).size();
+    const size_t output_words = words(line(2).substr(line(2).rfind('\t') + 1)).size();
+    const std::vector<std::string> pairs = words(line(5).substr(line(5).find('\t') + 1));
+    REQUIRE(pairs.size() == output_words);
+    for (size_t t = 0; t < pairs.size(); ++t) {
+      std::smatch pair;
+      REQUIRE(std::regex_match(pairs[t], pair, std::regex(R"(([0-9]+)-([0-9]+))")));
+      CHECK(std::stoul(pair[1].str()) < source_words);
+      CHECK(std::stoul(pair[2].str()) == t);
+    }
+  }
+  require_command_line_error(run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
+                                                         "--print-alignment=soft"}),
+                             "soft");
+}
+
 TEST_CASE("generate and translate --path A:B decode with an ensemble; a model with itself is the model") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const auto generate = [&](const std::string& path) {

@@ -1,0 +1,52 @@
+#include "apps/generation/hard_alignment.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace attn::app {
+namespace {
+
+// For each position, its index among the tokens that are neither pad nor </s> (−1 for those).
+std::vector<int64_t> word_indices(const std::vector<int64_t>& tokens, int64_t pad, int64_t eos) {
+  std::vector<int64_t> index(tokens.size(), -1);
+  int64_t next = 0;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] != pad && tokens[i] != eos) index[i] = next++;
+  return index;
+}
+
+}  // namespace
+
+std::vector<AlignedPair> hard_alignment(const Tensor& attention, const std::vector<int64_t>& source,
+                                        const std::vector<int64_t>& target, int64_t pad, int64_t eos) {
+  ATTN_CHECK(attention.dim() == 2 && attention.size(0) == int64_t(target.size()) &&
+                 attention.size(1) >= int64_t(source.size()),
+             "hard_alignment: attention {} does not fit a target of {} and a source of {} tokens",
+             attention.shape().str(), target.size(), source.size());
+  std::vector<int64_t> padded_source(size_t(attention.size(1)) - source.size(), pad);
+  padded_source.insert(padded_source.end(), source.begin(), source.end());
+  const std::vector<int64_t> source_index = word_indices(padded_source, pad, eos);
+  const std::vector<int64_t> target_index = word_indices(target, pad, eos);
+  const std::vector<double> weights = attention.contiguous().to_vector();
+  const size_t columns = padded_source.size();
+  std::vector<AlignedPair> alignment;
+  for (size_t t = 0; t < target.size(); ++t) {
+    if (target_index[t] < 0) continue;
+    int64_t best = -1;
+    for (size_t s = 0; s < columns; ++s)
+      if (source_index[s] >= 0 && (best < 0 || weights[t * columns + s] > weights[t * columns + size_t(best)]))
+        best = int64_t(s);
+    if (best >= 0) alignment.push_back({source_index[size_t(best)], target_index[t]});
+  }
+  return alignment;
+}
+
+std::string format_alignment(const std::vector<AlignedPair>& alignment) {
+  std::string line;
+  for (const AlignedPair& pair : alignment)
+    line += fmt::format("{}{}-{}", line.empty() ? "" : " ", pair.source, pair.target);
+  return line;
+}
+
+}  // namespace attn::app
