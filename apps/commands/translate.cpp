@@ -32,8 +32,8 @@ int run_translate(const TranslateArgs& args) {
   const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
   const nn::ModelEnsemble models = ensemble_of(trained);
   const TranslationTask& task = trained.front().task;
-  const RawTextEncoder encoder(task.source_lang, find_bpe_codes(task, first_checkpoint(args.path), args.bpe_codes, "translate"),
-                               task.source_dict, !args.no_tokenize);
+  const std::string bpe_codes = find_bpe_codes(task, first_checkpoint(args.path), args.bpe_codes, "translate");
+  const RawTextEncoder encoder(task.source_lang, bpe_codes, task.source_dict, !args.no_tokenize);
   const data::MosesDetokenizer detokenizer(data::parse_moses_language(task.target_lang));
 
   // The sources of the lines with tokens; a line without any is answered with an empty line.

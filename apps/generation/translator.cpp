@@ -58,7 +58,8 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
     const Tensor src = to_tensors(batch, models.device()).src_tokens;
     std::vector<std::vector<nn::Hypothesis>> hypotheses;
     if (options.search.beam == 1) {
-      for (nn::Hypothesis& best : nn::greedy_search(models, src, options.search)) hypotheses.push_back({std::move(best)});
+      for (nn::Hypothesis& best : nn::greedy_search(models, src, options.search))
+        hypotheses.push_back({std::move(best)});
     } else {
       hypotheses = nn::beam_search(models, src, options.search);
     }

@@ -131,9 +131,10 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, Device devic
 
 namespace {
 
-void check_same_dictionary(const std::string& given, const std::string& recorded) {
+// `whose`: what `recorded` is ("which the model was trained with").
+void check_same_dictionary(const std::string& given, const std::string& recorded, const std::string& whose) {
   if (file_checksum(given) != file_checksum(recorded))
-    throw Error(fmt::format("dictionary {} differs from {}, which the model was trained with", given, recorded));
+    throw Error(fmt::format("dictionary {} differs from {}, {}", given, recorded, whose));
 }
 
 }  // namespace
@@ -142,10 +143,12 @@ std::vector<TrainedModel> load_trained_models(const std::string& checkpoint_path
   std::vector<TrainedModel> trained;
   std::stringstream list(checkpoint_paths);
   for (std::string path; std::getline(list, path, ':');) {
-    if (path.empty()) throw Error(fmt::format("--path '{}': an empty checkpoint name in the list", checkpoint_paths));
+    if (path.empty())
+      throw Error(fmt::format("--path '{}': an empty checkpoint name in the list", checkpoint_paths));
     trained.push_back(load_trained_model(path, device));
-    check_same_dictionary(trained.back().task.source_dict_path, trained.front().task.source_dict_path);
-    check_same_dictionary(trained.back().task.target_dict_path, trained.front().task.target_dict_path);
+    const std::string whose = "the first checkpoint's: the models of an ensemble must share their dictionaries";
+    check_same_dictionary(trained.back().task.source_dict_path, trained.front().task.source_dict_path, whose);
+    check_same_dictionary(trained.back().task.target_dict_path, trained.front().task.target_dict_path, whose);
   }
   if (trained.empty()) throw Error("--path: no checkpoint given");
   return trained;
@@ -163,8 +166,9 @@ nn::ModelEnsemble ensemble_of(const std::vector<TrainedModel>& trained) {
 
 TranslationTask open_task_for(const TrainedModel& trained, const std::string& data_dir) {
   TranslationTask data = open_translation_task(data_dir, trained.task.source_lang, trained.task.target_lang);
-  check_same_dictionary(data.source_dict_path, trained.task.source_dict_path);
-  check_same_dictionary(data.target_dict_path, trained.task.target_dict_path);
+  const std::string whose = "which the model was trained with";
+  check_same_dictionary(data.source_dict_path, trained.task.source_dict_path, whose);
+  check_same_dictionary(data.target_dict_path, trained.task.target_dict_path, whose);
   return data;
 }
 

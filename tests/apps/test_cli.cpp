@@ -423,9 +423,9 @@ TEST_CASE("generate --print-alignment prints an A- line per hypothesis: a source
       CHECK(std::stoul(pair[2].str()) == t);
     }
   }
-  require_command_line_error(run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
-                                                         "--print-alignment=soft"}),
-                             "soft");
+  const std::vector<std::string> soft = {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
+                                         "--print-alignment=soft"};
+  require_command_line_error(run_attnlab(workspace.dir, soft), "soft");
 }
 
 TEST_CASE("generate and translate --path A:B decode with an ensemble; a model with itself is the model") {

@@ -20,7 +20,7 @@ TEST_CASE("hard_alignment takes each target word's most attended source word, sk
   // Source 7 8 9 </s>, left-padded by one: columns pad, 7, 8, 9, </s>. Target 5 6 4 </s>.
   const std::vector<int64_t> source = {7, 8, 9, kEos}, target = {5, 6, 4, kEos};
   const Tensor attention = from_vector(std::vector<float>{0.0f, 0.1f, 0.2f, 0.6f, 0.1f,   // 5 -> 9
-                                                          0.0f, 0.1f, 0.1f, 0.0f, 0.8f,   // 6: </s> skipped -> 7 (first tie)
+                                                          0.0f, 0.1f, 0.1f, 0.0f, 0.8f,   // 6: </s> skipped; 7 (tie)
                                                           0.5f, 0.1f, 0.3f, 0.1f, 0.0f,   // 4: pad skipped -> 8
                                                           0.0f, 0.9f, 0.0f, 0.0f, 0.1f},  // </s>: not aligned
                                        {4, 5});

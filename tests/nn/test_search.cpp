@@ -323,7 +323,8 @@ TEST_CASE("an ensemble searches the mean of its models' probabilities (fairseq's
   // A model with itself is the model: the same translations, the same scores to rounding.
   o.nbest = o.beam = 3;
   std::vector<std::vector<nn::Hypothesis>> alone = nn::beam_search(*first, src, o);
-  std::vector<std::vector<nn::Hypothesis>> twice = nn::beam_search(nn::ModelEnsemble({first.get(), first.get()}), src, o);
+  const nn::ModelEnsemble same_twice({first.get(), first.get()});
+  std::vector<std::vector<nn::Hypothesis>> twice = nn::beam_search(same_twice, src, o);
   for (size_t i = 0; i < sentences.size(); ++i)
     for (size_t h = 0; h < alone[i].size(); ++h) check_same(twice[i][h], alone[i][h], 1e-5);
 }
