@@ -1,6 +1,7 @@
 #include "apps/cli/search_options.hpp"
 
 #include "apps/cli/command.hpp"
+#include "core/error.hpp"
 
 namespace attn::app {
 namespace {
@@ -18,7 +19,7 @@ CLI::Validator ngram_size() {
 
 }  // namespace
 
-void add_search_options(CLI::App& cmd, nn::SearchOptions& search) {
+void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags& sampling) {
   cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(positive_number())->capture_default_str();
   cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
   cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")
@@ -31,6 +32,28 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search) {
                  "Never repeat an n-gram of this size in a hypothesis (0: off; at least 2)")
       ->check(ngram_size())
       ->capture_default_str();
+  cmd.add_option("--temperature", search.temperature, "Divide the logits by T before the softmax (< 1 sharper)")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_flag("--sampling", sampling.sampling, "Draw each next token from the model's distribution instead of searching");
+  cmd.add_option("--sampling-topk", sampling.topk, "With --sampling: draw among the K most probable tokens (-1: all)")
+      ->capture_default_str();
+  cmd.add_option("--sampling-topp", sampling.topp,
+                 "With --sampling: draw among the most probable tokens whose probability reaches P (-1: off)")
+      ->capture_default_str();
+  cmd.add_option("--seed", sampling.seed, "With --sampling: the random numbers' seed")->capture_default_str();
+}
+
+void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search) {
+  const bool topk = flags.topk > 0, topp = flags.topp > 0.0;
+  ATTN_CHECK(flags.sampling || (!topk && !topp), "--sampling-topk and --sampling-topp need --sampling");
+  ATTN_CHECK(!(topk && topp), "give --sampling-topk or --sampling-topp, not both");
+  ATTN_CHECK(flags.topp <= 1.0, "--sampling-topp must be at most 1, got {}", flags.topp);
+  if (!flags.sampling) return;
+  nn::SamplingOptions& sampling = search.sampling.emplace();
+  sampling.topk = topk ? flags.topk : 0;
+  sampling.topp = topp ? flags.topp : 0.0;
+  sampling.generator = std::make_shared<Generator>(flags.seed);
 }
 
 }  // namespace attn::app

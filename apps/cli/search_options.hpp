@@ -6,9 +6,22 @@
 
 namespace attn::app {
 
-// --beam, --lenpen, --max-len-a, --max-len-b and --no-repeat-ngram-size; negative or
-// non-finite lengths are refused (a maximum length below 1 would leave no hypothesis to
-// print), and so is an n-gram size of 1.
-void add_search_options(CLI::App& cmd, nn::SearchOptions& search);
+// fairseq's sampling flags, read into search options by apply_sampling_flags.
+struct SamplingFlags {
+  bool sampling = false;
+  int64_t topk = -1;   // --sampling-topk (-1: off)
+  double topp = -1.0;  // --sampling-topp (-1: off)
+  uint64_t seed = 1;   // --seed: fairseq-generate's default
+};
+
+// --beam, --lenpen, --max-len-a, --max-len-b, --no-repeat-ngram-size and --temperature into
+// `search`, and --sampling, --sampling-topk, --sampling-topp and --seed into `sampling`;
+// negative or non-finite lengths are refused (a maximum length below 1 would leave no
+// hypothesis to print), and so is an n-gram size of 1 or a temperature that is not positive.
+void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags& sampling);
+
+// Sets search.sampling when --sampling was given; throws (attn::Error) for --sampling-topk or
+// --sampling-topp without --sampling, or both at once.
+void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search);
 
 }  // namespace attn::app

@@ -31,6 +31,7 @@ struct GenerateArgs {
   std::string data_dir, path, subset = "test", remove_bpe;
   std::string print_alignment;  // "hard" when asked for (fairseq's --print-alignment)
   DecodingOptions decoding;
+  SamplingFlags sampling;
   bool quiet = false;
   ComputeOptions compute;
   std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
@@ -122,7 +123,7 @@ CommandAction setup(CLI::App& cmd) {
                  "Checkpoint (NAME, NAME.safetensors or NAME.json); A:B:C decodes an ensemble of them")
       ->required();
   cmd.add_option("--subset,--gen-subset", args->subset, "Split to translate")->capture_default_str();
-  add_search_options(cmd, search);
+  add_search_options(cmd, search, args->sampling);
   cmd.add_option("--min-len", search.min_len, "Minimum output length")->capture_default_str();
   cmd.add_option("--nbest", search.nbest, "Hypotheses printed per sentence")->capture_default_str();
   cmd.add_flag("--remove-bpe{@@ }", args->remove_bpe, "Remove BPE (default separator '@@ ')");
@@ -165,6 +166,7 @@ CommandAction setup(CLI::App& cmd) {
   return [args] {
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);
+    apply_sampling_flags(args->sampling, args->decoding.search);
     return run_generate(*args);
   };
 }

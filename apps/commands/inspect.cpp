@@ -34,6 +34,7 @@ struct InspectArgs {
   int64_t max_tokens = 2048;
   bool no_tokenize = false;
   DecodingOptions decoding;
+  SamplingFlags sampling;
   ComputeOptions compute;
 };
 
@@ -120,9 +121,12 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--subset", args->subset, "Split of --data (train, valid, test)");
   cmd.add_option("--compare-to", args->compare_to, "A teacher checkpoint: each head's distance to its map");
   cmd.add_option("--max-tokens", args->max_tokens, "Tokens per batch for --data")->check(positive_number());
-  add_search_options(cmd, args->decoding.search);
+  add_search_options(cmd, args->decoding.search, args->sampling);
   add_compute_options(cmd, args->compute);
-  return [args] { return run_inspect(*args); };
+  return [args] {
+    apply_sampling_flags(args->sampling, args->decoding.search);
+    return run_inspect(*args);
+  };
 }
 
 const CommandRegistration registration("inspect", "Attention maps (PNG + JSON) and per-head statistics", setup);

@@ -23,6 +23,7 @@ namespace {
 struct TranslateArgs {
   std::string path, bpe_codes;
   DecodingOptions decoding;
+  SamplingFlags sampling;
   bool no_tokenize = false;
   ComputeOptions compute;
 };
@@ -67,11 +68,14 @@ CommandAction setup(CLI::App& cmd) {
       ->required();
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
-  add_search_options(cmd, search);
+  add_search_options(cmd, search, args->sampling);
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
   add_compute_options(cmd, args->compute);
-  return [args] { return run_translate(*args); };
+  return [args] {
+    apply_sampling_flags(args->sampling, args->decoding.search);
+    return run_translate(*args);
+  };
 }
 
 const CommandRegistration registration("translate", "Translate raw sentences from stdin (tokenize, BPE, decode)",

@@ -51,6 +51,22 @@ std::vector<std::vector<Candidate>> top_candidates(const Tensor& log_probs, cons
   return out;
 }
 
+// With sampling: one drawn token per hypothesis, candidate b from hypothesis b (fairseq's
+// search.Sampling), scored by the model's log-probability.
+std::vector<std::vector<Candidate>> sampled_candidates(const Tensor& log_probs, const std::vector<SentenceSearch>& live,
+                                                       int64_t beam, const SamplingOptions& sampling) {
+  const std::vector<int64_t> tokens = sample_tokens(log_probs, sampling);
+  std::vector<std::vector<Candidate>> out(live.size());
+  for (size_t i = 0; i < live.size(); ++i)
+    for (int64_t b = 0; b < beam; ++b) {
+      const int64_t row = int64_t(i) * beam + b, token = tokens[size_t(row)];
+      const std::vector<float>& cumulative = live[i].hypotheses[size_t(b)].cumulative;
+      const float log_prob = float(log_probs.select(0, row).select(0, token).item());
+      out[i].push_back({(cumulative.empty() ? 0.0f : cumulative.back()) + log_prob, b, token});
+    }
+  return out;
+}
+
 std::vector<int64_t> repeated_rows(int64_t batch, int64_t beam) {
   std::vector<int64_t> order;
   for (int64_t i = 0; i < batch; ++i) order.insert(order.end(), beam, i);
@@ -100,7 +116,9 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
         for (const PartialHypothesis& h : s.hypotheses)
           h.block_repeated_ngrams(log_probs.select(0, row++), options.no_repeat_ngram_size, eos);
     }
-    const std::vector<std::vector<Candidate>> candidates = top_candidates(log_probs, live, beam, step);
+    const std::vector<std::vector<Candidate>> candidates =
+        options.sampling ? sampled_candidates(log_probs, live, beam, *options.sampling)
+                         : top_candidates(log_probs, live, beam, step);
 
     std::vector<SentenceSearch> next_live;
     std::vector<int64_t> order, next_tokens;

@@ -40,8 +40,16 @@ std::vector<Hypothesis> greedy_search(const ModelEnsemble& models, const Tensor&
     for (size_t r = 0; r < rows.size(); ++r)
       if (!rows[r].cumulative.empty()) previous[r] = rows[r].cumulative.back();
     Tensor totals = ops::add(log_probs, from_vector(previous, {int64_t(rows.size()), 1}, device));
-    ops::ValuesIndices best = ops::topk(totals, 1);
-    const std::vector<double> best_scores = best.values.to_vector(), best_tokens = best.indices.to_vector();
+    std::vector<double> best_scores, best_tokens;
+    if (options.sampling) {  // the drawn token, scored as beam search with beam 1 scores it
+      for (int64_t token : sample_tokens(log_probs, *options.sampling)) best_tokens.push_back(double(token));
+      for (size_t r = 0; r < rows.size(); ++r)
+        best_scores.push_back(totals.select(0, int64_t(r)).select(0, int64_t(best_tokens[r])).item());
+    } else {
+      ops::ValuesIndices best = ops::topk(totals, 1);
+      best_scores = best.values.to_vector();
+      best_tokens = best.indices.to_vector();
+    }
 
     std::vector<int64_t> keep, next_sentences, next_tokens;
     std::vector<PartialHypothesis> next_rows;

@@ -1,5 +1,5 @@
 // Greedy decoding (docs/models.md §1.10 with beam 1): at each step the most probable
-// non-pad token; max_len, min_len and the score S = Σ log p / L^lenpen as in beam search,
+// non-pad token (with options.sampling, a drawn one: §1.10.4); max_len, min_len and the score S = Σ log p / L^lenpen as in beam search,
 // so greedy_search(...) equals beam_search(..., beam = 1). Batched: finished sentences stop
 // being decoded.
 #pragma once

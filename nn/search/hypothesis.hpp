@@ -6,9 +6,11 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "nn/search/sampling.hpp"
 
 namespace attn::nn {
 
@@ -30,6 +32,8 @@ struct SearchOptions {
   int64_t nbest = 1;        // hypotheses returned per sentence (≤ beam)
   int64_t no_repeat_ngram_size = 0;  // n ≥ 2: no n-gram twice in a hypothesis (0: off)
   bool return_attention = false;
+  double temperature = 1.0;  // each model's distribution sharpened (< 1) or flattened (> 1): softmax(logits / T)
+  std::optional<SamplingOptions> sampling;  // draw the tokens instead of searching (nn/search/sampling.hpp)
   std::shared_ptr<const KnnRetrieval> knn;  // kNN-MT: each step's distribution interpolated (null: off)
 };
 

@@ -60,14 +60,20 @@ ModelEnsemble::State ModelEnsemble::start(const Tensor& src_tokens) const {
   return state;
 }
 
-Tensor ModelEnsemble::decode_step(const Tensor& tokens, State& state, Tensor* cross_attention,
-                                  Tensor* features) const {
-  if (models_.size() == 1) return models_.front()->decode_step(tokens, state.front(), cross_attention, features);
+Tensor ModelEnsemble::decode_step(const Tensor& tokens, State& state, Tensor* cross_attention, Tensor* features,
+                                  double temperature) const {
+  ATTN_CHECK(temperature > 0.0, "search: the temperature must be positive, got {}", temperature);
+  // log_softmax(logits / T) from log p = logits − logsumexp(logits): the constant cancels.
+  const auto tempered = [temperature](Tensor log_probs) {
+    return temperature == 1.0 ? log_probs : ops::log_softmax(log_probs / temperature, -1);
+  };
+  if (models_.size() == 1)
+    return tempered(models_.front()->decode_step(tokens, state.front(), cross_attention, features));
   std::vector<Tensor> log_probs, attentions;
   for (size_t m = 0; m < models_.size(); ++m) {
     Tensor attention;
-    log_probs.push_back(models_[m]->decode_step(tokens, state[m], cross_attention ? &attention : nullptr,
-                                                m == 0 ? features : nullptr));
+    log_probs.push_back(tempered(models_[m]->decode_step(tokens, state[m], cross_attention ? &attention : nullptr,
+                                                         m == 0 ? features : nullptr)));
     if (cross_attention) attentions.push_back(attention);
   }
   if (cross_attention) *cross_attention = ops::mean(ops::stack(attentions, 0), {0});

@@ -31,8 +31,9 @@ class ModelEnsemble {
 
   State start(const Tensor& src_tokens) const;  // every model encodes the source
   // As EncoderDecoderModel::decode_step, over the models (see above); features: the first model's.
+  // temperature T ≠ 1: each model's log-probabilities are those of softmax(logits / T).
   Tensor decode_step(const Tensor& tokens, State& state, Tensor* cross_attention = nullptr,
-                     Tensor* features = nullptr) const;
+                     Tensor* features = nullptr, double temperature = 1.0) const;
   void reorder(State& state, const Tensor& order) const;
 
  private:

@@ -22,9 +22,9 @@ int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_p
 
 Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEnsemble::State& state, Tensor* attention,
                       const SearchOptions& options) {
-  if (!options.knn) return models.decode_step(tokens, state, attention);
+  if (!options.knn) return models.decode_step(tokens, state, attention, nullptr, options.temperature);
   Tensor features;
-  Tensor log_probs = models.decode_step(tokens, state, attention, &features);
+  Tensor log_probs = models.decode_step(tokens, state, attention, &features, options.temperature);
   return interpolate_knn(*options.knn, features, log_probs);
 }
 

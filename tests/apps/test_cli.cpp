@@ -428,6 +428,24 @@ TEST_CASE("generate --print-alignment prints an A- line per hypothesis: a source
   require_command_line_error(run_attnlab(workspace.dir, soft), "soft");
 }
 
+TEST_CASE("generate --sampling: the same seed gives the same samples; sampling flags without it are refused") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const auto generate = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> args = {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--threads", "1"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return run_attnlab(workspace.dir, args);
+  };
+  const CommandResult first = generate({"--sampling", "--beam", "2", "--nbest", "2", "--seed", "3"});
+  const CommandResult second = generate({"--sampling", "--beam", "2", "--nbest", "2", "--seed", "3"});
+  require_success(first);
+  CHECK(second.out == first.out);
+  CHECK(lines_of(first.out).size() == 8 * (2 + 2 * 3) + 1);  // S-, T- and two hypotheses of three lines each
+  require_success(generate({"--sampling", "--sampling-topp", "0.9", "--temperature", "0.7", "--beam", "1"}));
+  require_runtime_error(generate({"--sampling-topk", "5"}), {"need --sampling"});
+  require_runtime_error(generate({"--sampling", "--sampling-topk", "5", "--sampling-topp", "0.5"}), {"not both"});
+  require_command_line_error(generate({"--temperature", "0"}), "--temperature");
+}
+
 TEST_CASE("generate and translate --path A:B decode with an ensemble; a model with itself is the model") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const auto generate = [&](const std::string& path) {

@@ -3,6 +3,7 @@
 // the full parallel forward (with and without n-gram blocking); beam 1 == greedy; batching
 // invariance; length limits, pad never chosen, score normalisation, n-best order,
 // attention; ensembles against the same reference over the mean of their probabilities;
+// sampling (top-k 1 = greedy, greedy = beam 1, the model's scores, seeded) and temperature;
 // option errors.
 #include <catch.hpp>
 
@@ -353,6 +354,82 @@ TEST_CASE("an ensemble's step: mean attention, the first model's features; misma
   auto larger = peaky_model(47, 12);
   CHECK_THROWS_WITH(nn::ModelEnsemble({first.get(), larger.get()}), Catch::Contains("share their dictionaries"));
   CHECK_THROWS_WITH(nn::ModelEnsemble(std::vector<nn::EncoderDecoderModel*>{}), Catch::Contains("no model"));
+}
+
+TEST_CASE("sampling: top-k 1 is greedy; greedy equals beam 1; scores are the model's; one seed, one output") {
+  auto model = peaky_model(48);
+  NoGradGuard no_grad;
+  std::vector<std::vector<int64_t>> sentences = random_sentences({4, 2, 5, 3}, 10, 49);
+  Tensor src = pad_batch(sentences, true);
+  nn::SearchOptions o;
+  o.max_len_a = 1.0;
+  o.max_len_b = 2;
+  const auto sampling = [](uint64_t seed, int64_t topk) {
+    nn::SamplingOptions s;
+    s.topk = topk;
+    s.generator = std::make_shared<Generator>(seed);
+    return s;
+  };
+  o.sampling = sampling(5, 1);
+  std::vector<nn::Hypothesis> top1 = nn::greedy_search(*model, src, o);
+  o.sampling.reset();
+  std::vector<nn::Hypothesis> greedy = nn::greedy_search(*model, src, o);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    INFO("top-k 1 against greedy, sentence " << i);
+    check_same(top1[i], greedy[i], 0.0);
+  }
+
+  o.nbest = o.beam = 1;
+  o.sampling = sampling(6, 0);
+  std::vector<nn::Hypothesis> drawn = nn::greedy_search(*model, src, o);
+  o.sampling = sampling(6, 0);
+  std::vector<std::vector<nn::Hypothesis>> beam1 = nn::beam_search(*model, src, o);
+  size_t differing = 0;  // drawn, not searched: some sentence leaves the most probable path
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    INFO("sampled greedy against sampled beam 1, sentence " << i);
+    check_same(drawn[i], beam1[i][0], 0.0);
+    differing += drawn[i].tokens != greedy[i].tokens;
+  }
+  CHECK(differing > 0);
+
+  o.nbest = o.beam = 3;
+  o.sampling = sampling(7, 0);
+  std::vector<std::vector<nn::Hypothesis>> samples = nn::beam_search(*model, src, o);
+  o.sampling = sampling(7, 0);
+  std::vector<std::vector<nn::Hypothesis>> again = nn::beam_search(*model, src, o);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    REQUIRE(samples[i].size() == 3);
+    for (size_t h = 0; h < 3; ++h) {
+      const nn::Hypothesis& hyp = samples[i][h];
+      check_same(again[i][h], hyp, 0.0);
+      // Each token's score is the model's log-probability of it after the tokens before it.
+      for (size_t t = 0; t < hyp.tokens.size(); ++t) {
+        const std::vector<int64_t> prefix(hyp.tokens.begin(), hyp.tokens.begin() + int64_t(t));
+        const std::vector<float> lp = full_forward_log_probs({model.get()}, src.narrow(0, int64_t(i), 1), prefix);
+        CHECK(hyp.positional_scores[t] == Approx(lp[size_t(hyp.tokens[t])]).margin(1e-4));
+      }
+    }
+  }
+}
+
+TEST_CASE("temperature T: every step's log-probabilities are those of softmax(logits / T)") {
+  auto model = peaky_model(50);
+  NoGradGuard no_grad;
+  Tensor src = pad_batch(random_sentences({3, 4}, 10, 51), true);
+  Tensor tokens = from_vector(std::vector<int64_t>{kEos, kEos}, {2});
+  const nn::ModelEnsemble alone(*model);
+  nn::ModelEnsemble::State plain_state = alone.start(src), tempered_state = alone.start(src);
+  const std::vector<double> plain = alone.decode_step(tokens, plain_state).to_vector();
+  const std::vector<double> tempered = alone.decode_step(tokens, tempered_state, nullptr, nullptr, 0.5).to_vector();
+  const int64_t vocab = 10;
+  for (int64_t r = 0; r < 2; ++r) {
+    double normaliser = 0.0;
+    for (int64_t v = 0; v < vocab; ++v) normaliser += std::exp(2.0 * plain[size_t(r * vocab + v)]);
+    for (int64_t v = 0; v < vocab; ++v)
+      CHECK(tempered[size_t(r * vocab + v)] ==
+            Approx(2.0 * plain[size_t(r * vocab + v)] - std::log(normaliser)).margin(1e-5));
+  }
+  CHECK_THROWS_WITH(alone.decode_step(tokens, tempered_state, nullptr, nullptr, 0.0), Catch::Contains("temperature"));
 }
 
 TEST_CASE("search rejects bad options and inputs") {
