@@ -625,6 +625,11 @@ TEST_CASE("convert swaps the decoder's attention for T2R, carrying every shared 
   CHECK(fs::exists(dir.file("t2r/dict.en.txt")));
   require_success(
       run_attnlab(dir, {"generate", workspace.dir.file("data-bin"), "--path", "t2r/converted", "--beam", "2"}));
+  // Models of other mixers decode as one ensemble: the softmax checkpoint with its T2R conversion.
+  const CommandResult ensemble = run_attnlab(
+      dir, {"generate", workspace.dir.file("data-bin"), "--path", source + ":t2r/converted", "--beam", "2"});
+  require_success(ensemble);
+  CHECK(contains(ensemble.err, "an ensemble of 2 models"));
   // The finetune step: train the T2R model from the converted weights (README's swap-then-finetune).
   const CommandResult finetuned =
       run_tiny_training(workspace.dir, dir.file("t2r/finetuned"),
