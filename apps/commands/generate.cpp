@@ -33,6 +33,7 @@ struct GenerateArgs {
   DecodingOptions decoding;
   SamplingFlags sampling;
   bool quiet = false;
+  bool score_reference = false;  // fairseq's --score-reference: the references scored, not searched
   ComputeOptions compute;
   std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
   std::string knn_datastore_file;  // where the datastore is kept between runs (empty: not kept)
@@ -92,7 +93,13 @@ int run_generate(const GenerateArgs& args) {
   if (!args.knn_datastore.empty()) decoding.search.knn = build_knn(trained, task, args);
 
   const auto start = std::chrono::steady_clock::now();
-  const auto hypotheses = translate_sentences(ensemble_of(ensemble), sources, decoding);
+  std::vector<std::vector<nn::Hypothesis>> hypotheses;
+  if (args.score_reference) {
+    for (nn::Hypothesis& h : score_references(ensemble_of(ensemble), sources, targets, decoding))
+      hypotheses.push_back({std::move(h)});
+  } else {
+    hypotheses = translate_sentences(ensemble_of(ensemble), sources, decoding);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::vector<std::string> best, references;
@@ -130,6 +137,8 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
+  cmd.add_flag("--score-reference", args->score_reference,
+               "Print the references as the hypotheses, scored by the model(s) (no search)");
   cmd.add_flag("--print-alignment{hard}", args->print_alignment,
                "Print A- lines: each output word aligned to the source word its cross-attention weighs most")
       ->check(CLI::IsMember({"hard"}));
@@ -167,6 +176,8 @@ CommandAction setup(CLI::App& cmd) {
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);
     apply_sampling_flags(args->sampling, args->decoding.search);
+    ATTN_CHECK(!args->score_reference || args->knn_datastore.empty(),
+               "generate: --score-reference scores with the model(s) alone; leave out --knn-datastore");
     return run_generate(*args);
   };
 }

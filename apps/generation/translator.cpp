@@ -1,12 +1,15 @@
 // Batched decoding in input order. See translator.hpp.
 #include "apps/generation/translator.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <fmt/format.h>
 
 #include "apps/task/batch_tensors.hpp"
 #include "autograd/autograd.hpp"
+#include "autograd/ops.hpp"
 #include "data/batching.hpp"
 #include "nn/search/beam_search.hpp"
 #include "nn/search/greedy_search.hpp"
@@ -71,6 +74,50 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
     }
     done += batch.ids.size();
     if (on_batch) on_batch(done);
+  }
+  return results;
+}
+
+std::vector<nn::Hypothesis> score_references(const nn::ModelEnsemble& models,
+                                             const std::vector<std::vector<int64_t>>& sources,
+                                             const std::vector<std::vector<int64_t>>& targets,
+                                             const DecodingOptions& options) {
+  ATTN_CHECK(sources.size() == targets.size(), "score_references: {} sources but {} targets", sources.size(),
+             targets.size());
+  NoGradGuard no_grad;
+  models.eval();
+  for (size_t i = 0; i < sources.size(); ++i) {
+    check_source_length(models, sources[i].size(), fmt::format("sentence {}", i));
+    ATTN_CHECK(!targets[i].empty(), "score_references: the target of sentence {} is empty (not even </s>)", i);
+  }
+  std::vector<nn::Hypothesis> results(sources.size());
+  for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {
+    const Tensor src = to_tensors(batch, models.device()).src_tokens;
+    nn::ModelEnsemble::State state = models.start(src);
+    size_t longest = 0;
+    for (int64_t id : batch.ids) longest = std::max(longest, targets[size_t(id)].size());
+    std::vector<int64_t> previous(batch.ids.size(), models.config().eos_idx);
+    std::vector<std::vector<Tensor>> attention_rows(batch.ids.size());
+    for (size_t t = 0; t < longest; ++t) {
+      Tensor attention;
+      const Tensor tokens = from_vector(previous, {int64_t(previous.size())}, models.device());
+      const Tensor log_probs = models.decode_step(tokens, state, options.search.return_attention ? &attention : nullptr);
+      for (size_t r = 0; r < batch.ids.size(); ++r) {
+        const std::vector<int64_t>& target = targets[size_t(batch.ids[r])];
+        if (t >= target.size()) continue;  // a shorter target: its row runs on unread
+        nn::Hypothesis& h = results[size_t(batch.ids[r])];
+        h.positional_scores.push_back(log_probs.select(0, int64_t(r)).select(0, target[t]).item());
+        if (attention.defined()) attention_rows[r].push_back(attention.select(0, int64_t(r)).to(DType::Float32));
+        previous[r] = target[t];
+      }
+    }
+    for (size_t r = 0; r < batch.ids.size(); ++r) {
+      nn::Hypothesis& h = results[size_t(batch.ids[r])];
+      h.tokens = targets[size_t(batch.ids[r])];
+      const double total = std::accumulate(h.positional_scores.begin(), h.positional_scores.end(), 0.0);
+      h.score = total / double(h.tokens.size());
+      if (!attention_rows[r].empty()) h.attention = ops::stack(attention_rows[r], 0).to(Device::cpu());
+    }
   }
   return results;
 }

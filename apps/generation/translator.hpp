@@ -33,4 +33,14 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(
     const nn::ModelEnsemble& models, const std::vector<std::vector<int64_t>>& sources, const DecodingOptions& options,
     const std::function<void(size_t)>& on_batch = {});
 
+// fairseq-generate --score-reference (its SequenceScorer): each target (ids ending in </s>)
+// scored as the hypothesis of its source, teacher-forced through the models' incremental
+// decoder: positional_scores the log-probability of each target token (an ensemble's mean
+// probability), score their sum over the target's length (</s> included), attention the
+// cross-attention rows when options.search.return_attention. Batched as translate_sentences.
+std::vector<nn::Hypothesis> score_references(const nn::ModelEnsemble& models,
+                                             const std::vector<std::vector<int64_t>>& sources,
+                                             const std::vector<std::vector<int64_t>>& targets,
+                                             const DecodingOptions& options);
+
 }  // namespace attn::app

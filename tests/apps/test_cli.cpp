@@ -180,6 +180,15 @@ struct TrainingWorkspace {
   }
 };
 
+// The output lines of `generate` on the workspace's test split with its last checkpoint and `flags`.
+std::vector<std::string> generated_lines(const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--threads", "1"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const CommandResult generated = run_attnlab(TrainingWorkspace::get().dir, args);
+  require_success(generated);
+  return lines_of(generated.out);
+}
+
 // Greedy decoding of the workspace's training pairs on the vote of their own datastore alone
 // (k 1, λ 1), kept in `file`, with `options` added: the search finds each state's own key when
 // it is exact.
@@ -368,12 +377,7 @@ TEST_CASE("validate repeats the validation loss that train logged for the same c
 }
 
 TEST_CASE("generate --beam 2 prints S-, T-, H-, D- and P- lines for every test sentence") {
-  const TrainingWorkspace& workspace = TrainingWorkspace::get();
-  const CommandResult generated =
-      run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--beam", "2",
-                                  "--threads", "1"});
-  require_success(generated);
-  const std::vector<std::string> lines = lines_of(generated.out);
+  const std::vector<std::string> lines = generated_lines({"--beam", "2"});
   REQUIRE(lines.size() == 8 * 5 + 1);
   for (size_t i = 0; i < 8; ++i) {
     INFO("sentence " << i);
@@ -395,12 +399,7 @@ TEST_CASE("generate --beam 2 prints S-, T-, H-, D- and P- lines for every test s
 }
 
 TEST_CASE("generate --print-alignment prints an A- line per hypothesis: a source word for every output word") {
-  const TrainingWorkspace& workspace = TrainingWorkspace::get();
-  const CommandResult generated =
-      run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--beam", "2",
-                                  "--print-alignment", "--threads", "1"});
-  require_success(generated);
-  const std::vector<std::string> lines = lines_of(generated.out);
+  const std::vector<std::string> lines = generated_lines({"--beam", "2", "--print-alignment"});
   REQUIRE(lines.size() == 8 * 6 + 1);
   const auto words = [](const std::string& text) {
     std::vector<std::string> out;
@@ -425,7 +424,23 @@ TEST_CASE("generate --print-alignment prints an A- line per hypothesis: a source
   }
   const std::vector<std::string> soft = {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
                                          "--print-alignment=soft"};
-  require_command_line_error(run_attnlab(workspace.dir, soft), "soft");
+  require_command_line_error(run_attnlab(TrainingWorkspace::get().dir, soft), "soft");
+}
+
+TEST_CASE("generate --score-reference prints the references as hypotheses, scored by the model") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const std::vector<std::string> lines = generated_lines({"--score-reference"});
+  REQUIRE(lines.size() == 8 * 5 + 1);
+  for (size_t i = 0; i < 8; ++i) {
+    INFO("sentence " << i);
+    const std::string& reference = lines[5 * i + 1];
+    const std::string& hypothesis = lines[5 * i + 2];
+    CHECK(hypothesis.substr(hypothesis.rfind('\t') + 1) == reference.substr(reference.find('\t') + 1));
+  }
+  CHECK(lines.back().starts_with("Generate test with beam=5: BLEU4 = 100.00"));
+  require_runtime_error(run_attnlab(workspace.dir, {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
+                                                    "--score-reference", "--knn-datastore", "train"}),
+                        {"--score-reference"});
 }
 
 TEST_CASE("generate --sampling: the same seed gives the same samples; sampling flags without it are refused") {

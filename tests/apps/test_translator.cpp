@@ -68,3 +68,41 @@ TEST_CASE("translator: beam 1 (greedy) equals beam search with one hypothesis", 
     CHECK(results[i].front().tokens.back() == 2);
   }
 }
+
+TEST_CASE("score_references: each target token's log-probability as the full forward gives it, batched or not",
+          "[translator]") {
+  auto model = tiny_model();
+  const auto sources = sample_sources();
+  const std::vector<std::vector<int64_t>> targets = {{5, 6, 2}, {9, 2}, {7, 8, 9, 10, 2}, {2},
+                                                     {11, 12, 13, 2}, {4, 4, 2}, {20, 21, 22, 23, 5, 6, 2}};
+  DecodingOptions one_by_one, batched;
+  one_by_one.max_sentences = 1;
+  batched.max_sentences = 4;
+  batched.search.return_attention = true;
+  const auto alone = score_references(*model, sources, targets, one_by_one);
+  const auto together = score_references(*model, sources, targets, batched);
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    INFO("sentence " << i);
+    const std::vector<int64_t>& target = targets[i];
+    std::vector<int64_t> previous = {2};
+    previous.insert(previous.end(), target.begin(), target.end() - 1);
+    const Tensor logits = model->forward(from_vector<int64_t>(sources[i], {1, int64_t(sources[i].size())}),
+                                         from_vector<int64_t>(previous, {1, int64_t(previous.size())}));
+    const Tensor log_probs = ops::log_softmax(logits, -1);
+    REQUIRE(alone[i].tokens == target);
+    REQUIRE(alone[i].positional_scores.size() == target.size());
+    double total = 0.0;
+    for (size_t t = 0; t < target.size(); ++t) {
+      const double expected = log_probs.select(0, 0).select(0, int64_t(t)).select(0, target[t]).item();
+      CHECK(alone[i].positional_scores[t] == Approx(expected).margin(1e-5));
+      CHECK(together[i].positional_scores[t] == Approx(expected).margin(1e-5));
+      total += expected;
+    }
+    CHECK(alone[i].score == Approx(total / double(target.size())).margin(1e-5));
+    CHECK_FALSE(alone[i].attention.defined());
+    REQUIRE(together[i].attention.dim() == 2);
+    CHECK(together[i].attention.size(0) == int64_t(target.size()));
+  }
+  CHECK_THROWS_WITH(score_references(*model, sources, {{2}}, one_by_one), Catch::Contains("targets"));
+}
