@@ -37,6 +37,17 @@ void check_scores_finite(const std::vector<nn::Hypothesis>& hypotheses, int64_t 
                               sentence));
 }
 
+// The models in eval mode and every source checked against their positions, then the
+// inference batches of the sources (sorted by length, cut by options).
+std::vector<data::Batch> checked_batches(const nn::ModelEnsemble& models,
+                                         const std::vector<std::vector<int64_t>>& sources,
+                                         const DecodingOptions& options) {
+  models.eval();
+  for (size_t i = 0; i < sources.size(); ++i)
+    check_source_length(models, sources[i].size(), fmt::format("sentence {}", i));
+  return data::inference_batches(sources, inference_batching(options));
+}
+
 }  // namespace
 
 void check_source_length(const nn::ModelEnsemble& models, size_t length, const std::string& where) {
@@ -52,12 +63,9 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
                                                              const DecodingOptions& options,
                                                              const std::function<void(size_t)>& on_batch) {
   NoGradGuard no_grad;
-  models.eval();
-  for (size_t i = 0; i < sources.size(); ++i)
-    check_source_length(models, sources[i].size(), fmt::format("sentence {}", i));
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   size_t done = 0;
-  for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {
+  for (const data::Batch& batch : checked_batches(models, sources, options)) {
     const Tensor src = to_tensors(batch, models.device()).src_tokens;
     std::vector<std::vector<nn::Hypothesis>> hypotheses;
     if (options.search.beam == 1) {
@@ -84,14 +92,11 @@ std::vector<nn::Hypothesis> score_references(const nn::ModelEnsemble& models,
                                              const DecodingOptions& options) {
   ATTN_CHECK(sources.size() == targets.size(), "score_references: {} sources but {} targets", sources.size(),
              targets.size());
-  NoGradGuard no_grad;
-  models.eval();
-  for (size_t i = 0; i < sources.size(); ++i) {
-    check_source_length(models, sources[i].size(), fmt::format("sentence {}", i));
+  for (size_t i = 0; i < targets.size(); ++i)
     ATTN_CHECK(!targets[i].empty(), "score_references: the target of sentence {} is empty (not even </s>)", i);
-  }
+  NoGradGuard no_grad;
   std::vector<nn::Hypothesis> results(sources.size());
-  for (const data::Batch& batch : data::inference_batches(sources, inference_batching(options))) {
+  for (const data::Batch& batch : checked_batches(models, sources, options)) {
     const Tensor src = to_tensors(batch, models.device()).src_tokens;
     nn::ModelEnsemble::State state = models.start(src);
     size_t longest = 0;

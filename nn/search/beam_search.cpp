@@ -55,14 +55,13 @@ std::vector<std::vector<Candidate>> top_candidates(const Tensor& log_probs, cons
 // search.Sampling), scored by the model's log-probability.
 std::vector<std::vector<Candidate>> sampled_candidates(const Tensor& log_probs, const std::vector<SentenceSearch>& live,
                                                        int64_t beam, const SamplingOptions& sampling) {
-  const std::vector<int64_t> tokens = sample_tokens(log_probs, sampling);
+  const std::vector<Draw> draws = sample_tokens(log_probs, sampling);
   std::vector<std::vector<Candidate>> out(live.size());
   for (size_t i = 0; i < live.size(); ++i)
     for (int64_t b = 0; b < beam; ++b) {
-      const int64_t row = int64_t(i) * beam + b, token = tokens[size_t(row)];
+      const Draw& d = draws[i * size_t(beam) + size_t(b)];
       const std::vector<float>& cumulative = live[i].hypotheses[size_t(b)].cumulative;
-      const float log_prob = float(log_probs.select(0, row).select(0, token).item());
-      out[i].push_back({(cumulative.empty() ? 0.0f : cumulative.back()) + log_prob, b, token});
+      out[i].push_back({(cumulative.empty() ? 0.0f : cumulative.back()) + d.log_prob, b, d.token});
     }
   return out;
 }

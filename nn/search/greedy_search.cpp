@@ -39,13 +39,15 @@ std::vector<Hypothesis> greedy_search(const ModelEnsemble& models, const Tensor&
     std::vector<float> previous(rows.size(), 0.0f);
     for (size_t r = 0; r < rows.size(); ++r)
       if (!rows[r].cumulative.empty()) previous[r] = rows[r].cumulative.back();
-    Tensor totals = ops::add(log_probs, from_vector(previous, {int64_t(rows.size()), 1}, device));
     std::vector<double> best_scores, best_tokens;
     if (options.sampling) {  // the drawn token, scored as beam search with beam 1 scores it
-      for (int64_t token : sample_tokens(log_probs, *options.sampling)) best_tokens.push_back(double(token));
-      for (size_t r = 0; r < rows.size(); ++r)
-        best_scores.push_back(totals.select(0, int64_t(r)).select(0, int64_t(best_tokens[r])).item());
+      const std::vector<Draw> draws = sample_tokens(log_probs, *options.sampling);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        best_tokens.push_back(double(draws[r].token));
+        best_scores.push_back(double(previous[r] + draws[r].log_prob));
+      }
     } else {
+      Tensor totals = ops::add(log_probs, from_vector(previous, {int64_t(rows.size()), 1}, device));
       ops::ValuesIndices best = ops::topk(totals, 1);
       best_scores = best.values.to_vector();
       best_tokens = best.indices.to_vector();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "autograd/ops.hpp"
 
@@ -39,13 +40,13 @@ ModelEnsemble::ModelEnsemble(std::vector<EncoderDecoderModel*> models) : models_
 }
 
 int64_t ModelEnsemble::max_source_positions() const {
-  int64_t limit = config().max_source_positions;
+  int64_t limit = INT64_MAX;
   for (const EncoderDecoderModel* model : models_) limit = std::min(limit, model->config().max_source_positions);
   return limit;
 }
 
 int64_t ModelEnsemble::max_target_positions() const {
-  int64_t limit = models_.front()->max_target_positions();
+  int64_t limit = INT64_MAX;
   for (const EncoderDecoderModel* model : models_) limit = std::min(limit, model->max_target_positions());
   return limit;
 }

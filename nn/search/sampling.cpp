@@ -44,7 +44,7 @@ int64_t draw(const std::vector<double>& probs, const std::vector<int64_t>& token
 
 }  // namespace
 
-std::vector<int64_t> sample_tokens(const Tensor& log_probs, const SamplingOptions& options) {
+std::vector<Draw> sample_tokens(const Tensor& log_probs, const SamplingOptions& options) {
   ATTN_CHECK(log_probs.dim() == 2, "sampling: log-probabilities must be [N, V], got {}", log_probs.shape().str());
   ATTN_CHECK(options.topk >= 0 && options.topp >= 0.0 && options.topp <= 1.0,
              "sampling: topk must be >= 0 and topp in [0, 1], got {} and {}", options.topk, options.topp);
@@ -52,15 +52,16 @@ std::vector<int64_t> sample_tokens(const Tensor& log_probs, const SamplingOption
   const std::vector<double> values = log_probs.to_vector();
   const GeneratorState stream = options.generator->state();
   const uint64_t first = options.generator->reserve(uint64_t(rows));
-  std::vector<int64_t> tokens(size_t(rows), 0);
+  std::vector<Draw> draws(static_cast<size_t>(rows));
   std::vector<double> probs(static_cast<size_t>(vocab));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t v = 0; v < vocab; ++v) probs[size_t(v)] = std::exp(values[size_t(r * vocab + v)]);  // exp(−∞) = 0
     const std::vector<int64_t> allowed = allowed_tokens(probs, options);
     const double uniform = philox_uniform_double(stream.seed, first, uint64_t(r));
-    if (!allowed.empty()) tokens[size_t(r)] = draw(probs, allowed, uniform);
+    const int64_t token = allowed.empty() ? 0 : draw(probs, allowed, uniform);
+    draws[size_t(r)] = {token, float(values[size_t(r * vocab + token)])};
   }
-  return tokens;
+  return draws;
 }
 
 }  // namespace attn::nn

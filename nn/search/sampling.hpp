@@ -23,8 +23,14 @@ struct SamplingOptions {
   std::shared_ptr<Generator> generator = std::make_shared<Generator>(1);
 };
 
-// One token per row of log_probs [N, V], drawn from exp(log_probs) (−∞: never) restricted as
-// `options` say. A row with no finite entry gives its first token.
-std::vector<int64_t> sample_tokens(const Tensor& log_probs, const SamplingOptions& options);
+struct Draw {
+  int64_t token = 0;
+  float log_prob = 0.0f;  // the row's entry for the token, as given
+};
+
+// One token per row of log_probs [N, V] (float32), drawn from exp(log_probs) (−∞: never)
+// restricted as `options` say, with its log-probability. A row with no finite entry gives its
+// first token.
+std::vector<Draw> sample_tokens(const Tensor& log_probs, const SamplingOptions& options);
 
 }  // namespace attn::nn

@@ -24,15 +24,15 @@ Tensor repeated_row(const std::vector<double>& probs) {
   return from_vector(values, {kRows, int64_t(probs.size())});
 }
 
-std::map<int64_t, double> frequencies(const std::vector<int64_t>& tokens) {
+std::map<int64_t, double> frequencies(const std::vector<nn::Draw>& draws) {
   std::map<int64_t, double> counts;
-  for (int64_t t : tokens) counts[t] += 1.0 / double(tokens.size());
+  for (const nn::Draw& d : draws) counts[d.token] += 1.0 / double(draws.size());
   return counts;
 }
 
 // Each frequency within 5 standard deviations of its probability, and nothing else drawn.
-void check_frequencies(const std::vector<int64_t>& tokens, const std::map<int64_t, double>& expected) {
-  const std::map<int64_t, double> got = frequencies(tokens);
+void check_frequencies(const std::vector<nn::Draw>& draws, const std::map<int64_t, double>& expected) {
+  const std::map<int64_t, double> got = frequencies(draws);
   for (const auto& [token, frequency] : got) {
     INFO("token " << token);
     REQUIRE(expected.count(token) == 1);
@@ -73,9 +73,14 @@ TEST_CASE("the same seed gives the same draws; each call draws new numbers; bad 
   nn::SamplingOptions first, second;
   first.generator = std::make_shared<Generator>(9);
   second.generator = std::make_shared<Generator>(9);
-  const std::vector<int64_t> a = nn::sample_tokens(rows, first), b = nn::sample_tokens(rows, second);
+  const auto tokens = [](const std::vector<nn::Draw>& draws) {
+    std::vector<int64_t> out;
+    for (const nn::Draw& d : draws) out.push_back(d.token);
+    return out;
+  };
+  const std::vector<int64_t> a = tokens(nn::sample_tokens(rows, first)), b = tokens(nn::sample_tokens(rows, second));
   CHECK(a == b);
-  CHECK(nn::sample_tokens(rows, first) != a);
+  CHECK(tokens(nn::sample_tokens(rows, first)) != a);
   first.topp = 1.5;
   CHECK_THROWS_AS(nn::sample_tokens(rows, first), Error);
 }

@@ -149,6 +149,22 @@ void check_same(const nn::Hypothesis& a, const nn::Hypothesis& b, double tol = 1
   CHECK(std::abs(a.score - b.score) <= tol);
 }
 
+// Beam search of `models` (one, or an ensemble) against reference_beam, sentence by sentence;
+// returns what the search gave.
+std::vector<std::vector<nn::Hypothesis>> check_against_reference(const Models& models, const Tensor& src,
+                                                                 const nn::SearchOptions& o) {
+  const int64_t max_len = int64_t(o.max_len_a * double(src.size(1))) + o.max_len_b;
+  std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(nn::ModelEnsemble(models), src, o);
+  REQUIRE(int64_t(got.size()) == src.size(0));
+  for (int64_t i = 0; i < src.size(0); ++i) {
+    INFO("sentence " << i);
+    const std::vector<nn::Hypothesis> expected = reference_beam(models, src.narrow(0, i, 1), o, max_len);
+    REQUIRE(got[size_t(i)].size() == expected.size());
+    for (size_t h = 0; h < expected.size(); ++h) check_same(got[size_t(i)][h], expected[h]);
+  }
+  return got;
+}
+
 }  // namespace
 
 TEST_CASE("beam search equals the plain full-forward reference (beam 1, 3, 5; lenpen; min_len)") {
@@ -164,15 +180,8 @@ TEST_CASE("beam search equals the plain full-forward reference (beam 1, 3, 5; le
     o.min_len = min_len;
     o.max_len_a = 1.0;
     o.max_len_b = 2;
-    const int64_t max_len = int64_t(o.max_len_a * double(src.size(1))) + o.max_len_b;
-    std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(*model, src, o);
-    REQUIRE(got.size() == sentences.size());
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      INFO("beam " << beam << ", sentence " << i);
-      std::vector<nn::Hypothesis> expected = reference_beam({model.get()}, src.narrow(0, int64_t(i), 1), o, max_len);
-      REQUIRE(got[i].size() == expected.size());
-      for (size_t h = 0; h < expected.size(); ++h) check_same(got[i][h], expected[h]);
-    }
+    INFO("beam " << beam);
+    check_against_reference({model.get()}, src, o);
   }
 }
 
@@ -202,19 +211,11 @@ TEST_CASE("n-gram blocking: beam search equals the reference, and no hypothesis 
   for (const auto& hyps : nn::beam_search(*model, src, o))
     for (const nn::Hypothesis& h : hyps) repeating += repeats_an_ngram(h.tokens, 2);
   REQUIRE(repeating > 0);
-  const int64_t max_len = int64_t(o.max_len_a * double(src.size(1))) + o.max_len_b;
   for (int64_t n : {2, 3}) {
     o.no_repeat_ngram_size = n;
-    std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(*model, src, o);
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      INFO("n " << n << ", sentence " << i);
-      std::vector<nn::Hypothesis> expected = reference_beam({model.get()}, src.narrow(0, int64_t(i), 1), o, max_len);
-      REQUIRE(got[i].size() == expected.size());
-      for (size_t h = 0; h < expected.size(); ++h) {
-        check_same(got[i][h], expected[h]);
-        CHECK_FALSE(repeats_an_ngram(got[i][h].tokens, n));
-      }
-    }
+    INFO("n " << n);
+    for (const std::vector<nn::Hypothesis>& hyps : check_against_reference({model.get()}, src, o))
+      for (const nn::Hypothesis& h : hyps) CHECK_FALSE(repeats_an_ngram(h.tokens, n));
     nn::SearchOptions greedy = o;
     greedy.nbest = greedy.beam = 1;
     std::vector<nn::Hypothesis> greedy_got = nn::greedy_search(*model, src, greedy);
@@ -304,17 +305,10 @@ TEST_CASE("an ensemble searches the mean of its models' probabilities (fairseq's
   nn::SearchOptions o;
   o.max_len_a = 1.0;
   o.max_len_b = 2;
-  const int64_t max_len = int64_t(o.max_len_a * double(src.size(1))) + o.max_len_b;
   for (int64_t beam : {1, 4}) {
     o.nbest = o.beam = beam;
-    std::vector<std::vector<nn::Hypothesis>> got = nn::beam_search(ensemble, src, o);
-    for (size_t i = 0; i < sentences.size(); ++i) {
-      INFO("beam " << beam << ", sentence " << i);
-      std::vector<nn::Hypothesis> expected =
-          reference_beam({first.get(), second.get()}, src.narrow(0, int64_t(i), 1), o, max_len);
-      REQUIRE(got[i].size() == expected.size());
-      for (size_t h = 0; h < expected.size(); ++h) check_same(got[i][h], expected[h]);
-    }
+    INFO("beam " << beam);
+    check_against_reference({first.get(), second.get()}, src, o);
   }
   o.nbest = o.beam = 1;
   std::vector<nn::Hypothesis> greedy = nn::greedy_search(ensemble, src, o);
