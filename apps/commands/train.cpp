@@ -102,6 +102,14 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--momentum", o.momentum, "NAG momentum")->capture_default_str();
   cmd.add_option("--weight-decay,--wd", o.weight_decay, "Decoupled weight decay")->capture_default_str();
   cmd.add_option("--clip-norm", o.clip_norm, "Clip gradients to this global norm (0: off)")->capture_default_str();
+  cmd.add_option("--ema-decay", o.ema_decay,
+                 "Keep an exponential moving average of the weights with this decay, in (0, 1) (0: none); "
+                 "checkpoints and validation then hold the average")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd.add_option("--ema-start-update", o.ema_start_update, "Before this update the moving average copies the weights")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd.add_option("--lr-scheduler", o.lr_scheduler, "inverse_sqrt | cosine | fixed")
       ->check(CLI::IsMember({"inverse_sqrt", "cosine", "fixed"}))
       ->capture_default_str();

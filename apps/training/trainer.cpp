@@ -147,6 +147,8 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   parameters_ = model_->parameters();
   build_optimizer();
   build_scheduler();
+  if (options_.ema_decay != 0.0)
+    ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
   train_data_ = std::make_unique<SplitCorpora>(open_split(task_, "train"));
   loader_ = make_train_loader(*train_data_, options_, config_);
   if (loader_->num_filtered() > 0)
@@ -226,14 +228,20 @@ nlohmann::json Trainer::metadata() const {
                       {"training_seconds", training_seconds()},
                       {"distributed_world_size", parallel_.size()},
                       {"best_loss", nullptr},
-                      {"validated", validated_}};
+                      {"validated", validated_},
+                      {"ema", nullptr}};
   if (best_loss_) j["best_loss"] = *best_loss_;
+  if (ema_) j["ema"] = {{"decay", ema_->decay()}, {"start_update", options_.ema_start_update}};
   return j;
 }
 
 void Trainer::save(const SaveRequest& request) {
   if (!parallel_.is_writer()) return;
   CheckpointContent content{model_->state_dict(), optimizer_->state_dict(), metadata()};
+  if (ema_) {  // the averages in the weights file, the trained weights beside the optimizer's state
+    content.model = ema_->averaged_state_dict(content.model);
+    for (auto& entry : ema_->trained_state()) content.optimizer.push_back(std::move(entry));
+  }
   // The request itself, so that a resume can finish a save that was cut off (resume()).
   content.metadata["save"] = {{"epoch", request.epoch}, {"end_of_epoch", request.end_of_epoch}, {"is_best", request.is_best}};
   save_rotating(options_.save_dir, request, options_.checkpoints, content);
@@ -268,6 +276,7 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
                               weights_path(base), e.what(), "`attnlab convert`"));
     }
     if (!reset.optimizer) restore_optimizer(content, base, reset.lr_scheduler);
+    else if (ema_) ema_->update(/*copy=*/true);  // a new average, from the weights file
     if (!reset.dataloader) {
       default_generator().set_state({meta.at("rng").at("seed").get<uint64_t>(), meta.at("rng").at("offset").get<uint64_t>()});
       loader_->restore({meta.at("loader").at("epoch").get<int64_t>(), meta.at("loader").at("batch_index").get<int64_t>()});
@@ -294,7 +303,15 @@ void Trainer::restore_optimizer(const CheckpointContent& content, const std::str
   ATTN_CHECK(meta.at("optimizer").get<std::string>() == optimizer_->name(),
              "train: checkpoint {} holds a '{}' optimizer state but this run uses --optimizer {} (or pass --reset-optimizer)",
              base, meta.at("optimizer").get<std::string>(), optimizer_->name());
-  optimizer_->load_state_dict(std::map<std::string, Tensor>(content.optimizer.begin(), content.optimizer.end()));
+  const std::map<std::string, Tensor> state(content.optimizer.begin(), content.optimizer.end());
+  const bool averaged = nn::ExponentialMovingAverage::holds_trained_state(state);
+  ATTN_CHECK(averaged == bool(ema_),
+             "train: checkpoint {} was trained {} --ema-decay (its weights file holds {}); resume it {} --ema-decay, "
+             "or start from its weights with --reset-optimizer",
+             base, averaged ? "with" : "without", averaged ? "the moving average" : "the trained weights",
+             averaged ? "with" : "without");
+  optimizer_->load_state_dict(state);
+  if (ema_) ema_->restore(state);  // θ̄ from the weights file just loaded, θ from the optimizer file
   num_updates_ = meta.at("num_updates").get<int64_t>();
   if (reset_lr_scheduler) return;  // begin_epoch() sets the fresh schedule's lr at num_updates_
   scheduler_->load_state_dict(meta.at("scheduler"));
@@ -425,6 +442,7 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
   optimizer_->step(grad_scale.factor);
   optimizer_->zero_grad();
   ++num_updates_;
+  if (ema_) ema_->update(/*copy=*/num_updates_ < options_.ema_start_update);
   validated_ = false;
   optimizer_->set_lr(scheduler_->step_update(num_updates_));
   result.applied = true;
@@ -434,6 +452,8 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
 // --- validation -----------------------------------------------------------------------
 
 ValidationResult Trainer::validate(const std::string& split) {
+  std::optional<nn::AveragedWeightsScope> averaged;  // with --ema-decay, θ̄ is what is measured
+  if (ema_) averaged.emplace(*ema_);
   const ValidationResult result =
       evaluate_loss(*model_, open_split(task_, split), criterion_, options_.max_tokens, options_.max_sentences,
                     &parallel_.world());  // each rank its share of the batches

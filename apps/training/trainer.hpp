@@ -50,6 +50,14 @@
 // gradients and counts are summed over the ranks before the normalisation; rank 0 alone
 // locks the save dir, writes checkpoints and the train log, and prints progress.
 //
+// With --ema-decay d the trainer also keeps θ̄, the exponential moving average of the weights
+// (nn/exponential_moving_average.hpp), updated after every update. Validation (and so
+// checkpoint_best) measures θ̄; every checkpoint's weights file holds θ̄ — what generate,
+// translate, average and inspect use — and its optimizer file holds the trained weights θ
+// ("trained.<name>") for an exact resume. Resuming a checkpoint of an EMA run without
+// --ema-decay, or the reverse, is an error unless --reset-optimizer (then training starts from
+// the weights file, and a new average from them).
+//
 // Starting from another run's weights (fairseq's flags): --reset-optimizer,
 // --reset-lr-scheduler, --reset-meters and --reset-dataloader drop those parts of the
 // restored checkpoint (ResetOptions); --finetune-from-model CKPT, when the save dir has
@@ -77,6 +85,7 @@
 #include "data/batching.hpp"
 #include "dist/single_process_communicator.hpp"
 #include "nn/criterion.hpp"
+#include "nn/exponential_moving_average.hpp"
 #include "nn/lr_scheduler.hpp"
 #include "nn/optimizer.hpp"
 
@@ -109,6 +118,9 @@ struct TrainerOptions {
   double momentum = 0.99;
   double weight_decay = 0.0;
   double clip_norm = 0.0;
+  // Exponential moving average of the weights (nn/exponential_moving_average.hpp): 0 = none.
+  double ema_decay = 0.0;
+  int64_t ema_start_update = 0;  // before this update the average copies the weights
 
   // Schedule (§1.8).
   std::string lr_scheduler = "fixed";  // inverse_sqrt | cosine | fixed
@@ -231,6 +243,7 @@ class Trainer {
   nn::LabelSmoothedCrossEntropy criterion_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   std::unique_ptr<nn::LRScheduler> scheduler_;
+  std::unique_ptr<nn::ExponentialMovingAverage> ema_;  // with --ema-decay
   std::unique_ptr<SplitCorpora> train_data_;
   std::unique_ptr<data::BatchLoader> loader_;
   std::vector<Tensor> parameters_;
