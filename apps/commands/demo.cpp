@@ -30,6 +30,10 @@ CommandAction setup(CLI::App& cmd) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->check(positive_number())->capture_default_str();
+  cmd.add_option("--dropout", options->dropout,
+                 "Dropout of the demo's model (more for a larger --max-update: 0.2 for 18000 updates)")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();
   cmd.add_option("--knn-lambda", options->knn_lambda,
                  "kNN-MT on the test set: weight of the training pairs' nearest decoder states (0: plain beam search)")

@@ -1,7 +1,7 @@
 // `attnlab demo` end to end (README.md "The demo"): the binary (ATTNLAB_BINARY) runs the whole
 // pipeline — prepare, tokenize, BPE, binarize, train, average, kNN-MT beam search, report with
 // its table of what the memory contributed — on a synthetic Ding dictionary of 2,304 sentence
-// pairs (the demo holds out 1,000 for valid and 1,000 for test) for 20 updates, then again with
+// pairs (the demo holds out 1,000 for valid and 1,000 for test) for 20 updates with dropout 0.2, then again with
 // another kNN-MT λ (every stage before the search skipped, the datastore read back from gen/),
 // then once more unchanged (nothing redone).
 #include <catch.hpp>
@@ -51,7 +51,7 @@ std::string synthetic_ding() {
 attn::test::ProgramRun run_demo(const TempDir& dir, const std::string& knn_lambda) {
   return attn::test::run_program({ATTNLAB_BINARY, "demo", "--out", dir.file("demo"), "--ding", dir.file("de-en"),
                                   "--max-update", "20", "--bpe-merges", "200", "--beam", "2", "--threads", "2",
-                                  "--knn-lambda", knn_lambda},
+                                  "--knn-lambda", knn_lambda, "--dropout", "0.2"},
                                  dir.file("demo.log"), kTimeoutSeconds);
 }
 
@@ -77,6 +77,8 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(contains(first.output, "% of their variance) in 256 lists, written to " + datastore));
   CHECK(contains(first.output, "sacreBLEU:       BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = "));
   CHECK(fs::exists(datastore));
+  const nlohmann::json checkpoint = nlohmann::json::parse(read_file(dir.file("demo/checkpoints/checkpoint_last.json")));
+  CHECK(checkpoint.at("metadata").at("model_config").at("dropout").get<double>() == 0.2);  // --dropout
   const std::string report = read_file(dir.file("demo/report.html"));
   CHECK(report.starts_with("<!DOCTYPE html>"));
   CHECK(contains(report, "<h2>What the memory contributed (kNN-MT)</h2>"));
