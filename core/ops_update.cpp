@@ -57,6 +57,15 @@ void nag_update_(const std::vector<NagTensors>& group) {
   backend_for(group.front().param.device()).nag_update(group);
 }
 
+void moving_average_(const std::vector<AverageTensors>& group, double decay) {
+  if (group.empty()) return;
+  for (const AverageTensors& t : group) {
+    check_float_state("moving_average_", {&t.average, &t.value}, {"average", "value"});
+    check_same_device("moving_average_", t.average, group.front().average);
+  }
+  backend_for(group.front().average.device()).moving_average(group, decay);
+}
+
 void add_sum_of_squares_(const Tensor& total, const std::vector<Tensor>& xs) {
   if (xs.empty()) return;
   for (const Tensor& x : xs) {

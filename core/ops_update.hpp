@@ -17,6 +17,9 @@ void adam_update_(const std::vector<AdamTensors>& group);
 // One NAG update of every parameter of the group and its momentum buffer, in place (as
 // adam_update_).
 void nag_update_(const std::vector<NagTensors>& group);
+// average ← decay·average + (1 − decay)·value for every pair of the group, in place, in
+// float32 (every tensor contiguous float32, each pair of one shape, all on one device).
+void moving_average_(const std::vector<AverageTensors>& group, double decay);
 // total += Σ over xs of Σ x², with total a 0-d float64 tensor and every x contiguous float32
 // on its device; accumulated in float64 in a fixed order (the same at every thread count).
 void add_sum_of_squares_(const Tensor& total, const std::vector<Tensor>& xs);

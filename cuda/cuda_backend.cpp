@@ -551,6 +551,15 @@ void CudaBackend::nag_update(const std::vector<NagTensors>& group) {
   }, [stream](const cuda_kernels::NagGroup& g) { launch_nag_update(g, stream); });
 }
 
+void CudaBackend::moving_average(const std::vector<AverageTensors>& group, double decay) {
+  void* stream = on(group.front().average.device()).stream;
+  for_each_group<cuda_kernels::AverageGroup>(group, [](cuda_kernels::AverageGroup& g, int slot, const AverageTensors& t) {
+    g.average[slot] = t.average.data<float>();
+    g.value[slot] = t.value.data<float>();
+    return t.average.numel();
+  }, [&](const cuda_kernels::AverageGroup& g) { launch_moving_average(g, decay, stream); });
+}
+
 // Every block's sum into one scratch array (the groups' blocks one after another), then the
 // array added up in a fixed order: one figure for the same tensors, run after run.
 void CudaBackend::add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor& total) {

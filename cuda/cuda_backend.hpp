@@ -62,6 +62,7 @@ class CudaBackend final : public BackendBase<CudaBackend> {
                            const Tensor& rstd, const Tensor& dx, const Tensor& dgamma, const Tensor& dbeta) override;
   void adam_update(const std::vector<AdamTensors>& group) override;
   void nag_update(const std::vector<NagTensors>& group) override;
+  void moving_average(const std::vector<AverageTensors>& group, double decay) override;
   void add_sum_of_squares(const std::vector<Tensor>& xs, const Tensor& total) override;
   void scale_check_finite(const std::vector<Tensor>& xs, double scale, const Tensor& found_nonfinite) override;
   void label_smoothed_ce(const Tensor& logits, const Tensor& targets, double epsilon, int64_t ignore_index,

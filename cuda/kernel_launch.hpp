@@ -133,6 +133,8 @@ void launch_label_smoothed_ce_backward(const float* logits, const int64_t* targe
 // kGroupTensors tensors (cuda/kernels/parameter_group.hpp) in one launch.
 void launch_adam_update(const cuda_kernels::AdamGroup& group, void* stream);
 void launch_nag_update(const cuda_kernels::NagGroup& group, void* stream);
+// average ← decay·average + (1 − decay)·value over the group.
+void launch_moving_average(const cuda_kernels::AverageGroup& group, double decay, void* stream);
 // partial[b] = Σ x² over block b of the group in float64 (group.blocks.blocks() doubles).
 void launch_sum_of_squares_partials(const cuda_kernels::FloatGroup& group, double* partial, void* stream);
 // *total += Σ partial[0 .. count), in a fixed order.

@@ -17,6 +17,12 @@ void launch_nag_update(const cuda_kernels::NagGroup& group, void* stream) {
                 kThreadsPerBlock, 0, stream, group);
 }
 
+void launch_moving_average(const cuda_kernels::AverageGroup& group, double decay, void* stream) {
+  if (group.blocks.blocks() == 0) return;
+  launch_kernel("moving_average_kernel", cuda_kernels::moving_average_kernel, unsigned(group.blocks.blocks()),
+                kThreadsPerBlock, 0, stream, group, float(decay), float(1.0 - decay));
+}
+
 void launch_sum_of_squares_partials(const cuda_kernels::FloatGroup& group, double* partial, void* stream) {
   if (group.blocks.blocks() == 0) return;
   launch_kernel("sum_of_squares_partials_kernel", cuda_kernels::sum_of_squares_partials_kernel,

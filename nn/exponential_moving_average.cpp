@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/ops.hpp"
 #include "core/ops_update.hpp"
 
 namespace attn::nn {
@@ -18,7 +17,10 @@ ExponentialMovingAverage::ExponentialMovingAverage(NamedTensors params, double d
     : params_(std::move(params)), decay_(decay) {
   ATTN_CHECK(decay > 0.0 && decay < 1.0, "--ema-decay must lie in (0, 1), got {}", decay);
   averages_.reserve(params_.size());
-  for (const auto& [name, p] : params_) averages_.push_back(p.clone());
+  for (const auto& [name, p] : params_) {
+    averages_.push_back(p.clone());
+    pairs_.push_back({averages_.back(), p});
+  }
 }
 
 void ExponentialMovingAverage::update(bool copy) {
@@ -26,8 +28,7 @@ void ExponentialMovingAverage::update(bool copy) {
     for (size_t i = 0; i < params_.size(); ++i) averages_[i].copy_(params_[i].second);
     return;
   }
-  ops::scale_(averages_, decay_);  // θ̄ ← d·θ̄ (one group kernel)
-  for (size_t i = 0; i < params_.size(); ++i) ops::add_(averages_[i], params_[i].second, 1.0 - decay_);
+  ops::moving_average_(pairs_, decay_);  // one group kernel of the parameters' device
 }
 
 NamedTensors ExponentialMovingAverage::averaged_state_dict(const NamedTensors& state) const {

@@ -4,10 +4,10 @@
 //
 //   θ̄ ← d·θ̄ + (1 − d)·θ          (θ̄ ← θ for the updates before --ema-start-update)
 //
-// in float32 and in that order — θ̄ scaled by d, then (1 − d)·θ added — as fairseq's EMA does.
-// θ̄ weighs the last ~1/(1 − d) updates, as averaging the last checkpoints does, but over
-// every update. The averages live on the parameters' device and are updated with the
-// tensor ops of that device (a group scale and one add per parameter).
+// in float32 per element (fairseq's EMA computes θ̄.mul_(d).add_(θ, alpha=1 − d): the same up
+// to rounding). θ̄ weighs the last ~1/(1 − d) updates, as averaging the last checkpoints does,
+// but over every update. The averages live on the parameters' device and a step is one group
+// kernel of that device (core/ops_update.hpp moving_average_): no allocation, a few launches.
 //
 // In a checkpoint (apps/training/trainer.hpp) the weights file holds θ̄ — what generate,
 // translate, average and inspect read — and the optimizer file holds θ itself under
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parameter_groups.hpp"
 #include "nn/optimizer.hpp"
 
 namespace attn::nn {
@@ -48,6 +49,7 @@ class ExponentialMovingAverage {
  private:
   NamedTensors params_;
   std::vector<Tensor> averages_;
+  std::vector<AverageTensors> pairs_;  // (θ̄, θ) of each parameter, for the group kernel
   double decay_;
 };
 

@@ -1,5 +1,6 @@
-// CPU kernels of the training step (core/backend.hpp): the Adam and NAG updates, the sum of
-// squares behind the gradient norm, and gradient scaling with a non-finite check.
+// CPU kernels of the training step (core/backend.hpp): the Adam and NAG updates, the weights'
+// moving average, the sum of squares behind the gradient norm, and gradient scaling with a
+// non-finite check.
 //
 // The updates work through cache-sized blocks with Eigen array maps (vectorized, sqrt
 // included), spread over threads when there are many blocks; each element's arithmetic is
@@ -52,6 +53,7 @@ void for_each_block(const std::vector<int64_t>& numels, Body&& body) {
 
 // The element count of each item of a group: its tensor's, or its parameter's.
 int64_t numel_of(const Tensor& x) { return x.numel(); }
+int64_t numel_of(const AverageTensors& pair) { return pair.average.numel(); }
 template <typename Update>
 int64_t numel_of(const Update& update) {
   return update.param.numel();
@@ -99,6 +101,15 @@ void CpuBackend::nag_update(const std::vector<NagTensors>& group) {
     theta += u.buffer_to_param * b;
     theta += u.grad_to_param * g;
     b = u.buffer_decay * b + u.grad_to_buffer * g;
+  });
+}
+
+void CpuBackend::moving_average(const std::vector<AverageTensors>& group, double decay) {
+  const float keep = float(decay), take = float(1.0 - decay);
+  for_each_block(numels_of(group), [&](size_t t, int64_t begin, int64_t size) {
+    FloatArray average(group[t].average.data<float>() + begin, size);
+    const ConstFloatArray value(group[t].value.data<float>() + begin, size);
+    average = keep * average + take * value;
   });
 }
 

@@ -53,6 +53,12 @@ struct NagGroup {
   NagUpdate update[kGroupTensors];
 };
 
+struct AverageGroup {
+  GroupBlocks blocks;
+  float* average[kGroupTensors];
+  const float* value[kGroupTensors];
+};
+
 // Tensors read (sum of squares) or scaled in place.
 struct FloatGroup {
   GroupBlocks blocks;

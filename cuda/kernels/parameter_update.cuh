@@ -1,5 +1,5 @@
 // The kernels of the training step beyond the model (core/backend.hpp's adam_update,
-// nag_update, add_sum_of_squares and scale_check_finite), over groups of contiguous float32
+// nag_update, moving_average, add_sum_of_squares and scale_check_finite), over groups of contiguous float32
 // tensors (cuda/kernels/parameter_group.hpp: one CUDA block per kGroupBlockElements elements
 // of any tensor of the group) in the cuda/kernels/device.hpp dialect, with the CPU's formulas
 // (core/cpu/parameter_update.cpp) and the update's scalars from core/optimizer_params.hpp.
@@ -56,6 +56,14 @@ __global__ void nag_update_kernel(NagGroup group) {
     param[i] = theta + u.grad_to_param * g;
     buffer[i] = u.buffer_decay * b + u.grad_to_buffer * g;
   }
+}
+
+// average ← keep·average + take·value (keep = d, take = 1 − d, rounded to float32).
+__global__ void moving_average_kernel(AverageGroup group, float keep, float take) {
+  const GroupRange r = group_range(group.blocks);
+  float* const average = group.average[r.tensor];
+  const float* const value = group.value[r.tensor];
+  for (long long i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) average[i] = keep * average[i] + take * value[i];
 }
 
 // partial[block] = Σ x² over the block's elements, in float64 (a fixed decomposition, so the

@@ -568,16 +568,19 @@ TEST_CASE("cuda cross-entropy kernels match the CPU backend's loss, nll, count, 
   }
 }
 
-TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of squares and scaling over a group",
+TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, moving average, sum of squares and scaling over "
+          "a group",
           "[cuda_kernels]") {
   // Tensors of several blocks, of less than one, of none, and a last block cut short; each
   // parameter with its own step size, as after parameters missed updates.
   const std::vector<int64_t> sizes = {5000, 7, 0, 2 * kGroupBlockElements + 3};
   std::vector<AdamTensors> adam_cpu, adam_gpu;
   std::vector<NagTensors> nag_cpu, nag_gpu;
+  std::vector<AverageTensors> average_cpu, average_gpu;
   std::vector<Tensor> grads;
   AdamGroup adam;
   NagGroup nag;
+  AverageGroup moving;
   FloatGroup squares;
   for (size_t t = 0; t < sizes.size(); ++t) {
     const int64_t n = sizes[t];
@@ -602,6 +605,12 @@ TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of 
     nag.update[t] = b;
     nag.blocks.add(n);
 
+    const Tensor average = varied({n}, -1, 1);
+    average_cpu.push_back({average.clone(), theta});
+    average_gpu.push_back({average, theta});
+    moving.average[t] = average.data<float>(), moving.value[t] = theta.data<float>();
+    moving.blocks.add(n);
+
     grads.push_back(grad);
     squares.x[t] = grad.data<float>();
     squares.blocks.add(n);
@@ -612,7 +621,10 @@ TEST_CASE("cuda training-step kernels match the CPU backend's Adam, NAG, sum of 
   launch(LaunchConfig{.grid = {blocks}, .block = {128}}, adam_update_kernel, adam);
   ops::nag_update_(nag_cpu);
   launch(LaunchConfig{.grid = {blocks}, .block = {128}}, nag_update_kernel, nag);
+  ops::moving_average_(average_cpu, 0.999);
+  launch(LaunchConfig{.grid = {blocks}, .block = {128}}, moving_average_kernel, moving, 0.999f, float(1.0 - 0.999));
   for (size_t t = 0; t < sizes.size(); ++t) {
+    check_close(values(average_gpu[t].average), values(average_cpu[t].average), 1e-6);
     check_close(values(adam_gpu[t].param), values(adam_cpu[t].param), 1e-6);
     check_close(values(adam_gpu[t].exp_avg), values(adam_cpu[t].exp_avg), 1e-6);
     check_close(values(adam_gpu[t].exp_avg_sq), values(adam_cpu[t].exp_avg_sq), 1e-6);
