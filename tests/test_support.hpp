@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -77,6 +78,13 @@ inline std::string write_file(const std::filesystem::path& path, const std::stri
   INFO("writing " << path.string());
   REQUIRE(out.good());
   return path.string();
+}
+
+// Deterministic, varied values: scale·sin(a·i + b) for i = 0 … n − 1.
+inline std::vector<float> wave(int64_t n, double a, double b, double scale = 1.0) {
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = float(scale * std::sin(a * double(i) + b));
+  return out;
 }
 
 // |actual[i] − expected[i]| ≤ tolerance for every i; the first element that is not fails the

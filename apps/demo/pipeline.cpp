@@ -190,7 +190,7 @@ TrainerOptions demo_training_options(const DemoPaths& paths, const DemoOptions& 
   o.lr = {kDemoLr};
   o.warmup_updates = o.warmup_updates * o.max_tokens / kDemoMaxTokens;
   o.max_tokens = kDemoMaxTokens;
-  o.model_overrides.push_back(fmt::format("dropout={}", options.dropout));
+  o.model_overrides.push_back(fmt::format("dropout={}", options.dropout));  // after the recipe's: the later wins
   return o;
 }
 

@@ -23,14 +23,21 @@ bool weights_file_holds(const std::string& base, nn::EncoderDecoderModel& model)
   return true;
 }
 
+// The tiny trainer's options with --ema-decay 0.9 for `max_update` updates, saving into
+// root/save_dir, on a reversal corpus written into the fresh dir `root`.
+TrainerOptions ema_options(const std::string& root, const std::string& save_dir, int64_t max_update) {
+  testing::write_reversal_corpus(root);
+  TrainerOptions options = testing::tiny_trainer_options(root, root + "/" + save_dir);
+  options.max_update = max_update;
+  options.ema_decay = 0.9;
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("trainer: --ema-decay keeps the average in checkpoints, validates it and resumes exactly", "[trainer]") {
   const std::string root = testing::fresh_temp_dir("trainer_ema");
-  testing::write_reversal_corpus(root);
-  TrainerOptions straight = testing::tiny_trainer_options(root, root + "/straight");
-  straight.max_update = 12;
-  straight.ema_decay = 0.9;
+  TrainerOptions straight = ema_options(root, "straight", 12);
   straight.checkpoints.save_interval_updates = 5;
   Trainer uninterrupted(straight);
   uninterrupted.train();
@@ -75,10 +82,7 @@ TEST_CASE("trainer: --ema-decay keeps the average in checkpoints, validates it a
 
 TEST_CASE("trainer: before --ema-start-update the average is the weights themselves", "[trainer]") {
   const std::string root = testing::fresh_temp_dir("trainer_ema_start");
-  testing::write_reversal_corpus(root);
-  TrainerOptions options = testing::tiny_trainer_options(root, root + "/run");
-  options.max_update = 6;
-  options.ema_decay = 0.9;
+  TrainerOptions options = ema_options(root, "run", 6);
   options.ema_start_update = 7;
   Trainer trainer(options);
   trainer.train();

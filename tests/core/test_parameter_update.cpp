@@ -15,6 +15,7 @@
 
 #include "core/ops_update.hpp"
 #include "core/threads.hpp"
+#include "test_support.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;
@@ -24,11 +25,7 @@ namespace {
 // 50,000 elements: several blocks, spread over threads.
 constexpr int64_t kSize = 50000;
 
-std::vector<float> wave(int64_t n, double a, double b, double scale = 1.0) {
-  std::vector<float> out(size_t(n), 0.0f);
-  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = float(scale * std::sin(a * double(i) + b));
-  return out;
-}
+using attn::test::wave;
 
 Tensor tensor(const std::vector<float>& v) { return from_vector<float>(v, Shape{int64_t(v.size())}); }
 std::vector<float> values(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }

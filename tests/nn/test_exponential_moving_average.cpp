@@ -16,12 +16,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// Deterministic, varied values: scale·sin(a·i + b).
-std::vector<float> wave(int64_t n, double a, double b, double scale = 1.0) {
-  std::vector<float> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = float(scale * std::sin(a * double(i) + b));
-  return out;
-}
+using attn::test::wave;
 
 std::vector<float> values_of(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
 
