@@ -29,6 +29,17 @@ std::string nccl_version() {
 #endif
 }
 
+// "cuBLAS 13.1.0", or why cuBLAS cannot be used (the first call opens it:
+// cuda/loader/cublas_on_demand.cpp).
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  const cublasStatus_t status = cublasGetProperty(MAJOR_VERSION, &major);
+  if (status != CUBLAS_STATUS_SUCCESS) return fmt::format("cuBLAS not usable ({})", cublasGetStatusString(status));
+  cublasGetProperty(MINOR_VERSION, &minor);
+  cublasGetProperty(PATCH_LEVEL, &patch);
+  return fmt::format("cuBLAS {}.{}.{}", major, minor, patch);
+}
+
 }  // namespace
 
 std::string unavailable_reason() {
@@ -61,17 +72,13 @@ std::string device_name(int index) {
 }
 
 std::string versions() {
-  int driver = 0, runtime = 0, major = 0, minor = 0, patch = 0;
+  int driver = 0, runtime = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
-  cublasGetProperty(MAJOR_VERSION, &major);
-  cublasGetProperty(MINOR_VERSION, &minor);
-  cublasGetProperty(PATCH_LEVEL, &patch);
   // attnlab calls no cuDNN function (its own kernels do attention and normalisation), so
   // cuDNN is not linked just to print its version.
-  return fmt::format("driver {}, runtime {}, cuBLAS {}.{}.{}, cuDNN not used, {}",
-                     driver == 0 ? "none" : cuda_version_string(driver), cuda_version_string(runtime), major, minor,
-                     patch, nccl_version());
+  return fmt::format("driver {}, runtime {}, {}, cuDNN not used, {}", driver == 0 ? "none" : cuda_version_string(driver),
+                     cuda_version_string(runtime), cublas_version(), nccl_version());
 }
 
 }  // namespace attn::cuda
