@@ -145,6 +145,8 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");
   cmd.add_flag("--no-epoch-checkpoints", args->no_epoch_checkpoints, "Only checkpoint_last / _best at epoch ends");
   cmd.add_option("--validate-interval-updates", o.validate_interval_updates, "Also validate every N updates");
+  cmd.add_option("--patience", o.patience,
+                 "Stop when N validations in a row have not lowered the best validation loss (<= 0: never)");
   cmd.add_option("--log-interval", o.log_interval, "Progress line every N updates")->capture_default_str();
   cmd.add_option("--progress", args->progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))

@@ -99,9 +99,15 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
     require("loader.batch_index", false, "a count >= 0", count_from(0));
   }
   if (!reset.meters) {
-    require("best_loss", false, "null or a finite number", [](const nlohmann::json& v) {
+    auto finite_or_null = [](const nlohmann::json& v) {
       return v.is_null() || (v.is_number() && std::isfinite(v.get<double>()));
-    });
+    };
+    require("best_loss", false, "null or a finite number", finite_or_null);
+    // Checkpoints written before --patience existed have no record: it starts afresh.
+    const bool no_early_stopping = value_at(meta, "early_stopping").is_null();
+    require("early_stopping.best_loss", no_early_stopping, "null or a finite number", finite_or_null);
+    require("early_stopping.validations_without_improvement", no_early_stopping, "a count >= 0", count_from(0));
+    require("early_stopping.last_update", no_early_stopping, "a count >= -1", count_from(-1));
     require("skipped_updates", true, "a count >= 0", count_from(0));
     require("training_seconds", true, "a finite number >= 0", non_negative_number);
     require("validated", true, "true or false", is_bool);
@@ -229,6 +235,7 @@ nlohmann::json Trainer::metadata() const {
                       {"distributed_world_size", parallel_.size()},
                       {"best_loss", nullptr},
                       {"validated", validated_},
+                      {"early_stopping", early_stopping_.state()},
                       {"ema", nullptr}};
   if (best_loss_) j["best_loss"] = *best_loss_;
   if (ema_) j["ema"] = {{"decay", ema_->decay()}, {"start_update", options_.ema_start_update}};
@@ -286,6 +293,7 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
       previous_seconds_ = meta.value("training_seconds", 0.0);
       if (!meta.at("best_loss").is_null()) best_loss_ = meta.at("best_loss").get<double>();
       validated_ = meta.value("validated", true);
+      if (meta.contains("early_stopping")) early_stopping_.restore(meta.at("early_stopping"));
     }
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
@@ -489,7 +497,7 @@ std::optional<std::string> Trainer::stop_reason(bool end_of_epoch) const {
     return fmt::format("reached --max-epoch {}", options_.max_epoch);
   if (end_of_epoch && options_.max_lr && options_.min_lr > 0 && optimizer_->lr() < options_.min_lr)
     return fmt::format("lr {} fell below --min-lr {}", optimizer_->lr(), options_.min_lr);
-  return std::nullopt;
+  return early_stopping_.stop_reason();
 }
 
 void Trainer::begin_epoch() {
@@ -540,6 +548,7 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
   }
   if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0) {
     const ValidationResult valid = validate("valid");
+    early_stopping_.observe(num_updates_, valid.loss);
     info(fmt::format("valid at update {} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f}", num_updates_,
                                valid.loss, valid.nll_loss, valid.ppl));
     log_json({{"type", "valid"}, {"epoch", epoch()}, {"update", num_updates_}, {"loss", valid.loss},
@@ -554,6 +563,7 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   // After the loader reported the end of epoch E its position is already (E + 1, 0).
   const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
   const ValidationResult valid = validate("valid");
+  early_stopping_.observe(num_updates_, valid.loss);
   const bool is_best = !best_loss_ || valid.loss < *best_loss_;
   if (is_best) best_loss_ = valid.loss;
   validated_ = true;
@@ -602,6 +612,7 @@ TrainingSummary Trainer::train() {
       stop = parallel_.agree(stop_reason(end_of_epoch));
     }
     end_of_epoch_or_stop(end_of_epoch, summary);
+    if (!stop) stop = parallel_.agree(early_stopping_.stop_reason());  // the epoch's validation may stop it
   }
   progress_.finish();
   summary.stop_reason = *stop;

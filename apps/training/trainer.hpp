@@ -13,8 +13,9 @@
 // scheduler.step_begin_epoch(epoch) and step_update(num_updates) are called (§1.8). At the
 // end of an epoch: validation on "valid", checkpoint<E>, checkpoint_best, checkpoint_last;
 // every --save-interval-updates: checkpoint_<E>_<U> (apps/training/checkpoint.hpp). Training stops at
-// --max-update, --max-epoch, --max-time-minutes (counted over resumed runs too), or when an
-// old-style cosine schedule's lr falls below --min-lr.
+// --max-update, --max-epoch, --max-time-minutes (counted over resumed runs too), when an
+// old-style cosine schedule's lr falls below --min-lr, or after --patience validations
+// without a new best loss (early_stopping.hpp).
 //
 // With core/profiler.hpp enabled, the phases of train_step are timed as "trainer: forward +
 // loss", "trainer: backward" and "trainer: normalise, clip, optimizer step" (bench/bench_train).
@@ -76,6 +77,7 @@
 #include <vector>
 
 #include "apps/training/checkpoint.hpp"
+#include "apps/training/early_stopping.hpp"
 #include "apps/cli/compute_options.hpp"
 #include "apps/training/data_parallel.hpp"
 #include "apps/training/evaluation.hpp"
@@ -149,6 +151,7 @@ struct TrainerOptions {
   ResetOptions reset;
   CheckpointPolicy checkpoints;
   int64_t validate_interval_updates = 0;
+  int64_t patience = 0;  // > 0: stop after that many validations in a row without a new best loss
   bool skip_invalid_updates = false;
   int64_t log_interval = 100;
   ProgressMode progress = ProgressMode::kAuto;
@@ -253,6 +256,7 @@ class Trainer {
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;
   std::optional<double> best_loss_;
+  EarlyStopping early_stopping_{options_.patience};  // --patience
   bool validated_ = true;  // false after an update, until the next validation (end_of_epoch_or_stop)
   double previous_seconds_ = 0.0;  // training time of the runs this one resumed
   std::chrono::steady_clock::time_point run_start_;
