@@ -43,6 +43,9 @@ constexpr int kAveragedCheckpoints = 5;
 constexpr int64_t kSavesPerRun = 10;  // update checkpoints over the budget; the last 5 are averaged
 constexpr uint64_t kSplitSeed = 1;
 
+// "1 thread", "2 threads".
+std::string threads_in_words(int64_t threads) { return fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"); }
+
 struct DemoPaths {
   fs::path root, raw, tok, bpe, codes, data_bin, checkpoints, averaged, gen;
   explicit DemoPaths(const std::string& out)
@@ -206,8 +209,8 @@ TrainingOutcome train(const DemoPaths& paths, const DemoOptions& options) {
   stage(6, fmt::format("train {} for {} updates -> {}", kDemoArch, options.max_update, paths.checkpoints.string()),
         false);
   Trainer trainer(demo_training_options(paths, options));
-  fmt::print("      {} parameters; training on {} threads, {} matrix products\n", trainer.model().num_parameters(),
-             get_num_threads(), to_string(matmul_precision()));
+  fmt::print("      {} parameters; training on {}, {} matrix products\n", trainer.model().num_parameters(),
+             threads_in_words(get_num_threads()), to_string(matmul_precision()));
   const TrainingSummary summary = trainer.train();
   const nlohmann::json trained = last_training_summary(paths.checkpoints.string());
   return {summary.num_updates, trained.value("tokens_per_second", 0.0),
@@ -438,8 +441,8 @@ void print_summary(const DemoPaths& paths, const DemoSummary& summary) {
   fmt::print("\nExamples:\n");
   for (const DemoExample& example : summary.examples)
     fmt::print("  SRC  {}\n  REF  {}\n  HYP  {}\n\n", example.source, example.reference, example.hypothesis);
-  fmt::print("training: {} updates at {:.0f} target tokens/s on {} threads ({} products)\n", summary.updates,
-             summary.training_tokens_per_second, summary.threads, summary.matmul_precision);
+  fmt::print("training: {} updates at {:.0f} target tokens/s on {} ({} products)\n", summary.updates,
+             summary.training_tokens_per_second, threads_in_words(summary.threads), summary.matmul_precision);
   fmt::print("peak memory: {:.1f} MiB in tensors (allocator peak), {:.1f} MiB resident (peak RSS)\n",
              summary.peak_tensor_mib, summary.peak_resident_mib);
   fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ summary.json "
@@ -501,9 +504,9 @@ void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comp
                  {"tokenized BLEU", summary.tokenized_bleu},
                  {"test sentences", std::to_string(summary.test_sentences)},
                  {"decoding", summary.decoding},
-                 {"training", fmt::format("{} updates at {:.0f} target tokens/s on {} threads, {} matrix products",
-                                          summary.updates, summary.training_tokens_per_second, summary.threads,
-                                          summary.matmul_precision)},
+                 {"training", fmt::format("{} updates at {:.0f} target tokens/s on {}, {} matrix products",
+                                          summary.updates, summary.training_tokens_per_second,
+                                          threads_in_words(summary.threads), summary.matmul_precision)},
                  {"peak memory", fmt::format("{:.1f} MiB in tensors, {:.1f} MiB resident", summary.peak_tensor_mib,
                                              summary.peak_resident_mib)}},
        .examples = examples,
