@@ -27,6 +27,8 @@ struct TrainCommandArgs {
   std::string lr = "0.25";
   std::string progress = "auto";
   bool no_epoch_checkpoints = false;
+  std::string eval_bleu_args = "{}";
+  bool maximize_best_checkpoint_metric = false;
 };
 
 // "(0.9, 0.98)", "0.9,0.98" or "0.9 0.98" -> numbers.
@@ -57,6 +59,13 @@ int run_train(TrainCommandArgs& args) {
                      : args.progress == "none"  ? ProgressMode::kQuiet
                                                 : ProgressMode::kAuto;
   options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
+  options.eval_bleu.search = parse_eval_bleu_args(args.eval_bleu_args);
+  // fairseq minimises any metric unless told otherwise; here the flag must agree with the metric.
+  const bool bleu = options.best_checkpoint_metric == "bleu";
+  ATTN_CHECK(!bleu || args.maximize_best_checkpoint_metric,
+             "train: --best-checkpoint-metric bleu needs --maximize-best-checkpoint-metric (higher BLEU is better)");
+  ATTN_CHECK(bleu || !args.maximize_best_checkpoint_metric,
+             "train: --maximize-best-checkpoint-metric goes with --best-checkpoint-metric bleu (a lower loss is better)");
   const std::shared_ptr<dist::Communicator> world = dist::join_world(args.world);
   try {
     dist::check_world_matches(*world, args.world);
@@ -146,7 +155,27 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_flag("--no-epoch-checkpoints", args->no_epoch_checkpoints, "Only checkpoint_last / _best at epoch ends");
   cmd.add_option("--validate-interval-updates", o.validate_interval_updates, "Also validate every N updates");
   cmd.add_option("--patience", o.patience,
-                 "Stop when N validations in a row have not lowered the best validation loss (<= 0: never)");
+                 "Stop when N validations in a row have not improved on the best --best-checkpoint-metric "
+                 "(<= 0: never)");
+  cmd.add_flag("--eval-bleu", o.eval_bleu.enabled, "Also translate the validation split and score it with sacreBLEU");
+  cmd.add_option("--eval-bleu-args", args->eval_bleu_args,
+                 "Generation options of --eval-bleu as JSON, e.g. '{\"beam\": 4, \"max_len_a\": 1.2, "
+                 "\"max_len_b\": 10}' (keys: beam, lenpen, max_len_a, max_len_b, min_len, no_repeat_ngram_size)");
+  cmd.add_option("--eval-bleu-detok", o.eval_bleu.detok, "--eval-bleu: space (no detokenization) | moses")
+      ->check(CLI::IsMember({"space", "moses"}))
+      ->capture_default_str();
+  cmd.add_flag("--eval-bleu-remove-bpe{@@ }", o.eval_bleu.remove_bpe,
+               "--eval-bleu: remove BPE before scoring (default separator '@@ ')");
+  cmd.add_flag("--eval-tokenized-bleu", o.eval_bleu.tokenized_bleu,
+               "--eval-bleu: score the text as it is (sacreBLEU tokenizer none) instead of 13a");
+  cmd.add_flag("--eval-bleu-print-samples", o.eval_bleu.print_samples,
+               "--eval-bleu: print the first validation sentence's translation and reference");
+  cmd.add_option("--best-checkpoint-metric", o.best_checkpoint_metric,
+                 "What picks checkpoint_best (and --patience counts): loss, or bleu with --eval-bleu")
+      ->check(CLI::IsMember({"loss", "bleu"}))
+      ->capture_default_str();
+  cmd.add_flag("--maximize-best-checkpoint-metric", args->maximize_best_checkpoint_metric,
+               "Higher is better (required with --best-checkpoint-metric bleu, as in fairseq commands)");
   cmd.add_option("--log-interval", o.log_interval, "Progress line every N updates")->capture_default_str();
   cmd.add_option("--progress", args->progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))

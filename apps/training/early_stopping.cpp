@@ -5,11 +5,11 @@
 
 namespace attn::app {
 
-void EarlyStopping::observe(int64_t update, double loss) {
+void EarlyStopping::observe(int64_t update, double value) {
   if (update == last_update_) return;  // the same weights again
   last_update_ = update;
-  if (!best_ || loss < *best_) {
-    best_ = loss;
+  if (!best_ || (maximize_ ? value > *best_ : value < *best_)) {
+    best_ = value;
     validations_without_improvement_ = 0;
   } else {
     ++validations_without_improvement_;
@@ -18,18 +18,19 @@ void EarlyStopping::observe(int64_t update, double loss) {
 
 std::optional<std::string> EarlyStopping::stop_reason() const {
   if (patience_ <= 0 || validations_without_improvement_ < patience_) return std::nullopt;
-  return fmt::format("early stop: the validation loss has not improved on {:.3f} for the last {} validations (--patience {})",
-                     *best_, validations_without_improvement_, patience_);
+  return fmt::format("early stop: the validation {} has not improved on {:.3f} for the last {} validations "
+                     "(--patience {})",
+                     metric_, *best_, validations_without_improvement_, patience_);
 }
 
 nlohmann::json EarlyStopping::state() const {
-  return {{"best_loss", best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr)},
+  return {{"best", best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr)},
           {"validations_without_improvement", validations_without_improvement_},
           {"last_update", last_update_}};
 }
 
 void EarlyStopping::restore(const nlohmann::json& state) {
-  const nlohmann::json& best = state.at("best_loss");
+  const nlohmann::json& best = state.at("best");
   best_ = best.is_null() ? std::nullopt : std::optional<double>(best.get<double>());
   validations_without_improvement_ = state.at("validations_without_improvement").get<int64_t>();
   last_update_ = state.at("last_update").get<int64_t>();

@@ -1,8 +1,10 @@
 // --patience N (fairseq's early stopping): training stops once N validations in a row have
-// not lowered the best validation loss seen so far. Every validation counts — at the end of
+// not improved on the best value of the metric that picks checkpoint_best — the validation
+// loss (lower is better), or BLEU with --best-checkpoint-metric bleu (higher is better) — seen
+// so far. Every validation counts — at the end of
 // each epoch and every --validate-interval-updates — but a weight state counts once: a
-// second validation at the same update (the final one after an interval validation, or the
-// one a resumed run repeats) is not a further "no improvement". The state goes into each
+// second validation at the same update (one a resumed run repeats) is not a further "no
+// improvement". The state goes into each
 // checkpoint's metadata ("early_stopping"), so a resumed run stops where an uninterrupted
 // one would; --reset-meters starts it afresh, like the best loss.
 #pragma once
@@ -16,10 +18,12 @@ namespace attn::app {
 
 class EarlyStopping {
  public:
-  explicit EarlyStopping(int64_t patience) : patience_(patience) {}
+  // metric: "loss" (lower is better) or "bleu" (higher is better).
+  EarlyStopping(int64_t patience, std::string metric)
+      : patience_(patience), metric_(std::move(metric)), maximize_(metric_ == "bleu") {}
 
-  // Counts the validation loss of the weights after `update` updates.
-  void observe(int64_t update, double loss);
+  // Counts the metric's value for the weights after `update` updates.
+  void observe(int64_t update, double value);
   // Why training should stop now ("the validation loss has not improved ..."), or nothing:
   // always nothing when patience <= 0 (the default: no early stopping).
   std::optional<std::string> stop_reason() const;
@@ -30,6 +34,8 @@ class EarlyStopping {
 
  private:
   int64_t patience_;
+  std::string metric_;
+  bool maximize_;
   std::optional<double> best_;
   int64_t validations_without_improvement_ = 0;
   int64_t last_update_ = -1;  // of the last validation counted

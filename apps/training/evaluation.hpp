@@ -3,6 +3,7 @@
 // tokens, divided by their count and by ln 2 (bits); ppl = 2^nll_loss.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "apps/task/translation_task.hpp"
 #include "data/batching.hpp"
@@ -15,6 +16,7 @@ struct ValidationResult {
   double loss = 0.0, nll_loss = 0.0, ppl = 0.0;  // per token, bits
   int64_t ntokens = 0, nsentences = 0;
   data::FilteredPairs skipped;  // pairs too long to score
+  std::optional<double> bleu;   // with --eval-bleu (bleu_validation.hpp)
 };
 
 // How evaluation batches a split: as training forms batches, unshuffled, without prefetching;

@@ -103,9 +103,10 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
       return v.is_null() || (v.is_number() && std::isfinite(v.get<double>()));
     };
     require("best_loss", false, "null or a finite number", finite_or_null);
+    require("best_bleu", true, "null or a finite number", finite_or_null);  // absent before --eval-bleu
     // Checkpoints written before --patience existed have no record: it starts afresh.
     const bool no_early_stopping = value_at(meta, "early_stopping").is_null();
-    require("early_stopping.best_loss", no_early_stopping, "null or a finite number", finite_or_null);
+    require("early_stopping.best", no_early_stopping, "null or a finite number", finite_or_null);
     require("early_stopping.validations_without_improvement", no_early_stopping, "a count >= 0", count_from(0));
     require("early_stopping.last_update", no_early_stopping, "a count >= -1", count_from(-1));
     require("skipped_updates", true, "a count >= 0", count_from(0));
@@ -141,6 +142,12 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
   ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
+  ATTN_CHECK(options_.best_checkpoint_metric == "loss" || options_.best_checkpoint_metric == "bleu",
+             "train: --best-checkpoint-metric is loss or bleu, got '{}'", options_.best_checkpoint_metric);
+  ATTN_CHECK(options_.best_checkpoint_metric != "bleu" || options_.eval_bleu.enabled,
+             "train: --best-checkpoint-metric bleu needs --eval-bleu (BLEU is measured only then)");
+  ATTN_CHECK(options_.eval_bleu.detok == "space" || options_.eval_bleu.detok == "moses",
+             "train: --eval-bleu-detok is space or moses, got '{}'", options_.eval_bleu.detok);
   device_ = apply_compute_options(options_.compute);
   config_ = nn::transformer_preset(options_.arch);
   nn::apply_overrides(config_, options_.model_overrides);
@@ -234,10 +241,12 @@ nlohmann::json Trainer::metadata() const {
                       {"training_seconds", training_seconds()},
                       {"distributed_world_size", parallel_.size()},
                       {"best_loss", nullptr},
+                      {"best_bleu", nullptr},
                       {"validated", validated_},
                       {"early_stopping", early_stopping_.state()},
                       {"ema", nullptr}};
   if (best_loss_) j["best_loss"] = *best_loss_;
+  if (best_bleu_) j["best_bleu"] = *best_bleu_;
   if (ema_) j["ema"] = {{"decay", ema_->decay()}, {"start_update", options_.ema_start_update}};
   return j;
 }
@@ -292,6 +301,7 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
       skipped_updates_ = meta.value("skipped_updates", int64_t(0));
       previous_seconds_ = meta.value("training_seconds", 0.0);
       if (!meta.at("best_loss").is_null()) best_loss_ = meta.at("best_loss").get<double>();
+      if (!value_at(meta, "best_bleu").is_null()) best_bleu_ = meta.at("best_bleu").get<double>();
       validated_ = meta.value("validated", true);
       if (meta.contains("early_stopping")) early_stopping_.restore(meta.at("early_stopping"));
     }
@@ -462,11 +472,44 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
 ValidationResult Trainer::validate(const std::string& split) {
   std::optional<nn::AveragedWeightsScope> averaged;  // with --ema-decay, θ̄ is what is measured
   if (ema_) averaged.emplace(*ema_);
-  const ValidationResult result =
-      evaluate_loss(*model_, open_split(task_, split), criterion_, options_.max_tokens, options_.max_sentences,
-                    &parallel_.world());  // each rank its share of the batches
+  const SplitCorpora corpora = open_split(task_, split);
+  ValidationResult result = evaluate_loss(*model_, corpora, criterion_, options_.max_tokens, options_.max_sentences,
+                                          &parallel_.world());  // each rank its share of the batches
+  if (options_.eval_bleu.enabled) {
+    const BleuValidation bleu = evaluate_bleu(*model_, corpora, task_.target_dict, options_.eval_bleu,
+                                              task_.target_lang, options_.max_tokens, options_.max_sentences,
+                                              &parallel_.world());
+    result.bleu = bleu.score.score;
+    if (options_.eval_bleu.print_samples) {
+      info("example hypothesis: " + bleu.sample_hypothesis);
+      info("example reference: " + bleu.sample_reference);
+    }
+  }
   model_->train();
   return result;
+}
+
+ValidationResult Trainer::validate_these_weights() {
+  if (!last_validation_ || last_validation_->first != num_updates_) last_validation_.emplace(num_updates_, validate("valid"));
+  return last_validation_->second;
+}
+
+double Trainer::best_checkpoint_metric(const ValidationResult& valid) const {
+  return options_.best_checkpoint_metric == "bleu" ? valid.bleu.value() : valid.loss;
+}
+
+// "loss 3.912 | nll_loss 3.101 | ppl 8.58 | bleu 12.34" and the same as fields of a log record.
+std::string Trainer::validation_text(const ValidationResult& valid) {
+  std::string text = fmt::format("loss {:.3f} | nll_loss {:.3f} | ppl {:.2f}", valid.loss, valid.nll_loss, valid.ppl);
+  if (valid.bleu) text += fmt::format(" | bleu {:.2f}", *valid.bleu);
+  return text;
+}
+
+nlohmann::json Trainer::validation_record(const ValidationResult& valid, int64_t epoch) const {
+  nlohmann::json record = {{"type", "valid"}, {"epoch", epoch},           {"update", num_updates_},
+                           {"loss", valid.loss}, {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl}};
+  if (valid.bleu) record["bleu"] = *valid.bleu;
+  return record;
 }
 
 // --- the loop -------------------------------------------------------------------------
@@ -547,12 +590,10 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
     interval = IntervalStats{};
   }
   if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0) {
-    const ValidationResult valid = validate("valid");
-    early_stopping_.observe(num_updates_, valid.loss);
-    info(fmt::format("valid at update {} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f}", num_updates_,
-                               valid.loss, valid.nll_loss, valid.ppl));
-    log_json({{"type", "valid"}, {"epoch", epoch()}, {"update", num_updates_}, {"loss", valid.loss},
-              {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl}});
+    const ValidationResult valid = validate_these_weights();
+    early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
+    info(fmt::format("valid at update {} | {}", num_updates_, validation_text(valid)));
+    log_json(validation_record(valid, epoch()));
   }
   const int64_t interval_updates = options_.checkpoints.save_interval_updates;
   if (interval_updates > 0 && num_updates_ % interval_updates == 0)
@@ -562,17 +603,25 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
 void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) {
   // After the loader reported the end of epoch E its position is already (E + 1, 0).
   const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
-  const ValidationResult valid = validate("valid");
-  early_stopping_.observe(num_updates_, valid.loss);
-  const bool is_best = !best_loss_ || valid.loss < *best_loss_;
-  if (is_best) best_loss_ = valid.loss;
+  const ValidationResult valid = validate_these_weights();
+  early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
+  const bool better_loss = !best_loss_ || valid.loss < *best_loss_;
+  if (better_loss) best_loss_ = valid.loss;
+  const bool better_bleu = valid.bleu && (!best_bleu_ || *valid.bleu > *best_bleu_);
+  if (better_bleu) best_bleu_ = valid.bleu;
+  const bool is_best = options_.best_checkpoint_metric == "bleu" ? better_bleu : better_loss;
   validated_ = true;
   summary.last_valid = valid;
-  info(fmt::format("epoch {:03d} | valid on 'valid' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | "
-                             "num_updates {} | best_loss {:.3f}",
-                             finished_epoch, valid.loss, valid.nll_loss, valid.ppl, num_updates_, *best_loss_));
-  log_json({{"type", "valid"}, {"epoch", finished_epoch}, {"update", num_updates_}, {"loss", valid.loss},
-            {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl}, {"best_loss", *best_loss_}});
+  nlohmann::json record = validation_record(valid, finished_epoch);
+  record["best_loss"] = *best_loss_;
+  std::string best_text = fmt::format("best_loss {:.3f}", *best_loss_);
+  if (best_bleu_) {
+    record["best_bleu"] = *best_bleu_;
+    best_text += fmt::format(" | best_bleu {:.2f}", *best_bleu_);
+  }
+  info(fmt::format("epoch {:03d} | valid on 'valid' subset | {} | num_updates {} | {}", finished_epoch,
+                   validation_text(valid), num_updates_, best_text));
+  log_json(record);
   save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
 }
 

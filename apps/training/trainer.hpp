@@ -74,8 +74,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "apps/training/bleu_validation.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/early_stopping.hpp"
 #include "apps/cli/compute_options.hpp"
@@ -151,7 +153,9 @@ struct TrainerOptions {
   ResetOptions reset;
   CheckpointPolicy checkpoints;
   int64_t validate_interval_updates = 0;
-  int64_t patience = 0;  // > 0: stop after that many validations in a row without a new best loss
+  int64_t patience = 0;  // > 0: stop after that many validations in a row without a new best
+  BleuValidationOptions eval_bleu;           // --eval-bleu and its options
+  std::string best_checkpoint_metric = "loss";  // loss | bleu (bleu: higher is better)
   bool skip_invalid_updates = false;
   int64_t log_interval = 100;
   ProgressMode progress = ProgressMode::kAuto;
@@ -232,6 +236,13 @@ class Trainer {
   double training_seconds() const;
   void after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary);
   void end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary);
+  // validate("valid"), or its result at this update when it ran already (a stop right after
+  // an interval validation).
+  ValidationResult validate_these_weights();
+  // The value --best-checkpoint-metric (and --patience) compare: the loss, or BLEU.
+  double best_checkpoint_metric(const ValidationResult& valid) const;
+  static std::string validation_text(const ValidationResult& valid);
+  nlohmann::json validation_record(const ValidationResult& valid, int64_t epoch) const;
   void log_json(const nlohmann::json& record);
   void info(const std::string& text);  // a progress line, unless --progress none
   std::string state_summary() const;   // what check_same_state compares between ranks
@@ -255,8 +266,9 @@ class Trainer {
 
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;
-  std::optional<double> best_loss_;
-  EarlyStopping early_stopping_{options_.patience};  // --patience
+  std::optional<double> best_loss_, best_bleu_;
+  std::optional<std::pair<int64_t, ValidationResult>> last_validation_;  // the update it measured
+  EarlyStopping early_stopping_{options_.patience, options_.best_checkpoint_metric};  // --patience
   bool validated_ = true;  // false after an update, until the next validation (end_of_epoch_or_stop)
   double previous_seconds_ = 0.0;  // training time of the runs this one resumed
   std::chrono::steady_clock::time_point run_start_;

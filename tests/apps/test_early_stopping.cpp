@@ -12,7 +12,7 @@ using namespace attn;
 using namespace attn::app;
 
 TEST_CASE("early stopping: counts validations in a row without a new best loss", "[early_stopping]") {
-  EarlyStopping stopping(2);
+  EarlyStopping stopping(2, "loss");
   stopping.observe(10, 5.0);
   stopping.observe(20, 5.0);  // equal is no improvement
   CHECK_FALSE(stopping.stop_reason());
@@ -23,16 +23,24 @@ TEST_CASE("early stopping: counts validations in a row without a new best loss",
   CHECK_FALSE(stopping.stop_reason());
   stopping.observe(50, 4.1);
   REQUIRE(stopping.stop_reason());
-  CHECK_THAT(*stopping.stop_reason(), Catch::Contains("not improved on 4.000 for the last 2 validations (--patience 2)"));
+  CHECK_THAT(*stopping.stop_reason(), Catch::Contains("validation loss has not improved on 4.000 for the last 2 validations (--patience 2)"));
 
-  EarlyStopping restored(2);
+  EarlyStopping restored(2, "loss");
   restored.restore(stopping.state());
   CHECK(restored.state() == stopping.state());
   CHECK(restored.stop_reason() == stopping.stop_reason());
 
-  EarlyStopping never(0);  // the default: no early stopping
+  EarlyStopping never(0, "loss");  // the default: no early stopping
   for (int64_t update = 1; update <= 5; ++update) never.observe(update, 1.0);
   CHECK_FALSE(never.stop_reason());
+
+  EarlyStopping bleu(1, "bleu");  // higher is better
+  bleu.observe(1, 10.0);
+  bleu.observe(2, 12.0);
+  CHECK_FALSE(bleu.stop_reason());
+  bleu.observe(3, 11.0);
+  REQUIRE(bleu.stop_reason());
+  CHECK_THAT(*bleu.stop_reason(), Catch::Contains("validation bleu has not improved on 12.000"));
 }
 
 TEST_CASE("trainer --patience: stops after N validations without improvement, and resumes the count",

@@ -9,37 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "share_recorder.hpp"
 #include "synthetic_corpus.hpp"
 
 using namespace attn;
 using namespace attn::app;
 
-namespace {
-
-// Rank `rank` of 2: records what it is asked to sum and adds `peer` (rank 0's or 1's sums).
-class ShareRecorder final : public dist::Communicator {
- public:
-  explicit ShareRecorder(int rank, std::vector<double> peer = {}) : rank_(rank), peer_(std::move(peer)) {}
-  std::vector<double> own;  // this rank's sums, as handed to the all-reduce
-
-  int rank() const override { return rank_; }
-  int size() const override { return 2; }
-  std::string name() const override { return "recorder"; }
-  void all_reduce_sum(float*, size_t) override { FAIL("no float all-reduce expected"); }
-  void all_reduce_sum(double* data, size_t count) override {
-    own.assign(data, data + count);
-    for (size_t i = 0; i < peer_.size() && i < count; ++i) data[i] += peer_[i];
-  }
-  void broadcast(void*, size_t, int) override { FAIL("no broadcast expected"); }
-  void barrier() override {}
-  [[noreturn]] void abort(const std::string& reason, int) override { FAIL(reason); throw; }
-
- private:
-  int rank_;
-  std::vector<double> peer_;
-};
-
-}  // namespace
 
 TEST_CASE("sharded validation: 2 ranks score complementary halves of the batches and report the whole split") {
   const std::string root = testing::fresh_temp_dir("sharded_validation");
@@ -51,7 +26,7 @@ TEST_CASE("sharded validation: 2 ranks score complementary halves of the batches
   const ValidationResult whole = evaluate_loss(trainer.model(), valid, criterion, kMaxTokens);
   REQUIRE(whole.nsentences == 8);
 
-  ShareRecorder zero(0), one(1);
+  testing::ShareRecorder zero(0), one(1);
   evaluate_loss(trainer.model(), valid, criterion, kMaxTokens, 0, &zero);
   evaluate_loss(trainer.model(), valid, criterion, kMaxTokens, 0, &one);
   REQUIRE(zero.own.size() == 4);  // loss, nll, target tokens, sentences
@@ -63,7 +38,7 @@ TEST_CASE("sharded validation: 2 ranks score complementary halves of the batches
 
   // Rank 1 with rank 0's sums added, as the all-reduce does: the whole split's numbers, up to
   // the order of the float64 sums.
-  ShareRecorder reduced(1, zero.own);
+  testing::ShareRecorder reduced(1, zero.own);
   const ValidationResult sharded = evaluate_loss(trainer.model(), valid, criterion, kMaxTokens, 0, &reduced);
   CHECK(sharded.ntokens == whole.ntokens);
   CHECK(sharded.nsentences == whole.nsentences);
