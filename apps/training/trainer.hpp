@@ -11,7 +11,9 @@
 //
 // Epochs follow the batch loader (data/batching.hpp); at the start of each epoch
 // scheduler.step_begin_epoch(epoch) and step_update(num_updates) are called (§1.8). At the
-// end of an epoch: validation on "valid", checkpoint<E>, checkpoint_best, checkpoint_last;
+// end of an epoch: validation on "valid" (with --eval-bleu also its translations' BLEU:
+// bleu_validation.hpp), checkpoint<E>, checkpoint_best (by --best-checkpoint-metric: the
+// loss, or BLEU), checkpoint_last;
 // every --save-interval-updates: checkpoint_<E>_<U> (apps/training/checkpoint.hpp). Training stops at
 // --max-update, --max-epoch, --max-time-minutes (counted over resumed runs too), when an
 // old-style cosine schedule's lr falls below --min-lr, or after --patience validations
