@@ -28,6 +28,9 @@ attnlab_require(CLI11_FOUND libcli11-dev)
 find_package(ICU QUIET COMPONENTS uc i18n data)
 attnlab_require(ICU_FOUND libicu-dev)
 find_package(Threads REQUIRED)
+# Boost.Context: the stack switches of the CUDA emulator's fibers (cuda/emulator/emulator.cpp).
+find_package(Boost 1.74 QUIET CONFIG COMPONENTS context)
+attnlab_require(Boost_FOUND libboost-context-dev)
 # cairo: the figures of `inspect`, `plot` and the demo's report (drawing, text, PNG encoding).
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)

@@ -77,8 +77,9 @@ std::string versions() {
   cudaRuntimeGetVersion(&runtime);
   // attnlab calls no cuDNN function (its own kernels do attention and normalisation), so
   // cuDNN is not linked just to print its version.
-  return fmt::format("driver {}, runtime {}, {}, cuDNN not used, {}", driver == 0 ? "none" : cuda_version_string(driver),
-                     cuda_version_string(runtime), cublas_version(), nccl_version());
+  return fmt::format("driver {}, runtime {}, {}, cuDNN not used, {}",
+                     driver == 0 ? "none" : cuda_version_string(driver), cuda_version_string(runtime), cublas_version(),
+                     nccl_version());
 }
 
 }  // namespace attn::cuda

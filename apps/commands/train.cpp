@@ -65,7 +65,8 @@ int run_train(TrainCommandArgs& args) {
   ATTN_CHECK(!bleu || args.maximize_best_checkpoint_metric,
              "train: --best-checkpoint-metric bleu needs --maximize-best-checkpoint-metric (higher BLEU is better)");
   ATTN_CHECK(bleu || !args.maximize_best_checkpoint_metric,
-             "train: --maximize-best-checkpoint-metric goes with --best-checkpoint-metric bleu (a lower loss is better)");
+             "train: --maximize-best-checkpoint-metric goes with --best-checkpoint-metric bleu "
+             "(a lower loss is better)");
   const std::shared_ptr<dist::Communicator> world = dist::join_world(args.world);
   try {
     dist::check_world_matches(*world, args.world);

@@ -41,8 +41,8 @@ nn::SearchOptions parse_eval_bleu_args(const std::string& json, nn::SearchOption
       return value.get<int64_t>();
     };
     const auto number = [&, key = key, value = value](double least) {
-      ATTN_CHECK(value.is_number() && value.get<double>() >= least, "--eval-bleu-args: \"{}\" must be a number >= {}, got {}",
-                 key, least, value.dump());
+      ATTN_CHECK(value.is_number() && value.get<double>() >= least,
+                 "--eval-bleu-args: \"{}\" must be a number >= {}, got {}", key, least, value.dump());
       return value.get<double>();
     };
     if (key == "beam") search.beam = integer(1);

@@ -24,12 +24,14 @@ std::optional<std::string> EarlyStopping::stop_reason() const {
 }
 
 nlohmann::json EarlyStopping::state() const {
-  return {{"best", best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr)},
+  return {{"metric", metric_},
+          {"best", best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr)},
           {"validations_without_improvement", validations_without_improvement_},
           {"last_update", last_update_}};
 }
 
 void EarlyStopping::restore(const nlohmann::json& state) {
+  if (state.value("metric", "loss") != metric_) return;  // counted for another metric: start afresh
   const nlohmann::json& best = state.at("best");
   best_ = best.is_null() ? std::nullopt : std::optional<double>(best.get<double>());
   validations_without_improvement_ = state.at("validations_without_improvement").get<int64_t>();

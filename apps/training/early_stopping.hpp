@@ -29,7 +29,8 @@ class EarlyStopping {
   std::optional<std::string> stop_reason() const;
 
   nlohmann::json state() const;
-  // Restores state() as saved (its fields checked by the trainer's resume checks).
+  // Restores state() as saved (its fields checked by the trainer's resume checks), unless it
+  // counted another metric (the run's --best-checkpoint-metric changed): then it starts afresh.
   void restore(const nlohmann::json& state);
 
  private:

@@ -109,6 +109,7 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
     require("early_stopping.best", no_early_stopping, "null or a finite number", finite_or_null);
     require("early_stopping.validations_without_improvement", no_early_stopping, "a count >= 0", count_from(0));
     require("early_stopping.last_update", no_early_stopping, "a count >= -1", count_from(-1));
+    require("early_stopping.metric", true, "a string", is_string);
     require("skipped_updates", true, "a count >= 0", count_from(0));
     require("training_seconds", true, "a finite number >= 0", non_negative_number);
     require("validated", true, "true or false", is_bool);
@@ -490,7 +491,8 @@ ValidationResult Trainer::validate(const std::string& split) {
 }
 
 ValidationResult Trainer::validate_these_weights() {
-  if (!last_validation_ || last_validation_->first != num_updates_) last_validation_.emplace(num_updates_, validate("valid"));
+  if (!last_validation_ || last_validation_->first != num_updates_)
+    last_validation_.emplace(num_updates_, validate("valid"));
   return last_validation_->second;
 }
 

@@ -29,7 +29,8 @@ TrainerOptions reversal_options(const std::string& root, int64_t updates) {
 
 }  // namespace
 
-TEST_CASE("--eval-bleu-args: fairseq's generation keys over the defaults; anything else is an error", "[bleu_validation]") {
+TEST_CASE("--eval-bleu-args: fairseq's generation keys over the defaults; anything else is an error",
+          "[bleu_validation]") {
   const nn::SearchOptions search =
       parse_eval_bleu_args(R"({"beam": 4, "max_len_a": 1.2, "max_len_b": 10, "lenpen": 0.6, "min_len": 2,
                                "no_repeat_ngram_size": 3})");
@@ -89,7 +90,8 @@ TEST_CASE("evaluate_bleu: sacreBLEU of the split's translations; 2 ranks give th
   CHECK(sharded.score.counts == whole.score.counts);
 }
 
-TEST_CASE("trainer --best-checkpoint-metric bleu: checkpoint_best is the epoch of the highest BLEU", "[bleu_validation]") {
+TEST_CASE("trainer --best-checkpoint-metric bleu: checkpoint_best is the epoch of the highest BLEU",
+          "[bleu_validation]") {
   const std::string root = testing::fresh_temp_dir("bleu_best");
   testing::write_reversal_corpus(root);
   TrainerOptions options = reversal_options(root, 100);  // 25 epochs of 4 updates

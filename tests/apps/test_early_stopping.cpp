@@ -23,12 +23,17 @@ TEST_CASE("early stopping: counts validations in a row without a new best loss",
   CHECK_FALSE(stopping.stop_reason());
   stopping.observe(50, 4.1);
   REQUIRE(stopping.stop_reason());
-  CHECK_THAT(*stopping.stop_reason(), Catch::Contains("validation loss has not improved on 4.000 for the last 2 validations (--patience 2)"));
+  CHECK_THAT(*stopping.stop_reason(),
+             Catch::Contains("validation loss has not improved on 4.000 for the last 2 validations (--patience 2)"));
 
   EarlyStopping restored(2, "loss");
   restored.restore(stopping.state());
   CHECK(restored.state() == stopping.state());
   CHECK(restored.stop_reason() == stopping.stop_reason());
+  EarlyStopping other_metric(2, "bleu");  // the count of the loss means nothing for BLEU
+  other_metric.restore(stopping.state());
+  CHECK_FALSE(other_metric.stop_reason());
+  CHECK(other_metric.state().at("best").is_null());
 
   EarlyStopping never(0, "loss");  // the default: no early stopping
   for (int64_t update = 1; update <= 5; ++update) never.observe(update, 1.0);
