@@ -18,7 +18,7 @@
 #include "apps/cli/compute_options.hpp"
 #include "apps/cli/search_options.hpp"
 #include "apps/task/translation_task.hpp"
-#include "apps/generation/hard_alignment.hpp"
+#include "apps/generation/attention_alignment.hpp"
 #include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/bleu.hpp"
@@ -29,7 +29,7 @@ namespace {
 
 struct GenerateArgs {
   std::string data_dir, path, subset = "test", remove_bpe;
-  std::string print_alignment;  // "hard" when asked for (fairseq's --print-alignment)
+  std::string print_alignment;  // "hard" or "soft" when asked for (fairseq's --print-alignment)
   DecodingOptions decoding;
   SamplingFlags sampling;
   bool quiet = false;
@@ -55,10 +55,12 @@ void print_hypothesis(size_t i, const nn::Hypothesis& h, const std::vector<int64
   const std::string text = target_dict.decode(h.tokens, args.remove_bpe);
   const double score = h.score / std::numbers::ln2;
   fmt::print("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, text, i, positional_scores(h));
-  if (!args.print_alignment.empty())
+  if (args.print_alignment == "hard")
     fmt::print("A-{}\t{}\n", i,
                format_alignment(hard_alignment(h.attention, source, h.tokens, data::Dictionary::kPad,
                                                data::Dictionary::kEos)));
+  else if (args.print_alignment == "soft")
+    fmt::print("A-{}\t{}\n", i, format_soft_alignment(h.attention, source, h.tokens));
 }
 
 // The kNN-MT datastore of the split --knn-datastore names (one teacher-forced pass, or read
@@ -139,9 +141,13 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
   cmd.add_flag("--score-reference", args->score_reference,
                "Print the references as the hypotheses, scored by the model(s) (no search)");
-  cmd.add_flag("--print-alignment{hard}", args->print_alignment,
-               "Print A- lines: each output word aligned to the source word its cross-attention weighs most")
-      ->check(CLI::IsMember({"hard"}));
+  // A value of its own or none, as fairseq's flag: `--print-alignment`, `--print-alignment soft`.
+  CLI::Option* alignment =
+      cmd.add_option("--print-alignment", args->print_alignment,
+                     "Print A- lines: hard (the default), each output word aligned to the source word its "
+                     "cross-attention weighs most; soft, the weights of every source token for every output token")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"hard", "soft", ""}));
   cmd.add_option("--knn-datastore", args->knn_datastore,
                  "kNN-MT (Khandelwal et al. 2021): a split of the data dir (e.g. train) whose decoder states the "
                  "search consults");
@@ -172,7 +178,8 @@ CommandAction setup(CLI::App& cmd) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   add_compute_options(cmd, args->compute);
-  return [args] {
+  return [args, alignment] {
+    if (alignment->count() > 0 && args->print_alignment.empty()) args->print_alignment = "hard";
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);
     apply_sampling_flags(args->sampling, args->decoding.search);

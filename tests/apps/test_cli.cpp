@@ -422,9 +422,40 @@ TEST_CASE("generate --print-alignment prints an A- line per hypothesis: a source
       CHECK(std::stoul(pair[2].str()) == t);
     }
   }
-  const std::vector<std::string> soft = {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
-                                         "--print-alignment=soft"};
-  require_command_line_error(run_attnlab(TrainingWorkspace::get().dir, soft), "soft");
+  const std::vector<std::string> unknown = {"generate", "data-bin", "--path", "checkpoints/checkpoint_last",
+                                            "--print-alignment=fuzzy"};
+  require_command_line_error(run_attnlab(TrainingWorkspace::get().dir, unknown), "fuzzy");
+}
+
+TEST_CASE("generate --print-alignment soft prints each output token's attention over the source tokens") {
+  const std::vector<std::string> lines = generated_lines({"--beam", "2", "--print-alignment", "soft"});
+  REQUIRE(lines.size() == 8 * 6 + 1);
+  const auto split = [](const std::string& text, char separator) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string part; std::getline(in, part, separator);) out.push_back(part);
+    return out;
+  };
+  for (size_t i = 0; i < 8; ++i) {
+    INFO("sentence " << i);
+    const auto line = [&](size_t k) -> const std::string& { return lines[6 * i + k]; };
+    REQUIRE(line(5).starts_with(fmt::format("A-{}\t", i)));
+    // Tokens with </s>: the source's words + 1, the output's words + 1.
+    const size_t source_tokens = split(line(0).substr(line(0).find('\t') + 1), ' ').size() + 1;
+    const size_t output_tokens = split(line(2).substr(line(2).rfind('\t') + 1), ' ').size() + 1;
+    const std::vector<std::string> rows = split(line(5).substr(line(5).find('\t') + 1), ' ');
+    REQUIRE(rows.size() == output_tokens);
+    for (const std::string& row : rows) {
+      const std::vector<std::string> weights = split(row, ',');
+      REQUIRE(weights.size() == source_tokens);
+      double sum = 0;
+      for (const std::string& w : weights) {
+        CHECK(std::regex_match(w, std::regex(R"([01]\.[0-9]{6})")));
+        sum += std::stod(w);
+      }
+      CHECK(sum == Approx(1.0).margin(1e-5 * double(source_tokens)));  // softmax rows: padding has no weight
+    }
+  }
 }
 
 TEST_CASE("generate --score-reference prints the references as hypotheses, scored by the model") {

@@ -1,10 +1,10 @@
-// Tests of apps/generation/hard_alignment (generate --print-alignment, fairseq's A- lines):
-// each output token goes to the source token of largest attention, pads and </s> excluded on
+// Tests of apps/generation/attention_alignment (generate --print-alignment, fairseq's A- lines).
+// Hard: each output token goes to the source token of largest attention, pads and </s> excluded on
 // both sides and not counted in the indices; the first of equal weights wins; a source or
 // target of </s> alone aligns nothing; an attention of the wrong shape is refused.
 #include <catch.hpp>
 
-#include "apps/generation/hard_alignment.hpp"
+#include "apps/generation/attention_alignment.hpp"
 #include "core/error.hpp"
 
 using namespace attn;
@@ -36,4 +36,13 @@ TEST_CASE("hard_alignment aligns nothing without words, and refuses an attention
   CHECK(format_alignment({}).empty());
   CHECK_THROWS_AS(hard_alignment(uniform, {4, 5, kEos}, {5, kEos}, kPad, kEos), Error);  // 3 source tokens, 2 columns
   CHECK_THROWS_AS(hard_alignment(uniform, {4, kEos}, {5, 6, kEos}, kPad, kEos), Error);  // 3 target tokens, 2 rows
+}
+
+TEST_CASE("format_soft_alignment prints every target row's weights over the source, padding left out") {
+  // Source 7 </s>, left-padded by one: columns pad, 7, </s>. Target 5 </s>.
+  const Tensor attention = from_vector(std::vector<float>{0.0f, 0.25f, 0.75f,  //
+                                                          0.0f, 1.0f, 0.0f},
+                                       {2, 3});
+  CHECK(format_soft_alignment(attention, {7, kEos}, {5, kEos}) == "0.250000,0.750000 1.000000,0.000000");
+  CHECK_THROWS_AS(format_soft_alignment(attention, {7, 8, 9, kEos}, {5, kEos}), Error);  // more source than columns
 }

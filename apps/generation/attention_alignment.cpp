@@ -1,4 +1,5 @@
-#include "apps/generation/hard_alignment.hpp"
+// See attention_alignment.hpp.
+#include "apps/generation/attention_alignment.hpp"
 
 #include <fmt/format.h>
 
@@ -16,14 +17,18 @@ std::vector<int64_t> word_indices(const std::vector<int64_t>& tokens, int64_t pa
   return index;
 }
 
+// attention must be [target length, at least the source length].
+void check_alignment_shape(const Tensor& attention, size_t source, size_t target) {
+  ATTN_CHECK(attention.dim() == 2 && attention.size(0) == int64_t(target) && attention.size(1) >= int64_t(source),
+             "alignment: attention {} does not fit a target of {} and a source of {} tokens", attention.shape().str(),
+             target, source);
+}
+
 }  // namespace
 
 std::vector<AlignedPair> hard_alignment(const Tensor& attention, const std::vector<int64_t>& source,
                                         const std::vector<int64_t>& target, int64_t pad, int64_t eos) {
-  ATTN_CHECK(attention.dim() == 2 && attention.size(0) == int64_t(target.size()) &&
-                 attention.size(1) >= int64_t(source.size()),
-             "hard_alignment: attention {} does not fit a target of {} and a source of {} tokens",
-             attention.shape().str(), target.size(), source.size());
+  check_alignment_shape(attention, source.size(), target.size());
   std::vector<int64_t> padded_source(size_t(attention.size(1)) - source.size(), pad);
   padded_source.insert(padded_source.end(), source.begin(), source.end());
   const std::vector<int64_t> source_index = word_indices(padded_source, pad, eos);
@@ -46,6 +51,19 @@ std::string format_alignment(const std::vector<AlignedPair>& alignment) {
   std::string line;
   for (const AlignedPair& pair : alignment)
     line += fmt::format("{}{}-{}", line.empty() ? "" : " ", pair.source, pair.target);
+  return line;
+}
+
+std::string format_soft_alignment(const Tensor& attention, const std::vector<int64_t>& source,
+                                  const std::vector<int64_t>& target) {
+  check_alignment_shape(attention, source.size(), target.size());
+  const std::vector<double> weights = attention.contiguous().to_vector();
+  const size_t columns = size_t(attention.size(1)), first = columns - source.size();  // left padding skipped
+  std::string line;
+  for (size_t t = 0; t < target.size(); ++t) {
+    if (t > 0) line += ' ';
+    for (size_t s = first; s < columns; ++s) line += fmt::format("{}{:.6f}", s > first ? "," : "", weights[t * columns + s]);
+  }
   return line;
 }
 
