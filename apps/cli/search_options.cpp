@@ -32,6 +32,9 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
                  "Never repeat an n-gram of this size in a hypothesis (0: off; at least 2)")
       ->check(ngram_size())
       ->capture_default_str();
+  cmd.add_option("--unkpen", search.unk_penalty,
+                 "Unknown-word penalty, subtracted from <unk>'s log-probability (> 0: fewer <unk>, < 0: more)")
+      ->capture_default_str();
   cmd.add_option("--temperature", search.temperature, "Divide the logits by T before the softmax (< 1 sharper)")
       ->check(positive_number())
       ->capture_default_str();

@@ -161,7 +161,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_flag("--eval-bleu", o.eval_bleu.enabled, "Also translate the validation split and score it with sacreBLEU");
   cmd.add_option("--eval-bleu-args", args->eval_bleu_args,
                  "Generation options of --eval-bleu as JSON, e.g. '{\"beam\": 4, \"max_len_a\": 1.2, "
-                 "\"max_len_b\": 10}' (keys: beam, lenpen, max_len_a, max_len_b, min_len, no_repeat_ngram_size)");
+                 "\"max_len_b\": 10}' (keys: beam, lenpen, max_len_a, max_len_b, min_len, no_repeat_ngram_size, unkpen)");
   cmd.add_option("--eval-bleu-detok", o.eval_bleu.detok, "--eval-bleu: space (no detokenization) | moses")
       ->check(CLI::IsMember({"space", "moses"}))
       ->capture_default_str();

@@ -75,6 +75,7 @@ void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task) 
   config.tgt_vocab_size = int64_t(task.target_dict.size());
   config.padding_idx = data::Dictionary::kPad;
   config.eos_idx = data::Dictionary::kEos;
+  config.unk_idx = data::Dictionary::kUnk;
 }
 
 nlohmann::json keep_task_beside(const TranslationTask& task, const std::string& save_dir) {

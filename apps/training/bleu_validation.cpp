@@ -51,9 +51,10 @@ nn::SearchOptions parse_eval_bleu_args(const std::string& json, nn::SearchOption
     else if (key == "max_len_b") search.max_len_b = integer(0);
     else if (key == "min_len") search.min_len = integer(1);
     else if (key == "no_repeat_ngram_size") search.no_repeat_ngram_size = integer(0);
+    else if (key == "unkpen") search.unk_penalty = number(-1e9);
     else
       throw Error(fmt::format("--eval-bleu-args: unknown key \"{}\" (known: beam, lenpen, max_len_a, max_len_b, "
-                              "min_len, no_repeat_ngram_size)", key));
+                              "min_len, no_repeat_ngram_size, unkpen)", key));
   }
   ATTN_CHECK(search.no_repeat_ngram_size != 1, "--eval-bleu-args: no_repeat_ngram_size must be 0 (off) or at least 2");
   return search;

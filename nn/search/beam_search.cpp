@@ -108,7 +108,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
     Tensor attention;
     Tensor log_probs = search_detail::next_log_probs(models, last_tokens, state,
                                                         options.return_attention ? &attention : nullptr, options);
-    search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
+    search_detail::constrain_log_probs(log_probs, step, max_len, options, config);
     if (options.no_repeat_ngram_size != 0) {
       int64_t row = 0;  // decoder-state rows: sentence by sentence, beam by beam
       for (const SentenceSearch& s : live)

@@ -31,7 +31,7 @@ std::vector<Hypothesis> greedy_search(const ModelEnsemble& models, const Tensor&
     Tensor attention;
     Tensor log_probs = search_detail::next_log_probs(models, last_tokens, state,
                                                         options.return_attention ? &attention : nullptr, options);
-    search_detail::constrain_log_probs(log_probs, step, max_len, options.min_len, config.padding_idx, eos);
+    search_detail::constrain_log_probs(log_probs, step, max_len, options, config);
     if (options.no_repeat_ngram_size != 0)
       for (size_t r = 0; r < rows.size(); ++r)
         rows[r].block_repeated_ngrams(log_probs.select(0, int64_t(r)), options.no_repeat_ngram_size, eos);

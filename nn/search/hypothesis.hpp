@@ -31,6 +31,7 @@ struct SearchOptions {
   int64_t min_len = 1;      // </s> is forbidden before this many tokens
   int64_t nbest = 1;        // hypotheses returned per sentence (≤ beam)
   int64_t no_repeat_ngram_size = 0;  // n ≥ 2: no n-gram twice in a hypothesis (0: off)
+  double unk_penalty = 0.0;  // subtracted from <unk>'s log-probability at every step (> 0: fewer <unk>)
   bool return_attention = false;
   double temperature = 1.0;  // each model's distribution sharpened (< 1) or flattened (> 1): softmax(logits / T)
   std::optional<SamplingOptions> sampling;  // draw the tokens instead of searching (nn/search/sampling.hpp)

@@ -28,17 +28,22 @@ Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEn
   return interpolate_knn(*options.knn, features, log_probs);
 }
 
-void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, int64_t min_len, int64_t pad,
-                         int64_t eos) {
+void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, const SearchOptions& options,
+                         const TransformerConfig& config) {
+  const int64_t eos = config.eos_idx;
   // NaN != NaN: fairseq maps NaN scores to −∞ before choosing.
   Tensor nan = ops::ne(log_probs, log_probs);
   log_probs.copy_(ops::masked_fill(log_probs, nan, kMinusInfinity));
-  log_probs.select(1, pad).fill_(kMinusInfinity);
+  log_probs.select(1, config.padding_idx).fill_(kMinusInfinity);
+  if (options.unk_penalty != 0.0) {
+    Tensor unk = log_probs.select(1, config.unk_idx);
+    unk.copy_(ops::sub(unk, options.unk_penalty));
+  }
   if (step >= max_len) {
     Tensor eos_column = log_probs.select(1, eos).clone();
     log_probs.fill_(kMinusInfinity);
     log_probs.select(1, eos).copy_(eos_column);
-  } else if (step < min_len) {
+  } else if (step < options.min_len) {
     log_probs.select(1, eos).fill_(kMinusInfinity);
   }
 }

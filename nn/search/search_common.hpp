@@ -20,10 +20,11 @@ int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t
 Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEnsemble::State& state, Tensor* attention,
                       const SearchOptions& options);
 
-// In place on log-probabilities [N, V]: pad never selected; from step max_len on only
-// </s>; before min_len no </s>; NaN treated as −∞.
-void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, int64_t min_len, int64_t pad,
-                         int64_t eos);
+// In place on log-probabilities [N, V], in fairseq's order: NaN treated as −∞; pad never
+// selected; <unk> lowered by options.unk_penalty; from step max_len on only </s>; before
+// options.min_len no </s>.
+void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, const SearchOptions& options,
+                         const TransformerConfig& config);
 
 // A hypothesis being extended: generated tokens, cumulative log-probability after each,
 // and (optionally) the cross-attention row of each step.

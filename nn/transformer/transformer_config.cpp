@@ -38,6 +38,7 @@ const std::vector<Field>& fields() {
       {"tgt_vocab_size", &C::tgt_vocab_size, Model, None, ""},
       {"padding_idx", &C::padding_idx, Model, None, ""},
       {"eos_idx", &C::eos_idx, Model, None, ""},
+      {"unk_idx", &C::unk_idx, Model, None, ""},
       {"encoder_embed_dim", &C::encoder_embed_dim, Model, Value, "Encoder width D"},
       {"encoder_ffn_embed_dim", &C::encoder_ffn_embed_dim, Model, Value, "Encoder FFN width"},
       {"encoder_layers", &C::encoder_layers, Model, Value, "Encoder layers"},
@@ -263,9 +264,9 @@ void TransformerConfig::validate() const {
                          std::pair{"activation_dropout", activation_dropout}})
     ATTN_CHECK(p >= 0.0 && p < 1.0, "config: {} must be in [0, 1), got {}", name, p);
   ATTN_CHECK(padding_idx >= 0 && padding_idx < std::min(src_vocab_size, tgt_vocab_size) && eos_idx >= 0 &&
-                 eos_idx < tgt_vocab_size,
-             "config: padding_idx {} / eos_idx {} outside the vocabularies ({}, {})", padding_idx, eos_idx,
-             src_vocab_size, tgt_vocab_size);
+                 eos_idx < tgt_vocab_size && unk_idx >= 0 && unk_idx < tgt_vocab_size,
+             "config: padding_idx {} / eos_idx {} / unk_idx {} outside the vocabularies ({}, {})", padding_idx, eos_idx,
+             unk_idx, src_vocab_size, tgt_vocab_size);
   ATTN_CHECK(ffn_init == "xavier" || ffn_init == "torch", "config: ffn_init must be 'xavier' or 'torch', got '{}'",
              ffn_init);
   validate_mixers("encoder_self_mixer", encoder_self_mixer, encoder_layers, {"softmax", "linformer", "conv"});

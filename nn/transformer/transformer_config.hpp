@@ -23,6 +23,7 @@ struct TransformerConfig {
   int64_t tgt_vocab_size = 0;
   int64_t padding_idx = 1;
   int64_t eos_idx = 2;
+  int64_t unk_idx = 3;  // the target's <unk>: what --unkpen penalises (nn/search)
 
   int64_t encoder_embed_dim = 512;
   int64_t encoder_ffn_embed_dim = 2048;

@@ -101,6 +101,7 @@ std::vector<nn::Hypothesis> reference_beam(const Models& models, const Tensor& s
     for (size_t b = 0; b < beams.size(); ++b) {
       std::vector<float> lp = full_forward_log_probs(models, src, beams[b].tokens);
       lp[kPad] = kMinusInfinity;
+      lp[kUnk] -= float(o.unk_penalty);
       const std::set<std::vector<int64_t>> seen = ngrams_with_opening_eos(beams[b].tokens, o.no_repeat_ngram_size);
       for (int64_t v = 0; v < V; ++v) {
         if (step >= max_len && v != kEos) lp[v] = kMinusInfinity;
@@ -224,6 +225,38 @@ TEST_CASE("n-gram blocking: beam search equals the reference, and no hypothesis 
   }
   o.no_repeat_ngram_size = 1;  // would forbid </s>: refused
   CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("no_repeat_ngram_size"));
+}
+
+TEST_CASE("unk penalty: <unk>'s log-probability lowered at every step (fairseq's --unkpen), as the reference") {
+  auto model = peaky_model(23);
+  NoGradGuard no_grad;
+  std::vector<std::vector<int64_t>> sentences = random_sentences({4, 6, 3}, 10, 37);
+  Tensor src = pad_batch(sentences, true);
+  nn::SearchOptions o;
+  o.max_len_a = 1.0;
+  o.max_len_b = 3;
+  o.nbest = o.beam = 3;
+  const auto unknowns = [&](const std::vector<std::vector<nn::Hypothesis>>& all) {
+    int64_t count = 0;
+    for (const auto& hyps : all)
+      for (const nn::Hypothesis& h : hyps) count += std::count(h.tokens.begin(), h.tokens.end(), kUnk);
+    return count;
+  };
+  for (double penalty : {-4.0, 1.5}) {
+    o.unk_penalty = penalty;
+    INFO("penalty " << penalty);
+    check_against_reference({model.get()}, src, o);
+  }
+  o.unk_penalty = -50;  // <unk> wins every step the search may choose it
+  CHECK(unknowns(nn::beam_search(*model, src, o)) > 0);
+  o.unk_penalty = 1e6;  // never chosen
+  CHECK(unknowns(nn::beam_search(*model, src, o)) == 0);
+  nn::SearchOptions greedy = o;
+  greedy.nbest = greedy.beam = 1;
+  greedy.unk_penalty = -50;
+  const std::vector<nn::Hypothesis> greedy_got = nn::greedy_search(*model, src, greedy);
+  const std::vector<std::vector<nn::Hypothesis>> beam1 = nn::beam_search(*model, src, greedy);
+  for (size_t i = 0; i < sentences.size(); ++i) check_same(greedy_got[i], beam1[i][0], 0.0);
 }
 
 TEST_CASE("greedy search equals beam search with beam 1, token for token and score for score") {

@@ -8,7 +8,7 @@
 
 namespace attn::testing {
 
-constexpr int64_t kPad = 1, kEos = 2;
+constexpr int64_t kPad = 1, kEos = 2, kUnk = 3;
 
 inline nn::TransformerConfig tiny_config(int64_t vocab = 12, int64_t layers = 2) {
   nn::TransformerConfig c = nn::transformer_preset("transformer_tiny");
