@@ -120,6 +120,10 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--ema-start-update", o.ema_start_update, "Before this update the moving average copies the weights")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd.add_option("--ema-update-freq", o.ema_update_freq,
+                 "The moving average takes its step (or, before --ema-start-update, its copy) every N updates")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd.add_option("--lr-scheduler", o.lr_scheduler, "inverse_sqrt | cosine | fixed")
       ->check(CLI::IsMember({"inverse_sqrt", "cosine", "fixed"}))
       ->capture_default_str();

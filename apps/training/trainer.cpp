@@ -143,6 +143,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
   ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
+  ATTN_CHECK(options_.ema_update_freq >= 1, "train: --ema-update-freq must be >= 1, got {}", options_.ema_update_freq);
   ATTN_CHECK(options_.best_checkpoint_metric == "loss" || options_.best_checkpoint_metric == "bleu",
              "train: --best-checkpoint-metric is loss or bleu, got '{}'", options_.best_checkpoint_metric);
   ATTN_CHECK(options_.best_checkpoint_metric != "bleu" || options_.eval_bleu.enabled,
@@ -248,7 +249,10 @@ nlohmann::json Trainer::metadata() const {
                       {"ema", nullptr}};
   if (best_loss_) j["best_loss"] = *best_loss_;
   if (best_bleu_) j["best_bleu"] = *best_bleu_;
-  if (ema_) j["ema"] = {{"decay", ema_->decay()}, {"start_update", options_.ema_start_update}};
+  if (ema_)
+    j["ema"] = {{"decay", ema_->decay()},
+                {"start_update", options_.ema_start_update},
+                {"update_freq", options_.ema_update_freq}};
   return j;
 }
 
@@ -461,7 +465,8 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
   optimizer_->step(grad_scale.factor);
   optimizer_->zero_grad();
   ++num_updates_;
-  if (ema_) ema_->update(/*copy=*/num_updates_ < options_.ema_start_update);
+  if (ema_ && num_updates_ % options_.ema_update_freq == 0)
+    ema_->update(/*copy=*/num_updates_ < options_.ema_start_update);
   validated_ = false;
   optimizer_->set_lr(scheduler_->step_update(num_updates_));
   result.applied = true;

@@ -127,6 +127,7 @@ struct TrainerOptions {
   // Exponential moving average of the weights (nn/exponential_moving_average.hpp): 0 = none.
   double ema_decay = 0.0;
   int64_t ema_start_update = 0;  // before this update the average copies the weights
+  int64_t ema_update_freq = 1;   // the average takes a step (or copies) every that many updates
 
   // Schedule (§1.8).
   std::string lr_scheduler = "fixed";  // inverse_sqrt | cosine | fixed

@@ -1,7 +1,8 @@
 // Tests of the trainer's --ema-decay (apps/training/trainer.hpp): an interrupted and resumed
 // run keeps both the trained weights and their average bit-identical to an uninterrupted one;
 // checkpoints hold the average in the weights file and validation measures it; before
-// --ema-start-update the average is the weights; resuming across the flag is refused.
+// --ema-start-update the average is the weights; with --ema-update-freq N it steps after every
+// N-th update only; resuming across the flag is refused.
 #include <catch.hpp>
 
 #include "synthetic_corpus.hpp"
@@ -78,6 +79,52 @@ TEST_CASE("trainer: --ema-decay keeps the average in checkpoints, validates it a
     plain.max_update = 3;
     CHECK_THROWS_WITH(Trainer(plain), Catch::Contains("without --ema-decay"));
   }
+}
+
+TEST_CASE("trainer: --ema-update-freq N steps the average after every N-th update only", "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_ema_freq");
+  TrainerOptions options = ema_options(root, "run", 6);
+  options.ema_update_freq = 3;
+  Trainer averaged(options);
+  averaged.train();
+
+  // The trained weights before update 1, after 3 and after 6, from a run without the average
+  // (which changes nothing of the training itself).
+  TrainerOptions plain = options;
+  plain.ema_decay = 0.0;
+  plain.save_dir = root + "/plain";
+  plain.max_update = 3;
+  // [moment][entry]: the values, copied (a state dict shares the parameters' storage).
+  std::vector<std::vector<std::vector<double>>> weights;
+  const auto values = [](nn::EncoderDecoderModel& model) {
+    std::vector<std::vector<double>> out;
+    for (const auto& [name, tensor] : model.state_dict()) out.push_back(tensor.to_vector());
+    return out;
+  };
+  {
+    Trainer trainer(plain);
+    weights.push_back(values(trainer.model()));
+    trainer.train();
+    weights.push_back(values(trainer.model()));
+  }
+  plain.max_update = 6;
+  Trainer resumed(plain);
+  resumed.train();
+  weights.push_back(values(resumed.model()));
+
+  const CheckpointContent saved = load_checkpoint(root + "/run/checkpoint_last", /*with_optimizer=*/false);
+  REQUIRE(saved.model.size() == weights[0].size());
+  double worst = 0;
+  for (size_t i = 0; i < saved.model.size(); ++i) {
+    const std::vector<double> got = saved.model[i].second.to_vector();
+    const std::vector<double>& w0 = weights[0][i];
+    const std::vector<double>& w3 = weights[1][i];
+    const std::vector<double>& w6 = weights[2][i];
+    for (size_t k = 0; k < got.size(); ++k)  // two steps: after update 3 and after update 6
+      worst = std::max(worst, std::abs(got[k] - (0.9 * (0.9 * w0[k] + 0.1 * w3[k]) + 0.1 * w6[k])));
+  }
+  CHECK(worst < 1e-6);
+  CHECK(load_checkpoint_metadata(root + "/run/checkpoint_last").at("ema").at("update_freq").get<int64_t>() == 3);
 }
 
 TEST_CASE("trainer: before --ema-start-update the average is the weights themselves", "[trainer]") {
