@@ -62,7 +62,8 @@ std::string format_soft_alignment(const Tensor& attention, const std::vector<int
   std::string line;
   for (size_t t = 0; t < target.size(); ++t) {
     if (t > 0) line += ' ';
-    for (size_t s = first; s < columns; ++s) line += fmt::format("{}{:.6f}", s > first ? "," : "", weights[t * columns + s]);
+    for (size_t s = first; s < columns; ++s)
+      line += fmt::format("{}{:.6f}", s > first ? "," : "", weights[t * columns + s]);
   }
   return line;
 }

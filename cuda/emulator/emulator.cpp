@@ -1,9 +1,11 @@
 // The CUDA emulator's scheduler (cuda/emulator/emulator.hpp): blocks on OS threads, the
 // threads of a block as fibers switched at __syncthreads and warp shuffles.
 //
-// A switch is Boost.Context's jump_fcontext: it saves the callee-saved registers and swaps
-// stacks, nothing more. glibc's swapcontext also saves and restores the signal mask, a
-// system call per switch, and every CUDA thread of every block switches at least twice:
+// A switch is Boost.Context's jump_fcontext (its low-level layer, under its fiber and
+// continuation classes, used directly because a fiber abandoned after a failed block must be
+// dropped without unwinding): it saves the callee-saved registers and swaps stacks, nothing
+// more. glibc's swapcontext also saves and restores the signal mask, a system call per
+// switch, and every CUDA thread of every block switches at least twice:
 // with it the emulated-device tests spent four fifths of their time switching. With these
 // switches and the stacks kept between launches (StackPool), on a 2-core AMD EPYC (Zen 5):
 // apps_on_emulated_cuda/test_training_on_device 199 -> 4.3 s, test_variants_on_device 222 ->
