@@ -150,6 +150,14 @@ void check_same(const nn::Hypothesis& a, const nn::Hypothesis& b, double tol = 1
   CHECK(std::abs(a.score - b.score) <= tol);
 }
 
+// Greedy search under `o` (beam and nbest set to 1) equals beam search with beam 1, exactly.
+void check_greedy_equals_beam1(nn::EncoderDecoderModel& model, const Tensor& src, nn::SearchOptions o) {
+  o.nbest = o.beam = 1;
+  const std::vector<nn::Hypothesis> greedy = nn::greedy_search(model, src, o);
+  const std::vector<std::vector<nn::Hypothesis>> beam1 = nn::beam_search(model, src, o);
+  for (size_t i = 0; i < greedy.size(); ++i) check_same(greedy[i], beam1[i][0], 0.0);
+}
+
 // Beam search of `models` (one, or an ensemble) against reference_beam, sentence by sentence;
 // returns what the search gave.
 std::vector<std::vector<nn::Hypothesis>> check_against_reference(const Models& models, const Tensor& src,
@@ -217,11 +225,7 @@ TEST_CASE("n-gram blocking: beam search equals the reference, and no hypothesis 
     INFO("n " << n);
     for (const std::vector<nn::Hypothesis>& hyps : check_against_reference({model.get()}, src, o))
       for (const nn::Hypothesis& h : hyps) CHECK_FALSE(repeats_an_ngram(h.tokens, n));
-    nn::SearchOptions greedy = o;
-    greedy.nbest = greedy.beam = 1;
-    std::vector<nn::Hypothesis> greedy_got = nn::greedy_search(*model, src, greedy);
-    std::vector<std::vector<nn::Hypothesis>> beam1 = nn::beam_search(*model, src, greedy);
-    for (size_t i = 0; i < sentences.size(); ++i) check_same(greedy_got[i], beam1[i][0], 0.0);
+    check_greedy_equals_beam1(*model, src, o);
   }
   o.no_repeat_ngram_size = 1;  // would forbid </s>: refused
   CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("no_repeat_ngram_size"));
@@ -251,12 +255,8 @@ TEST_CASE("unk penalty: <unk>'s log-probability lowered at every step (fairseq's
   CHECK(unknowns(nn::beam_search(*model, src, o)) > 0);
   o.unk_penalty = 1e6;  // never chosen
   CHECK(unknowns(nn::beam_search(*model, src, o)) == 0);
-  nn::SearchOptions greedy = o;
-  greedy.nbest = greedy.beam = 1;
-  greedy.unk_penalty = -50;
-  const std::vector<nn::Hypothesis> greedy_got = nn::greedy_search(*model, src, greedy);
-  const std::vector<std::vector<nn::Hypothesis>> beam1 = nn::beam_search(*model, src, greedy);
-  for (size_t i = 0; i < sentences.size(); ++i) check_same(greedy_got[i], beam1[i][0], 0.0);
+  o.unk_penalty = -50;
+  check_greedy_equals_beam1(*model, src, o);
 }
 
 TEST_CASE("greedy search equals beam search with beam 1, token for token and score for score") {
