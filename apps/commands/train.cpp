@@ -61,7 +61,7 @@ int run_train(TrainCommandArgs& args) {
   options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
   options.eval_bleu.search = parse_eval_bleu_args(args.eval_bleu_args);
   // fairseq minimises any metric unless told otherwise; here the flag must agree with the metric.
-  const bool bleu = options.best_checkpoint_metric == "bleu";
+  const bool bleu = parse_validation_metric(options.best_checkpoint_metric) == ValidationMetric::bleu;
   ATTN_CHECK(!bleu || args.maximize_best_checkpoint_metric,
              "train: --best-checkpoint-metric bleu needs --maximize-best-checkpoint-metric (higher BLEU is better)");
   ATTN_CHECK(bleu || !args.maximize_best_checkpoint_metric,

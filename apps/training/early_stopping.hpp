@@ -14,13 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/training/validation_metric.hpp"
+
 namespace attn::app {
 
 class EarlyStopping {
  public:
-  // metric: "loss" (lower is better) or "bleu" (higher is better).
-  EarlyStopping(int64_t patience, std::string metric)
-      : patience_(patience), metric_(std::move(metric)), maximize_(metric_ == "bleu") {}
+  EarlyStopping(int64_t patience, ValidationMetric metric) : patience_(patience), metric_(metric) {}
 
   // Counts the metric's value for the weights after `update` updates.
   void observe(int64_t update, double value);
@@ -35,8 +35,7 @@ class EarlyStopping {
 
  private:
   int64_t patience_;
-  std::string metric_;
-  bool maximize_;
+  ValidationMetric metric_;
   std::optional<double> best_;
   int64_t validations_without_improvement_ = 0;
   int64_t last_update_ = -1;  // of the last validation counted

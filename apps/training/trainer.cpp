@@ -144,9 +144,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
   ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
   ATTN_CHECK(options_.ema_update_freq >= 1, "train: --ema-update-freq must be >= 1, got {}", options_.ema_update_freq);
-  ATTN_CHECK(options_.best_checkpoint_metric == "loss" || options_.best_checkpoint_metric == "bleu",
-             "train: --best-checkpoint-metric is loss or bleu, got '{}'", options_.best_checkpoint_metric);
-  ATTN_CHECK(options_.best_checkpoint_metric != "bleu" || options_.eval_bleu.enabled,
+  ATTN_CHECK(best_metric_ != ValidationMetric::bleu || options_.eval_bleu.enabled,
              "train: --best-checkpoint-metric bleu needs --eval-bleu (BLEU is measured only then)");
   ATTN_CHECK(options_.eval_bleu.detok == "space" || options_.eval_bleu.detok == "moses",
              "train: --eval-bleu-detok is space or moses, got '{}'", options_.eval_bleu.detok);
@@ -502,7 +500,7 @@ ValidationResult Trainer::validate_these_weights() {
 }
 
 double Trainer::best_checkpoint_metric(const ValidationResult& valid) const {
-  return options_.best_checkpoint_metric == "bleu" ? valid.bleu.value() : valid.loss;
+  return best_metric_ == ValidationMetric::bleu ? valid.bleu.value() : valid.loss;
 }
 
 // "loss 3.912 | nll_loss 3.101 | ppl 8.58 | bleu 12.34" and the same as fields of a log record.
@@ -612,11 +610,11 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
   const ValidationResult valid = validate_these_weights();
   early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
-  const bool better_loss = !best_loss_ || valid.loss < *best_loss_;
+  const bool better_loss = improves(ValidationMetric::loss, valid.loss, best_loss_);
   if (better_loss) best_loss_ = valid.loss;
-  const bool better_bleu = valid.bleu && (!best_bleu_ || *valid.bleu > *best_bleu_);
+  const bool better_bleu = valid.bleu && improves(ValidationMetric::bleu, *valid.bleu, best_bleu_);
   if (better_bleu) best_bleu_ = valid.bleu;
-  const bool is_best = options_.best_checkpoint_metric == "bleu" ? better_bleu : better_loss;
+  const bool is_best = best_metric_ == ValidationMetric::bleu ? better_bleu : better_loss;
   validated_ = true;
   summary.last_valid = valid;
   nlohmann::json record = validation_record(valid, finished_epoch);

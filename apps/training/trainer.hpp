@@ -271,7 +271,8 @@ class Trainer {
   int64_t skipped_updates_ = 0;
   std::optional<double> best_loss_, best_bleu_;
   std::optional<std::pair<int64_t, ValidationResult>> last_validation_;  // the update it measured
-  EarlyStopping early_stopping_{options_.patience, options_.best_checkpoint_metric};  // --patience
+  ValidationMetric best_metric_ = parse_validation_metric(options_.best_checkpoint_metric);
+  EarlyStopping early_stopping_{options_.patience, best_metric_};  // --patience
   bool validated_ = true;  // false after an update, until the next validation (end_of_epoch_or_stop)
   double previous_seconds_ = 0.0;  // training time of the runs this one resumed
   std::chrono::steady_clock::time_point run_start_;

@@ -12,7 +12,7 @@ using namespace attn;
 using namespace attn::app;
 
 TEST_CASE("early stopping: counts validations in a row without a new best loss", "[early_stopping]") {
-  EarlyStopping stopping(2, "loss");
+  EarlyStopping stopping(2, ValidationMetric::loss);
   stopping.observe(10, 5.0);
   stopping.observe(20, 5.0);  // equal is no improvement
   CHECK_FALSE(stopping.stop_reason());
@@ -26,20 +26,20 @@ TEST_CASE("early stopping: counts validations in a row without a new best loss",
   CHECK_THAT(*stopping.stop_reason(),
              Catch::Contains("validation loss has not improved on 4.000 for the last 2 validations (--patience 2)"));
 
-  EarlyStopping restored(2, "loss");
+  EarlyStopping restored(2, ValidationMetric::loss);
   restored.restore(stopping.state());
   CHECK(restored.state() == stopping.state());
   CHECK(restored.stop_reason() == stopping.stop_reason());
-  EarlyStopping other_metric(2, "bleu");  // the count of the loss means nothing for BLEU
+  EarlyStopping other_metric(2, ValidationMetric::bleu);  // the count of the loss means nothing for BLEU
   other_metric.restore(stopping.state());
   CHECK_FALSE(other_metric.stop_reason());
   CHECK(other_metric.state().at("best").is_null());
 
-  EarlyStopping never(0, "loss");  // the default: no early stopping
+  EarlyStopping never(0, ValidationMetric::loss);  // the default: no early stopping
   for (int64_t update = 1; update <= 5; ++update) never.observe(update, 1.0);
   CHECK_FALSE(never.stop_reason());
 
-  EarlyStopping bleu(1, "bleu");  // higher is better
+  EarlyStopping bleu(1, ValidationMetric::bleu);  // higher is better
   bleu.observe(1, 10.0);
   bleu.observe(2, 12.0);
   CHECK_FALSE(bleu.stop_reason());
