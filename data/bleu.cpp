@@ -189,7 +189,11 @@ std::string sacrebleu_preprocess(std::string_view segment, const SacreBleuOption
 }
 
 // sacreBLEU BLEU.compute_bleu, operation for operation.
-BleuScore sacrebleu_compute(const BleuStats& stats, const SacreBleuOptions& options) {
+BleuScore sacrebleu_compute(const BleuStats& stats, const SacreBleuOptions& options, BleuStatsArithmetic arithmetic) {
+  // A float32 statistic or quotient, as NumPy 2 rounds it (a Python float operand is cast first).
+  const auto in_float32 = [arithmetic](double value) {
+    return arithmetic == BleuStatsArithmetic::kFloat32 ? double(float(value)) : value;
+  };
   const size_t max_order = size_t(options.max_order);
   if (stats.correct.size() != max_order)
     throw DataError(fmt::format("BLEU: statistics of max order {} scored with max order {}", stats.correct.size(),
@@ -210,19 +214,19 @@ BleuScore sacrebleu_compute(const BleuStats& stats, const SacreBleuOptions& opti
     double& correct = score.counts[n - 1];
     double& total = score.totals[n - 1];
     if (options.smoothing == BleuSmoothing::kAddK && n > 1) {
-      correct += smooth_value;
-      total += smooth_value;
+      correct = in_float32(correct + in_float32(smooth_value));
+      total = in_float32(total + in_float32(smooth_value));
     }
     if (total == 0) break;
     if (options.effective_order) effective_order = n;
     double& precision = score.precisions[n - 1];
     if (correct != 0) {
-      precision = 100.0 * correct / total;
+      precision = in_float32(in_float32(100.0 * correct) / total);
     } else if (options.smoothing == BleuSmoothing::kExp) {
       smooth_mteval *= 2;
-      precision = 100.0 / (smooth_mteval * total);
+      precision = in_float32(100.0 / in_float32(smooth_mteval * total));
     } else if (options.smoothing == BleuSmoothing::kFloor) {
-      precision = 100.0 * smooth_value / total;
+      precision = in_float32(in_float32(100.0 * smooth_value) / total);
     }
   }
   double log_sum = 0.0;
@@ -260,14 +264,18 @@ BleuScore sacrebleu_sentence_score(std::string_view hypothesis, const std::vecto
   return sacrebleu_compute(sacrebleu_segment_stats(hypothesis, references, options), options);
 }
 
-std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form) {
+std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form,
+                                const std::optional<BootstrapSignature>& bootstrap) {
   std::string smoothing(bleu_smoothing_name(options.smoothing));
   if (smoothing_has_value(options.smoothing))
     smoothing = fmt::format("{}[{}]", smoothing,
                             fixed(options.smooth_value.value_or(default_smooth_value(options.smoothing)), 2));
-  return fmt::format(fmt::runtime(short_form ? "#:{}|c:{}|e:{}|tok:{}|s:{}|v:{}"
-                                             : "nrefs:{}|case:{}|eff:{}|tok:{}|smooth:{}|version:{}"),
-                     num_references, options.lowercase ? "lc" : "mixed", options.effective_order ? "yes" : "no",
+  std::string test;  // sacreBLEU keeps its fields in order: nrefs, bs, seed, then the metric's
+  if (bootstrap) test = fmt::format(fmt::runtime(short_form ? "|bs:{}|rs:{}" : "|bs:{}|seed:{}"), bootstrap->samples,
+                                    bootstrap->seed);
+  return fmt::format(fmt::runtime(short_form ? "#:{}{}|c:{}|e:{}|tok:{}|s:{}|v:{}"
+                                             : "nrefs:{}{}|case:{}|eff:{}|tok:{}|smooth:{}|version:{}"),
+                     num_references, test, options.lowercase ? "lc" : "mixed", options.effective_order ? "yes" : "no",
                      bleu_tokenizer_name(options.tokenizer), smoothing, kSacreBleuVersion);
 }
 

@@ -69,9 +69,15 @@ struct SacreBleuOptions {
 // One segment as sacreBLEU sees it before splitting: lower() if asked, rstrip(), tokenize.
 std::string sacrebleu_preprocess(std::string_view segment, const SacreBleuOptions& options);
 
+// How sacreBLEU holds the statistics it scores: Python integers for corpus and sentence BLEU
+// (kExact); float32 NumPy sums for the resamples of its significance tests (kFloat32), where,
+// under NumPy 2's promotion rules, each n-gram precision is computed and rounded in float32.
+enum class BleuStatsArithmetic { kExact, kFloat32 };
+
 // sacreBLEU's compute_bleu() on aggregated statistics (smoothing, effective order; the
 // add-k value is added to counts/totals of orders ≥ 2 as sacreBLEU does).
-BleuScore sacrebleu_compute(const BleuStats& stats, const SacreBleuOptions& options);
+BleuScore sacrebleu_compute(const BleuStats& stats, const SacreBleuOptions& options,
+                            BleuStatsArithmetic arithmetic = BleuStatsArithmetic::kExact);
 
 // Statistics of one segment through sacreBLEU's pipeline (preprocess, split on PyWS, count).
 BleuStats sacrebleu_segment_stats(std::string_view hypothesis, const std::vector<std::string>& references,
@@ -86,9 +92,17 @@ BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,
 BleuScore sacrebleu_sentence_score(std::string_view hypothesis, const std::vector<std::string>& references,
                                    const SacreBleuOptions& options);
 
+// A paired bootstrap test's entries in the signature: `bs:1000|seed:12345` (short `rs:` for the seed).
+struct BootstrapSignature {
+  int samples = 1000;
+  std::string seed = "12345";  // or "none"
+};
+
 // `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`, or the short form
-// `#:1|c:mixed|e:no|tok:13a|s:exp|v:2.6.0`.
-std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form = false);
+// `#:1|c:mixed|e:no|tok:13a|s:exp|v:2.6.0`; with a bootstrap test
+// `nrefs:1|bs:1000|seed:12345|case:mixed|…`.
+std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form = false,
+                                const std::optional<BootstrapSignature>& bootstrap = std::nullopt);
 // `BLEU|{signature} = {score:.{width}f} p1/p2/p3/p4 (BP = … ratio = … hyp_len = … ref_len = …)`;
 // the API prints width 2, the sacreBLEU command line width 1.
 std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width = 2);

@@ -6,28 +6,39 @@
 //   --format multi-bleu  multi-bleu.perl's line, for tokenized text;
 //   --format fairseq     fairseq-score's line (one reference).
 //
+// -i FILE… reads the hypotheses from files instead of stdin; with --paired-bs the first is the
+// baseline and each other system is compared with it by sacreBLEU's paired bootstrap test
+// (data/bleu_significance.hpp; --paired-bs-n resamples, the seed from SACREBLEU_SEED as in
+// sacreBLEU: 12345 by default, `none` for one from the OS).
+//
 // --lowercase means each tool's own case folding (sacreBLEU -lc and fairseq --ignore-case:
 // full Unicode; multi-bleu -lc: ASCII only). --compound-split applies the WMT14 EN-DE
 // `##AT##-##AT##` rewrite to hypotheses and references first. Lines end at '\n' only (a '\r'
 // inside a line is whitespace; sacreBLEU's stdin would split there and treat tabs as
 // separate systems).
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "apps/cli/command.hpp"
 #include "data/bleu.hpp"
+#include "data/bleu_significance.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
 
 struct ScoreOptions {
-  std::vector<std::string> references;
+  std::vector<std::string> references, inputs;
   std::string format = "sacrebleu", tokenize = "13a", smooth = "exp";
   double smooth_value = 0;
-  bool lowercase = false, sentence = false, compound_split = false;
-  int width = 1;
+  bool lowercase = false, sentence = false, compound_split = false, paired_bs = false;
+  int width = 1, paired_bs_samples = 1000;
   // Options that only sacreBLEU has (to reject them for the other formats).
   std::vector<CLI::Option*> sacrebleu_only;
   CLI::Option* smooth_value_option = nullptr;  // unset: the smoothing method's default
@@ -38,17 +49,27 @@ const std::string kStdin = "/dev/stdin";
 // Every line of every reference file; an empty file or a line count different from the
 // hypotheses' is an error naming the file and both counts.
 std::vector<std::vector<std::string>> read_references(const std::vector<std::string>& paths, size_t num_hypotheses,
-                                                      bool check_encoding) {
+                                                      const std::string& hypotheses_name, bool check_encoding) {
   std::vector<std::vector<std::string>> streams;
   for (const std::string& path : paths) {
     streams.push_back(data::read_lines(path, check_encoding));
     if (streams.back().empty()) throw data::DataError(fmt::format("{}: reference file is empty", path));
     if (streams.back().size() != num_hypotheses)
-      throw data::DataError(fmt::format("{} has {} lines but stdin has {} hypotheses", path, streams.back().size(),
-                                        num_hypotheses));
+      throw data::DataError(fmt::format("{} has {} lines but {} has {} hypotheses", path, streams.back().size(),
+                                        hypotheses_name, num_hypotheses));
   }
   return streams;
 }
+
+// One system's hypotheses: stdin, or a file of -i (an empty one is an error naming it).
+std::vector<std::string> read_hypotheses(const std::string& path, bool check_encoding) {
+  std::vector<std::string> hypotheses = data::read_lines(path == kStdin ? kStdin : path, check_encoding);
+  if (hypotheses.empty())
+    throw data::DataError(path == kStdin ? std::string("no hypotheses on stdin") : path + ": no hypotheses");
+  return hypotheses;
+}
+
+std::string input_name(const std::string& path) { return path == kStdin ? "stdin" : path; }
 
 void apply_compound_split(std::vector<std::string>& lines) {
   for (std::string& line : lines) line = data::compound_split(line);
@@ -64,6 +85,15 @@ void check_option_combination(const ScoreOptions& options) {
     throw data::DataError(fmt::format("--format fairseq scores against one reference, got {}", options.references.size()));
 }
 
+void check_systems(const ScoreOptions& options) {
+  if (options.paired_bs && options.inputs.size() < 2)
+    throw data::DataError("--paired-bs compares systems: give the baseline and at least one system with -i");
+  if (!options.paired_bs && options.inputs.size() > 1)
+    throw data::DataError(
+        fmt::format("{} systems given with -i: compare them with --paired-bs", options.inputs.size()));
+  if (options.paired_bs && options.sentence) throw data::DataError("--paired-bs scores corpora, not --sentence");
+}
+
 data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
   data::SacreBleuOptions sacrebleu;
   sacrebleu.tokenizer = data::parse_bleu_tokenizer(options.tokenize);
@@ -74,16 +104,75 @@ data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
   return sacrebleu;
 }
 
-int run_score(const ScoreOptions& options) {
+// SACREBLEU_SEED as sacreBLEU reads it: unset 12345, `none` (any case) no fixed seed.
+std::optional<uint32_t> bootstrap_seed() {
+  const char* value = std::getenv("SACREBLEU_SEED");
+  std::string text = value ? value : "12345";
+  std::string lower = text;
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "none") return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long seed = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || seed > UINT32_MAX || text.front() == '-')
+    throw data::DataError(fmt::format("SACREBLEU_SEED={}: expected an integer in [0, 4294967295] or none", text));
+  return uint32_t(seed);
+}
+
+// The paired bootstrap table: each system's BLEU (μ ± 95% CI) and its p-value against the
+// baseline, cells as sacreBLEU writes them ('*' marks p ≤ 0.05), then the signature.
+void print_paired_bootstrap(const ScoreOptions& options, const std::vector<std::vector<std::string>>& systems,
+                            const std::vector<std::vector<std::string>>& references) {
+  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
+  std::vector<std::vector<data::BleuStats>> stats(systems.size());
+  std::vector<std::string> segment_references(references.size());
+  for (size_t s = 0; s < systems.size(); ++s)
+    for (size_t i = 0; i < systems[s].size(); ++i) {
+      for (size_t r = 0; r < references.size(); ++r) segment_references[r] = references[r][i];
+      stats[s].push_back(data::sacrebleu_segment_stats(systems[s][i], segment_references, sacrebleu));
+    }
+  const data::BootstrapOptions bootstrap{.samples = options.paired_bs_samples, .seed = bootstrap_seed()};
+  const std::vector<data::SystemSignificance> results = data::paired_bootstrap(stats, sacrebleu, bootstrap);
+  std::vector<std::string> names;
+  for (size_t s = 0; s < systems.size(); ++s) names.push_back((s == 0 ? "Baseline: " : "") + options.inputs[s]);
+  size_t name_width = std::string_view("System").size();
+  for (const std::string& name : names) name_width = std::max(name_width, name.size());
+  fmt::print("{:<{}}  BLEU (μ ± 95% CI)\n", "System", name_width);
+  const int w = options.width;
+  for (size_t s = 0; s < results.size(); ++s) {
+    const data::SystemSignificance& r = results[s];
+    std::string cell = fmt::format("{:.{}f} ({:.{}f} ± {:.{}f})", r.score, w, r.mean, w, r.ci, w);
+    if (r.p_value) cell += fmt::format(" (p = {:.4f}){}", *r.p_value, *r.p_value > 0.05 ? "" : "*");
+    fmt::print("{:<{}}  {}\n", names[s], name_width, cell);
+  }
+  const data::BootstrapSignature signature{bootstrap.samples,
+                                           bootstrap.seed ? std::to_string(*bootstrap.seed) : "none"};
+  fmt::print("BLEU|{}\n", data::sacrebleu_signature(sacrebleu, int(references.size()), false, signature));
+}
+
+int run_score(ScoreOptions options) {
   check_option_combination(options);
+  check_systems(options);
+  if (options.inputs.empty()) options.inputs = {kStdin};
   const bool bytes_only = options.format == "multi-bleu";  // multi-bleu.perl reads bytes
-  std::vector<std::string> hypotheses = data::read_lines(kStdin, !bytes_only);
-  if (hypotheses.empty()) throw data::DataError("no hypotheses on stdin");
-  std::vector<std::vector<std::string>> references = read_references(options.references, hypotheses.size(), !bytes_only);
+  std::vector<std::vector<std::string>> systems;
+  for (const std::string& input : options.inputs) {
+    systems.push_back(read_hypotheses(input, !bytes_only));
+    if (systems.back().size() != systems.front().size())
+      throw data::DataError(fmt::format("{} has {} hypotheses but {} has {}", input, systems.back().size(),
+                                        options.inputs.front(), systems.front().size()));
+  }
+  std::vector<std::vector<std::string>> references =
+      read_references(options.references, systems.front().size(), input_name(options.inputs.front()), !bytes_only);
   if (options.compound_split) {
-    apply_compound_split(hypotheses);
+    for (auto& system : systems) apply_compound_split(system);
     for (auto& stream : references) apply_compound_split(stream);
   }
+  if (options.paired_bs) {
+    print_paired_bootstrap(options, systems, references);
+    return 0;
+  }
+  const std::vector<std::string>& hypotheses = systems.front();
 
   if (options.format == "multi-bleu") {
     fmt::print("{}\n", data::format_multibleu_score(
@@ -110,7 +199,8 @@ int run_score(const ScoreOptions& options) {
 }
 
 CommandRegistration score_command(
-    "score", "BLEU of stdin against references (sacreBLEU, multi-bleu.perl or fairseq-score)",
+    "score",
+    "BLEU of stdin or -i files against references (sacreBLEU and its paired bootstrap, multi-bleu.perl, fairseq-score)",
     [](CLI::App& cmd) -> CommandAction {
       auto options = std::make_shared<ScoreOptions>();
       cmd.add_option("-r,--ref", options->references, "Reference file (repeat for several references)")
@@ -137,6 +227,15 @@ CommandRegistration score_command(
               ->check(CLI::Range(0, 16))
               ->capture_default_str(),
       };
+      cmd.add_option("-i,--input", options->inputs, "Hypothesis files instead of stdin (several with --paired-bs)")
+          ->check(CLI::ExistingFile);
+      options->sacrebleu_only.push_back(cmd.add_flag(
+          "--paired-bs", options->paired_bs,
+          "Paired bootstrap test of each -i system against the first (sacreBLEU's; seed: SACREBLEU_SEED)"));
+      options->sacrebleu_only.push_back(
+          cmd.add_option("--paired-bs-n", options->paired_bs_samples, "Resamples of --paired-bs")
+              ->check(CLI::PositiveNumber)
+              ->capture_default_str());
       return [options] { return run_score(*options); };
     });
 

@@ -346,6 +346,47 @@ TEST_CASE("score prints sacreBLEU's line, and BLEU 100 for a file against itself
   CHECK(fairseq.out.starts_with("BLEU4 = 100.00, 100.0/100.0/100.0/100.0 "));
 }
 
+TEST_CASE("score --paired-bs compares -i systems with the first by sacreBLEU's paired bootstrap") {
+  TempDir dir;
+  const std::string hypotheses = vector_path("own/bleu/hyp.txt"), references = vector_path("own/bleu/ref.txt");
+  const std::vector<std::string> args = {"score", "-r", references, "-i", hypotheses, references, "--paired-bs"};
+  const CommandResult compared = run_attnlab(dir, args);
+  require_success(compared);
+  const std::vector<std::string> lines = lines_of(compared.out);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].starts_with("System "));
+  CHECK(contains(lines[0], "BLEU (μ ± 95% CI)"));
+  CHECK(lines[1].starts_with("Baseline: " + hypotheses + "  "));
+  // The references scored against themselves: 100 in every resample, and no resample comes
+  // near the baseline: p = 1/1001, the smallest 1,000 resamples can give.
+  CHECK(lines[2] == fmt::format("{:<{}}  100.0 (100.0 ± 0.0) (p = 0.0010)*", references, lines[0].find("  BLEU")));
+  CHECK(lines[3] == "BLEU|nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0");
+  // The baseline's score is its corpus BLEU, whose line `score` prints for stdin.
+  const CommandResult alone = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses});
+  require_success(alone);
+  const std::string corpus_bleu = alone.out.substr(alone.out.find(" = ") + 3, 4);
+  CHECK(lines[1].substr(lines[0].find("  BLEU") + 2).starts_with(corpus_bleu + " ("));
+
+  setenv("SACREBLEU_SEED", "7", 1);
+  const CommandResult reseeded = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, references,
+                                                   "--paired-bs", "--paired-bs-n", "100"});
+  setenv("SACREBLEU_SEED", "seven", 1);
+  const CommandResult bad_seed = run_attnlab(dir, args);
+  unsetenv("SACREBLEU_SEED");
+  require_success(reseeded);
+  CHECK(contains(reseeded.out, "(p = 0.0099)*"));  // 1/101
+  CHECK(contains(reseeded.out, "BLEU|nrefs:1|bs:100|seed:7|"));
+  require_runtime_error(bad_seed, {"SACREBLEU_SEED=seven: expected an integer in [0, 4294967295] or none"});
+
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, references}),
+                        {"2 systems given with -i: compare them with --paired-bs"});
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--paired-bs"}),
+                        {"--paired-bs compares systems"});
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, references, "--paired-bs",
+                                          "--format", "multi-bleu"}),
+                        {"--paired-bs applies to --format sacrebleu only"});
+}
+
 // --- training and decoding ----------------------------------------------------------------
 
 TEST_CASE("train logs every update and validation and writes fairseq's checkpoints") {

@@ -1,0 +1,89 @@
+// See bleu_significance.hpp. The arithmetic follows sacreBLEU 2.x's significance.py step by step.
+#include "data/bleu_significance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "data/numpy_random.hpp"
+#include "data/text_io.hpp"
+
+namespace attn::data {
+namespace {
+
+// rng.choice(n, size=(samples, n), replace=True), row after row.
+std::vector<uint32_t> resampling_indices(size_t segments, const BootstrapOptions& bootstrap) {
+  NumpyDefaultRng rng(bootstrap.seed ? *bootstrap.seed : std::random_device{}());
+  std::vector<uint32_t> indices(size_t(bootstrap.samples) * segments);
+  for (uint32_t& index : indices) index = rng.integer_below(uint32_t(segments));
+  return indices;
+}
+
+// The BLEU of every resample of one system.
+std::vector<double> resampled_scores(const std::vector<BleuStats>& segments, const std::vector<uint32_t>& indices,
+                                     const SacreBleuOptions& options) {
+  const size_t n = segments.size();
+  std::vector<double> scores;
+  scores.reserve(indices.size() / n);
+  for (size_t row = 0; row < indices.size(); row += n) {
+    BleuStats sum(options.max_order);
+    for (size_t i = row; i < row + n; ++i) sum += segments[indices[i]];
+    scores.push_back(sacrebleu_compute(sum, options, BleuStatsArithmetic::kFloat32).score);
+  }
+  return scores;
+}
+
+double numpy_mean(const std::vector<double>& values) { return numpy_pairwise_sum(values) / double(values.size()); }
+
+// sacreBLEU's estimate_ci: the mean of the sorted scores and half the spread between the
+// (n/40)-th lowest and highest.
+void estimate_interval(std::vector<double> scores, SystemSignificance& result) {
+  std::sort(scores.begin(), scores.end());
+  const size_t lower = scores.size() / 40, upper = scores.size() - lower - 1;
+  result.ci = 0.5 * (scores[upper] - scores[lower]);
+  result.mean = numpy_mean(scores);
+}
+
+double p_value(const std::vector<double>& system, const std::vector<double>& baseline, double real_difference) {
+  std::vector<double> differences(system.size());
+  for (size_t i = 0; i < system.size(); ++i) differences[i] = std::abs(system[i] - baseline[i]);
+  const double mean = numpy_mean(differences);
+  size_t exceeding = 0;
+  for (double difference : differences) exceeding += (difference - mean) > real_difference;
+  return double(exceeding + 1) / double(differences.size() + 1);
+}
+
+}  // namespace
+
+std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<BleuStats>>& segment_stats,
+                                                 const SacreBleuOptions& options, const BootstrapOptions& bootstrap) {
+  if (segment_stats.empty() || segment_stats.front().empty())
+    throw DataError("paired bootstrap: no segments to resample");
+  if (bootstrap.samples < 1) throw DataError(fmt::format("paired bootstrap: {} resamples", bootstrap.samples));
+  const size_t n = segment_stats.front().size();
+  for (const auto& system : segment_stats)
+    if (system.size() != n)
+      throw DataError(fmt::format("paired bootstrap: systems of {} and {} segments", n, system.size()));
+
+  const std::vector<uint32_t> indices = resampling_indices(n, bootstrap);
+  std::vector<double> baseline_scores;
+  std::vector<SystemSignificance> results;
+  for (const std::vector<BleuStats>& system : segment_stats) {
+    BleuStats corpus(options.max_order);
+    for (const BleuStats& segment : system) corpus += segment;
+    SystemSignificance result;
+    result.score = sacrebleu_compute(corpus, options).score;
+    std::vector<double> scores = resampled_scores(system, indices, options);
+    estimate_interval(scores, result);
+    if (results.empty())
+      baseline_scores = std::move(scores);
+    else
+      result.p_value = p_value(scores, baseline_scores, std::abs(results.front().score - result.score));
+    results.push_back(result);
+  }
+  return results;
+}
+
+}  // namespace attn::data

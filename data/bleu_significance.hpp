@@ -1,0 +1,37 @@
+// sacreBLEU's paired bootstrap resampling test (Koehn 2004; `sacrebleu REF -i BASELINE SYSTEM…
+// --paired-bs`, docs/mt-tools.md §3.7), step by step as sacreBLEU 2.x takes them: is a system's
+// BLEU better than a baseline's by more than the choice of test sentences explains?
+//
+// One matrix of indices, `samples` rows of n segment numbers drawn with replacement by NumPy's
+// default_rng(seed) (data/numpy_random.hpp), resamples every system the same way. For each
+// row, each system's BLEU is recomputed from the summed statistics of the drawn segments
+// (float32 sums, data/bleu.hpp). A system's mean and 95% interval come from its resampled
+// scores (sorted; the interval is half the distance between the n/40-th score from either
+// end). The p-value against the baseline counts the rows whose |system − baseline| exceeds
+// its mean over the rows by more than the real difference: p = (count + 1) / (samples + 1).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "data/bleu.hpp"
+
+namespace attn::data {
+
+struct BootstrapOptions {
+  int samples = 1000;              // sacreBLEU's --paired-bs-n
+  std::optional<uint32_t> seed = 12345;  // SACREBLEU_SEED; nothing: a seed from the OS
+};
+
+struct SystemSignificance {
+  double score = 0;              // corpus BLEU of all segments
+  double mean = 0, ci = 0;       // over the resamples: mean and half-width of the 95% interval
+  std::optional<double> p_value;  // against the baseline; none for the baseline itself
+};
+
+// segment_stats[s][i]: the statistics of system s's hypothesis i (sacrebleu_segment_stats);
+// system 0 is the baseline. Every system needs the same number of segments (at least one).
+std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<BleuStats>>& segment_stats,
+                                                 const SacreBleuOptions& options, const BootstrapOptions& bootstrap);
+
+}  // namespace attn::data

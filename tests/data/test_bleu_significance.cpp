@@ -1,0 +1,105 @@
+// Tests of data/numpy_random and data/bleu_significance: NumPy's default_rng streams and
+// pairwise sums against what NumPy 1.24 printed, and the paired bootstrap against a transcription
+// of sacreBLEU 2.x's significance.py run with that NumPy (float32 statistics cast explicitly, as
+// NumPy 2 promotes them), on a corpus of eight sentences and three systems.
+#include <catch.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "data/bleu_significance.hpp"
+#include "data/numpy_random.hpp"
+#include "data/text_io.hpp"
+
+using namespace attn::data;
+
+TEST_CASE("NumpyDefaultRng draws numpy.random.default_rng's numbers", "[bleu_significance]") {
+  NumpyDefaultRng raw(12345);  // default_rng(12345).bit_generator.random_raw(3)
+  CHECK(raw.next_uint64() == 4193609425186963869ULL);
+  CHECK(raw.next_uint64() == 5843160025838961886ULL);
+  CHECK(raw.next_uint64() == 14708796524633321433ULL);
+  NumpyDefaultRng zero(0);
+  CHECK(zero.next_uint64() == 11749869230777074271ULL);
+  CHECK(zero.next_uint64() == 4976686463289251617ULL);
+
+  // default_rng(12345).choice(7, size=(3, 7), replace=True), row after row: sacreBLEU's draw.
+  NumpyDefaultRng choice(12345);
+  std::vector<uint32_t> drawn;
+  for (int i = 0; i < 21; ++i) drawn.push_back(choice.integer_below(7));
+  CHECK(drawn == std::vector<uint32_t>{4, 1, 5, 2, 1, 5, 4, 4, 6, 2, 5, 2, 3, 4, 1, 1, 1, 4, 4, 6, 4});
+  NumpyDefaultRng largest_seed(4294967295u);  // default_rng(2**32 - 1).choice(1000, size=6)
+  drawn.clear();
+  for (int i = 0; i < 6; ++i) drawn.push_back(largest_seed.integer_below(1000));
+  CHECK(drawn == std::vector<uint32_t>{190, 251, 724, 219, 909, 287});
+}
+
+TEST_CASE("numpy_pairwise_sum rounds as np.sum", "[bleu_significance]") {
+  std::vector<double> harmonic;
+  for (int i = 1; i <= 1000; ++i) harmonic.push_back(1.0 / i);
+  CHECK(numpy_pairwise_sum(harmonic) == 0x1.df11f45f4e61ap+2);  // np.sum; a plain loop gives ...618p+2
+  double loop = 0;
+  for (double v : harmonic) loop += v;
+  CHECK(loop == 0x1.df11f45f4e618p+2);
+  CHECK(numpy_pairwise_sum(std::vector<double>{}) == 0.0);
+}
+
+namespace {
+
+const std::vector<std::string> kReferences = {
+    "the cat sat on the mat",         "a dog ran in the park today",          "we will meet again tomorrow morning",
+    "this is a small test of bleu",   "the house is red and the door is blue", "she reads a book every night",
+    "rain is expected later this week", "he says one thing then another"};
+
+std::vector<BleuStats> stats_of(const std::vector<std::string>& hypotheses, const SacreBleuOptions& options) {
+  std::vector<BleuStats> stats;
+  for (size_t i = 0; i < hypotheses.size(); ++i)
+    stats.push_back(sacrebleu_segment_stats(hypotheses[i], {kReferences[i]}, options));
+  return stats;
+}
+
+}  // namespace
+
+TEST_CASE("paired_bootstrap reproduces sacreBLEU's paired bootstrap test", "[bleu_significance]") {
+  SacreBleuOptions options;
+  options.tokenizer = BleuTokenizer::kNone;
+  const std::vector<std::vector<BleuStats>> systems = {
+      stats_of({"the cat sat on a mat", "a dog runs in the park", "we meet again tomorrow", "this is a test of bleu",
+                "the house is red the door is blue", "she reads books every night", "rain expected this week",
+                "he says one thing then other"},
+               options),
+      stats_of({"the cat sat on the mat", "a dog ran in the park", "we will meet tomorrow morning",
+                "this is a small test", "the house is red and the door blue", "she reads a book at night",
+                "rain is expected this week", "he says a thing then another"},
+               options),
+      stats_of({"cat on mat", "dog park", "meet tomorrow", "small test", "red house blue door", "she reads",
+                "rain this week", "he says things"},
+               options)};
+  const std::vector<SystemSignificance> results = paired_bootstrap(systems, options, {.samples = 1000, .seed = 12345});
+  REQUIRE(results.size() == 3);
+  CHECK(results[0].score == 0x1.5310bf77b5e1dp+5);  // 42.38
+  CHECK(results[0].mean == 0x1.4abb85fd88dbap+5);   // 41.34
+  CHECK(results[0].ci == 0x1.10bb6cd9d33b4p+4);     // 17.05
+  CHECK_FALSE(results[0].p_value);
+  CHECK(results[1].score == 0x1.04ba2d3d6a53bp+6);  // 65.18
+  CHECK(results[1].mean == 0x1.03964a62c2872p+6);
+  CHECK(results[1].ci == 0x1.ed9a349343800p+3);
+  CHECK(results[1].p_value == 9.0 / 1001);
+  CHECK(results[2].score == 0x1.97f513bf2db97p+2);  // 6.37
+  CHECK(results[2].mean == 0x1.f71c849c645e1p+1);
+  CHECK(results[2].ci == 0x1.eddb4d7e24a5ap+1);
+  CHECK(results[2].p_value == 1.0 / 1001);  // no resample reverses a drop of 36 BLEU
+
+  // The same seed gives the same resamples; another seed other ones.
+  CHECK(paired_bootstrap(systems, options, {.samples = 1000, .seed = 12345})[1].mean == results[1].mean);
+  CHECK(paired_bootstrap(systems, options, {.samples = 1000, .seed = 7})[1].mean != results[1].mean);
+}
+
+TEST_CASE("paired_bootstrap refuses systems of different lengths and empty input", "[bleu_significance]") {
+  SacreBleuOptions options;
+  const std::vector<BleuStats> two = stats_of({"the cat", "a dog"}, options);
+  const std::vector<BleuStats> one = stats_of({"the cat"}, options);
+  CHECK_THROWS_WITH(paired_bootstrap({two, one}, options, {}), "paired bootstrap: systems of 2 and 1 segments");
+  CHECK_THROWS_WITH(paired_bootstrap({}, options, {}), "paired bootstrap: no segments to resample");
+  CHECK_THROWS_WITH(paired_bootstrap({two, two}, options, {.samples = 0}), "paired bootstrap: 0 resamples");
+}
