@@ -63,7 +63,7 @@ std::vector<std::vector<std::string>> read_references(const std::vector<std::str
 
 // One system's hypotheses: stdin, or a file of -i (an empty one is an error naming it).
 std::vector<std::string> read_hypotheses(const std::string& path, bool check_encoding) {
-  std::vector<std::string> hypotheses = data::read_lines(path == kStdin ? kStdin : path, check_encoding);
+  std::vector<std::string> hypotheses = data::read_lines(path, check_encoding);
   if (hypotheses.empty())
     throw data::DataError(path == kStdin ? std::string("no hypotheses on stdin") : path + ": no hypotheses");
   return hypotheses;
@@ -119,11 +119,10 @@ std::optional<uint32_t> bootstrap_seed() {
   return uint32_t(seed);
 }
 
-// The paired bootstrap table: each system's BLEU (μ ± 95% CI) and its p-value against the
-// baseline, cells as sacreBLEU writes them ('*' marks p ≤ 0.05), then the signature.
-void print_paired_bootstrap(const ScoreOptions& options, const std::vector<std::vector<std::string>>& systems,
-                            const std::vector<std::vector<std::string>>& references) {
-  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
+// Each system's sacreBLEU statistics, segment by segment.
+std::vector<std::vector<data::BleuStats>> segment_stats(const std::vector<std::vector<std::string>>& systems,
+                                                        const std::vector<std::vector<std::string>>& references,
+                                                        const data::SacreBleuOptions& sacrebleu) {
   std::vector<std::vector<data::BleuStats>> stats(systems.size());
   std::vector<std::string> segment_references(references.size());
   for (size_t s = 0; s < systems.size(); ++s)
@@ -131,8 +130,17 @@ void print_paired_bootstrap(const ScoreOptions& options, const std::vector<std::
       for (size_t r = 0; r < references.size(); ++r) segment_references[r] = references[r][i];
       stats[s].push_back(data::sacrebleu_segment_stats(systems[s][i], segment_references, sacrebleu));
     }
+  return stats;
+}
+
+// The paired bootstrap table: each system's BLEU (μ ± 95% CI) and its p-value against the
+// baseline, cells as sacreBLEU writes them ('*' marks p ≤ 0.05), then the signature.
+void print_paired_bootstrap(const ScoreOptions& options, const std::vector<std::vector<std::string>>& systems,
+                            const std::vector<std::vector<std::string>>& references) {
+  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
   const data::BootstrapOptions bootstrap{.samples = options.paired_bs_samples, .seed = bootstrap_seed()};
-  const std::vector<data::SystemSignificance> results = data::paired_bootstrap(stats, sacrebleu, bootstrap);
+  const std::vector<data::SystemSignificance> results =
+      data::paired_bootstrap(segment_stats(systems, references, sacrebleu), sacrebleu, bootstrap);
   std::vector<std::string> names;
   for (size_t s = 0; s < systems.size(); ++s) names.push_back((s == 0 ? "Baseline: " : "") + options.inputs[s]);
   size_t name_width = std::string_view("System").size();
