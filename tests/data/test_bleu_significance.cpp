@@ -103,3 +103,11 @@ TEST_CASE("paired_bootstrap refuses systems of different lengths and empty input
   CHECK_THROWS_WITH(paired_bootstrap({}, options, {}), "paired bootstrap: no segments to resample");
   CHECK_THROWS_WITH(paired_bootstrap({two, two}, options, {.samples = 0}), "paired bootstrap: 0 resamples");
 }
+
+TEST_CASE("the signature of a paired bootstrap names its resamples and seed after nrefs", "[bleu_significance]") {
+  const SacreBleuOptions options;
+  CHECK(sacrebleu_signature(options, 1, false, BootstrapSignature{1000, "12345"}) ==
+        "nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0");
+  CHECK(sacrebleu_signature(options, 2, true, BootstrapSignature{100, "none"}) ==
+        "#:2|bs:100|rs:none|c:mixed|e:no|tok:13a|s:exp|v:2.6.0");
+}
