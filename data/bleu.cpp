@@ -279,15 +279,19 @@ std::string sacrebleu_signature(const SacreBleuOptions& options, int num_referen
                      bleu_tokenizer_name(options.tokenizer), smoothing, kSacreBleuVersion);
 }
 
-std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width) {
+std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width,
+                                   const std::optional<BleuConfidence>& confidence) {
   std::string precisions;
   for (double p : score.precisions) {
     if (!precisions.empty()) precisions.push_back('/');
     precisions.append(fixed(p, 1));
   }
+  std::string value = fixed(score.score, width);
+  if (confidence && confidence->mean > 0)
+    value += fmt::format(" (μ = {} ± {})", fixed(confidence->mean, width), fixed(confidence->ci, width));
   return fmt::format("BLEU{}{} = {} {} (BP = {} ratio = {} hyp_len = {} ref_len = {})", signature.empty() ? "" : "|",
-                     signature, fixed(score.score, width), precisions, fixed(score.bp, 3), fixed(score.ratio, 3),
-                     score.sys_len, score.ref_len);
+                     signature, value, precisions, fixed(score.bp, 3), fixed(score.ratio, 3), score.sys_len,
+                     score.ref_len);
 }
 
 // ---------------------------------------------------------------------- multi-bleu.perl

@@ -103,9 +103,17 @@ struct BootstrapSignature {
 // `nrefs:1|bs:1000|seed:12345|case:mixed|…`.
 std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form = false,
                                 const std::optional<BootstrapSignature>& bootstrap = std::nullopt);
+// A bootstrap estimate of a score (data/bleu_significance.hpp): the mean over the resamples and
+// the half-width of their 95% interval.
+struct BleuConfidence {
+  double mean = 0, ci = 0;
+};
+
 // `BLEU|{signature} = {score:.{width}f} p1/p2/p3/p4 (BP = … ratio = … hyp_len = … ref_len = …)`;
-// the API prints width 2, the sacreBLEU command line width 1.
-std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width = 2);
+// the API prints width 2, the sacreBLEU command line width 1. With a confidence whose mean is
+// positive, ` (μ = {mean} ± {ci})` follows the score, as sacreBLEU's --confidence prints it.
+std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width = 2,
+                                   const std::optional<BleuConfidence>& confidence = std::nullopt);
 
 // ---------------------------------------------------------------------- multi-bleu.perl
 

@@ -39,11 +39,10 @@ double numpy_mean(const std::vector<double>& values) { return numpy_pairwise_sum
 
 // sacreBLEU's estimate_ci: the mean of the sorted scores and half the spread between the
 // (n/40)-th lowest and highest.
-void estimate_interval(std::vector<double> scores, SystemSignificance& result) {
+BleuConfidence estimate_interval(std::vector<double> scores) {
   std::sort(scores.begin(), scores.end());
   const size_t lower = scores.size() / 40, upper = scores.size() - lower - 1;
-  result.ci = 0.5 * (scores[upper] - scores[lower]);
-  result.mean = numpy_mean(scores);
+  return {.mean = numpy_mean(scores), .ci = 0.5 * (scores[upper] - scores[lower])};
 }
 
 double p_value(const std::vector<double>& system, const std::vector<double>& baseline, double real_difference) {
@@ -76,7 +75,7 @@ std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<B
     SystemSignificance result;
     result.score = sacrebleu_compute(corpus, options).score;
     std::vector<double> scores = resampled_scores(system, indices, options);
-    estimate_interval(scores, result);
+    result.confidence = estimate_interval(scores);
     if (results.empty())
       baseline_scores = std::move(scores);
     else
@@ -84,6 +83,11 @@ std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<B
     results.push_back(result);
   }
   return results;
+}
+
+BleuConfidence bootstrap_confidence(const std::vector<BleuStats>& segment_stats, const SacreBleuOptions& options,
+                                    const BootstrapOptions& bootstrap) {
+  return paired_bootstrap({segment_stats}, options, bootstrap).front().confidence;
 }
 
 }  // namespace attn::data

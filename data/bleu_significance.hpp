@@ -24,8 +24,8 @@ struct BootstrapOptions {
 };
 
 struct SystemSignificance {
-  double score = 0;              // corpus BLEU of all segments
-  double mean = 0, ci = 0;       // over the resamples: mean and half-width of the 95% interval
+  double score = 0;               // corpus BLEU of all segments
+  BleuConfidence confidence;      // over the resamples: mean and half-width of the 95% interval
   std::optional<double> p_value;  // against the baseline; none for the baseline itself
 };
 
@@ -33,5 +33,9 @@ struct SystemSignificance {
 // system 0 is the baseline. Every system needs the same number of segments (at least one).
 std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<BleuStats>>& segment_stats,
                                                  const SacreBleuOptions& options, const BootstrapOptions& bootstrap);
+
+// One system's resampled estimate (sacreBLEU's --confidence): the baseline's of paired_bootstrap.
+BleuConfidence bootstrap_confidence(const std::vector<BleuStats>& segment_stats, const SacreBleuOptions& options,
+                                    const BootstrapOptions& bootstrap);
 
 }  // namespace attn::data

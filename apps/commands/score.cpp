@@ -9,7 +9,8 @@
 // -i FILE… reads the hypotheses from files instead of stdin; with --paired-bs the first is the
 // baseline and each other system is compared with it by sacreBLEU's paired bootstrap test
 // (data/bleu_significance.hpp; --paired-bs-n resamples, the seed from SACREBLEU_SEED as in
-// sacreBLEU: 12345 by default, `none` for one from the OS).
+// sacreBLEU: 12345 by default, `none` for one from the OS). --confidence adds to one system's
+// corpus BLEU the mean and 95% interval of its resamples, as sacreBLEU's --confidence does.
 //
 // --lowercase means each tool's own case folding (sacreBLEU -lc and fairseq --ignore-case:
 // full Unicode; multi-bleu -lc: ASCII only). --compound-split applies the WMT14 EN-DE
@@ -37,8 +38,8 @@ struct ScoreOptions {
   std::vector<std::string> references, inputs;
   std::string format = "sacrebleu", tokenize = "13a", smooth = "exp";
   double smooth_value = 0;
-  bool lowercase = false, sentence = false, compound_split = false, paired_bs = false;
-  int width = 1, paired_bs_samples = 1000;
+  bool lowercase = false, sentence = false, compound_split = false, paired_bs = false, confidence = false;
+  int width = 1, paired_bs_samples = 1000, confidence_samples = 1000;
   // Options that only sacreBLEU has (to reject them for the other formats).
   std::vector<CLI::Option*> sacrebleu_only;
   CLI::Option* smooth_value_option = nullptr;  // unset: the smoothing method's default
@@ -91,7 +92,10 @@ void check_systems(const ScoreOptions& options) {
   if (!options.paired_bs && options.inputs.size() > 1)
     throw data::DataError(
         fmt::format("{} systems given with -i: compare them with --paired-bs", options.inputs.size()));
-  if (options.paired_bs && options.sentence) throw data::DataError("--paired-bs scores corpora, not --sentence");
+  if ((options.paired_bs || options.confidence) && options.sentence)
+    throw data::DataError("--paired-bs and --confidence resample a corpus, not --sentence");
+  if (options.paired_bs && options.confidence)
+    throw data::DataError("--confidence is for one system; --paired-bs prints every system's interval");
 }
 
 data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
@@ -117,6 +121,10 @@ std::optional<uint32_t> bootstrap_seed() {
   if (text.empty() || *end != '\0' || errno != 0 || seed > UINT32_MAX || text.front() == '-')
     throw data::DataError(fmt::format("SACREBLEU_SEED={}: expected an integer in [0, 4294967295] or none", text));
   return uint32_t(seed);
+}
+
+data::BootstrapSignature bootstrap_signature(const data::BootstrapOptions& bootstrap) {
+  return {bootstrap.samples, bootstrap.seed ? std::to_string(*bootstrap.seed) : "none"};
 }
 
 // Each system's sacreBLEU statistics, segment by segment.
@@ -149,13 +157,13 @@ void print_paired_bootstrap(const ScoreOptions& options, const std::vector<std::
   const int w = options.width;
   for (size_t s = 0; s < results.size(); ++s) {
     const data::SystemSignificance& r = results[s];
-    std::string cell = fmt::format("{:.{}f} ({:.{}f} ± {:.{}f})", r.score, w, r.mean, w, r.ci, w);
+    std::string cell =
+        fmt::format("{:.{}f} ({:.{}f} ± {:.{}f})", r.score, w, r.confidence.mean, w, r.confidence.ci, w);
     if (r.p_value) cell += fmt::format(" (p = {:.4f}){}", *r.p_value, *r.p_value > 0.05 ? "" : "*");
     fmt::print("{:<{}}  {}\n", names[s], name_width, cell);
   }
-  const data::BootstrapSignature signature{bootstrap.samples,
-                                           bootstrap.seed ? std::to_string(*bootstrap.seed) : "none"};
-  fmt::print("BLEU|{}\n", data::sacrebleu_signature(sacrebleu, int(references.size()), false, signature));
+  fmt::print("BLEU|{}\n",
+             data::sacrebleu_signature(sacrebleu, int(references.size()), false, bootstrap_signature(bootstrap)));
 }
 
 int run_score(ScoreOptions options) {
@@ -193,7 +201,14 @@ int run_score(ScoreOptions options) {
     std::string signature = data::sacrebleu_signature(sacrebleu, int(references.size()));
     if (!options.sentence) {
       data::BleuScore score = data::sacrebleu_corpus_score(hypotheses, references, sacrebleu);
-      fmt::print("{}\n", data::format_sacrebleu_score(score, signature, options.width));
+      std::optional<data::BleuConfidence> confidence;
+      if (options.confidence) {
+        const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = bootstrap_seed()};
+        confidence = data::bootstrap_confidence(segment_stats(systems, references, sacrebleu).front(), sacrebleu,
+                                                bootstrap);
+        signature = data::sacrebleu_signature(sacrebleu, int(references.size()), false, bootstrap_signature(bootstrap));
+      }
+      fmt::print("{}\n", data::format_sacrebleu_score(score, signature, options.width, confidence));
       return 0;
     }
     std::vector<std::string> segment_references(references.size());
@@ -242,6 +257,13 @@ CommandRegistration score_command(
           "Paired bootstrap test of each -i system against the first (sacreBLEU's; seed: SACREBLEU_SEED)"));
       options->sacrebleu_only.push_back(
           cmd.add_option("--paired-bs-n", options->paired_bs_samples, "Resamples of --paired-bs")
+              ->check(CLI::PositiveNumber)
+              ->capture_default_str());
+      options->sacrebleu_only.push_back(cmd.add_flag(
+          "--confidence", options->confidence,
+          "Mean and 95% interval of the BLEU over resamples of the sentences (sacreBLEU's; seed: SACREBLEU_SEED)"));
+      options->sacrebleu_only.push_back(
+          cmd.add_option("--confidence-n", options->confidence_samples, "Resamples of --confidence")
               ->check(CLI::PositiveNumber)
               ->capture_default_str());
       return [options] { return run_score(*options); };

@@ -385,6 +385,16 @@ TEST_CASE("score --paired-bs compares -i systems with the first by sacreBLEU's p
   require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, references, "--paired-bs",
                                           "--format", "multi-bleu"}),
                         {"--paired-bs applies to --format sacrebleu only"});
+
+  // --confidence: one system's line with the baseline's mean and interval of the table above.
+  const CommandResult confident = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--confidence"});
+  require_success(confident);
+  const std::string baseline_cell = lines[1].substr(lines[0].find("  BLEU") + 2);  // "58.8 (58.8 ± 3.9)"
+  const std::string mean_and_ci = baseline_cell.substr(baseline_cell.find('(') + 1);
+  const std::string signature = "BLEU|nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0";
+  CHECK(confident.out.starts_with(signature + " = " + corpus_bleu + " (μ = " + mean_and_ci + " "));
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--confidence", "--sentence"}),
+                        {"--paired-bs and --confidence resample a corpus, not --sentence"});
 }
 
 // --- training and decoding ----------------------------------------------------------------

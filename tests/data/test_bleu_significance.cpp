@@ -78,21 +78,27 @@ TEST_CASE("paired_bootstrap reproduces sacreBLEU's paired bootstrap test", "[ble
   const std::vector<SystemSignificance> results = paired_bootstrap(systems, options, {.samples = 1000, .seed = 12345});
   REQUIRE(results.size() == 3);
   CHECK(results[0].score == 0x1.5310bf77b5e1dp+5);  // 42.38
-  CHECK(results[0].mean == 0x1.4abb85fd88dbap+5);   // 41.34
-  CHECK(results[0].ci == 0x1.10bb6cd9d33b4p+4);     // 17.05
+  CHECK(results[0].confidence.mean == 0x1.4abb85fd88dbap+5);   // 41.34
+  CHECK(results[0].confidence.ci == 0x1.10bb6cd9d33b4p+4);     // 17.05
   CHECK_FALSE(results[0].p_value);
   CHECK(results[1].score == 0x1.04ba2d3d6a53bp+6);  // 65.18
-  CHECK(results[1].mean == 0x1.03964a62c2872p+6);
-  CHECK(results[1].ci == 0x1.ed9a349343800p+3);
+  CHECK(results[1].confidence.mean == 0x1.03964a62c2872p+6);
+  CHECK(results[1].confidence.ci == 0x1.ed9a349343800p+3);
   CHECK(results[1].p_value == 9.0 / 1001);
   CHECK(results[2].score == 0x1.97f513bf2db97p+2);  // 6.37
-  CHECK(results[2].mean == 0x1.f71c849c645e1p+1);
-  CHECK(results[2].ci == 0x1.eddb4d7e24a5ap+1);
+  CHECK(results[2].confidence.mean == 0x1.f71c849c645e1p+1);
+  CHECK(results[2].confidence.ci == 0x1.eddb4d7e24a5ap+1);
   CHECK(results[2].p_value == 1.0 / 1001);  // no resample reverses a drop of 36 BLEU
 
   // The same seed gives the same resamples; another seed other ones.
-  CHECK(paired_bootstrap(systems, options, {.samples = 1000, .seed = 12345})[1].mean == results[1].mean);
-  CHECK(paired_bootstrap(systems, options, {.samples = 1000, .seed = 7})[1].mean != results[1].mean);
+  CHECK(paired_bootstrap(systems, options, {.samples = 1000, .seed = 12345})[1].confidence.mean ==
+        results[1].confidence.mean);
+  CHECK(paired_bootstrap(systems, options, {.samples = 1000, .seed = 7})[1].confidence.mean !=
+        results[1].confidence.mean);
+  // One system alone: the baseline's estimate.
+  const BleuConfidence alone = bootstrap_confidence(systems[0], options, {.samples = 1000, .seed = 12345});
+  CHECK(alone.mean == results[0].confidence.mean);
+  CHECK(alone.ci == results[0].confidence.ci);
 }
 
 TEST_CASE("paired_bootstrap refuses systems of different lengths and empty input", "[bleu_significance]") {
@@ -110,4 +116,18 @@ TEST_CASE("the signature of a paired bootstrap names its resamples and seed afte
         "nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0");
   CHECK(sacrebleu_signature(options, 2, true, BootstrapSignature{100, "none"}) ==
         "#:2|bs:100|rs:none|c:mixed|e:no|tok:13a|s:exp|v:2.6.0");
+}
+
+TEST_CASE("format_sacrebleu_score prints a confidence as sacreBLEU's --confidence does", "[bleu_significance]") {
+  BleuScore score;
+  score.score = 8.4528;
+  score.bp = 0.987;
+  score.ratio = 0.987;
+  score.precisions = {41.0, 13.2, 5.1, 1.9};
+  score.sys_len = 9064;
+  score.ref_len = 9180;
+  CHECK(format_sacrebleu_score(score, "nrefs:1", 1, BleuConfidence{8.4412, 0.9049}) ==
+        "BLEU|nrefs:1 = 8.5 (μ = 8.4 ± 0.9) 41.0/13.2/5.1/1.9 "
+        "(BP = 0.987 ratio = 0.987 hyp_len = 9064 ref_len = 9180)");
+  CHECK(format_sacrebleu_score(score, "", 2, BleuConfidence{0.0, 0.0}).starts_with("BLEU = 8.45 41.0/"));  // mean 0
 }
