@@ -23,6 +23,7 @@
 #include "core/matmul_precision.hpp"
 #include "core/threads.hpp"
 #include "data/bleu.hpp"
+#include "data/bleu_significance.hpp"
 #include "data/bpe_apply.hpp"
 #include "data/bpe_learn.hpp"
 #include "data/moses_detokenizer.hpp"
@@ -416,8 +417,17 @@ DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const 
   const data::BleuScore tokenized_score =
       data::multibleu_compute(data::multibleu_stats(hypotheses.tokenized, {tokenized_references}, false));
   DemoSummary summary;
-  summary.sacrebleu_signature = data::sacrebleu_signature(sacre, 1);
-  summary.sacrebleu = data::format_sacrebleu_score(sacre_score, summary.sacrebleu_signature);
+  // How much the score owes to the choice of the 1,000 test sentences: sacreBLEU's --confidence
+  // (1,000 resamples, seed 12345).
+  std::vector<data::BleuStats> segments;
+  for (size_t i = 0; i < references.size(); ++i)
+    segments.push_back(data::sacrebleu_segment_stats(hypotheses.detokenized[i], {references[i]}, sacre));
+  const data::BootstrapOptions bootstrap;
+  summary.sacrebleu_confidence = data::bootstrap_confidence(segments, sacre, bootstrap);
+  summary.sacrebleu_signature =
+      data::sacrebleu_signature(sacre, 1, false, data::BootstrapSignature{bootstrap.samples, "12345"});
+  summary.sacrebleu =
+      data::format_sacrebleu_score(sacre_score, summary.sacrebleu_signature, 2, summary.sacrebleu_confidence);
   summary.sacrebleu_score = sacre_score.score;
   summary.tokenized_bleu = data::format_multibleu_score(tokenized_score);
   summary.test_sentences = int64_t(references.size());
@@ -457,7 +467,11 @@ void write_summary(const DemoPaths& paths, const DemoSummary& summary) {
         {{"source", example.source}, {"reference", example.reference}, {"hypothesis", example.hypothesis}});
   const nlohmann::json json = {
       {"sacrebleu",
-       {{"score", summary.sacrebleu_score}, {"line", summary.sacrebleu}, {"signature", summary.sacrebleu_signature}}},
+       {{"score", summary.sacrebleu_score},
+        {"bootstrap_mean", summary.sacrebleu_confidence.mean},
+        {"bootstrap_ci95", summary.sacrebleu_confidence.ci},
+        {"line", summary.sacrebleu},
+        {"signature", summary.sacrebleu_signature}}},
       {"tokenized_bleu", summary.tokenized_bleu},
       {"decoding", summary.decoding},
       {"test_sentences", summary.test_sentences},
@@ -499,7 +513,8 @@ void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comp
   const std::string report_path = (paths.root / "report.html").string();
   const size_t report_bytes = write_demo_report(
       {.title = fmt::format("attnlab demo: {} on the Ding EN→DE corpus", kDemoArch),
-       .headline = fmt::format("sacreBLEU {:.2f}", summary.sacrebleu_score),
+       .headline = fmt::format("sacreBLEU {:.2f} ± {:.2f} (95% interval over resamples of the test set)",
+                               summary.sacrebleu_score, summary.sacrebleu_confidence.ci),
        .facts = {{"sacreBLEU", summary.sacrebleu},
                  {"tokenized BLEU", summary.tokenized_bleu},
                  {"test sentences", std::to_string(summary.test_sentences)},

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "apps/cli/compute_options.hpp"
+#include "data/bleu.hpp"
 #include "data/ding_corpus.hpp"
 
 namespace attn::app {
@@ -72,6 +73,7 @@ struct DemoExample {
 struct DemoSummary {
   std::string sacrebleu, sacrebleu_signature, tokenized_bleu;  // the tools' output lines
   double sacrebleu_score = 0.0;
+  data::BleuConfidence sacrebleu_confidence;  // over 1,000 resamples of the test sentences
   int64_t test_sentences = 0, updates = 0;
   double training_tokens_per_second = 0.0;
   int threads = 0;

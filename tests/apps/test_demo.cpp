@@ -75,7 +75,8 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(contains(first.output, "kNN-MT datastore: 2432 decoder states of the training pairs as keys of 64 numbers "
                                "(PCA of the 128-number states, "));
   CHECK(contains(first.output, "% of their variance) in 256 lists, written to " + datastore));
-  CHECK(contains(first.output, "sacreBLEU:       BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = "));
+  CHECK(contains(first.output,
+                 "sacreBLEU:       BLEU|nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = "));
   CHECK(fs::exists(datastore));
   const nlohmann::json checkpoint = nlohmann::json::parse(read_file(dir.file("demo/checkpoints/checkpoint_last.json")));
   CHECK(checkpoint.at("metadata").at("model_config").at("dropout").get<double>() == 0.2);  // --dropout
@@ -86,6 +87,8 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(attn::data::read_lines(dir.file("demo/gen/test.de")).size() == 1000);
   const nlohmann::json first_summary = summary(dir);
   CHECK(first_summary.at("sacrebleu").at("score").is_number());
+  CHECK(first_summary.at("sacrebleu").at("bootstrap_ci95").get<double>() >= 0.0);  // the resamples' interval
+  CHECK(contains(report, " (95% interval over resamples of the test set)"));
   CHECK(contains(first_summary.at("decoding").get<std::string>(), "lambda 0.4"));
 
   const attn::test::ProgramRun second = run_demo(dir, "0.3");
