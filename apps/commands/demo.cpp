@@ -34,6 +34,10 @@ CommandAction setup(CLI::App& cmd) {
                  "Dropout of the demo's model (more for a larger --max-update: 0.2 for 18000 updates)")
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();
+  cmd.add_option("--weight-decay", options->weight_decay,
+                 "Decoupled weight decay of the demo's training (0.05 helps a larger --max-update: 18000)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();
   cmd.add_option("--knn-lambda", options->knn_lambda,
                  "kNN-MT on the test set: weight of the training pairs' nearest decoder states (0: plain beam search)")

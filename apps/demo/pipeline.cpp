@@ -195,6 +195,7 @@ TrainerOptions demo_training_options(const DemoPaths& paths, const DemoOptions& 
   o.warmup_updates = o.warmup_updates * o.max_tokens / kDemoMaxTokens;
   o.max_tokens = kDemoMaxTokens;
   o.model_overrides.push_back(fmt::format("dropout={}", options.dropout));  // after the recipe's: the later wins
+  o.weight_decay = options.weight_decay;
   return o;
 }
 
@@ -207,7 +208,9 @@ struct TrainingOutcome {
 };
 
 TrainingOutcome train(const DemoPaths& paths, const DemoOptions& options) {
-  stage(6, fmt::format("train {} for {} updates -> {}", kDemoArch, options.max_update, paths.checkpoints.string()),
+  stage(6,
+        fmt::format("train {} for {} updates (dropout {}, weight decay {}) -> {}", kDemoArch, options.max_update,
+                    options.dropout, options.weight_decay, paths.checkpoints.string()),
         false);
   Trainer trainer(demo_training_options(paths, options));
   fmt::print("      {} parameters; training on {}, {} matrix products\n", trainer.model().num_parameters(),

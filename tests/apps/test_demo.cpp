@@ -51,7 +51,7 @@ std::string synthetic_ding() {
 attn::test::ProgramRun run_demo(const TempDir& dir, const std::string& knn_lambda) {
   return attn::test::run_program({ATTNLAB_BINARY, "demo", "--out", dir.file("demo"), "--ding", dir.file("de-en"),
                                   "--max-update", "20", "--bpe-merges", "200", "--beam", "2", "--threads", "2",
-                                  "--knn-lambda", knn_lambda, "--dropout", "0.2"},
+                                  "--knn-lambda", knn_lambda, "--dropout", "0.2", "--weight-decay", "0.05"},
                                  dir.file("demo.log"), kTimeoutSeconds);
 }
 
@@ -71,6 +71,7 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   REQUIRE(first.exit_code == 0);
   CHECK(contains(first.output, "train 304 sentence pairs + 0 entries, valid 1000, test 1000 sentence pairs"));
   CHECK_FALSE(contains(first.output, "(done before, skipped)"));
+  CHECK(contains(first.output, "train dynamicconv_mini for 20 updates (dropout 0.2, weight decay 0.05) -> "));
   CHECK(contains(first.output, "done training (reached --max-update 20): 20 updates, "));
   CHECK(contains(first.output, "kNN-MT datastore: 2432 decoder states of the training pairs as keys of 64 numbers "
                                "(PCA of the 128-number states, "));
