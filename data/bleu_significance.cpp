@@ -13,23 +13,17 @@
 namespace attn::data {
 namespace {
 
-// rng.choice(n, size=(samples, n), replace=True), row after row.
-std::vector<uint32_t> resampling_indices(size_t segments, const BootstrapOptions& bootstrap) {
-  NumpyDefaultRng rng(bootstrap.seed ? *bootstrap.seed : std::random_device{}());
-  std::vector<uint32_t> indices(size_t(bootstrap.samples) * segments);
-  for (uint32_t& index : indices) index = rng.integer_below(uint32_t(segments));
-  return indices;
-}
-
-// The BLEU of every resample of one system.
-std::vector<double> resampled_scores(const std::vector<BleuStats>& segments, const std::vector<uint32_t>& indices,
+// The BLEU of every resample of one system. Each system draws the same rows: a generator seeded
+// alike gives rng.choice(n, size=(samples, n), replace=True) row after row.
+std::vector<double> resampled_scores(const std::vector<BleuStats>& segments, uint32_t seed, int samples,
                                      const SacreBleuOptions& options) {
-  const size_t n = segments.size();
+  const uint32_t n = uint32_t(segments.size());
+  NumpyDefaultRng rng(seed);
   std::vector<double> scores;
-  scores.reserve(indices.size() / n);
-  for (size_t row = 0; row < indices.size(); row += n) {
+  scores.reserve(size_t(samples));
+  for (int row = 0; row < samples; ++row) {
     BleuStats sum(options.max_order);
-    for (size_t i = row; i < row + n; ++i) sum += segments[indices[i]];
+    for (uint32_t i = 0; i < n; ++i) sum += segments[rng.integer_below(n)];
     scores.push_back(sacrebleu_compute(sum, options, BleuStatsArithmetic::kFloat32).score);
   }
   return scores;
@@ -66,7 +60,7 @@ std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<B
     if (system.size() != n)
       throw DataError(fmt::format("paired bootstrap: systems of {} and {} segments", n, system.size()));
 
-  const std::vector<uint32_t> indices = resampling_indices(n, bootstrap);
+  const uint32_t seed = bootstrap.seed ? *bootstrap.seed : std::random_device{}();
   std::vector<double> baseline_scores;
   std::vector<SystemSignificance> results;
   for (const std::vector<BleuStats>& system : segment_stats) {
@@ -74,7 +68,7 @@ std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<B
     for (const BleuStats& segment : system) corpus += segment;
     SystemSignificance result;
     result.score = sacrebleu_compute(corpus, options).score;
-    std::vector<double> scores = resampled_scores(system, indices, options);
+    std::vector<double> scores = resampled_scores(system, seed, bootstrap.samples, options);
     result.confidence = estimate_interval(scores);
     if (results.empty())
       baseline_scores = std::move(scores);

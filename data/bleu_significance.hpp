@@ -3,7 +3,8 @@
 // BLEU better than a baseline's by more than the choice of test sentences explains?
 //
 // One matrix of indices, `samples` rows of n segment numbers drawn with replacement by NumPy's
-// default_rng(seed) (data/numpy_random.hpp), resamples every system the same way. For each
+// default_rng(seed) (data/numpy_random.hpp), resamples every system the same way (drawn again
+// for each system from the same seed rather than stored). For each
 // row, each system's BLEU is recomputed from the summed statistics of the drawn segments
 // (float32 sums, data/bleu.hpp). A system's mean and 95% interval come from its resampled
 // scores (sorted; the interval is half the distance between the n/40-th score from either
