@@ -246,16 +246,25 @@ BleuStats sacrebleu_segment_stats(std::string_view hypothesis, const std::vector
   return segment_stats(split_python_whitespace(prepared_hypothesis), reference_tokens, options.max_order);
 }
 
-BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,
-                                 const std::vector<std::vector<std::string>>& reference_streams,
-                                 const SacreBleuOptions& options) {
+std::vector<BleuStats> sacrebleu_segments_stats(const std::vector<std::string>& hypotheses,
+                                                const std::vector<std::vector<std::string>>& reference_streams,
+                                                const SacreBleuOptions& options) {
   check_streams(hypotheses.size(), reference_streams);
-  BleuStats corpus(options.max_order);
+  std::vector<BleuStats> segments;
+  segments.reserve(hypotheses.size());
   std::vector<std::string> references(reference_streams.size());
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     for (size_t r = 0; r < reference_streams.size(); ++r) references[r] = reference_streams[r][i];
-    corpus += sacrebleu_segment_stats(hypotheses[i], references, options);
+    segments.push_back(sacrebleu_segment_stats(hypotheses[i], references, options));
   }
+  return segments;
+}
+
+BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,
+                                 const std::vector<std::vector<std::string>>& reference_streams,
+                                 const SacreBleuOptions& options) {
+  BleuStats corpus(options.max_order);
+  for (const BleuStats& segment : sacrebleu_segments_stats(hypotheses, reference_streams, options)) corpus += segment;
   return sacrebleu_compute(corpus, options);
 }
 

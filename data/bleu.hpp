@@ -83,6 +83,11 @@ BleuScore sacrebleu_compute(const BleuStats& stats, const SacreBleuOptions& opti
 BleuStats sacrebleu_segment_stats(std::string_view hypothesis, const std::vector<std::string>& references,
                                   const SacreBleuOptions& options);
 
+// Every segment's statistics of hypotheses against one or more reference streams (each as long
+// as the hypotheses, else DataError naming the counts).
+std::vector<BleuStats> sacrebleu_segments_stats(const std::vector<std::string>& hypotheses,
+                                                const std::vector<std::vector<std::string>>& reference_streams,
+                                                const SacreBleuOptions& options);
 // Corpus BLEU of hypotheses against one or more reference streams (each as long as the
 // hypotheses, else DataError naming the counts).
 BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,

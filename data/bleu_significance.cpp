@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -77,6 +78,10 @@ std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<B
     results.push_back(result);
   }
   return results;
+}
+
+BootstrapSignature bootstrap_signature(const BootstrapOptions& bootstrap) {
+  return {bootstrap.samples, bootstrap.seed ? std::to_string(*bootstrap.seed) : "none"};
 }
 
 BleuConfidence bootstrap_confidence(const std::vector<BleuStats>& segment_stats, const SacreBleuOptions& options,

@@ -35,6 +35,9 @@ struct SystemSignificance {
 std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<BleuStats>>& segment_stats,
                                                  const SacreBleuOptions& options, const BootstrapOptions& bootstrap);
 
+// The signature entries of a bootstrap with these options (`none` for a seed from the OS).
+BootstrapSignature bootstrap_signature(const BootstrapOptions& bootstrap);
+
 // One system's resampled estimate (sacreBLEU's --confidence): the baseline's of paired_bootstrap.
 BleuConfidence bootstrap_confidence(const std::vector<BleuStats>& segment_stats, const SacreBleuOptions& options,
                                     const BootstrapOptions& bootstrap);

@@ -123,21 +123,13 @@ std::optional<uint32_t> bootstrap_seed() {
   return uint32_t(seed);
 }
 
-data::BootstrapSignature bootstrap_signature(const data::BootstrapOptions& bootstrap) {
-  return {bootstrap.samples, bootstrap.seed ? std::to_string(*bootstrap.seed) : "none"};
-}
-
 // Each system's sacreBLEU statistics, segment by segment.
 std::vector<std::vector<data::BleuStats>> segment_stats(const std::vector<std::vector<std::string>>& systems,
                                                         const std::vector<std::vector<std::string>>& references,
                                                         const data::SacreBleuOptions& sacrebleu) {
-  std::vector<std::vector<data::BleuStats>> stats(systems.size());
-  std::vector<std::string> segment_references(references.size());
-  for (size_t s = 0; s < systems.size(); ++s)
-    for (size_t i = 0; i < systems[s].size(); ++i) {
-      for (size_t r = 0; r < references.size(); ++r) segment_references[r] = references[r][i];
-      stats[s].push_back(data::sacrebleu_segment_stats(systems[s][i], segment_references, sacrebleu));
-    }
+  std::vector<std::vector<data::BleuStats>> stats;
+  for (const std::vector<std::string>& system : systems)
+    stats.push_back(data::sacrebleu_segments_stats(system, references, sacrebleu));
   return stats;
 }
 
@@ -163,7 +155,7 @@ void print_paired_bootstrap(const ScoreOptions& options, const std::vector<std::
     fmt::print("{:<{}}  {}\n", names[s], name_width, cell);
   }
   fmt::print("BLEU|{}\n",
-             data::sacrebleu_signature(sacrebleu, int(references.size()), false, bootstrap_signature(bootstrap)));
+             data::sacrebleu_signature(sacrebleu, int(references.size()), false, data::bootstrap_signature(bootstrap)));
 }
 
 int run_score(ScoreOptions options) {
@@ -206,7 +198,8 @@ int run_score(ScoreOptions options) {
         const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = bootstrap_seed()};
         confidence = data::bootstrap_confidence(segment_stats(systems, references, sacrebleu).front(), sacrebleu,
                                                 bootstrap);
-        signature = data::sacrebleu_signature(sacrebleu, int(references.size()), false, bootstrap_signature(bootstrap));
+        signature =
+            data::sacrebleu_signature(sacrebleu, int(references.size()), false, data::bootstrap_signature(bootstrap));
       }
       fmt::print("{}\n", data::format_sacrebleu_score(score, signature, options.width, confidence));
       return 0;

@@ -422,13 +422,10 @@ DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const 
   DemoSummary summary;
   // How much the score owes to the choice of the 1,000 test sentences: sacreBLEU's --confidence
   // (1,000 resamples, seed 12345).
-  std::vector<data::BleuStats> segments;
-  for (size_t i = 0; i < references.size(); ++i)
-    segments.push_back(data::sacrebleu_segment_stats(hypotheses.detokenized[i], {references[i]}, sacre));
   const data::BootstrapOptions bootstrap;
-  summary.sacrebleu_confidence = data::bootstrap_confidence(segments, sacre, bootstrap);
-  summary.sacrebleu_signature =
-      data::sacrebleu_signature(sacre, 1, false, data::BootstrapSignature{bootstrap.samples, "12345"});
+  summary.sacrebleu_confidence = data::bootstrap_confidence(
+      data::sacrebleu_segments_stats(hypotheses.detokenized, {references}, sacre), sacre, bootstrap);
+  summary.sacrebleu_signature = data::sacrebleu_signature(sacre, 1, false, data::bootstrap_signature(bootstrap));
   summary.sacrebleu =
       data::format_sacrebleu_score(sacre_score, summary.sacrebleu_signature, 2, summary.sacrebleu_confidence);
   summary.sacrebleu_score = sacre_score.score;

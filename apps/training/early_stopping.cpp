@@ -31,7 +31,8 @@ nlohmann::json EarlyStopping::state() const {
 }
 
 void EarlyStopping::restore(const nlohmann::json& state) {
-  if (state.value("metric", "loss") != validation_metric_name(metric_)) return;  // counted for another metric: start afresh
+  // Counted for another metric: start afresh.
+  if (state.value("metric", "loss") != validation_metric_name(metric_)) return;
   const nlohmann::json& best = state.at("best");
   best_ = best.is_null() ? std::nullopt : std::optional<double>(best.get<double>());
   validations_without_improvement_ = state.at("validations_without_improvement").get<int64_t>();

@@ -11,7 +11,9 @@ ValidationMetric parse_validation_metric(const std::string& name) {
   return ValidationMetric::bleu;
 }
 
-const char* validation_metric_name(ValidationMetric metric) { return metric == ValidationMetric::bleu ? "bleu" : "loss"; }
+const char* validation_metric_name(ValidationMetric metric) {
+  return metric == ValidationMetric::bleu ? "bleu" : "loss";
+}
 
 bool improves(ValidationMetric metric, double value, std::optional<double> best) {
   if (!best) return true;
