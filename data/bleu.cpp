@@ -263,9 +263,14 @@ std::vector<BleuStats> sacrebleu_segments_stats(const std::vector<std::string>& 
 BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,
                                  const std::vector<std::vector<std::string>>& reference_streams,
                                  const SacreBleuOptions& options) {
-  BleuStats corpus(options.max_order);
-  for (const BleuStats& segment : sacrebleu_segments_stats(hypotheses, reference_streams, options)) corpus += segment;
-  return sacrebleu_compute(corpus, options);
+  const std::vector<BleuStats> segments = sacrebleu_segments_stats(hypotheses, reference_streams, options);
+  return sacrebleu_compute(sum_stats(segments, options.max_order), options);
+}
+
+BleuStats sum_stats(const std::vector<BleuStats>& segments, int max_order) {
+  BleuStats sum(max_order);
+  for (const BleuStats& segment : segments) sum += segment;
+  return sum;
 }
 
 BleuScore sacrebleu_sentence_score(std::string_view hypothesis, const std::vector<std::string>& references,

@@ -88,6 +88,8 @@ BleuStats sacrebleu_segment_stats(std::string_view hypothesis, const std::vector
 std::vector<BleuStats> sacrebleu_segments_stats(const std::vector<std::string>& hypotheses,
                                                 const std::vector<std::vector<std::string>>& reference_streams,
                                                 const SacreBleuOptions& options);
+// The corpus statistics: the element-wise sum of the segments'.
+BleuStats sum_stats(const std::vector<BleuStats>& segments, int max_order);
 // Corpus BLEU of hypotheses against one or more reference streams (each as long as the
 // hypotheses, else DataError naming the counts).
 BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,

@@ -65,10 +65,8 @@ std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<B
   std::vector<double> baseline_scores;
   std::vector<SystemSignificance> results;
   for (const std::vector<BleuStats>& system : segment_stats) {
-    BleuStats corpus(options.max_order);
-    for (const BleuStats& segment : system) corpus += segment;
     SystemSignificance result;
-    result.score = sacrebleu_compute(corpus, options).score;
+    result.score = sacrebleu_compute(sum_stats(system, options.max_order), options).score;
     std::vector<double> scores = resampled_scores(system, seed, bootstrap.samples, options);
     result.confidence = estimate_interval(scores);
     if (results.empty())

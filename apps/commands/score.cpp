@@ -192,12 +192,12 @@ int run_score(ScoreOptions options) {
     data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
     std::string signature = data::sacrebleu_signature(sacrebleu, int(references.size()));
     if (!options.sentence) {
-      data::BleuScore score = data::sacrebleu_corpus_score(hypotheses, references, sacrebleu);
+      const std::vector<data::BleuStats> segments = data::sacrebleu_segments_stats(hypotheses, references, sacrebleu);
+      data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu.max_order), sacrebleu);
       std::optional<data::BleuConfidence> confidence;
       if (options.confidence) {
         const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = bootstrap_seed()};
-        confidence = data::bootstrap_confidence(segment_stats(systems, references, sacrebleu).front(), sacrebleu,
-                                                bootstrap);
+        confidence = data::bootstrap_confidence(segments, sacrebleu, bootstrap);
         signature =
             data::sacrebleu_signature(sacrebleu, int(references.size()), false, data::bootstrap_signature(bootstrap));
       }
@@ -242,23 +242,19 @@ CommandRegistration score_command(
           cmd.add_option("-w,--width", options->width, "Decimals of the score (sacreBLEU's command line prints 1)")
               ->check(CLI::Range(0, 16))
               ->capture_default_str(),
+          cmd.add_flag("--paired-bs", options->paired_bs,
+                       "Paired bootstrap test of each -i system against the first (sacreBLEU's; seed: SACREBLEU_SEED)"),
+          cmd.add_option("--paired-bs-n", options->paired_bs_samples, "Resamples of --paired-bs")
+              ->check(CLI::PositiveNumber)
+              ->capture_default_str(),
+          cmd.add_flag("--confidence", options->confidence,
+                       "Mean and 95% interval of the BLEU over resamples of the sentences (sacreBLEU's)"),
+          cmd.add_option("--confidence-n", options->confidence_samples, "Resamples of --confidence")
+              ->check(CLI::PositiveNumber)
+              ->capture_default_str(),
       };
       cmd.add_option("-i,--input", options->inputs, "Hypothesis files instead of stdin (several with --paired-bs)")
           ->check(CLI::ExistingFile);
-      options->sacrebleu_only.push_back(cmd.add_flag(
-          "--paired-bs", options->paired_bs,
-          "Paired bootstrap test of each -i system against the first (sacreBLEU's; seed: SACREBLEU_SEED)"));
-      options->sacrebleu_only.push_back(
-          cmd.add_option("--paired-bs-n", options->paired_bs_samples, "Resamples of --paired-bs")
-              ->check(CLI::PositiveNumber)
-              ->capture_default_str());
-      options->sacrebleu_only.push_back(cmd.add_flag(
-          "--confidence", options->confidence,
-          "Mean and 95% interval of the BLEU over resamples of the sentences (sacreBLEU's; seed: SACREBLEU_SEED)"));
-      options->sacrebleu_only.push_back(
-          cmd.add_option("--confidence-n", options->confidence_samples, "Resamples of --confidence")
-              ->check(CLI::PositiveNumber)
-              ->capture_default_str());
       return [options] { return run_score(*options); };
     });
 

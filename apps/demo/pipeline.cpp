@@ -416,15 +416,16 @@ DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const 
   const std::vector<std::string> references = data::read_lines(DemoPaths::file(paths.raw, "test", kTarget));
   const std::vector<std::string> tokenized_references = data::read_lines(DemoPaths::file(paths.tok, "test", kTarget));
   const data::SacreBleuOptions sacre;
-  const data::BleuScore sacre_score = data::sacrebleu_corpus_score(hypotheses.detokenized, {references}, sacre);
+  const std::vector<data::BleuStats> segments =
+      data::sacrebleu_segments_stats(hypotheses.detokenized, {references}, sacre);
+  const data::BleuScore sacre_score = data::sacrebleu_compute(data::sum_stats(segments, sacre.max_order), sacre);
   const data::BleuScore tokenized_score =
       data::multibleu_compute(data::multibleu_stats(hypotheses.tokenized, {tokenized_references}, false));
   DemoSummary summary;
   // How much the score owes to the choice of the 1,000 test sentences: sacreBLEU's --confidence
   // (1,000 resamples, seed 12345).
   const data::BootstrapOptions bootstrap;
-  summary.sacrebleu_confidence = data::bootstrap_confidence(
-      data::sacrebleu_segments_stats(hypotheses.detokenized, {references}, sacre), sacre, bootstrap);
+  summary.sacrebleu_confidence = data::bootstrap_confidence(segments, sacre, bootstrap);
   summary.sacrebleu_signature = data::sacrebleu_signature(sacre, 1, false, data::bootstrap_signature(bootstrap));
   summary.sacrebleu =
       data::format_sacrebleu_score(sacre_score, summary.sacrebleu_signature, 2, summary.sacrebleu_confidence);
