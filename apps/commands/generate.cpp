@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 #include <numbers>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -39,6 +40,7 @@ struct GenerateArgs {
   std::string knn_datastore_file;  // where the datastore is kept between runs (empty: not kept)
   nn::KnnBuildOptions knn_build;   // PCA reduction and k-means lists of the keys (0: none)
   nn::KnnRetrieval knn;
+  std::optional<double> knn_relative_temperature;  // τ of T = τ·σ² (nn/search/knn_datastore.hpp), if given
 };
 
 std::string positional_scores(const nn::Hypothesis& hypothesis) {
@@ -73,11 +75,17 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
       knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file,
                         args.knn_build);
   retrieval->datastore = store.datastore;
+  std::string temperature = fmt::format("{}", retrieval->temperature);
+  if (args.knn_relative_temperature) {
+    retrieval->temperature = nn::knn_relative_temperature(*store.datastore, *args.knn_relative_temperature);
+    temperature = fmt::format("{} (= {} × key variance {:.6g})", retrieval->temperature,
+                              *args.knn_relative_temperature, store.datastore->key_variance());
+  }
   std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin);
   std::cerr << fmt::format("kNN-MT datastore: {} keys of {} from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
                            retrieval->datastore->size(), describe_knn_keys(*retrieval->datastore), args.knn_datastore,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                           args.knn.k, args.knn.temperature, args.knn.lambda);
+                           args.knn.k, temperature, args.knn.lambda);
   return retrieval;
 }
 
@@ -171,9 +179,15 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd.add_option("--knn-temperature", args->knn.temperature, "kNN-MT: T of exp(-distance / T)")
+  CLI::Option* absolute_temperature =
+      cmd.add_option("--knn-temperature", args->knn.temperature, "kNN-MT: T of exp(-distance / T)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
+  cmd.add_option("--knn-relative-temperature", args->knn_relative_temperature,
+                 "kNN-MT: T as a multiple of the keys' variance (their mean squared distance from their mean), the "
+                 "same sharpness for models whose states spread differently")
       ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->excludes(absolute_temperature);
   cmd.add_option("--knn-lambda", args->knn.lambda, "kNN-MT: weight of the neighbours' distribution")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();

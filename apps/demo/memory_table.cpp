@@ -39,7 +39,7 @@ ReportTable knn_memory_table(nn::EncoderDecoderModel& model, const nn::KnnRetrie
       .note = fmt::format(
           "{}, forced through the averaged model token by token (BPE pieces). For each token: the "
           "probability the model gives it, the probability the {} training states nearest to the "
-          "model's state give it (their tokens' votes weighted by exp(−distance / {})), and the "
+          "model's state give it (their tokens' votes weighted by exp(−distance / {:.4g})), and the "
           "mixture the beam search used. Where the memory is sure and the model is not, the "
           "memory can tip the search towards the word.",
           pair_text, retrieval.k, retrieval.temperature)};

@@ -60,7 +60,8 @@ struct DemoOptions {
   double weight_decay = kDemoDefaultWeightDecay;  // of the demo's training (the comparison keeps 0)
   int64_t beam = 5;
   // kNN-MT over the training pairs for the test set (nn/search/knn_datastore.hpp): k 16,
-  // temperature 20, length penalty 1.5 (chosen on valid, README "Tuning runs"); 0: off.
+  // temperature 0.07 × the keys' variance (T 20 on the default model), length penalty 1.5
+  // (chosen on valid, README "Tuning runs"); 0: off.
   double knn_lambda = 0.4;
   int examples = 5;
   // --compare: every teaching variant trained for compare_updates updates (apps/demo/variant_comparison.hpp).

@@ -55,6 +55,20 @@ void offer_chunk(std::vector<KnnNeighbor>& heap, int64_t k, float query_norm, co
   }
 }
 
+// The mean squared distance of the rows of `keys` [N, d] from their mean, summed in double.
+double mean_squared_deviation(const Tensor& keys) {
+  const int64_t n = keys.size(0), d = keys.size(1);
+  const float* p = keys.data<float>();
+  std::vector<double> mean(static_cast<size_t>(d), 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) mean[size_t(j)] += p[i * d + j];
+  for (double& m : mean) m /= double(n);
+  double total = 0.0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) total += (p[i * d + j] - mean[size_t(j)]) * (p[i * d + j] - mean[size_t(j)]);
+  return total / double(n);
+}
+
 // The pairs `pairs` (indices) as one batch the way the trainer pads them: sources left-padded,
 // previous outputs (</s> y_1 … y_{n−1}) right-padded.
 struct TeacherForcedBatch {
@@ -98,6 +112,7 @@ KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor proj
                keys_.shape().str());
   }
   key_norms_ = squared_norms(keys_);
+  key_variance_ = keys_.size(0) > 0 ? mean_squared_deviation(keys_) : 0.0;
 }
 
 KnnDatastore KnnDatastore::build(EncoderDecoderModel& model, const std::vector<std::vector<int64_t>>& sources,
@@ -337,6 +352,13 @@ std::vector<std::pair<int64_t, double>> knn_distribution(const KnnDatastore& sto
   }
   for (auto& vote : votes) vote.second /= total;
   return votes;
+}
+
+double knn_relative_temperature(const KnnDatastore& store, double relative) {
+  ATTN_CHECK(relative > 0.0 && store.key_variance() > 0.0,
+             "kNN-MT: a relative temperature needs tau > 0 and keys that differ (got tau = {}, key variance {})",
+             relative, store.key_variance());
+  return relative * store.key_variance();
 }
 
 void check_retrieval(const KnnRetrieval& retrieval, const char* who) {

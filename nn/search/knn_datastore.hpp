@@ -16,6 +16,13 @@
 // before the search: the distances are then those of the projections, and the search costs
 // what the reduced dimension costs (the demo: 128 → 64, half the products, the same BLEU
 // within noise; README "Tuning runs").
+//
+// The temperature T of eq. 2 divides squared distances, so the T that suits one model is too
+// sharp or too flat for another whose states are spread wider or narrower (the demo's keys have
+// 3.2 times the variance after 18,000 updates with weight decay as after 7,000 without). A
+// relative temperature τ states T in the keys' own unit, T = τ · σ², with σ² the keys' variance
+// (their mean squared distance from their mean, in the space the search compares them in):
+// knn_relative_temperature.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -81,6 +88,8 @@ class KnnDatastore {
   // The share of the states' variance in the keys: 1 without a projection; with one, what the
   // build measured, or nullopt when a file does not record it.
   std::optional<double> kept_variance() const { return kept_variance_; }
+  // σ²: the keys' mean squared distance from their mean, as stored (projected if reduced).
+  double key_variance() const { return key_variance_; }
 
   // The k (at most size()) nearest keys of each row of queries [B, D], nearest first; equal
   // distances keep the lower key index first. With lists and 0 < probes < lists(): the k
@@ -92,6 +101,7 @@ class KnnDatastore {
   Tensor keys_;                   // float32 [N, d], CPU
   Tensor projection_;             // float32 [D, d], CPU, or undefined (d = D)
   std::optional<double> kept_variance_;
+  double key_variance_ = 0.0;
   std::vector<float> key_norms_;  // |key|², in the order of keys_
   std::vector<int64_t> values_;   // by key index
   // With lists: keys_ grouped by list (list l in rows list_offsets_[l] … list_offsets_[l+1] − 1),
@@ -113,6 +123,10 @@ struct KnnRetrieval {
   double lambda = 0.4;        // λ of eq. 3
   int64_t probes = 32;        // lists searched per query when the datastore has lists (0 or ≥ lists: all keys)
 };
+
+// T = τ · σ² for a relative temperature τ > 0 (the header's note); throws when the keys have no
+// variance (all equal), where no τ gives a temperature.
+double knn_relative_temperature(const KnnDatastore& store, double relative);
 
 // Throws, naming `who`, unless `retrieval` has a datastore, T > 0 and 0 <= λ <= 1.
 void check_retrieval(const KnnRetrieval& retrieval, const char* who);

@@ -661,6 +661,49 @@ TEST_CASE("generate --knn-lists: keys in k-means lists, each query probing its n
   require_runtime_error(generate("100000000", "2"), {"cannot split", "keys into 100000000 lists"});
 }
 
+TEST_CASE("generate --knn-relative-temperature: T is tau times the keys' variance, the search that absolute T makes") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const std::string file = dir.file("train.knn.safetensors");
+  const auto generate = [&](const std::vector<std::string>& temperature) {
+    std::vector<std::string> args{"generate", "data-bin", "--path", "checkpoints/checkpoint_last", "--beam", "1",
+                                  "--knn-datastore", "train", "--knn-datastore-file", file, "--knn-k", "4",
+                                  "--knn-lambda", "0.5", "--threads", "1"};
+    args.insert(args.end(), temperature.begin(), temperature.end());
+    return run_attnlab(workspace.dir, args);
+  };
+  const CommandResult relative = generate({"--knn-relative-temperature", "0.5"});
+  require_success(relative);
+  // "(k 4, T 12.3456 (= 0.5 × key variance 24.6912), lambda 0.5)"
+  const size_t t = relative.err.find("(k 4, T ");
+  REQUIRE(t != std::string::npos);
+  const std::string described = relative.err.substr(t + 8);
+  const size_t times = described.find(" (= 0.5 × key variance ");
+  REQUIRE(times != std::string::npos);
+  const double temperature = std::stod(described.substr(0, times));
+  const double variance = std::stod(described.substr(times + std::string(" (= 0.5 × key variance ").size()));
+  CHECK(variance > 0.0);
+  CHECK(temperature == Approx(0.5 * variance).epsilon(1e-5));  // the variance printed to 6 digits
+  // The same output as that T (printed to every digit) given as an absolute one; another T gives
+  // other per-token scores.
+  const auto token_scores = [](const CommandResult& result) {
+    std::vector<std::string> p_lines;
+    for (const std::string& line : lines_of(result.out))
+      if (line.starts_with("P-")) p_lines.push_back(line);
+    return p_lines;
+  };
+  const CommandResult absolute = generate({"--knn-temperature", described.substr(0, times)});
+  require_success(absolute);
+  CHECK(absolute.out == relative.out);
+  CHECK_FALSE(token_scores(relative).empty());
+  const CommandResult sharper = generate({"--knn-relative-temperature", "0.05"});
+  require_success(sharper);
+  CHECK(token_scores(sharper) != token_scores(relative));
+  require_command_line_error(generate({"--knn-relative-temperature", "0.5", "--knn-temperature", "3"}),
+                             "--knn-temperature");
+  require_command_line_error(generate({"--knn-relative-temperature", "0"}), "--knn-relative-temperature");
+}
+
 TEST_CASE("average writes the element-wise mean of the last two epoch checkpoints") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;

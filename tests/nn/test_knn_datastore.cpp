@@ -3,7 +3,9 @@
 // are the states incremental decoding queries with; greedy search on the neighbours alone
 // (λ = 1, k = 1) reproduces the pair the datastore holds; ties across chunks; the file round
 // trip; option errors; keys reduced by PCA against a double-precision search of the projections;
-// keys in k-means lists: all lists = exact, fewer = the exhaustive search of the probed lists.
+// keys in k-means lists: all lists = exact, fewer = the exhaustive search of the probed lists;
+// the keys' variance against a double-precision one, and the relative temperature that makes
+// eq. 2 the same for keys and queries scaled together.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -347,4 +349,57 @@ TEST_CASE("a datastore built with lists: the teacher-forced keys split, too many
   CHECK(listed.size() == full.size());
   CHECK_THROWS_WITH(nn::KnnDatastore::build(model, sources, targets, {.lists = full.size() + 1}),
                     Catch::Contains(fmt::format("cannot split {} keys into {} lists", full.size(), full.size() + 1)));
+}
+
+TEST_CASE("the keys' variance, and a relative temperature that makes eq. 2 independent of the keys' scale") {
+  // Keys spread 3 around an offset of 5: σ² against a double-precision two-pass computation.
+  constexpr int64_t kKeys = 500, kDim = 4;
+  const auto [unit_keys, queries, values] = random_keys(kKeys, kDim, 3, 17);
+  const Tensor keys = unit_keys * 3.0 + 5.0;
+  const std::vector<double> k = keys.to_vector();
+  std::vector<double> mean(kDim, 0.0);
+  for (int64_t i = 0; i < kKeys; ++i)
+    for (int64_t d = 0; d < kDim; ++d) mean[size_t(d)] += k[size_t(i * kDim + d)] / kKeys;
+  double variance = 0.0;
+  for (int64_t i = 0; i < kKeys; ++i)
+    for (int64_t d = 0; d < kDim; ++d) variance += std::pow(k[size_t(i * kDim + d)] - mean[size_t(d)], 2) / kKeys;
+  nn::KnnDatastore store(keys, values);
+  CHECK(store.key_variance() == Approx(variance).epsilon(1e-12));
+  CHECK(variance == Approx(kDim * 9.0).epsilon(0.15));  // the keys' spread, roughly
+  CHECK(nn::knn_relative_temperature(store, 0.07) == Approx(0.07 * variance).epsilon(1e-12));
+  // Lists reorder the keys, a file stores them: neither changes σ².
+  store.split_into_lists(8);
+  CHECK(store.key_variance() == Approx(variance).epsilon(1e-12));
+  test::TempDir dir;
+  store.save(dir.file("store.safetensors"), {});
+  CHECK(nn::KnnDatastore::load(dir.file("store.safetensors")).key_variance() == Approx(variance).epsilon(1e-12));
+
+  // Keys and queries scaled by 10: squared distances by 100, and so T = τσ²; the neighbours'
+  // distribution is the same, where a fixed T would sharpen it.
+  const nn::KnnDatastore scaled(keys * 10.0, values);
+  CHECK(scaled.key_variance() == Approx(100 * variance).epsilon(1e-6));
+  const auto near = nn::KnnDatastore(keys, values).nearest(queries, 8);
+  const auto scaled_near = scaled.nearest(queries * 10.0, 8);
+  for (size_t r = 0; r < near.size(); ++r) {
+    const auto votes = nn::knn_distribution(store, near[r], nn::knn_relative_temperature(store, 0.07));
+    const auto scaled_votes = nn::knn_distribution(scaled, scaled_near[r], nn::knn_relative_temperature(scaled, 0.07));
+    REQUIRE(votes.size() == scaled_votes.size());
+    for (size_t j = 0; j < votes.size(); ++j) {
+      CHECK(scaled_votes[j].first == votes[j].first);
+      CHECK(scaled_votes[j].second == Approx(votes[j].second).epsilon(1e-4));
+    }
+  }
+
+  // Reduced keys keep the share of the states' variance their projection keeps (PCA).
+  manual_seed(5);
+  nn::EncoderDecoderModel model(tiny_config(12));
+  const auto sources = random_sentences({4, 6, 3, 5}, 12, 5), targets = random_sentences({5, 2, 7, 6}, 12, 6);
+  const nn::KnnDatastore full = nn::KnnDatastore::build(model, sources, targets);
+  const nn::KnnDatastore reduced = nn::KnnDatastore::build(model, sources, targets, {.reduced_dims = 3});
+  CHECK(reduced.key_variance() == Approx(*reduced.kept_variance() * full.key_variance()).epsilon(1e-4));
+
+  // Equal keys have no variance: no relative temperature; τ must be positive.
+  const nn::KnnDatastore equal(attn::full({3, 2}, 1.5), {1, 2, 3});
+  CHECK_THROWS_WITH(nn::knn_relative_temperature(equal, 0.07), Catch::Contains("keys that differ"));
+  CHECK_THROWS_WITH(nn::knn_relative_temperature(store, 0.0), Catch::Contains("tau > 0"));
 }
