@@ -35,7 +35,7 @@ CommandAction setup(CLI::App& cmd) {
       ->check(CLI::Range(0.0, 0.9))
       ->capture_default_str();
   cmd.add_option("--weight-decay", options->weight_decay,
-                 "Decoupled weight decay of the demo's training (0.05 helps a larger --max-update: 18000)")
+                 "Decoupled weight decay of the demo's training (0: none)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();

@@ -46,8 +46,9 @@ inline constexpr int64_t kDemoDefaultBpeMerges = 8000;
 // 0.2 for 18,000 updates, 0.3 for 40,000).
 inline constexpr double kDemoDefaultDropout = 0.1;
 // Decoupled weight decay (README "Tuning runs"): 0.05 raised the mean of six scores in each of
-// three seeds at 18,000 updates, and changed nothing at the default budget, which keeps 0.
-inline constexpr double kDemoDefaultWeightDecay = 0.0;
+// three seeds at 18,000 updates; at the default budget, decoded with the relative kNN-MT
+// temperature, it raised seven of eight scores over two seeds (mean +0.33; test 8.45 → 8.66).
+inline constexpr double kDemoDefaultWeightDecay = 0.05;
 
 struct DemoOptions {
   std::string out_dir = "attnlab-demo";
