@@ -75,12 +75,12 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
       knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file,
                         args.knn_build);
   retrieval->datastore = store.datastore;
-  std::string temperature = fmt::format("{}", retrieval->temperature);
-  if (args.knn_relative_temperature) {
+  if (args.knn_relative_temperature)
     retrieval->temperature = nn::knn_relative_temperature(*store.datastore, *args.knn_relative_temperature);
-    temperature = fmt::format("{} (= {} × key variance {:.6g})", retrieval->temperature,
-                              *args.knn_relative_temperature, store.datastore->key_variance());
-  }
+  const std::string temperature =
+      args.knn_relative_temperature
+          ? describe_knn_relative_temperature(*store.datastore, *args.knn_relative_temperature)
+          : fmt::format("{}", retrieval->temperature);
   std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin);
   std::cerr << fmt::format("kNN-MT datastore: {} keys of {} from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
                            retrieval->datastore->size(), describe_knn_keys(*retrieval->datastore), args.knn_datastore,

@@ -284,10 +284,10 @@ void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const Tr
       knn_datastore_for(model, open_split(task, "train"), (gen_dir / kKnnDatastoreFile).string(), kDemoKnnBuild);
   search.knn = std::make_shared<const nn::KnnRetrieval>(demo_knn_retrieval(store.datastore, lambda));
   fmt::print("      kNN-MT datastore: {} decoder states of the training pairs as keys of {}, {}, in {:.0f} s "
-             "(k {}, T {:.4g} = {} × key variance {:.4g}, lambda {})\n",
+             "(k {}, T {}, lambda {})\n",
              store.datastore->size(), describe_knn_keys(*store.datastore), store.origin,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), kDemoKnnNeighbours,
-             search.knn->temperature, kDemoKnnRelativeTemperature, store.datastore->key_variance(), lambda);
+             describe_knn_relative_temperature(*store.datastore, kDemoKnnRelativeTemperature), lambda);
   search.lenpen = kDemoKnnLengthPenalty;
 }
 

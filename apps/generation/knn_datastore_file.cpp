@@ -54,4 +54,9 @@ std::string describe_knn_keys(const nn::KnnDatastore& store) {
   return store.lists() > 0 ? keys + fmt::format(" in {} lists", store.lists()) : keys;
 }
 
+std::string describe_knn_relative_temperature(const nn::KnnDatastore& store, double tau) {
+  return fmt::format("{} (= {} × key variance {:.6g})", nn::knn_relative_temperature(store, tau), tau,
+                     store.key_variance());
+}
+
 }  // namespace attn::app

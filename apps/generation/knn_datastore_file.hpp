@@ -35,4 +35,9 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
 // variance) in 1024 lists", or "128 numbers" when they are the states themselves.
 std::string describe_knn_keys(const nn::KnnDatastore& store);
 
+// The temperature that `tau` gives on `store` (nn::knn_relative_temperature, T = τ·σ²) in words:
+// "12.3456789 (= 0.5 × key variance 24.6912)" — T to every digit, so that passing it to
+// --knn-temperature makes the same search, and σ² to 6.
+std::string describe_knn_relative_temperature(const nn::KnnDatastore& store, double tau);
+
 }  // namespace attn::app

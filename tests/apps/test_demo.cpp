@@ -76,6 +76,7 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(contains(first.output, "kNN-MT datastore: 2432 decoder states of the training pairs as keys of 64 numbers "
                                "(PCA of the 128-number states, "));
   CHECK(contains(first.output, "% of their variance) in 256 lists, written to " + datastore));
+  CHECK(contains(first.output, " (= 0.07 × key variance "));  // T in the keys' unit, as generate prints it
   CHECK(contains(first.output,
                  "sacreBLEU:       BLEU|nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = "));
   CHECK(fs::exists(datastore));
