@@ -279,14 +279,15 @@ BleuScore sacrebleu_sentence_score(std::string_view hypothesis, const std::vecto
 }
 
 std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form,
-                                const std::optional<BootstrapSignature>& bootstrap) {
+                                const std::optional<SignificanceSignature>& significance) {
   std::string smoothing(bleu_smoothing_name(options.smoothing));
   if (smoothing_has_value(options.smoothing))
     smoothing = fmt::format("{}[{}]", smoothing,
                             fixed(options.smooth_value.value_or(default_smooth_value(options.smoothing)), 2));
-  std::string test;  // sacreBLEU keeps its fields in order: nrefs, bs, seed, then the metric's
-  if (bootstrap) test = fmt::format(fmt::runtime(short_form ? "|bs:{}|rs:{}" : "|bs:{}|seed:{}"), bootstrap->samples,
-                                    bootstrap->seed);
+  std::string test;  // sacreBLEU keeps its fields in order: nrefs, bs or ar, seed, then the metric's
+  if (significance)
+    test = fmt::format(fmt::runtime(short_form ? "|{}:{}|rs:{}" : "|{}:{}|seed:{}"), significance->test,
+                       significance->samples, significance->seed);
   return fmt::format(fmt::runtime(short_form ? "#:{}{}|c:{}|e:{}|tok:{}|s:{}|v:{}"
                                              : "nrefs:{}{}|case:{}|eff:{}|tok:{}|smooth:{}|version:{}"),
                      num_references, test, options.lowercase ? "lc" : "mixed", options.effective_order ? "yes" : "no",

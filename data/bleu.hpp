@@ -99,17 +99,20 @@ BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,
 BleuScore sacrebleu_sentence_score(std::string_view hypothesis, const std::vector<std::string>& references,
                                    const SacreBleuOptions& options);
 
-// A paired bootstrap test's entries in the signature: `bs:1000|seed:12345` (short `rs:` for the seed).
-struct BootstrapSignature {
-  int samples = 1000;
+// A significance test's entries in the signature: `bs:1000|seed:12345` for a paired bootstrap of
+// 1,000 resamples, `ar:10000|seed:12345` for approximate randomization of 10,000 trials (short
+// `rs:` for the seed).
+struct SignificanceSignature {
+  std::string test = "bs";  // "bs" or "ar"
+  int samples = 1000;       // resamples or trials
   std::string seed = "12345";  // or "none"
 };
 
 // `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0`, or the short form
-// `#:1|c:mixed|e:no|tok:13a|s:exp|v:2.6.0`; with a bootstrap test
+// `#:1|c:mixed|e:no|tok:13a|s:exp|v:2.6.0`; with a significance test
 // `nrefs:1|bs:1000|seed:12345|case:mixed|…`.
 std::string sacrebleu_signature(const SacreBleuOptions& options, int num_references, bool short_form = false,
-                                const std::optional<BootstrapSignature>& bootstrap = std::nullopt);
+                                const std::optional<SignificanceSignature>& test = std::nullopt);
 // A bootstrap estimate of a score (data/bleu_significance.hpp): the mean over the resamples and
 // the half-width of their 95% interval.
 struct BleuConfidence {

@@ -105,6 +105,17 @@ uint32_t NumpyDefaultRng::integer_below(uint32_t n) {
   return uint32_t(product >> 32);
 }
 
+bool NumpyBoolDraws::next() {
+  if (bits_left_ == 0) {
+    bits_ = rng_.next_uint32();
+    bits_left_ = 31;
+  } else {
+    bits_ >>= 1;
+    --bits_left_;
+  }
+  return (bits_ & 1u) != 0;
+}
+
 double numpy_pairwise_sum(std::span<const double> values) {
   const size_t n = values.size();
   if (n < 8) {

@@ -6,11 +6,12 @@
 //   --format multi-bleu  multi-bleu.perl's line, for tokenized text;
 //   --format fairseq     fairseq-score's line (one reference).
 //
-// -i FILE… reads the hypotheses from files instead of stdin; with --paired-bs the first is the
-// baseline and each other system is compared with it by sacreBLEU's paired bootstrap test
-// (data/bleu_significance.hpp; --paired-bs-n resamples, the seed from SACREBLEU_SEED as in
-// sacreBLEU: 12345 by default, `none` for one from the OS). --confidence adds to one system's
-// corpus BLEU the mean and 95% interval of its resamples, as sacreBLEU's --confidence does.
+// -i FILE… reads the hypotheses from files instead of stdin; with --paired-bs or --paired-ar the
+// first is the baseline and each other system is compared with it by sacreBLEU's paired bootstrap
+// or approximate randomization test (data/bleu_significance.hpp; --paired-bs-n resamples,
+// --paired-ar-n trials, the seed from SACREBLEU_SEED as in sacreBLEU: 12345 by default, `none`
+// for one from the OS). --confidence adds to one system's corpus BLEU the mean and 95% interval
+// of its resamples, as sacreBLEU's --confidence does.
 //
 // --lowercase means each tool's own case folding (sacreBLEU -lc and fairseq --ignore-case:
 // full Unicode; multi-bleu -lc: ASCII only). --compound-split applies the WMT14 EN-DE
@@ -38,8 +39,9 @@ struct ScoreOptions {
   std::vector<std::string> references, inputs;
   std::string format = "sacrebleu", tokenize = "13a", smooth = "exp";
   double smooth_value = 0;
-  bool lowercase = false, sentence = false, compound_split = false, paired_bs = false, confidence = false;
-  int width = 1, paired_bs_samples = 1000, confidence_samples = 1000;
+  bool lowercase = false, sentence = false, compound_split = false, paired_bs = false, paired_ar = false,
+       confidence = false;
+  int width = 1, paired_bs_samples = 1000, paired_ar_trials = 10000, confidence_samples = 1000;
   // Options that only sacreBLEU has (to reject them for the other formats).
   std::vector<CLI::Option*> sacrebleu_only;
   CLI::Option* smooth_value_option = nullptr;  // unset: the smoothing method's default
@@ -86,16 +88,24 @@ void check_option_combination(const ScoreOptions& options) {
     throw data::DataError(fmt::format("--format fairseq scores against one reference, got {}", options.references.size()));
 }
 
+// sacreBLEU's rules: one paired test at a time, for two systems or more; no test of sentences;
+// --confidence for one system only.
 void check_systems(const ScoreOptions& options) {
-  if (options.paired_bs && options.inputs.size() < 2)
-    throw data::DataError("--paired-bs compares systems: give the baseline and at least one system with -i");
-  if (!options.paired_bs && options.inputs.size() > 1)
+  if (options.paired_bs && options.paired_ar)
+    throw data::DataError("--paired-bs and --paired-ar are two tests of the same question: choose one");
+  const bool paired = options.paired_bs || options.paired_ar;
+  const char* test = options.paired_bs ? "--paired-bs" : "--paired-ar";
+  if (paired && options.inputs.size() < 2)
     throw data::DataError(
-        fmt::format("{} systems given with -i: compare them with --paired-bs", options.inputs.size()));
-  if ((options.paired_bs || options.confidence) && options.sentence)
-    throw data::DataError("--paired-bs and --confidence resample a corpus, not --sentence");
-  if (options.paired_bs && options.confidence)
-    throw data::DataError("--confidence is for one system; --paired-bs prints every system's interval");
+        fmt::format("{} compares systems: give the baseline and at least one system with -i", test));
+  if (!paired && options.inputs.size() > 1)
+    throw data::DataError(
+        fmt::format("{} systems given with -i: compare them with --paired-bs or --paired-ar", options.inputs.size()));
+  if ((paired || options.confidence) && options.sentence)
+    throw data::DataError("--paired-bs, --paired-ar and --confidence test a corpus, not --sentence");
+  if (paired && options.confidence)
+    throw data::DataError(fmt::format("--confidence is for one system{}",
+                                      options.paired_bs ? "; --paired-bs prints every system's interval" : ""));
 }
 
 data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
@@ -109,7 +119,7 @@ data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
 }
 
 // SACREBLEU_SEED as sacreBLEU reads it: unset 12345, `none` (any case) no fixed seed.
-std::optional<uint32_t> bootstrap_seed() {
+std::optional<uint32_t> sacrebleu_seed() {
   const char* value = std::getenv("SACREBLEU_SEED");
   std::string text = value ? value : "12345";
   std::string lower = text;
@@ -133,29 +143,42 @@ std::vector<std::vector<data::BleuStats>> segment_stats(const std::vector<std::v
   return stats;
 }
 
-// The paired bootstrap table: each system's BLEU (μ ± 95% CI) and its p-value against the
-// baseline, cells as sacreBLEU writes them ('*' marks p ≤ 0.05), then the signature.
-void print_paired_bootstrap(const ScoreOptions& options, const std::vector<std::vector<std::string>>& systems,
-                            const std::vector<std::vector<std::string>>& references) {
-  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
-  const data::BootstrapOptions bootstrap{.samples = options.paired_bs_samples, .seed = bootstrap_seed()};
-  const std::vector<data::SystemSignificance> results =
-      data::paired_bootstrap(segment_stats(systems, references, sacrebleu), sacrebleu, bootstrap);
+// A paired test's table: each system's BLEU, with the bootstrap's (μ ± 95% CI), and its p-value
+// against the baseline, cells as sacreBLEU writes them ('*' marks p ≤ 0.05), then the signature.
+void print_paired_table(const std::vector<std::string>& inputs, const std::vector<data::SystemSignificance>& results,
+                        int width, const std::string& signature) {
   std::vector<std::string> names;
-  for (size_t s = 0; s < systems.size(); ++s) names.push_back((s == 0 ? "Baseline: " : "") + options.inputs[s]);
+  for (size_t s = 0; s < inputs.size(); ++s) names.push_back((s == 0 ? "Baseline: " : "") + inputs[s]);
   size_t name_width = std::string_view("System").size();
   for (const std::string& name : names) name_width = std::max(name_width, name.size());
-  fmt::print("{:<{}}  BLEU (μ ± 95% CI)\n", "System", name_width);
-  const int w = options.width;
+  fmt::print("{:<{}}  BLEU{}\n", "System", name_width, results.front().confidence ? " (μ ± 95% CI)" : "");
   for (size_t s = 0; s < results.size(); ++s) {
     const data::SystemSignificance& r = results[s];
-    std::string cell =
-        fmt::format("{:.{}f} ({:.{}f} ± {:.{}f})", r.score, w, r.confidence.mean, w, r.confidence.ci, w);
+    std::string cell = fmt::format("{:.{}f}", r.score, width);
+    if (r.confidence) cell += fmt::format(" ({:.{}f} ± {:.{}f})", r.confidence->mean, width, r.confidence->ci, width);
     if (r.p_value) cell += fmt::format(" (p = {:.4f}){}", *r.p_value, *r.p_value > 0.05 ? "" : "*");
     fmt::print("{:<{}}  {}\n", names[s], name_width, cell);
   }
-  fmt::print("BLEU|{}\n",
-             data::sacrebleu_signature(sacrebleu, int(references.size()), false, data::bootstrap_signature(bootstrap)));
+  fmt::print("BLEU|{}\n", signature);
+}
+
+// --paired-bs or --paired-ar on the -i systems, the first the baseline (docs/mt-tools.md §3.7, §3.8).
+void print_paired_test(const ScoreOptions& options, const std::vector<std::vector<std::string>>& systems,
+                       const std::vector<std::vector<std::string>>& references) {
+  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
+  const std::vector<std::vector<data::BleuStats>> stats = segment_stats(systems, references, sacrebleu);
+  const int num_references = int(references.size());
+  if (options.paired_bs) {
+    const data::BootstrapOptions bootstrap{.samples = options.paired_bs_samples, .seed = sacrebleu_seed()};
+    print_paired_table(
+        options.inputs, data::paired_bootstrap(stats, sacrebleu, bootstrap), options.width,
+        data::sacrebleu_signature(sacrebleu, num_references, false, data::bootstrap_signature(bootstrap)));
+  } else {
+    const data::RandomizationOptions randomization{.trials = options.paired_ar_trials, .seed = sacrebleu_seed()};
+    print_paired_table(
+        options.inputs, data::paired_approximate_randomization(stats, sacrebleu, randomization), options.width,
+        data::sacrebleu_signature(sacrebleu, num_references, false, data::randomization_signature(randomization)));
+  }
 }
 
 int run_score(ScoreOptions options) {
@@ -176,8 +199,8 @@ int run_score(ScoreOptions options) {
     for (auto& system : systems) apply_compound_split(system);
     for (auto& stream : references) apply_compound_split(stream);
   }
-  if (options.paired_bs) {
-    print_paired_bootstrap(options, systems, references);
+  if (options.paired_bs || options.paired_ar) {
+    print_paired_test(options, systems, references);
     return 0;
   }
   const std::vector<std::string>& hypotheses = systems.front();
@@ -196,7 +219,7 @@ int run_score(ScoreOptions options) {
       data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu.max_order), sacrebleu);
       std::optional<data::BleuConfidence> confidence;
       if (options.confidence) {
-        const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = bootstrap_seed()};
+        const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = sacrebleu_seed()};
         confidence = data::bootstrap_confidence(segments, sacrebleu, bootstrap);
         signature =
             data::sacrebleu_signature(sacrebleu, int(references.size()), false, data::bootstrap_signature(bootstrap));
@@ -216,7 +239,7 @@ int run_score(ScoreOptions options) {
 
 CommandRegistration score_command(
     "score",
-    "BLEU of stdin or -i files against references (sacreBLEU and its paired bootstrap, multi-bleu.perl, fairseq-score)",
+    "BLEU of stdin or -i files against references (sacreBLEU and its paired tests, multi-bleu.perl, fairseq-score)",
     [](CLI::App& cmd) -> CommandAction {
       auto options = std::make_shared<ScoreOptions>();
       cmd.add_option("-r,--ref", options->references, "Reference file (repeat for several references)")
@@ -247,13 +270,19 @@ CommandRegistration score_command(
           cmd.add_option("--paired-bs-n", options->paired_bs_samples, "Resamples of --paired-bs")
               ->check(CLI::PositiveNumber)
               ->capture_default_str(),
+          cmd.add_flag("--paired-ar", options->paired_ar,
+                       "Paired approximate randomization test of each -i system against the first (sacreBLEU's)"),
+          cmd.add_option("--paired-ar-n", options->paired_ar_trials, "Trials of --paired-ar")
+              ->check(CLI::PositiveNumber)
+              ->capture_default_str(),
           cmd.add_flag("--confidence", options->confidence,
                        "Mean and 95% interval of the BLEU over resamples of the sentences (sacreBLEU's)"),
           cmd.add_option("--confidence-n", options->confidence_samples, "Resamples of --confidence")
               ->check(CLI::PositiveNumber)
               ->capture_default_str(),
       };
-      cmd.add_option("-i,--input", options->inputs, "Hypothesis files instead of stdin (several with --paired-bs)")
+      cmd.add_option("-i,--input", options->inputs,
+                     "Hypothesis files instead of stdin (several with --paired-bs or --paired-ar)")
           ->check(CLI::ExistingFile);
       return [options] { return run_score(*options); };
     });

@@ -394,7 +394,60 @@ TEST_CASE("score --paired-bs compares -i systems with the first by sacreBLEU's p
   const std::string signature = "BLEU|nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0";
   CHECK(confident.out.starts_with(signature + " = " + corpus_bleu + " (μ = " + mean_and_ci + " "));
   require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--confidence", "--sentence"}),
-                        {"--paired-bs and --confidence resample a corpus, not --sentence"});
+                        {"--paired-bs, --paired-ar and --confidence test a corpus, not --sentence"});
+}
+
+TEST_CASE("score --paired-ar compares -i systems with the first by sacreBLEU's approximate randomization") {
+  TempDir dir;
+  // Tokenized text scored with -t none, so that a transcription of sacreBLEU's _paired_ar_test
+  // run with NumPy 1.24 (splitting on whitespace) gave the p-values: 2282 of 10,000 trials and
+  // 224 of 1,000 differ by more than the real difference.
+  const std::string baseline = vector_path("own/bleu/hyp.tok"), system = vector_path("own/bleu/ref2.tok");
+  const std::vector<std::string> args = {"score", "-r", vector_path("own/bleu/ref.tok"), "-t", "none", "-i", baseline,
+                                         system, "--paired-ar"};
+  const CommandResult compared = run_attnlab(dir, args);
+  require_success(compared);
+  const std::vector<std::string> lines = lines_of(compared.out);
+  REQUIRE(lines.size() == 4);
+  const size_t name_width = ("Baseline: " + baseline).size();
+  CHECK(lines[0] == fmt::format("{:<{}}  BLEU", "System", name_width));  // no mean or interval
+  CHECK(lines[1] == fmt::format("Baseline: {}  58.1", baseline));
+  CHECK(lines[2] == fmt::format("{:<{}}  61.1 (p = 0.2283)", system, name_width));  // 2283/10001: no '*'
+  CHECK(lines[3] == "BLEU|nrefs:1|ar:10000|seed:12345|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0");
+
+  std::vector<std::string> fewer = args;
+  fewer.insert(fewer.end(), {"--paired-ar-n", "1000", "-w", "2"});
+  setenv("SACREBLEU_SEED", "none", 1);
+  const CommandResult unseeded = run_attnlab(dir, fewer);
+  unsetenv("SACREBLEU_SEED");
+  require_success(unseeded);
+  CHECK(contains(unseeded.out, "BLEU|nrefs:1|ar:1000|seed:none|"));
+  const CommandResult thousand = run_attnlab(dir, fewer);
+  require_success(thousand);
+  CHECK(contains(thousand.out, fmt::format("{:<{}}  61.12 (p = 0.2248)\n", system, name_width)));  // 225/1001
+  CHECK(contains(thousand.out, "BLEU|nrefs:1|ar:1000|seed:12345|"));
+  // The baseline against itself: no trial exceeds the difference 0, so sacreBLEU's strict count
+  // gives the smallest p, marked.
+  const CommandResult itself =
+      run_attnlab(dir, {"score", "-r", system, "-i", baseline, baseline, "--paired-ar", "--paired-ar-n", "99"});
+  require_success(itself);
+  CHECK(contains(itself.out, " (p = 0.0100)*\n"));
+
+  require_runtime_error(run_attnlab(dir, {"score", "-r", system, "-i", baseline, "--paired-ar"}),
+                        {"--paired-ar compares systems: give the baseline and at least one system with -i"});
+  require_runtime_error(run_attnlab(dir, {"score", "-r", system, "-i", baseline, system, "--paired-ar", "--paired-bs"}),
+                        {"--paired-bs and --paired-ar are two tests of the same question: choose one"});
+  require_runtime_error(
+      run_attnlab(dir, {"score", "-r", system, "-i", baseline, system, "--paired-ar", "--confidence"}),
+      {"--confidence is for one system"});
+  require_runtime_error(run_attnlab(dir, {"score", "-r", system, "-i", baseline, system, "--paired-ar", "--sentence"}),
+                        {"not --sentence"});
+  require_runtime_error(
+      run_attnlab(dir, {"score", "-r", system, "-i", baseline, system, "--paired-ar", "--format", "fairseq"}),
+      {"--paired-ar applies to --format sacrebleu only"});
+  require_command_line_error(run_attnlab(dir, {"score", "-r", system, "-i", baseline, system, "--paired-ar",
+                                                "--paired-ar-n", "0"}),
+                             "--paired-ar-n");
 }
 
 // --- training and decoding ----------------------------------------------------------------
