@@ -13,13 +13,13 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerConfig& c, int
   const MixerOptions self = mixer_options(c, MixerPlace::DecoderSelf, layer);
   const SublayerNames names = decoder_self_sublayer_names(self);
   self_attn = register_module(names.mixer, create_mixer(self));
-  self_attn_layer_norm = register_module(names.mixer_norm, std::make_shared<LayerNorm>(dim));
+  self_attn_layer_norm = register_module(names.mixer_norm, make_normalization(c.scale_norm, dim));
   encoder_attn = register_module("encoder_attn",
                                  create_mixer(mixer_options(c, MixerPlace::Cross, layer, std::move(cross_shared))));
-  encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", std::make_shared<LayerNorm>(dim));
+  encoder_attn_layer_norm = register_module("encoder_attn_layer_norm", make_normalization(c.scale_norm, dim));
   register_module("fc1", ffn.fc1);
   register_module("fc2", ffn.fc2);
-  final_layer_norm = register_module(names.ffn_norm, std::make_shared<LayerNorm>(dim));
+  final_layer_norm = register_module(names.ffn_norm, make_normalization(c.scale_norm, dim));
 }
 
 template <typename SelfAttention, typename CrossAttention>

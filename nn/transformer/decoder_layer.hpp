@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "nn/layers/feed_forward.hpp"
-#include "nn/layers/layer_norm.hpp"
+#include "nn/layers/normalization.hpp"
 #include "nn/mixers/token_mixer.hpp"
 #include "nn/transformer/transformer_config.hpp"
 
@@ -38,11 +38,11 @@ class TransformerDecoderLayer : public Module {
   void reorder(DecoderLayerState& state, const Tensor& order);
 
   std::shared_ptr<TokenMixer> self_attn;
-  std::shared_ptr<LayerNorm> self_attn_layer_norm;
+  std::shared_ptr<Normalization> self_attn_layer_norm;
   std::shared_ptr<TokenMixer> encoder_attn;
-  std::shared_ptr<LayerNorm> encoder_attn_layer_norm;
+  std::shared_ptr<Normalization> encoder_attn_layer_norm;
   FeedForward ffn;
-  std::shared_ptr<LayerNorm> final_layer_norm;
+  std::shared_ptr<Normalization> final_layer_norm;
 
  private:
   // The three sublayers with their residual wiring, given how to run the two attentions

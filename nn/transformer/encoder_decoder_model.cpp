@@ -11,10 +11,10 @@ const TransformerConfig& validated(const TransformerConfig& c) {
 }  // namespace
 
 EncoderDecoderModel::EncoderDecoderModel(const TransformerConfig& c) : config_(validated(c)) {
-  auto source_embed = std::make_shared<Embedding>(c.src_vocab_size, c.encoder_embed_dim, c.padding_idx);
+  auto source_embed = std::make_shared<Embedding>(c.src_vocab_size, c.encoder_embed_dim, c.padding_idx, c.fix_norm);
   auto target_embed = c.share_all_embeddings
                           ? source_embed
-                          : std::make_shared<Embedding>(c.tgt_vocab_size, c.decoder_embed_dim, c.padding_idx);
+                          : std::make_shared<Embedding>(c.tgt_vocab_size, c.decoder_embed_dim, c.padding_idx, c.fix_norm);
   encoder = register_module("encoder", std::make_shared<TransformerEncoder>(c, source_embed));
   decoder = register_module("decoder", std::make_shared<TransformerDecoder>(c, target_embed));
 }

@@ -13,10 +13,10 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerConfig& c, int
   const MixerOptions options = mixer_options(c, MixerPlace::EncoderSelf, layer, std::move(shared));
   const SublayerNames names = encoder_sublayer_names(options);
   self_attn = register_module(names.mixer, create_mixer(options));
-  self_attn_layer_norm = register_module(names.mixer_norm, std::make_shared<LayerNorm>(dim));
+  self_attn_layer_norm = register_module(names.mixer_norm, make_normalization(c.scale_norm, dim));
   register_module("fc1", ffn.fc1);
   register_module("fc2", ffn.fc2);
-  final_layer_norm = register_module(names.ffn_norm, std::make_shared<LayerNorm>(dim));
+  final_layer_norm = register_module(names.ffn_norm, make_normalization(c.scale_norm, dim));
 }
 
 Tensor TransformerEncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, Tensor* attention) {

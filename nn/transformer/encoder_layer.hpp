@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "nn/layers/feed_forward.hpp"
-#include "nn/layers/layer_norm.hpp"
+#include "nn/layers/normalization.hpp"
 #include "nn/mixers/token_mixer.hpp"
 #include "nn/transformer/transformer_config.hpp"
 
@@ -22,9 +22,9 @@ class TransformerEncoderLayer : public Module {
   Tensor forward(const Tensor& x, const Tensor& padding_mask, Tensor* attention = nullptr);
 
   std::shared_ptr<TokenMixer> self_attn;
-  std::shared_ptr<LayerNorm> self_attn_layer_norm;
+  std::shared_ptr<Normalization> self_attn_layer_norm;
   FeedForward ffn;
-  std::shared_ptr<LayerNorm> final_layer_norm;
+  std::shared_ptr<Normalization> final_layer_norm;
 
  private:
   double dropout_;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "nn/layers/feed_forward.hpp"
-#include "nn/layers/layer_norm.hpp"
+#include "nn/layers/normalization.hpp"
 #include "nn/mixers/mixer_registry.hpp"
 #include "nn/transformer/transformer_config.hpp"
 
@@ -37,15 +37,15 @@ StackShared stack_shared_module(const TransformerConfig& c, MixerPlace place, in
 // in the encoder `layer_norms.0` (conv) and `layer_norms.1` (FFN).
 struct SublayerNames {
   std::string mixer;       // "" registers the mixer inline
-  std::string mixer_norm;  // the LayerNorm of the mixer's residual block
-  std::string ffn_norm;    // the LayerNorm of the FFN's residual block
+  std::string mixer_norm;  // the normalisation of the mixer's residual block
+  std::string ffn_norm;    // the normalisation of the FFN's residual block
 };
 SublayerNames encoder_sublayer_names(const MixerOptions& self);
 SublayerNames decoder_self_sublayer_names(const MixerOptions& self);
 
 // The residual add and the dropout before it run as one fused op (attn::dropout_add).
 template <typename Sublayer>
-Tensor residual_block(const Tensor& x, const LayerNorm& norm, bool normalize_before, double dropout_p, bool training,
+Tensor residual_block(const Tensor& x, const Normalization& norm, bool normalize_before, double dropout_p, bool training,
                       Sublayer&& f) {
   if (normalize_before) return dropout_add(f(norm.forward(x)), x, dropout_p, training);
   return norm.forward(dropout_add(f(x), x, dropout_p, training));

@@ -59,6 +59,8 @@ const std::vector<Field>& fields() {
       {"share_decoder_input_output_embed", &C::share_decoder_input_output_embed, Model, Switch,
        "Decoder embedding = output matrix"},
       {"no_scale_embedding", &C::no_scale_embedding, Model, Switch, "No sqrt(D) embedding scale"},
+      {"scale_norm", &C::scale_norm, Model, Switch, "ScaleNorm g*x/|x| (one scalar g) in place of every LayerNorm"},
+      {"fix_norm", &C::fix_norm, Model, Switch, "FixNorm: embeddings and output matrix rows normalised to unit length"},
       {"max_source_positions", &C::max_source_positions, Model, Value, "Longest source (Linformer: E's columns)"},
       {"max_target_positions", &C::max_target_positions, Model, Value, "Longest target"},
       {"ffn_init", &C::ffn_init, Model, Value, "FFN init: xavier | torch"},

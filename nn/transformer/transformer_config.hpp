@@ -47,6 +47,8 @@ struct TransformerConfig {
   bool share_all_embeddings = false;               // E_enc = E_dec = output matrix (joined dictionary)
   bool share_decoder_input_output_embed = false;   // logits = h E_decᵀ, no bias
   bool no_scale_embedding = false;                 // drop the √D embedding scale
+  bool scale_norm = false;  // ScaleNorm in place of every LayerNorm (docs/models.md §1.4.1)
+  bool fix_norm = false;    // FixNorm: token embeddings and output rows at unit length (§1.4.1)
   int64_t max_source_positions = 1024;
   int64_t max_target_positions = 1024;
   // FFN initialisation (§1.4): "xavier" (fairseq 2018–2019) or "torch" (PyTorch default, fairseq ≥ 2020).

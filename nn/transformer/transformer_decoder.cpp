@@ -30,7 +30,8 @@ class OutputProjection : public Module {
 TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_ptr<Embedding> embed)
     : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.decoder_embed_dim))),
       dropout_(c.dropout),
-      padding_idx_(c.padding_idx) {
+      padding_idx_(c.padding_idx),
+      fix_norm_(c.fix_norm) {
   const int64_t dim = c.decoder_embed_dim;
   ATTN_CHECK(embed && embed->weight.size(1) == dim, "TransformerDecoder: token embedding width must be decoder_embed_dim {}",
              dim);
@@ -44,7 +45,7 @@ TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_p
     layers.push_back(register_module("layers." + std::to_string(i),
                                      std::make_shared<TransformerDecoderLayer>(c, i, cross_shared.module)));
   if (c.decoder_normalize_before && !c.no_decoder_final_norm)
-    layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(dim));
+    layer_norm = register_module("layer_norm", make_normalization(c.scale_norm, dim));
   const bool tied = c.share_decoder_input_output_embed || c.share_all_embeddings;
   Tensor weight = tied ? embed_tokens->weight : init::normal({c.tgt_vocab_size, dim}, 1.0 / std::sqrt(double(dim)));
   output_projection = register_module("output_projection", std::make_shared<OutputProjection>(weight))->weight;
@@ -59,7 +60,7 @@ Tensor TransformerDecoder::normalize(const Tensor& hidden) const {
 }
 
 Tensor TransformerDecoder::output_layer(const Tensor& features) const {
-  return linear(features, output_projection, Tensor());
+  return linear(features, fix_norm_ ? unit_rows(output_projection) : output_projection, Tensor());  // FixNorm: §1.4.1
 }
 
 Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "nn/layers/embedding.hpp"
-#include "nn/layers/layer_norm.hpp"
+#include "nn/layers/normalization.hpp"
 #include "nn/layers/positional_embedding.hpp"
 #include "nn/transformer/attention_maps.hpp"
 #include "nn/transformer/decoder_layer.hpp"
@@ -54,7 +54,7 @@ class TransformerDecoder : public Module {
   std::shared_ptr<Embedding> embed_tokens;
   std::shared_ptr<PositionalEmbedding> embed_positions;
   std::vector<std::shared_ptr<TransformerDecoderLayer>> layers;
-  std::shared_ptr<LayerNorm> layer_norm;  // pre-norm with final norm only
+  std::shared_ptr<Normalization> layer_norm;  // pre-norm with final norm only
   Tensor output_projection;               // [V, D]; the embedding weight itself when tied
 
  private:
@@ -65,6 +65,7 @@ class TransformerDecoder : public Module {
   double embed_scale_;
   double dropout_;
   int64_t padding_idx_;
+  bool fix_norm_;  // output rows at unit length (FixNorm)
 };
 
 }  // namespace attn::nn

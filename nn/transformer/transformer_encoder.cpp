@@ -22,7 +22,7 @@ TransformerEncoder::TransformerEncoder(const TransformerConfig& c, std::shared_p
   for (int64_t i = 0; i < c.encoder_layers; ++i)
     layers.push_back(register_module("layers." + std::to_string(i),
                                      std::make_shared<TransformerEncoderLayer>(c, i, shared.module)));
-  if (c.encoder_normalize_before) layer_norm = register_module("layer_norm", std::make_shared<LayerNorm>(c.encoder_embed_dim));
+  if (c.encoder_normalize_before) layer_norm = register_module("layer_norm", make_normalization(c.scale_norm, c.encoder_embed_dim));
 }
 
 EncoderOutput TransformerEncoder::forward(const Tensor& src_tokens, std::vector<Tensor>* maps) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "nn/layers/embedding.hpp"
-#include "nn/layers/layer_norm.hpp"
+#include "nn/layers/normalization.hpp"
 #include "nn/layers/positional_embedding.hpp"
 #include "nn/transformer/encoder_layer.hpp"
 #include "nn/transformer/transformer_config.hpp"
@@ -28,7 +28,7 @@ class TransformerEncoder : public Module {
   std::shared_ptr<Embedding> embed_tokens;
   std::shared_ptr<PositionalEmbedding> embed_positions;
   std::vector<std::shared_ptr<TransformerEncoderLayer>> layers;
-  std::shared_ptr<LayerNorm> layer_norm;  // pre-norm only
+  std::shared_ptr<Normalization> layer_norm;  // pre-norm only
 
  private:
   double embed_scale_;

@@ -11,6 +11,7 @@
 #include "nn/layers/feed_forward.hpp"
 #include "nn/layers/layer_norm.hpp"
 #include "nn/layers/linear.hpp"
+#include "nn/layers/scale_norm.hpp"
 #include "nn/mixers/conv_block.hpp"
 #include "nn/mixers/kernel_attention.hpp"
 #include "nn/mixers/linformer_attention.hpp"
@@ -50,6 +51,17 @@ inline Leaves to_float64(nn::LayerNorm& m) {
   promote(m.weight, l);
   promote(m.bias, l);
   return l;
+}
+inline Leaves to_float64(nn::ScaleNorm& m) {
+  Leaves l;
+  promote(m.scale, l);
+  return l;
+}
+inline Leaves to_float64(nn::Normalization& m) {
+  if (auto* scale_norm = dynamic_cast<nn::ScaleNorm*>(&m)) return to_float64(*scale_norm);
+  auto* layer_norm = dynamic_cast<nn::LayerNorm*>(&m);
+  REQUIRE(layer_norm != nullptr);
+  return to_float64(*layer_norm);
 }
 inline Leaves to_float64(nn::Embedding& m) {
   Leaves l;

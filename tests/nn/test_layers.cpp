@@ -1,5 +1,5 @@
-// nn/layers: Linear, Embedding, LayerNorm, FeedForward and fairseq positions
-// (docs/models.md §1.2–1.4): forward values against plain references, initialisation
+// nn/layers: Linear, Embedding (and FixNorm), LayerNorm, ScaleNorm, FeedForward and fairseq
+// positions (docs/models.md §1.2–1.4.1): forward values against plain references, initialisation
 // ranges, float64 gradchecks, and the sinusoid layout and §8 anchors.
 #include <catch.hpp>
 
@@ -96,6 +96,44 @@ TEST_CASE("LayerNorm: ε = 1e-5, affine, gradcheck in float64") {
   Leaves inputs = {leaf({3, 4}, 2)};
   append(inputs, params);
   GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return norm.forward(in[0]); }, inputs);
+  INFO(r.message);
+  CHECK(r.ok);
+}
+
+TEST_CASE("ScaleNorm: g·x/max(‖x‖, ε) with g = √D, a zero row kept zero, gradcheck in float64") {
+  nn::ScaleNorm norm(4);
+  CHECK(norm.eps == 1e-5);
+  CHECK(norm.scale.to_vector() == std::vector<double>{2.0});
+  Leaves params = to_float64(norm);
+  std::vector<double> y = values(norm.forward(from_vector<double>({1, 2, 3, 4, 0, 0, 0, 0}, {2, 4})));
+  const double length = std::sqrt(30.0);  // ‖(1, 2, 3, 4)‖
+  for (int i = 0; i < 4; ++i) CHECK(y[i] == Approx(2.0 * (i + 1) / length));
+  for (int i = 4; i < 8; ++i) CHECK(y[i] == 0.0);
+
+  params[0].data_only().fill_(0.7);
+  Leaves inputs = {leaf({3, 4}, 4)};
+  append(inputs, params);
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return norm.forward(in[0]); }, inputs);
+  INFO(r.message);
+  CHECK(r.ok);
+}
+
+TEST_CASE("FixNorm embedding: looked-up rows at unit length, the pad row zero, gradcheck in float64") {
+  nn::Embedding emb(10, 3, 1, /*fix_norm=*/true);
+  Leaves params = to_float64(emb);
+  Tensor ids = from_vector<int64_t>({4, 1, 7, 4, 2, 9}, {2, 3});
+  std::vector<double> rows = values(emb.forward(ids));
+  for (int r = 0; r < 6; ++r) {
+    double sq = 0;
+    for (int d = 0; d < 3; ++d) sq += rows[3 * r + d] * rows[3 * r + d];
+    CHECK(sq == Approx(r == 1 ? 0.0 : 1.0));  // position 1 holds the pad id
+  }
+  std::vector<double> w = values(emb.weight.select(0, 7));
+  const double length = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+  for (int d = 0; d < 3; ++d) CHECK(rows[6 + d] == Approx(w[d] / length));
+
+  Tensor real = from_vector<int64_t>({4, 0, 7, 4, 2, 9}, {2, 3});
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>&) { return emb.forward(real); }, params);
   INFO(r.message);
   CHECK(r.ok);
 }

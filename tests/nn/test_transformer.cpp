@@ -183,9 +183,10 @@ TEST_CASE("presets named as fairseq's architectures, and teaching sizes") {
   for (const std::string& name : nn::transformer_preset_names()) CHECK(nn::transformer_preset(name).arch == name);
 }
 
-TEST_CASE("encoder and decoder layers gradcheck in float64, post-norm and pre-norm") {
-  for (bool pre_norm : {false, true}) {
+TEST_CASE("encoder and decoder layers gradcheck in float64, post-norm and pre-norm, LayerNorm and ScaleNorm") {
+  for (auto [pre_norm, scale_norm] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
     nn::TransformerConfig c = tiny_config();
+    c.scale_norm = scale_norm;
     c.encoder_embed_dim = c.decoder_embed_dim = 4;
     c.encoder_ffn_embed_dim = c.decoder_ffn_embed_dim = 6;
     c.encoder_attention_heads = c.decoder_attention_heads = 2;
@@ -211,11 +212,13 @@ TEST_CASE("encoder and decoder layers gradcheck in float64, post-norm and pre-no
   }
 }
 
-TEST_CASE("incremental decoding equals the parallel forward (left-padded sources, post- and pre-norm, tied)") {
-  for (bool pre_norm : {false, true}) {
+TEST_CASE("incremental decoding equals the parallel forward (left-padded sources, post- and pre-norm, tied, "
+          "ScaleNorm + FixNorm)") {
+  for (auto [pre_norm, scale_and_fix_norm] : {std::pair{false, false}, {true, false}, {true, true}}) {
     nn::TransformerConfig c = tiny_config();
     c.encoder_normalize_before = c.decoder_normalize_before = pre_norm;
     c.share_all_embeddings = pre_norm;
+    c.scale_norm = c.fix_norm = scale_and_fix_norm;
     manual_seed(11);
     nn::EncoderDecoderModel model(c);
     model.eval();
@@ -235,6 +238,27 @@ TEST_CASE("incremental decoding equals the parallel forward (left-padded sources
       check_close(cross, ops::mean(maps.cross.back().select(2, t), {1}), 1e-5);
     }
     CHECK(state.length == prev.size(1));
+  }
+}
+
+TEST_CASE("FixNorm: the outputs depend on the embedding rows' directions only") {
+  for (bool fix_norm : {false, true}) {
+    nn::TransformerConfig c = tiny_config();
+    c.share_all_embeddings = true;
+    c.fix_norm = fix_norm;
+    manual_seed(13);
+    nn::EncoderDecoderModel model(c);
+    model.eval();
+    NoGradGuard no_grad;
+    Tensor src = pad_batch(random_sentences({4, 2}, 12, 5), true);
+    Tensor prev = pad_batch(random_sentences({3, 3}, 12, 6), false);
+    Tensor before = model.forward(src, prev);
+    Tensor& weight = model.encoder->embed_tokens->weight;
+    Tensor row_scales = uniform({weight.size(0), 1}, 0.5, 4.0);  // each row's length changes, not its direction
+    weight.data_only().copy_(weight * row_scales);
+    Tensor after = model.forward(src, prev);
+    if (fix_norm) check_close(after, before, 1e-4);
+    else CHECK(ops::amax(ops::abs(after - before)).item() > 0.1);
   }
 }
 
