@@ -30,8 +30,7 @@ class OutputProjection : public Module {
 TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_ptr<Embedding> embed)
     : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.decoder_embed_dim))),
       dropout_(c.dropout),
-      padding_idx_(c.padding_idx),
-      fix_norm_(c.fix_norm) {
+      padding_idx_(c.padding_idx) {
   const int64_t dim = c.decoder_embed_dim;
   ATTN_CHECK(embed && embed->weight.size(1) == dim, "TransformerDecoder: token embedding width must be decoder_embed_dim {}",
              dim);
@@ -60,7 +59,8 @@ Tensor TransformerDecoder::normalize(const Tensor& hidden) const {
 }
 
 Tensor TransformerDecoder::output_layer(const Tensor& features) const {
-  return linear(features, fix_norm_ ? unit_rows(output_projection) : output_projection, Tensor());  // FixNorm: §1.4.1
+  // FixNorm (§1.4.1) applies to the output rows as to the embedding's, tied or not.
+  return linear(features, embed_tokens->fix_norm ? unit_rows(output_projection) : output_projection, Tensor());
 }
 
 Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,

@@ -65,7 +65,6 @@ class TransformerDecoder : public Module {
   double embed_scale_;
   double dropout_;
   int64_t padding_idx_;
-  bool fix_norm_;  // output rows at unit length (FixNorm)
 };
 
 }  // namespace attn::nn
