@@ -55,6 +55,10 @@ const std::vector<Field>& fields() {
       {"dropout", &C::dropout, Model, Value, "Dropout"},
       {"attention_dropout", &C::attention_dropout, Model, Value, "Dropout on attention weights"},
       {"activation_dropout", &C::activation_dropout, Model, Value, "Dropout after the FFN's ReLU"},
+      {"source_word_dropout", &C::source_word_dropout, Model, Value,
+       "Word dropout: zero a source token's whole embedding with this probability in training"},
+      {"target_word_dropout", &C::target_word_dropout, Model, Value,
+       "Word dropout on the previous target tokens the decoder reads in training"},
       {"share_all_embeddings", &C::share_all_embeddings, Model, Switch, "One embedding for encoder, decoder, output"},
       {"share_decoder_input_output_embed", &C::share_decoder_input_output_embed, Model, Switch,
        "Decoder embedding = output matrix"},
@@ -263,7 +267,9 @@ void TransformerConfig::validate() const {
              "config: encoder_embed_dim {} must equal decoder_embed_dim {} (cross-attention width)", encoder_embed_dim,
              decoder_embed_dim);
   for (auto [name, p] : {std::pair{"dropout", dropout}, std::pair{"attention_dropout", attention_dropout},
-                         std::pair{"activation_dropout", activation_dropout}})
+                         std::pair{"activation_dropout", activation_dropout},
+                         std::pair{"source_word_dropout", source_word_dropout},
+                         std::pair{"target_word_dropout", target_word_dropout}})
     ATTN_CHECK(p >= 0.0 && p < 1.0, "config: {} must be in [0, 1), got {}", name, p);
   ATTN_CHECK(padding_idx >= 0 && padding_idx < std::min(src_vocab_size, tgt_vocab_size) && eos_idx >= 0 &&
                  eos_idx < tgt_vocab_size && unk_idx >= 0 && unk_idx < tgt_vocab_size,

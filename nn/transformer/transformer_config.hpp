@@ -43,6 +43,8 @@ struct TransformerConfig {
   double dropout = 0.1;
   double attention_dropout = 0.0;
   double activation_dropout = 0.0;
+  double source_word_dropout = 0.0;  // whole source token embeddings dropped (§1.2.1)
+  double target_word_dropout = 0.0;  // whole previous-target token embeddings dropped
 
   bool share_all_embeddings = false;               // E_enc = E_dec = output matrix (joined dictionary)
   bool share_decoder_input_output_embed = false;   // logits = h E_decᵀ, no bias

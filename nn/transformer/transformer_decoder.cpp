@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "nn/layers/init.hpp"
+#include "nn/layers/word_dropout.hpp"
 #include "nn/transformer/layer_wiring.hpp"
 #include "nn/transformer/padding_mask.hpp"
 
@@ -30,6 +31,7 @@ class OutputProjection : public Module {
 TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_ptr<Embedding> embed)
     : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.decoder_embed_dim))),
       dropout_(c.dropout),
+      word_dropout_(c.target_word_dropout),
       padding_idx_(c.padding_idx) {
   const int64_t dim = c.decoder_embed_dim;
   ATTN_CHECK(embed && embed->weight.size(1) == dim, "TransformerDecoder: token embedding width must be decoder_embed_dim {}",
@@ -51,7 +53,8 @@ TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_p
 }
 
 Tensor TransformerDecoder::embed(const Tensor& tokens, const Tensor& positions) const {
-  return dropout(embed_tokens->forward(tokens) * embed_scale_ + positions, dropout_, is_training());
+  return dropout(word_dropout(embed_tokens->forward(tokens), word_dropout_, is_training()) * embed_scale_ + positions,
+                 dropout_, is_training());
 }
 
 Tensor TransformerDecoder::normalize(const Tensor& hidden) const {

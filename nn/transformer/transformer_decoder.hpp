@@ -64,6 +64,7 @@ class TransformerDecoder : public Module {
 
   double embed_scale_;
   double dropout_;
+  double word_dropout_;  // §1.2.1
   int64_t padding_idx_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "nn/layers/word_dropout.hpp"
 #include "nn/transformer/layer_wiring.hpp"
 #include "nn/transformer/padding_mask.hpp"
 
@@ -10,6 +11,7 @@ namespace attn::nn {
 TransformerEncoder::TransformerEncoder(const TransformerConfig& c, std::shared_ptr<Embedding> embed)
     : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.encoder_embed_dim))),
       dropout_(c.dropout),
+      word_dropout_(c.source_word_dropout),
       padding_idx_(c.padding_idx) {
   ATTN_CHECK(embed && embed->weight.size(1) == c.encoder_embed_dim,
              "TransformerEncoder: token embedding width must be encoder_embed_dim {}", c.encoder_embed_dim);
@@ -32,7 +34,8 @@ EncoderOutput TransformerEncoder::forward(const Tensor& src_tokens, std::vector<
   EncoderOutput result;
   result.padding_mask = padding_mask_if_any(src_tokens, padding_idx_);
 
-  Tensor x = embed_tokens->forward(src_tokens) * embed_scale_ + embed_positions->forward(src_tokens);
+  Tensor x = word_dropout(embed_tokens->forward(src_tokens), word_dropout_, is_training()) * embed_scale_ +
+             embed_positions->forward(src_tokens);
   x = dropout(x, dropout_, is_training());
   if (result.padding_mask.defined()) x = masked_fill(x, result.padding_mask.unsqueeze(-1), 0.0);  // §1.2
 

@@ -33,6 +33,7 @@ class TransformerEncoder : public Module {
  private:
   double embed_scale_;
   double dropout_;
+  double word_dropout_;  // §1.2.1
   int64_t padding_idx_;
 };
 

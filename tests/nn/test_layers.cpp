@@ -1,5 +1,5 @@
-// nn/layers: Linear, Embedding (and FixNorm), LayerNorm, ScaleNorm, FeedForward and fairseq
-// positions (docs/models.md §1.2–1.4.1): forward values against plain references, initialisation
+// nn/layers: Linear, Embedding (and FixNorm), word dropout, LayerNorm, ScaleNorm, FeedForward and
+// fairseq positions (docs/models.md §1.2–1.4.1): forward values against plain references, initialisation
 // ranges, float64 gradchecks, and the sinusoid layout and §8 anchors.
 #include <catch.hpp>
 
@@ -8,6 +8,7 @@
 #include "../autograd/grad_test_util.hpp"
 #include "float64_params.hpp"
 #include "nn/layers/positional_embedding.hpp"
+#include "nn/layers/word_dropout.hpp"
 
 using namespace attn;
 using namespace attn::testing;
@@ -79,6 +80,40 @@ TEST_CASE("Embedding: N(0, 1/D) with a zero padding row that receives no gradien
   backward(sum(small.forward(from_vector<int64_t>({4, 1, 7, 4, 1}, {5}))));
   CHECK(spread(grad(params[0]).select(0, 1)).first == 0.0);  // pad row
   CHECK(grad(params[0]).at({4, 0}) == 2.0);                   // token 4 used twice
+}
+
+TEST_CASE("word dropout: whole token rows zeroed with probability p, the rest scaled by 1/(1-p)") {
+  const double p = 0.3;
+  Tensor x = leaf({8, 250, 4}, 11, 0.5, 1.5);  // no element is 0, so a zero means dropped
+  CHECK(nn::word_dropout(x, p, false).data<double>() == x.data<double>());
+  CHECK(nn::word_dropout(x, 0.0, true).data<double>() == x.data<double>());
+
+  Generator gen(5);
+  const std::vector<double> in = values(x), out = values(nn::word_dropout(x, p, true, &gen));
+  int64_t dropped = 0;
+  for (size_t row = 0; row < in.size() / 4; ++row) {
+    const bool zero = out[4 * row] == 0.0;
+    dropped += zero;
+    for (size_t d = 0; d < 4; ++d) CHECK(out[4 * row + d] == Approx(zero ? 0.0 : in[4 * row + d] / (1 - p)));
+  }
+  CHECK(std::abs(double(dropped) / 2000.0 - p) < 0.05);  // 2,000 rows: σ of the fraction 0.01
+
+  Generator again(5);  // the same stream, the same tokens dropped
+  CHECK(values(nn::word_dropout(x, p, true, &again)) == out);
+  CHECK_THROWS_WITH(nn::word_dropout(x, 1.0, true), Catch::Contains("[0, 1)"));
+  CHECK_THROWS_WITH(nn::word_dropout(leaf({3, 4}, 1), p, true), Catch::Contains("[B, T, D]"));
+}
+
+TEST_CASE("word dropout gradchecks in float64 with the mask held fixed") {
+  Leaves inputs = {leaf({2, 5, 3}, 12)};
+  GradcheckResult r = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        Generator gen(9);  // every evaluation draws the same mask
+        return nn::word_dropout(in[0], 0.5, true, &gen);
+      },
+      inputs);
+  INFO(r.message);
+  CHECK(r.ok);
 }
 
 TEST_CASE("LayerNorm: ε = 1e-5, affine, gradcheck in float64") {

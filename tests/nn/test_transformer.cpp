@@ -321,6 +321,32 @@ TEST_CASE("training mode: dropout is active and every parameter gets a gradient"
   CHECK(model.forward(src, prev).to_vector() == model.forward(src, prev).to_vector());
 }
 
+TEST_CASE("word dropout (§1.2.1): source and target rates act in training only") {
+  nn::TransformerConfig c = tiny_config();
+  c.dropout = 0.0;
+  Tensor src = pad_batch(random_sentences({3, 4}, 12, 7), true);
+  Tensor prev = pad_batch(random_sentences({2, 4}, 12, 8), false);
+  manual_seed(15);
+  nn::EncoderDecoderModel plain(c);
+  plain.eval();
+  const std::vector<double> reference = plain.forward(src, prev).to_vector();
+  for (const char* side : {"source_word_dropout=0.5", "target_word_dropout=0.5"}) {
+    INFO(side);
+    nn::TransformerConfig dropped = c;
+    nn::apply_override(dropped, side);
+    manual_seed(15);  // the same weights as `plain`
+    nn::EncoderDecoderModel model(dropped);
+    model.train();
+    CHECK(model.forward(src, prev).to_vector() != reference);
+    model.eval();
+    NoGradGuard no_grad;
+    CHECK(model.forward(src, prev).to_vector() == reference);
+  }
+  nn::TransformerConfig bad = c;
+  bad.target_word_dropout = 1.0;
+  CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("target_word_dropout"));
+}
+
 TEST_CASE("parameter counts of the big convolution presets at V = 32,768 with shared embeddings") {
   // Computed by hand from fairseq's modules: embeddings 33,554,432; an encoder conv layer
   // 11,546,624 + 16·K (LightConv) or + 1024·16·K (DynamicConv's weight_linear, no bias); a
