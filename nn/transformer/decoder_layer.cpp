@@ -6,7 +6,7 @@ namespace attn::nn {
 
 TransformerDecoderLayer::TransformerDecoderLayer(const TransformerConfig& c, int64_t layer,
                                                  std::shared_ptr<Module> cross_shared)
-    : ffn(c.decoder_embed_dim, c.decoder_ffn_embed_dim, c.activation_dropout, ffn_linear_init(c)),
+    : ffn(c.decoder_embed_dim, c.decoder_ffn_embed_dim, c.activation_dropout, ffn_linear_init(c), c.ffn_glu),
       dropout_(c.dropout),
       normalize_before_(c.decoder_normalize_before) {
   const int64_t dim = c.decoder_embed_dim;

@@ -6,7 +6,7 @@ namespace attn::nn {
 
 TransformerEncoderLayer::TransformerEncoderLayer(const TransformerConfig& c, int64_t layer,
                                                  std::shared_ptr<Module> shared)
-    : ffn(c.encoder_embed_dim, c.encoder_ffn_embed_dim, c.activation_dropout, ffn_linear_init(c)),
+    : ffn(c.encoder_embed_dim, c.encoder_ffn_embed_dim, c.activation_dropout, ffn_linear_init(c), c.ffn_glu),
       dropout_(c.dropout),
       normalize_before_(c.encoder_normalize_before) {
   const int64_t dim = c.encoder_embed_dim;

@@ -65,9 +65,14 @@ const std::vector<Field>& fields() {
       {"no_scale_embedding", &C::no_scale_embedding, Model, Switch, "No sqrt(D) embedding scale"},
       {"scale_norm", &C::scale_norm, Model, Switch, "ScaleNorm g*x/|x| (one scalar g) in place of every LayerNorm"},
       {"fix_norm", &C::fix_norm, Model, Switch, "FixNorm: embeddings and output matrix rows normalised to unit length"},
+      {"lexical_model", &C::lexical_model, Model, Switch,
+       "Lexical model (Nguyen & Chiang 2018): the output projection also reads the source embeddings the last "
+       "cross-attention attends to"},
       {"max_source_positions", &C::max_source_positions, Model, Value, "Longest source (Linformer: E's columns)"},
       {"max_target_positions", &C::max_target_positions, Model, Value, "Longest target"},
       {"ffn_init", &C::ffn_init, Model, Value, "FFN init: xavier | torch"},
+      {"ffn_glu", &C::ffn_glu, Model, Switch,
+       "Gated FFN (GEGLU): fc1 gives 2F, value * GELU(gate); F = 2/3 of a ReLU FFN's width matches its cost"},
       {"encoder_self_mixer", &C::encoder_self_mixer, Model, Value,
        "softmax | linformer | conv | kernel:MAP+additive, or one per layer: conv,conv,softmax"},
       {"decoder_self_mixer", &C::decoder_self_mixer, Model, Value,
@@ -299,6 +304,10 @@ void TransformerConfig::validate() const {
   for (auto [name, v] : {std::pair{"causal_proj_dim", causal_proj_dim}, std::pair{"cross_proj_dim", cross_proj_dim},
                          std::pair{"dpfp_rolls", dpfp_rolls}})
     ATTN_CHECK(v > 0, "config: {} must be positive, got {}", name, v);
+  ATTN_CHECK(!lexical_model || mixer_kind_of_layer(cross_mixer, decoder_layers - 1) == "softmax",
+             "config: lexical_model reads the last decoder layer's cross-attention weights, which needs a softmax "
+             "cross_mixer there (got '{}')",
+             mixer_kind_of_layer(cross_mixer, decoder_layers - 1));
   if (share_all_embeddings)
     ATTN_CHECK(src_vocab_size == tgt_vocab_size,
                "config: share_all_embeddings needs a joined dictionary, but the vocabularies have {} and {} symbols",

@@ -51,10 +51,12 @@ struct TransformerConfig {
   bool no_scale_embedding = false;                 // drop the √D embedding scale
   bool scale_norm = false;  // ScaleNorm in place of every LayerNorm (docs/models.md §1.4.1)
   bool fix_norm = false;    // FixNorm: token embeddings and output rows at unit length (§1.4.1)
+  bool lexical_model = false;  // the output also reads the attended source embeddings (§1.2.2)
   int64_t max_source_positions = 1024;
   int64_t max_target_positions = 1024;
   // FFN initialisation (§1.4): "xavier" (fairseq 2018–2019) or "torch" (PyTorch default, fairseq ≥ 2020).
   std::string ffn_init = "xavier";
+  bool ffn_glu = false;  // gated FFN, u ⊙ GELU(g) (GEGLU, §1.4)
 
   // Token mixer of each place (nn/mixers/mixer_registry.hpp): one kind for every layer of
   // the stack, or a comma-separated list with one kind per layer ("conv,conv,conv,softmax").

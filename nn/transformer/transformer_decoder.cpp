@@ -50,6 +50,7 @@ TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_p
   const bool tied = c.share_decoder_input_output_embed || c.share_all_embeddings;
   Tensor weight = tied ? embed_tokens->weight : init::normal({c.tgt_vocab_size, dim}, 1.0 / std::sqrt(double(dim)));
   output_projection = register_module("output_projection", std::make_shared<OutputProjection>(weight))->weight;
+  if (c.lexical_model) lexical_model = register_module("lexical_model", std::make_shared<LexicalModel>(dim));
 }
 
 Tensor TransformerDecoder::embed(const Tensor& tokens, const Tensor& positions) const {
@@ -59,6 +60,15 @@ Tensor TransformerDecoder::embed(const Tensor& tokens, const Tensor& positions) 
 
 Tensor TransformerDecoder::normalize(const Tensor& hidden) const {
   return layer_norm ? layer_norm->forward(hidden) : hidden;
+}
+
+Tensor TransformerDecoder::output_states(const Tensor& hidden, const Tensor& last_cross_attention,
+                                         const EncoderOutput& encoder_out) const {
+  const Tensor states = normalize(hidden);
+  if (!lexical_model) return states;
+  ATTN_CHECK(encoder_out.embeddings.defined() && last_cross_attention.defined(),
+             "TransformerDecoder: the lexical model needs the source embeddings and the last cross-attention");
+  return states + lexical_model->forward(ops::mean(last_cross_attention, {1}), encoder_out.embeddings);
 }
 
 Tensor TransformerDecoder::output_layer(const Tensor& features) const {
@@ -86,10 +96,13 @@ Tensor TransformerDecoder::extract_features(const Tensor& prev_output_tokens, co
     maps->decoder_self.assign(layers.size(), Tensor());
     maps->cross.assign(layers.size(), Tensor());
   }
-  for (size_t i = 0; i < layers.size(); ++i)
+  Tensor last_cross;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    Tensor* cross = maps ? &maps->cross[i] : i + 1 == layers.size() && lexical_model ? &last_cross : nullptr;
     x = layers[i]->forward(x, self_padding_mask, encoder_out.out, encoder_out.padding_mask,
-                           maps ? &maps->decoder_self[i] : nullptr, maps ? &maps->cross[i] : nullptr);
-  return normalize(x);
+                           maps ? &maps->decoder_self[i] : nullptr, cross);
+  }
+  return output_states(x, maps ? maps->cross.back() : last_cross, encoder_out);
 }
 
 DecoderState TransformerDecoder::init_state(const EncoderOutput& encoder_out) {
@@ -107,13 +120,14 @@ Tensor TransformerDecoder::step(const Tensor& tokens, DecoderState& state, Tenso
              tokens.shape().str());
   Tensor x = embed(tokens.view({batch, 1}), embed_positions->at_position(state.length + 1, batch, tokens.device()));
   Tensor last_cross;
+  const bool keep_cross = cross_attention || lexical_model;
   for (size_t i = 0; i < layers.size(); ++i) {
     const bool last = i + 1 == layers.size();
-    x = layers[i]->step(x, state.layers[i], state.encoder.padding_mask, last && cross_attention ? &last_cross : nullptr);
+    x = layers[i]->step(x, state.layers[i], state.encoder.padding_mask, last && keep_cross ? &last_cross : nullptr);
   }
   if (cross_attention) *cross_attention = ops::mean(last_cross, {1}).view({batch, -1});
   ++state.length;
-  const Tensor states = normalize(x).view({batch, -1});
+  const Tensor states = output_states(x, last_cross, state.encoder).view({batch, -1});
   if (features) *features = states;
   return output_layer(states);
 }
@@ -122,6 +136,8 @@ void TransformerDecoder::reorder(DecoderState& state, const Tensor& order) {
   state.encoder.out = ops::index_select(state.encoder.out, 0, order);
   if (state.encoder.padding_mask.defined())
     state.encoder.padding_mask = ops::index_select(state.encoder.padding_mask, 0, order);
+  if (state.encoder.embeddings.defined())
+    state.encoder.embeddings = ops::index_select(state.encoder.embeddings, 0, order);
   for (size_t i = 0; i < layers.size(); ++i) layers[i]->reorder(state.layers[i], order);
 }
 

@@ -2,7 +2,8 @@
 // the decoder layers (causal self-attention, cross-attention, FFN), a final LayerNorm for
 // pre-norm models (unless no_decoder_final_norm), and the output projection — tied to the
 // input embedding (share_decoder_input_output_embed / share_all_embeddings, no bias) or
-// its own `output_projection.weight` [V, D] drawn from N(0, 1/D).
+// its own `output_projection.weight` [V, D] drawn from N(0, 1/D). With lexical_model the
+// projection's input also holds the lexical model's term (docs/models.md §1.2.2).
 //
 // Incremental decoding: init_state() once per batch of sentences (cross-attention K/V
 // from the encoder output), step() per token (the new token uses position row
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "nn/layers/embedding.hpp"
+#include "nn/layers/lexical_model.hpp"
 #include "nn/layers/normalization.hpp"
 #include "nn/layers/positional_embedding.hpp"
 #include "nn/transformer/attention_maps.hpp"
@@ -55,12 +57,16 @@ class TransformerDecoder : public Module {
   std::shared_ptr<PositionalEmbedding> embed_positions;
   std::vector<std::shared_ptr<TransformerDecoderLayer>> layers;
   std::shared_ptr<Normalization> layer_norm;  // pre-norm with final norm only
+  std::shared_ptr<LexicalModel> lexical_model;  // lexical_model only (§1.2.2)
   Tensor output_projection;               // [V, D]; the embedding weight itself when tied
 
  private:
   Tensor embed(const Tensor& tokens, const Tensor& positions) const;
   // the final layer norm, if any
   Tensor normalize(const Tensor& hidden) const;
+  // The output projection's input from the last layer's states [B, T, D] and its cross-attention
+  // [B, H, T, S] (used with lexical_model only): the final norm, plus the lexical term (§1.2.2).
+  Tensor output_states(const Tensor& hidden, const Tensor& last_cross_attention, const EncoderOutput& encoder_out) const;
 
   double embed_scale_;
   double dropout_;

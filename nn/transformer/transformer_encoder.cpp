@@ -12,6 +12,7 @@ TransformerEncoder::TransformerEncoder(const TransformerConfig& c, std::shared_p
     : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.encoder_embed_dim))),
       dropout_(c.dropout),
       word_dropout_(c.source_word_dropout),
+      keep_embeddings_(c.lexical_model),
       padding_idx_(c.padding_idx) {
   ATTN_CHECK(embed && embed->weight.size(1) == c.encoder_embed_dim,
              "TransformerEncoder: token embedding width must be encoder_embed_dim {}", c.encoder_embed_dim);
@@ -34,8 +35,9 @@ EncoderOutput TransformerEncoder::forward(const Tensor& src_tokens, std::vector<
   EncoderOutput result;
   result.padding_mask = padding_mask_if_any(src_tokens, padding_idx_);
 
-  Tensor x = word_dropout(embed_tokens->forward(src_tokens), word_dropout_, is_training()) * embed_scale_ +
-             embed_positions->forward(src_tokens);
+  const Tensor embedded = embed_tokens->forward(src_tokens);
+  if (keep_embeddings_) result.embeddings = embedded * embed_scale_;
+  Tensor x = word_dropout(embedded, word_dropout_, is_training()) * embed_scale_ + embed_positions->forward(src_tokens);
   x = dropout(x, dropout_, is_training());
   if (result.padding_mask.defined()) x = masked_fill(x, result.padding_mask.unsqueeze(-1), 0.0);  // §1.2
 

@@ -16,6 +16,8 @@ namespace attn::nn {
 struct EncoderOutput {
   Tensor out;           // [B, S, D]
   Tensor padding_mask;  // Bool [B, S], true at source pads; undefined when the batch has none
+  Tensor embeddings;    // [B, S, D] √D·E[src] before positions and dropout: the lexical model's
+                        // input (docs/models.md §1.2.2); undefined without it
 };
 
 class TransformerEncoder : public Module {
@@ -34,6 +36,7 @@ class TransformerEncoder : public Module {
   double embed_scale_;
   double dropout_;
   double word_dropout_;  // §1.2.1
+  bool keep_embeddings_;  // lexical_model: return the scaled embeddings (§1.2.2)
   int64_t padding_idx_;
 };
 

@@ -1,12 +1,14 @@
-// nn/layers: Linear, Embedding (and FixNorm), word dropout, LayerNorm, ScaleNorm, FeedForward and
-// fairseq positions (docs/models.md §1.2–1.4.1): forward values against plain references, initialisation
-// ranges, float64 gradchecks, and the sinusoid layout and §8 anchors.
+// nn/layers: Linear, Embedding (and FixNorm), word dropout, LayerNorm, ScaleNorm, FeedForward (and its
+// gated form), the lexical model and fairseq positions (docs/models.md §1.2–1.4.1): forward values
+// against plain references, initialisation ranges, float64 gradchecks, and the sinusoid layout and
+// §8 anchors.
 #include <catch.hpp>
 
 #include <cmath>
 
 #include "../autograd/grad_test_util.hpp"
 #include "float64_params.hpp"
+#include "nn/layers/lexical_model.hpp"
 #include "nn/layers/positional_embedding.hpp"
 #include "nn/layers/word_dropout.hpp"
 
@@ -189,6 +191,63 @@ TEST_CASE("FeedForward is fc2(ActDrop(ReLU(fc1 x))) and gradchecks in float64") 
   Tensor x32 = ones({4, 3});
   CHECK(values(dropped.forward(x32, false)) == values(dropped.forward(x32, false)));
   CHECK(values(dropped.forward(x32, true)) != values(dropped.forward(x32, false)));
+}
+
+TEST_CASE("gated FeedForward (GEGLU) is fc2(u ⊙ GELU(g)) with [u, g] = fc1 x, and gradchecks in float64") {
+  nn::FeedForward ffn(3, 4, 0.0, nn::LinearInit::TorchDefault, /*gated=*/true);
+  CHECK(ffn.fc1->weight.shape() == Shape{8, 3});
+  CHECK(ffn.fc2->weight.shape() == Shape{3, 4});
+  Leaves params = to_float64(ffn);
+  Tensor x = leaf({2, 5, 3}, 4);
+  const std::vector<double> h = values(linear(x, ffn.fc1->weight, ffn.fc1->bias));
+  std::vector<double> gated;  // u ⊙ GELU(g) from the exact GELU, x Φ(x)
+  for (size_t row = 0; row < h.size() / 8; ++row)
+    for (size_t j = 0; j < 4; ++j) {
+      const double u = h[row * 8 + j], g = h[row * 8 + 4 + j];
+      gated.push_back(u * 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0))));
+    }
+  Tensor expected = linear(from_vector(gated, {2, 5, 4}), ffn.fc2->weight, ffn.fc2->bias);
+  const std::vector<double> got = values(ffn.forward(x, true)), want = values(expected);
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).epsilon(1e-6));
+  Leaves inputs = {x};
+  append(inputs, params);
+  GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return ffn.forward(in[0], true); }, inputs);
+  INFO(r.message);
+  CHECK(r.ok);
+}
+
+TEST_CASE("lexical model (§1.2.2): h = tanh(W f) + f, f = tanh(attention · embeddings), gradcheck in float64") {
+  const int64_t B = 2, T = 3, S = 4, D = 3;
+  nn::LexicalModel lexical(D);
+  Leaves params = to_float64(*lexical.proj);
+  Tensor attention = ops::softmax(leaf({B, T, S}, 21), -1), embeddings = leaf({B, S, D}, 22);
+  const std::vector<double> a = values(attention), e = values(embeddings), w = values(lexical.proj->weight);
+  std::vector<double> expected;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<double> f(D, 0.0);
+      for (int64_t d = 0; d < D; ++d) {
+        for (int64_t s = 0; s < S; ++s) f[d] += a[(b * T + t) * S + s] * e[(b * S + s) * D + d];
+        f[d] = std::tanh(f[d]);
+      }
+      for (int64_t o = 0; o < D; ++o) {
+        double wf = 0.0;
+        for (int64_t d = 0; d < D; ++d) wf += w[o * D + d] * f[d];
+        expected.push_back(std::tanh(wf) + f[o]);
+      }
+    }
+  const std::vector<double> got = values(lexical.forward(attention, embeddings));
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).epsilon(1e-12));
+
+  Leaves inputs = {leaf({B, T, S}, 23), embeddings};
+  append(inputs, params);
+  GradcheckResult r =
+      gradcheck([&](const std::vector<Tensor>& in) { return lexical.forward(in[0], in[1]); }, inputs);
+  INFO(r.message);
+  CHECK(r.ok);
+  CHECK_THROWS_WITH(lexical.forward(attention, leaf({B, S + 1, D}, 24)),
+                    Catch::Contains("attention [B, T, S] and source embeddings [B, S, 3] do not match"));
 }
 
 TEST_CASE("make_positions: pads get padding_idx, real tokens count from padding_idx + 1") {

@@ -213,12 +213,17 @@ TEST_CASE("encoder and decoder layers gradcheck in float64, post-norm and pre-no
 }
 
 TEST_CASE("incremental decoding equals the parallel forward (left-padded sources, post- and pre-norm, tied, "
-          "ScaleNorm + FixNorm)") {
-  for (auto [pre_norm, scale_and_fix_norm] : {std::pair{false, false}, {true, false}, {true, true}}) {
+          "ScaleNorm + FixNorm, the lexical model)") {
+  struct Case {
+    bool pre_norm, scale_and_fix_norm, lexical_model;
+  };
+  for (Case k : {Case{false, false, false}, {true, false, false}, {true, true, false}, {false, false, true},
+                 {true, false, true}}) {
     nn::TransformerConfig c = tiny_config();
-    c.encoder_normalize_before = c.decoder_normalize_before = pre_norm;
-    c.share_all_embeddings = pre_norm;
-    c.scale_norm = c.fix_norm = scale_and_fix_norm;
+    c.encoder_normalize_before = c.decoder_normalize_before = k.pre_norm;
+    c.share_all_embeddings = k.pre_norm;
+    c.scale_norm = c.fix_norm = k.scale_and_fix_norm;
+    c.lexical_model = k.lexical_model;
     manual_seed(11);
     nn::EncoderDecoderModel model(c);
     model.eval();
@@ -239,6 +244,42 @@ TEST_CASE("incremental decoding equals the parallel forward (left-padded sources
     }
     CHECK(state.length == prev.size(1));
   }
+}
+
+TEST_CASE("lexical model (§1.2.2): the output states gain h of the attended source embeddings, and it trains") {
+  nn::TransformerConfig c = tiny_config();
+  c.share_all_embeddings = true;
+  c.encoder_normalize_before = c.decoder_normalize_before = true;
+  c.lexical_model = true;
+  manual_seed(15);
+  nn::EncoderDecoderModel with(c);
+  c.lexical_model = false;
+  nn::EncoderDecoderModel without(c);
+  std::map<std::string, Tensor> weights;
+  for (auto& [name, t] : with.state_dict()) weights[name] = t;
+  CHECK(weights.count("decoder.lexical_model.proj.weight") == 1);
+  without.load_state_dict(weights, /*strict=*/false);
+  Tensor src = pad_batch(random_sentences({2, 5}, 12, 9), true);
+  Tensor prev = pad_batch(random_sentences({4, 2}, 12, 10), false);
+  {
+    with.eval();
+    without.eval();
+    NoGradGuard no_grad;
+    nn::AttentionMaps maps;
+    with.forward(src, prev, &maps);
+    const Tensor source_embeddings =
+        with.encoder->embed_tokens->forward(src) * std::sqrt(double(c.encoder_embed_dim));
+    const Tensor lexical = with.decoder->lexical_model->forward(ops::mean(maps.cross.back(), {1}), source_embeddings);
+    check_close(with.extract_features(src, prev) - without.extract_features(src, prev), lexical, 1e-5);
+  }
+  with.train();
+  backward(sum(with.forward(src, prev)));
+  CHECK(ops::amax(ops::abs(grad(with.decoder->lexical_model->proj->weight))).item() > 0.0);
+
+  nn::TransformerConfig linformer_cross = tiny_config();
+  linformer_cross.lexical_model = true;
+  linformer_cross.cross_mixer = "linformer";
+  CHECK_THROWS_WITH(linformer_cross.validate(), Catch::Contains("lexical_model reads the last decoder layer's"));
 }
 
 TEST_CASE("FixNorm: the outputs depend on the embedding rows' directions only") {
