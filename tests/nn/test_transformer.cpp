@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "../autograd/grad_test_util.hpp"
@@ -23,6 +24,18 @@ std::vector<std::string> state_names(const nn::Module& m) {
   std::vector<std::string> names;
   for (auto& [name, t] : m.state_dict()) names.push_back(name);
   return names;
+}
+
+std::map<std::string, Tensor> weights_by_name(const nn::Module& m) {
+  std::map<std::string, Tensor> weights;
+  for (auto& [name, t] : m.state_dict()) weights[name] = t;
+  return weights;
+}
+
+// The lexical model's W starts at zero (its term then vanishes); the tests give it values.
+void randomize_lexical_weights(nn::EncoderDecoderModel& model) {
+  Tensor& w = model.decoder->lexical_model->proj->weight;
+  w.data_only().copy_(uniform(w.shape(), -0.5, 0.5));
 }
 
 }  // namespace
@@ -226,6 +239,7 @@ TEST_CASE("incremental decoding equals the parallel forward (left-padded sources
     c.lexical_model = k.lexical_model;
     manual_seed(11);
     nn::EncoderDecoderModel model(c);
+    if (k.lexical_model) randomize_lexical_weights(model);
     model.eval();
     NoGradGuard no_grad;
     Tensor src = pad_batch(random_sentences({3, 6, 1}, 12, 1), true);
@@ -253,10 +267,10 @@ TEST_CASE("lexical model (§1.2.2): the output states gain h of the attended sou
   c.lexical_model = true;
   manual_seed(15);
   nn::EncoderDecoderModel with(c);
+  randomize_lexical_weights(with);
   c.lexical_model = false;
   nn::EncoderDecoderModel without(c);
-  std::map<std::string, Tensor> weights;
-  for (auto& [name, t] : with.state_dict()) weights[name] = t;
+  const std::map<std::string, Tensor> weights = weights_by_name(with);
   CHECK(weights.count("decoder.lexical_model.proj.weight") == 1);
   without.load_state_dict(weights, /*strict=*/false);
   Tensor src = pad_batch(random_sentences({2, 5}, 12, 9), true);
@@ -275,6 +289,13 @@ TEST_CASE("lexical model (§1.2.2): the output states gain h of the attended sou
   with.train();
   backward(sum(with.forward(src, prev)));
   CHECK(ops::amax(ops::abs(grad(with.decoder->lexical_model->proj->weight))).item() > 0.0);
+  c.lexical_model = true;
+  nn::EncoderDecoderModel fresh(c);  // W = 0 at the start: the term is zero
+  NoGradGuard no_grad;
+  fresh.eval();
+  without.load_state_dict(weights_by_name(fresh), /*strict=*/false);
+  without.eval();
+  check_close(fresh.extract_features(src, prev), without.extract_features(src, prev), 1e-6);
 
   nn::TransformerConfig linformer_cross = tiny_config();
   linformer_cross.lexical_model = true;
