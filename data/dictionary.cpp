@@ -247,4 +247,16 @@ Dictionary build_dictionary(const std::vector<std::string>& files, int64_t thres
   return dictionary;
 }
 
+Dictionary target_first_joined_dictionary(const Dictionary& target, const Dictionary& source, int64_t padding_factor) {
+  Dictionary joined;
+  for (auto id = 0; id < static_cast<int32_t>(target.size()); ++id)  // the specials add to the counts
+    joined.add_symbol(target.symbol(id), target.count(id), /*overwrite=*/id >= Dictionary::kNumSpecial);
+  for (auto id = Dictionary::kNumSpecial; id < static_cast<int32_t>(source.size()); ++id)
+    if (!joined.contains(source.symbol(id))) joined.add_symbol(source.symbol(id), source.count(id), true);
+  for (int madeup = 0; padding_factor > 1 && joined.size() % size_t(padding_factor) != 0; ++madeup)
+    if (const std::string word = fmt::format("madeupword{:04d}", madeup); !joined.contains(word))
+      joined.add_symbol(word, 0, true);
+  return joined;
+}
+
 }  // namespace attn::data

@@ -80,4 +80,11 @@ class Dictionary {
 Dictionary build_dictionary(const std::vector<std::string>& files, int64_t threshold, int64_t nwords,
                             int64_t padding_factor, int workers = 1);
 
+// One dictionary for both languages whose first entries are `target`'s, in its order, so
+// that ids below target.size() name the same symbols in both and a model sharing one
+// embedding can predict only the target side's symbols (docs/mt-tools.md §4.1). Then the
+// symbols of `source` that `target` lacks, in `source`'s order; the whole padded to a
+// multiple of padding_factor with madeupwords numbered after `target`'s own.
+Dictionary target_first_joined_dictionary(const Dictionary& target, const Dictionary& source, int64_t padding_factor);
+
 }  // namespace attn::data

@@ -23,6 +23,7 @@ struct PreprocessOptions {
   std::string source_lang, target_lang;
   std::string train_prefix, valid_prefix, test_prefix, dest_dir = "data-bin";
   bool joined_dictionary = false;
+  bool target_first = false;  // the joined dictionary begins with the target dictionary
   std::string source_dict, target_dict;
   int64_t threshold_source = 0, threshold_target = 0;
   int64_t nwords_source = -1, nwords_target = -1;
@@ -40,6 +41,15 @@ data::Dictionary load_or_build(const std::string& dict_path, const std::vector<s
 
 std::pair<data::Dictionary, data::Dictionary> make_dictionaries(const PreprocessOptions& options) {
   auto train_file = [&](const std::string& lang) { return options.train_prefix + "." + lang; };
+  if (options.target_first) {  // built, not given: checked in run_preprocess
+    const data::Dictionary target = load_or_build("", {train_file(options.target_lang)}, options.threshold_target,
+                                                  options.nwords_target, options);
+    PreprocessOptions unpadded = options;
+    unpadded.padding_factor = 1;
+    const data::Dictionary source = load_or_build("", {train_file(options.source_lang)}, options.threshold_source,
+                                                  options.nwords_source, unpadded);
+    return {data::target_first_joined_dictionary(target, source, options.padding_factor), target};
+  }
   if (options.joined_dictionary) {
     std::string given = options.source_dict.empty() ? options.target_dict : options.source_dict;
     data::Dictionary joined =
@@ -84,6 +94,9 @@ std::vector<NamedSplit> read_splits(const PreprocessOptions& options) {
 int run_preprocess(const PreprocessOptions& options) {
   if (options.joined_dictionary && !options.source_dict.empty() && !options.target_dict.empty())
     throw data::DataError("--joined-dictionary takes --srcdict or --tgtdict, not both");
+  if (options.target_first && (!options.joined_dictionary || !options.source_dict.empty() || !options.target_dict.empty()))
+    throw data::DataError("--target-first builds a --joined-dictionary from the training text: pass --joined-dictionary "
+                          "and no --srcdict or --tgtdict");
   const std::vector<NamedSplit> splits = read_splits(options);
   auto [source_dict, target_dict] = make_dictionaries(options);
 
@@ -115,6 +128,9 @@ CommandRegistration preprocess_command(
       cmd.add_option("--testpref", options->test_prefix, "Test file prefix(es), comma-separated");
       cmd.add_option("--destdir", options->dest_dir, "Output directory")->capture_default_str();
       cmd.add_flag("--joined-dictionary", options->joined_dictionary, "One dictionary for both languages");
+      cmd.add_flag("--target-first", options->target_first,
+                   "With --joined-dictionary: the target side's symbols first, and the target dictionary only "
+                   "those, so a model sharing all embeddings predicts only them");
       cmd.add_option("--srcdict", options->source_dict, "Reuse this source dict.txt");
       cmd.add_option("--tgtdict", options->target_dict, "Reuse this target dict.txt");
       cmd.add_option("--thresholdsrc", options->threshold_source, "Drop source words seen fewer times")

@@ -71,6 +71,15 @@ SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
 }
 
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task) {
+  // One embedding for both sides reads a target id as the source dictionary's: the target
+  // dictionary must be the joined one, or its first entries (preprocess --target-first).
+  if (config.share_all_embeddings)
+    for (size_t id = 0; id < task.target_dict.size(); ++id)
+      if (id >= task.source_dict.size() || task.source_dict.symbol(int32_t(id)) != task.target_dict.symbol(int32_t(id)))
+        throw Error(fmt::format("--share-all-embeddings needs one dictionary for both languages, or a target "
+                                "dictionary that is the first entries of the source's, but {} line {} is not {}'s "
+                                "(preprocess with --joined-dictionary)",
+                                task.target_dict_path, id + 1 - data::Dictionary::kNumSpecial, task.source_dict_path));
   config.src_vocab_size = int64_t(task.source_dict.size());
   config.tgt_vocab_size = int64_t(task.target_dict.size());
   config.padding_idx = data::Dictionary::kPad;

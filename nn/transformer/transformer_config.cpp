@@ -304,14 +304,18 @@ void TransformerConfig::validate() const {
   for (auto [name, v] : {std::pair{"causal_proj_dim", causal_proj_dim}, std::pair{"cross_proj_dim", cross_proj_dim},
                          std::pair{"dpfp_rolls", dpfp_rolls}})
     ATTN_CHECK(v > 0, "config: {} must be positive, got {}", name, v);
-  ATTN_CHECK(!lexical_model || mixer_kind_of_layer(cross_mixer, decoder_layers - 1) == "softmax",
-             "config: lexical_model reads the last decoder layer's cross-attention weights, which needs a softmax "
-             "cross_mixer there (got '{}')",
-             mixer_kind_of_layer(cross_mixer, decoder_layers - 1));
+  if (lexical_model) {
+    const std::string last_cross = mixer_kind_of_layer(cross_mixer, decoder_layers - 1);
+    ATTN_CHECK(last_cross == "softmax",
+               "config: lexical_model reads the last decoder layer's cross-attention weights, which needs a softmax "
+               "cross_mixer there (got '{}')",
+               last_cross);
+  }
   if (share_all_embeddings)
-    ATTN_CHECK(src_vocab_size == tgt_vocab_size,
-               "config: share_all_embeddings needs a joined dictionary, but the vocabularies have {} and {} symbols",
-               src_vocab_size, tgt_vocab_size);
+    ATTN_CHECK(tgt_vocab_size <= src_vocab_size,
+               "config: share_all_embeddings needs a joined dictionary (or a target dictionary that is its first "
+               "entries), but the target vocabulary has {} symbols and the source's {}",
+               tgt_vocab_size, src_vocab_size);
 }
 
 int64_t linformer_projected_length(const TransformerConfig& c) {

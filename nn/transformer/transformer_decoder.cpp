@@ -32,7 +32,8 @@ TransformerDecoder::TransformerDecoder(const TransformerConfig& c, std::shared_p
     : embed_scale_(c.no_scale_embedding ? 1.0 : std::sqrt(double(c.decoder_embed_dim))),
       dropout_(c.dropout),
       word_dropout_(c.target_word_dropout),
-      padding_idx_(c.padding_idx) {
+      padding_idx_(c.padding_idx),
+      output_rows_(c.tgt_vocab_size) {
   const int64_t dim = c.decoder_embed_dim;
   ATTN_CHECK(embed && embed->weight.size(1) == dim, "TransformerDecoder: token embedding width must be decoder_embed_dim {}",
              dim);
@@ -72,8 +73,11 @@ Tensor TransformerDecoder::output_states(const Tensor& hidden, const Tensor& las
 }
 
 Tensor TransformerDecoder::output_layer(const Tensor& features) const {
-  // FixNorm (§1.4.1) applies to the output rows as to the embedding's, tied or not.
-  return linear(features, embed_tokens->fix_norm ? unit_rows(output_projection) : output_projection, Tensor());
+  // The target words' rows only (§1.1); FixNorm (§1.4.1) applies to them as to the
+  // embedding's, tied or not.
+  const Tensor rows = output_projection.size(0) == output_rows_ ? output_projection
+                                                                 : narrow(output_projection, 0, 0, output_rows_);
+  return linear(features, embed_tokens->fix_norm ? unit_rows(rows) : rows, Tensor());
 }
 
 Tensor TransformerDecoder::forward(const Tensor& prev_output_tokens, const EncoderOutput& encoder_out,

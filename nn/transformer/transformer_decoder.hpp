@@ -2,7 +2,9 @@
 // the decoder layers (causal self-attention, cross-attention, FFN), a final LayerNorm for
 // pre-norm models (unless no_decoder_final_norm), and the output projection — tied to the
 // input embedding (share_decoder_input_output_embed / share_all_embeddings, no bias) or
-// its own `output_projection.weight` [V, D] drawn from N(0, 1/D). With lexical_model the
+// its own `output_projection.weight` [V, D] drawn from N(0, 1/D). Tied to an embedding of
+// more rows than the target vocabulary (share_all_embeddings with a target-first joined
+// dictionary, docs/models.md §1.1), it uses the first tgt_vocab_size rows. With lexical_model the
 // projection's input also holds the lexical model's term (docs/models.md §1.2.2).
 //
 // Incremental decoding: init_state() once per batch of sentences (cross-attention K/V
@@ -58,7 +60,7 @@ class TransformerDecoder : public Module {
   std::vector<std::shared_ptr<TransformerDecoderLayer>> layers;
   std::shared_ptr<Normalization> layer_norm;  // pre-norm with final norm only
   std::shared_ptr<LexicalModel> lexical_model;  // lexical_model only (§1.2.2)
-  Tensor output_projection;               // [V, D]; the embedding weight itself when tied
+  Tensor output_projection;               // [V, D]; the embedding weight itself when tied (V >= tgt_vocab_size)
 
  private:
   Tensor embed(const Tensor& tokens, const Tensor& positions) const;
@@ -72,6 +74,7 @@ class TransformerDecoder : public Module {
   double dropout_;
   double word_dropout_;  // §1.2.1
   int64_t padding_idx_;
+  int64_t output_rows_;  // tgt_vocab_size
 };
 
 }  // namespace attn::nn

@@ -32,6 +32,7 @@
 #include "apps/training/trainer.hpp"
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
+#include "data/dictionary.hpp"
 #include "test_support.hpp"
 
 using attn::test::read_file;
@@ -319,6 +320,11 @@ TEST_CASE("preprocess writes fairseq's dictionaries and a binarized file per spl
       for (const char* lang : {"en", "de"})
         CHECK(fs::exists(dir.dir / fmt::format("joined/{}.en-de.{}.bin", split, lang)));
   }
+  auto train_one_update = [&](const std::string& data_dir) {
+    std::vector<std::string> args = {"train", data_dir, "--save-dir", data_dir + "-ckpt", "--max-update", "1"};
+    args.insert(args.end(), kTinyTraining.begin(), kTinyTraining.end());
+    return run_attnlab(dir, args);
+  };
   SECTION("one dictionary per language") {
     std::vector<std::string> args = {"preprocess", "--destdir", "separate"};
     args.insert(args.end(), splits.begin(), splits.end());
@@ -326,6 +332,26 @@ TEST_CASE("preprocess writes fairseq's dictionaries and a binarized file per spl
     for (const std::string lang : {"en", "de"})
       CHECK(read_file(dir.file("separate/dict." + lang + ".txt")) ==
             read_file(vector_path("own/fairseq/dict." + lang + "-only.thr0.pad8.txt")));
+    const CommandResult shared = train_one_update("separate");  // --share-all-embeddings
+    CHECK(shared.exit_code != 0);
+    CHECK(contains(shared.err, "first entries of the source's"));
+  }
+  SECTION("a joined dictionary with the target's symbols first (docs/mt-tools.md 4.1)") {
+    std::vector<std::string> args = {"preprocess", "--destdir", "target-first", "--joined-dictionary",
+                                     "--target-first"};
+    args.insert(args.end(), splits.begin(), splits.end());
+    require_success(run_attnlab(dir, args));
+    const std::string target = read_file(dir.file("target-first/dict.de.txt"));
+    CHECK(target == read_file(vector_path("own/fairseq/dict.de-only.thr0.pad8.txt")));
+    const std::string joined = read_file(dir.file("target-first/dict.en.txt"));
+    CHECK(joined.substr(0, target.size()) == target);
+    CHECK(attn::data::Dictionary::parse(joined, "joined").size() % 8 == 0);
+    for (const std::string english : {"the", "The"}) CHECK(contains(joined, "\n" + english + " "));
+    require_success(train_one_update("target-first"));
+    args.erase(std::find(args.begin(), args.end(), "--joined-dictionary"));
+    const CommandResult alone = run_attnlab(dir, args);
+    CHECK(alone.exit_code != 0);
+    CHECK(contains(alone.err, "--target-first builds a --joined-dictionary"));
   }
 }
 

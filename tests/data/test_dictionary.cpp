@@ -67,6 +67,22 @@ TEST_CASE("finalize pads, limits and breaks ties by code point", "[dictionary]")
   CHECK(limited.to_text() == "a 2\nb 2\n");
 }
 
+TEST_CASE("a target-first joined dictionary starts with the target dictionary", "[dictionary]") {
+  Dictionary target, source;
+  target.add_line("die Katze die 42");
+  target.finalize(-1, -1, 8);  // die 42 Katze madeupword0000
+  source.add_line("the cat the mouse 42 42");
+  source.finalize(-1, -1, 1);  // 42 the cat mouse
+  const Dictionary joined = attn::data::target_first_joined_dictionary(target, source, 8);
+  for (int32_t id = 0; id < int32_t(target.size()); ++id) CHECK(joined.symbol(id) == target.symbol(id));
+  // A shared symbol keeps its target id, once; the padding goes on after the target's.
+  CHECK(joined.to_text() ==
+        "die 2\n42 1\nKatze 1\nmadeupword0000 0\nthe 2\ncat 1\nmouse 1\nmadeupword0001 0\nmadeupword0002 0\n"
+        "madeupword0003 0\nmadeupword0004 0\nmadeupword0005 0\n");
+  CHECK(joined.size() == 16);
+  CHECK(joined.count(Dictionary::kEos) == 1);
+}
+
 TEST_CASE("the vector dictionaries load with id = line + 3 and save identically", "[dictionary]") {
   std::string path = kVectors + "fairseq/dict.joined.thr0.nwords-1.pad8.txt";
   Dictionary dictionary = Dictionary::load(path);

@@ -303,6 +303,33 @@ TEST_CASE("lexical model (§1.2.2): the output states gain h of the attended sou
   CHECK_THROWS_WITH(linformer_cross.validate(), Catch::Contains("lexical_model reads the last decoder layer's"));
 }
 
+TEST_CASE("a target vocabulary that is the shared embedding's first rows: the output layer scores those only") {
+  nn::TransformerConfig joined = tiny_config(16);  // a target-first joined dictionary of 16 symbols
+  joined.share_all_embeddings = joined.encoder_normalize_before = joined.decoder_normalize_before = true;
+  nn::TransformerConfig target_first = joined;
+  target_first.tgt_vocab_size = 12;  // the target side's symbols: the first 12
+  manual_seed(17);
+  nn::EncoderDecoderModel model(target_first), full_vocabulary(joined);
+  const nn::NamedTensors weights = model.state_dict();  // the same weights: one [16, D] embedding
+  full_vocabulary.load_state_dict(std::map<std::string, Tensor>(weights.begin(), weights.end()));
+  model.eval(), full_vocabulary.eval();
+  NoGradGuard no_grad;
+  Tensor src = pad_batch(random_sentences({4, 2}, 16, 5), true);  // source ids up to 15
+  std::vector<std::vector<int64_t>> targets = random_sentences({3, 3}, 12, 6);
+  for (auto& t : targets) t.insert(t.begin(), kEos), t.pop_back();
+  Tensor prev = pad_batch(targets, false);
+  Tensor logits = model.forward(src, prev);
+  REQUIRE(logits.size(-1) == 12);
+  check_close(logits, full_vocabulary.forward(src, prev).narrow(-1, 0, 12).contiguous(), 1e-6);
+  Tensor full = ops::log_softmax(logits, -1);
+  nn::DecoderState state = model.init_decoder_state(model.encode(src));
+  for (int64_t t = 0; t < prev.size(1); ++t)
+    check_close(model.decode_step(prev.select(1, t).contiguous(), state), full.select(1, t), 1e-5);
+  nn::TransformerConfig bad = target_first;
+  bad.tgt_vocab_size = 20;  // more target symbols than the shared embedding has rows
+  CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("joined dictionary"));
+}
+
 TEST_CASE("FixNorm: the outputs depend on the embedding rows' directions only") {
   for (bool fix_norm : {false, true}) {
     nn::TransformerConfig c = tiny_config();
