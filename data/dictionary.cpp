@@ -140,9 +140,13 @@ void Dictionary::finalize(int64_t threshold, int64_t nwords, int64_t padding_fac
     if (counts_[size_t(id)] < threshold) break;
     finalized.add_symbol(symbols_[size_t(id)], counts_[size_t(id)], true);
   }
-  for (int madeup = 0; padding_factor > 1 && finalized.size() % size_t(padding_factor) != 0; ++madeup)
-    finalized.add_symbol(fmt::format("madeupword{:04d}", madeup), 0, true);
+  finalized.pad_to_multiple(padding_factor);
   *this = std::move(finalized);
+}
+
+void Dictionary::pad_to_multiple(int64_t padding_factor) {
+  for (int madeup = 0; padding_factor > 1 && size() % size_t(padding_factor) != 0; ++madeup)
+    add_symbol(fmt::format("madeupword{:04d}", madeup), 0);  // a word already there is skipped
 }
 
 int32_t Dictionary::index(std::string_view word) const {
@@ -248,14 +252,10 @@ Dictionary build_dictionary(const std::vector<std::string>& files, int64_t thres
 }
 
 Dictionary target_first_joined_dictionary(const Dictionary& target, const Dictionary& source, int64_t padding_factor) {
-  Dictionary joined;
-  for (auto id = 0; id < static_cast<int32_t>(target.size()); ++id)  // the specials add to the counts
-    joined.add_symbol(target.symbol(id), target.count(id), /*overwrite=*/id >= Dictionary::kNumSpecial);
+  Dictionary joined = target;
   for (auto id = Dictionary::kNumSpecial; id < static_cast<int32_t>(source.size()); ++id)
-    if (!joined.contains(source.symbol(id))) joined.add_symbol(source.symbol(id), source.count(id), true);
-  for (int madeup = 0; padding_factor > 1 && joined.size() % size_t(padding_factor) != 0; ++madeup)
-    if (const std::string word = fmt::format("madeupword{:04d}", madeup); !joined.contains(word))
-      joined.add_symbol(word, 0, true);
+    if (!joined.contains(source.symbol(id))) joined.add_symbol(source.symbol(id), source.count(id));
+  joined.pad_to_multiple(padding_factor);  // numbered on after the target's madeupwords
   return joined;
 }
 

@@ -48,6 +48,9 @@ class Dictionary {
   // Sorts and trims as described above. threshold <= 0 keeps all counts; nwords <= 0 means
   // no limit; padding_factor <= 1 adds no padding words.
   void finalize(int64_t threshold = -1, int64_t nwords = -1, int64_t padding_factor = 8);
+  // Appends madeupword0000, 0001, ... (count 0; one already present is skipped) until the
+  // size is a multiple of padding_factor; padding_factor <= 1 adds none.
+  void pad_to_multiple(int64_t padding_factor);
 
   size_t size() const { return symbols_.size(); }
   // Id of word, or kUnk when it is not in the dictionary.

@@ -44,10 +44,8 @@ std::pair<data::Dictionary, data::Dictionary> make_dictionaries(const Preprocess
   if (options.target_first) {  // built, not given: checked in run_preprocess
     const data::Dictionary target = load_or_build("", {train_file(options.target_lang)}, options.threshold_target,
                                                   options.nwords_target, options);
-    PreprocessOptions unpadded = options;
-    unpadded.padding_factor = 1;
-    const data::Dictionary source = load_or_build("", {train_file(options.source_lang)}, options.threshold_source,
-                                                  options.nwords_source, unpadded);
+    const data::Dictionary source = data::build_dictionary({train_file(options.source_lang)}, options.threshold_source,
+                                                           options.nwords_source, /*padding_factor=*/1, options.workers);
     return {data::target_first_joined_dictionary(target, source, options.padding_factor), target};
   }
   if (options.joined_dictionary) {
