@@ -42,8 +42,8 @@ data::Dictionary load_or_build(const std::string& dict_path, const std::vector<s
 std::pair<data::Dictionary, data::Dictionary> make_dictionaries(const PreprocessOptions& options) {
   auto train_file = [&](const std::string& lang) { return options.train_prefix + "." + lang; };
   if (options.target_first) {  // built, not given: checked in run_preprocess
-    const data::Dictionary target = load_or_build("", {train_file(options.target_lang)}, options.threshold_target,
-                                                  options.nwords_target, options);
+    const data::Dictionary target = data::build_dictionary({train_file(options.target_lang)}, options.threshold_target,
+                                                           options.nwords_target, options.padding_factor, options.workers);
     const data::Dictionary source = data::build_dictionary({train_file(options.source_lang)}, options.threshold_source,
                                                            options.nwords_source, /*padding_factor=*/1, options.workers);
     return {data::target_first_joined_dictionary(target, source, options.padding_factor), target};
@@ -92,9 +92,10 @@ std::vector<NamedSplit> read_splits(const PreprocessOptions& options) {
 int run_preprocess(const PreprocessOptions& options) {
   if (options.joined_dictionary && !options.source_dict.empty() && !options.target_dict.empty())
     throw data::DataError("--joined-dictionary takes --srcdict or --tgtdict, not both");
-  if (options.target_first && (!options.joined_dictionary || !options.source_dict.empty() || !options.target_dict.empty()))
+  if (options.target_first && (!options.joined_dictionary || options.train_prefix.empty() ||
+                               !options.source_dict.empty() || !options.target_dict.empty()))
     throw data::DataError("--target-first builds a --joined-dictionary from the training text: pass --joined-dictionary "
-                          "and no --srcdict or --tgtdict");
+                          "and --trainpref, and no --srcdict or --tgtdict");
   const std::vector<NamedSplit> splits = read_splits(options);
   auto [source_dict, target_dict] = make_dictionaries(options);
 

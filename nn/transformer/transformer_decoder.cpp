@@ -73,7 +73,7 @@ Tensor TransformerDecoder::output_states(const Tensor& hidden, const Tensor& las
 }
 
 Tensor TransformerDecoder::output_layer(const Tensor& features) const {
-  // The target words' rows only (§1.1); FixNorm (§1.4.1) applies to them as to the
+  // The target words' rows only (§1.2); FixNorm (§1.4.1) applies to them as to the
   // embedding's, tied or not.
   const Tensor rows = output_projection.size(0) == output_rows_ ? output_projection
                                                                  : narrow(output_projection, 0, 0, output_rows_);

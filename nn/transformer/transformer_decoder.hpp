@@ -4,7 +4,7 @@
 // input embedding (share_decoder_input_output_embed / share_all_embeddings, no bias) or
 // its own `output_projection.weight` [V, D] drawn from N(0, 1/D). Tied to an embedding of
 // more rows than the target vocabulary (share_all_embeddings with a target-first joined
-// dictionary, docs/models.md §1.1), it uses the first tgt_vocab_size rows. With lexical_model the
+// dictionary, docs/models.md §1.2), it uses the first tgt_vocab_size rows. With lexical_model the
 // projection's input also holds the lexical model's term (docs/models.md §1.2.2).
 //
 // Incremental decoding: init_state() once per batch of sentences (cross-attention K/V
