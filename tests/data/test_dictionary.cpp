@@ -67,6 +67,15 @@ TEST_CASE("finalize pads, limits and breaks ties by code point", "[dictionary]")
   CHECK(limited.to_text() == "a 2\nb 2\n");
 }
 
+TEST_CASE("padding skips a madeupword the text already holds, as fairseq does", "[dictionary]") {
+  Dictionary dictionary;
+  dictionary.add_line("b madeupword0000 a");
+  dictionary.finalize(-1, -1, 8);
+  // 4 specials + 3 symbols: madeupword0000 is there (its count stays 1), so 0001 pads to 8.
+  CHECK(dictionary.to_text() == "a 1\nb 1\nmadeupword0000 1\nmadeupword0001 0\n");
+  CHECK(dictionary.size() == 8);
+}
+
 TEST_CASE("a target-first joined dictionary starts with the target dictionary", "[dictionary]") {
   Dictionary target, source;
   target.add_line("die Katze die 42");
