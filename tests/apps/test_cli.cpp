@@ -122,12 +122,18 @@ const std::vector<std::string> kTinyTraining = {
     "--warmup-updates", "4", "--label-smoothing", "0.1", "--max-tokens", "512", "--threads", "1",
     "--progress", "lines", "--log-interval", "1"};
 
+// `train DATA_DIR --save-dir SAVE_DIR` with the tiny model's flags.
+std::vector<std::string> tiny_training_args(const std::string& data_dir, const std::string& save_dir) {
+  std::vector<std::string> args = {"train", data_dir, "--save-dir", save_dir};
+  args.insert(args.end(), kTinyTraining.begin(), kTinyTraining.end());
+  return args;
+}
+
 // The tiny model trained on the workspace's data-bin/ into `save_dir`, stopping as `stop` says.
 CommandResult run_tiny_training(const TempDir& workspace, const std::string& save_dir,
                                 const std::vector<std::string>& stop) {
-  std::vector<std::string> args = {"train", "data-bin", "--save-dir", save_dir, "--bpe-codes",
-                                   workspace.file("bpe/codes")};
-  args.insert(args.end(), kTinyTraining.begin(), kTinyTraining.end());
+  std::vector<std::string> args = tiny_training_args("data-bin", save_dir);
+  args.insert(args.end(), {"--bpe-codes", workspace.file("bpe/codes")});
   args.insert(args.end(), stop.begin(), stop.end());
   return run_attnlab(workspace, args);
 }
@@ -321,8 +327,8 @@ TEST_CASE("preprocess writes fairseq's dictionaries and a binarized file per spl
         CHECK(fs::exists(dir.dir / fmt::format("joined/{}.en-de.{}.bin", split, lang)));
   }
   auto train_one_update = [&](const std::string& data_dir) {
-    std::vector<std::string> args = {"train", data_dir, "--save-dir", data_dir + "-ckpt", "--max-update", "1"};
-    args.insert(args.end(), kTinyTraining.begin(), kTinyTraining.end());
+    std::vector<std::string> args = tiny_training_args(data_dir, data_dir + "-ckpt");
+    args.insert(args.end(), {"--max-update", "1"});
     return run_attnlab(dir, args);
   };
   SECTION("one dictionary per language") {
@@ -1138,8 +1144,8 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
 TEST_CASE("train takes the variant flags: a per-layer conv/softmax encoder, a T2R decoder; the checkpoint records them") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
-  std::vector<std::string> args = {"train", "data-bin", "--save-dir", dir.file("variant"), "--max-update", "2"};
-  args.insert(args.end(), kTinyTraining.begin(), kTinyTraining.end());
+  std::vector<std::string> args = tiny_training_args("data-bin", dir.file("variant"));
+  args.insert(args.end(), {"--max-update", "2"});
   const std::vector<std::string> variant = {
       "--model-override", "encoder_layers=2", "--encoder-self-mixer", "conv,softmax", "--encoder-conv-type", "lightweight",
       "--encoder-kernel-size-list", "[5]", "--weight-dropout", "0.1", "--decoder-self-mixer", "kernel:t2r+additive",
