@@ -16,6 +16,11 @@ double state_number(const nlohmann::json& state, const std::string& schedule, co
   return state.at(key).get<double>();
 }
 
+// A learning rate the user gave: a negative one would climb the loss, a NaN poison every weight.
+void check_learning_rate(double lr, const char* schedule, const char* flag) {
+  ATTN_CHECK(std::isfinite(lr) && lr >= 0, "{} schedule: {} must be a finite number >= 0, got {}", schedule, flag, lr);
+}
+
 double linear_warmup(double init_lr, double end_lr, int64_t warmup_updates, int64_t num_updates) {
   return init_lr + double(num_updates) * ((end_lr - init_lr) / double(warmup_updates));
 }
@@ -47,6 +52,7 @@ InverseSqrtScheduler::InverseSqrtScheduler(const InverseSqrtOptions& options)
       warmup_updates_(options.warmup_updates),
       warmup_init_lr_(options.warmup_init_lr < 0 ? 0.0 : options.warmup_init_lr) {
   ATTN_CHECK(warmup_updates_ > 0, "inverse_sqrt schedule: --warmup-updates must be > 0, got {}", warmup_updates_);
+  check_learning_rate(peak_lr_, "inverse_sqrt", "--lr");
   lr_ = lr_at(0);
 }
 
@@ -62,6 +68,7 @@ CosineScheduler::CosineScheduler(const CosineOptions& options) : options_(option
   if (options_.warmup_init_lr < 0) options_.warmup_init_lr = options_.min_lr;
   ATTN_CHECK(options_.warmup_updates >= 0, "cosine schedule: --warmup-updates must be >= 0, got {}",
              options_.warmup_updates);
+  check_learning_rate(options_.min_lr, "cosine", "the floor min lr");
   ATTN_CHECK(options_.max_lr > options_.min_lr, "cosine schedule: max lr ({}) must exceed the floor min lr ({})",
              options_.max_lr, options_.min_lr);
   ATTN_CHECK(options_.t_mult > 0, "cosine schedule: --t-mult must be > 0, got {}", options_.t_mult);
@@ -107,6 +114,7 @@ FixedScheduler::FixedScheduler(const FixedOptions& options)
       epoch_lr_(0.0),
       warmup_factor_(options.warmup_updates > 0 ? 1.0 / double(options.warmup_updates) : 1.0) {
   ATTN_CHECK(!options_.lr.empty(), "fixed schedule: --lr needs at least one value");
+  for (double lr : options_.lr) check_learning_rate(lr, "fixed", "every --lr value");
   ATTN_CHECK(options_.warmup_updates >= 0, "fixed schedule: --warmup-updates must be >= 0, got {}",
              options_.warmup_updates);
   epoch_lr_ = options_.lr.front();

@@ -48,8 +48,11 @@ TEST_CASE("inverse_sqrt: step_update hands out schedule(n) and warmup_init_lr de
   CHECK(s.step_begin_epoch(3) == s.lr());  // epochs do not move an update-based schedule
 }
 
-TEST_CASE("inverse_sqrt rejects zero warmup", "[lr_scheduler]") {
+TEST_CASE("inverse_sqrt rejects zero warmup and a negative or NaN lr", "[lr_scheduler]") {
   CHECK_THROWS_WITH(InverseSqrtScheduler({.lr = 1e-3, .warmup_updates = 0}), Contains("--warmup-updates"));
+  CHECK_THROWS_WITH(InverseSqrtScheduler({.lr = -1e-3, .warmup_updates = 10}), Contains("--lr") && Contains(">= 0"));
+  CHECK_THROWS_WITH(InverseSqrtScheduler({.lr = std::nan(""), .warmup_updates = 10}), Contains("--lr"));
+  CHECK_NOTHROW(InverseSqrtScheduler({.lr = 0.0, .warmup_updates = 10}));  // a frozen run stays possible
 }
 
 TEST_CASE("cosine matches the LightConv anchors of §8", "[lr_scheduler]") {
@@ -90,6 +93,7 @@ TEST_CASE("cosine: warmup starts at min_lr by default and the period defaults to
                     Contains("--max-update"));
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .min_lr = 1e-2, .lr_period_updates = 5}),
                     Contains("must exceed"));
+  CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .min_lr = -1e-2, .lr_period_updates = 5}), Contains("min lr"));
 }
 
 TEST_CASE("fixed: per-epoch lrs, force-anneal and warmup follow fairseq", "[lr_scheduler]") {
@@ -106,6 +110,7 @@ TEST_CASE("fixed: per-epoch lrs, force-anneal and warmup follow fairseq", "[lr_s
   CHECK(s.epoch_lr(4) == rel(0.05, 1e-12));  // annealing: lr[-1] · shrink^(epoch + 1 - force_anneal)
   CHECK(s.epoch_lr(5) == rel(0.005, 1e-12));
   CHECK_THROWS_WITH(FixedScheduler({.lr = {}}), Contains("--lr"));
+  CHECK_THROWS_WITH(FixedScheduler({.lr = {1e-3, -2.0}}), Contains("--lr") && Contains("-2"));
 }
 
 TEST_CASE("scheduler state round-trips through JSON and continues identically", "[lr_scheduler]") {
