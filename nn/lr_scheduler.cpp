@@ -53,6 +53,7 @@ InverseSqrtScheduler::InverseSqrtScheduler(const InverseSqrtOptions& options)
       warmup_init_lr_(options.warmup_init_lr < 0 ? 0.0 : options.warmup_init_lr) {
   ATTN_CHECK(warmup_updates_ > 0, "inverse_sqrt schedule: --warmup-updates must be > 0, got {}", warmup_updates_);
   check_learning_rate(peak_lr_, "inverse_sqrt", "--lr");
+  check_learning_rate(warmup_init_lr_, "inverse_sqrt", "--warmup-init-lr");  // NaN is not "< 0: unset"
   lr_ = lr_at(0);
 }
 
@@ -69,6 +70,7 @@ CosineScheduler::CosineScheduler(const CosineOptions& options) : options_(option
   ATTN_CHECK(options_.warmup_updates >= 0, "cosine schedule: --warmup-updates must be >= 0, got {}",
              options_.warmup_updates);
   check_learning_rate(options_.min_lr, "cosine", "the floor min lr");
+  check_learning_rate(options_.warmup_init_lr, "cosine", "--warmup-init-lr");
   ATTN_CHECK(options_.max_lr > options_.min_lr, "cosine schedule: max lr ({}) must exceed the floor min lr ({})",
              options_.max_lr, options_.min_lr);
   ATTN_CHECK(options_.t_mult > 0, "cosine schedule: --t-mult must be > 0, got {}", options_.t_mult);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -26,28 +27,31 @@ struct CommandInfo {
 
 std::vector<CommandInfo>& command_registry();
 
-// Checks that an option's value is a number > 0: "--beam: must be a number > 0, got '0'"
-// (CLI::PositiveNumber's message prints its bounds as 0.000000 and a 309-digit maximum).
-inline CLI::Validator positive_number() {
+// A validator that refuses, at parse time, what is not a finite number meeting `condition`:
+// "--beam: must be a finite number > 0, got '0'" (CLI::PositiveNumber's message prints its
+// bounds as 0.000000 and a 309-digit maximum, and NaN or an infinity passes some of its checks).
+template <typename Condition>
+CLI::Validator finite_number_that(Condition condition, std::string requirement, std::string name) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [condition, requirement](std::string& text) -> std::string {
         double value = 0;
-        if (CLI::detail::lexical_cast(text, value) && value > 0) return {};
-        return "must be a number > 0, got '" + text + "'";
+        if (CLI::detail::lexical_cast(text, value) && std::isfinite(value) && condition(value)) return {};
+        return "must be a finite number" + requirement + ", got '" + text + "'";
       },
-      "POSITIVE");
+      std::move(name));
 }
 
-// Checks that an option's value is a finite number >= 0 ("--max-len-b: must be a finite
-// number >= 0, got '-5'"): NaN, infinities and negative values are refused at parse time.
+inline CLI::Validator positive_number() {
+  return finite_number_that([](double v) { return v > 0; }, " > 0", "POSITIVE");
+}
+
 inline CLI::Validator non_negative_number() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        double value = 0;
-        if (CLI::detail::lexical_cast(text, value) && std::isfinite(value) && value >= 0) return {};
-        return "must be a finite number >= 0, got '" + text + "'";
-      },
-      "NON-NEGATIVE");
+  return finite_number_that([](double v) { return v >= 0; }, " >= 0", "NON-NEGATIVE");
+}
+
+// Any finite number (a length penalty, an unknown-word penalty): NaN and infinities only are refused.
+inline CLI::Validator finite_number() {
+  return finite_number_that([](double) { return true; }, "", "FINITE");
 }
 
 struct CommandRegistration {

@@ -21,7 +21,7 @@ CLI::Validator ngram_size() {
 
 void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags& sampling) {
   cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(positive_number())->capture_default_str();
-  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->capture_default_str();
+  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->check(finite_number())->capture_default_str();
   cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")
       ->check(non_negative_number())
       ->capture_default_str();
@@ -34,6 +34,7 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
       ->capture_default_str();
   cmd.add_option("--unkpen", search.unk_penalty,
                  "Unknown-word penalty, subtracted from <unk>'s log-probability (> 0: fewer <unk>, < 0: more)")
+      ->check(finite_number())
       ->capture_default_str();
   cmd.add_option("--temperature", search.temperature, "Divide the logits by T before the softmax (< 1 sharper)")
       ->check(positive_number())

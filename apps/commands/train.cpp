@@ -142,7 +142,8 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--update-freq", o.update_freq, "Accumulate gradients over N batches")->capture_default_str();
   cmd.add_option("--max-update", o.max_update, "Stop after N updates (0: no limit)");
   cmd.add_option("--max-epoch", o.max_epoch, "Stop after N epochs (0: no limit)");
-  cmd.add_option("--max-time-minutes", o.max_time_minutes, "Stop after this much training time");
+  cmd.add_option("--max-time-minutes", o.max_time_minutes, "Stop after this much training time (0: no limit)")
+      ->check(non_negative_number());
   cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str();
   add_compute_options(cmd, o.compute);
   // checkpoints and logging

@@ -1135,7 +1135,12 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
   require_command_line_error(run_attnlab(dir, {"tokenize", "--no-such-flag"}), "--no-such-flag");
   require_command_line_error(run_attnlab(dir, {"tokenize", "-l", "xx"}), "xx");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--beam", "0"}),
-                             "--beam: must be a number > 0, got '0'");
+                             "--beam: must be a finite number > 0, got '0'");
+  require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--lenpen", "nan"}),
+                             "--lenpen: must be a finite number, got 'nan'");
+  require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--temperature", "inf"}),
+                             "--temperature");
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--max-time-minutes", "nan"}), "--max-time-minutes");
   for (const char* threads : {"--threads=0", "--threads=-3"})
     require_command_line_error(run_attnlab(dir, {"train", "data", "--max-tokens", "100", threads}), "--threads");
   require_command_line_error(run_attnlab(dir, {"train"}), "data");

@@ -52,6 +52,8 @@ TEST_CASE("inverse_sqrt rejects zero warmup and a negative or NaN lr", "[lr_sche
   CHECK_THROWS_WITH(InverseSqrtScheduler({.lr = 1e-3, .warmup_updates = 0}), Contains("--warmup-updates"));
   CHECK_THROWS_WITH(InverseSqrtScheduler({.lr = -1e-3, .warmup_updates = 10}), Contains("--lr") && Contains(">= 0"));
   CHECK_THROWS_WITH(InverseSqrtScheduler({.lr = std::nan(""), .warmup_updates = 10}), Contains("--lr"));
+  CHECK_THROWS_WITH(InverseSqrtScheduler({.lr = 1e-3, .warmup_updates = 10, .warmup_init_lr = std::nan("")}),
+                    Contains("--warmup-init-lr"));
   CHECK_NOTHROW(InverseSqrtScheduler({.lr = 0.0, .warmup_updates = 10}));  // a frozen run stays possible
 }
 
@@ -94,6 +96,8 @@ TEST_CASE("cosine: warmup starts at min_lr by default and the period defaults to
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .min_lr = 1e-2, .lr_period_updates = 5}),
                     Contains("must exceed"));
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .min_lr = -1e-2, .lr_period_updates = 5}), Contains("min lr"));
+  CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .warmup_init_lr = std::nan(""), .lr_period_updates = 5}),
+                    Contains("--warmup-init-lr"));
 }
 
 TEST_CASE("fixed: per-epoch lrs, force-anneal and warmup follow fairseq", "[lr_scheduler]") {
