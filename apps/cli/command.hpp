@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 namespace attn::app {
 
@@ -47,6 +48,11 @@ inline CLI::Validator positive_number() {
 
 inline CLI::Validator non_negative_number() {
   return finite_number_that([](double v) { return v >= 0; }, " >= 0", "NON-NEGATIVE");
+}
+
+inline CLI::Validator number_in_range(double low, double high) {
+  return finite_number_that([low, high](double v) { return v >= low && v <= high; },
+                            fmt::format(" in [{}, {}]", low, high), fmt::format("[{}, {}]", low, high));
 }
 
 // Any finite number (a length penalty, an unknown-word penalty): NaN and infinities only are refused.

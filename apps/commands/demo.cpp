@@ -27,21 +27,21 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--ding", options->ding_path, "Ding dictionary file (package trans-de-en)")->capture_default_str();
   cmd.add_option("--dictionary-entries", options->dictionary_entries,
                  "Word and phrase entries of the dictionary added to train (a seeded subset; valid/test stay sentences)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd.add_option("--bpe-merges", options->bpe_merges, "Joint BPE merges")->check(positive_number())->capture_default_str();
   cmd.add_option("--dropout", options->dropout,
                  "Dropout of the demo's model (more for a larger --max-update: 0.2 for 18000 updates)")
-      ->check(CLI::Range(0.0, 0.9))
+      ->check(number_in_range(0.0, 0.9))
       ->capture_default_str();
   cmd.add_option("--weight-decay", options->weight_decay,
                  "Decoupled weight decay of the demo's training (0: none)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in_range(0.0, 1.0))
       ->capture_default_str();
   cmd.add_option("--beam", options->beam, "Beam size")->check(positive_number())->capture_default_str();
   cmd.add_option("--knn-lambda", options->knn_lambda,
                  "kNN-MT on the test set: weight of the training pairs' nearest decoder states (0: plain beam search)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in_range(0.0, 1.0))
       ->capture_default_str();
   cmd.add_flag("--compare", options->compare,
                "Also train every teaching variant for --compare-updates and compare them in the report");

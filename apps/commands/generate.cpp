@@ -164,32 +164,32 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--knn-reduced-dims", args->knn_build.reduced_dims,
                  "kNN-MT: project the keys and queries onto their N principal axes (PCA) for a faster search "
                  "(0: the full decoder states)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd.add_option("--knn-lists", args->knn_build.lists,
                  "kNN-MT: split the keys into N k-means lists (an IVF index) when the datastore is built "
                  "(0: none; an exact search)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd.add_option("--knn-probes", args->knn.probes,
                  "kNN-MT: with --knn-lists, search only the keys of each query's P nearest lists (0 or at least "
                  "the lists: all keys)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   CLI::Option* absolute_temperature =
       cmd.add_option("--knn-temperature", args->knn.temperature, "kNN-MT: T of exp(-distance / T)")
-          ->check(CLI::PositiveNumber)
+          ->check(positive_number())
           ->capture_default_str();
   cmd.add_option("--knn-relative-temperature", args->knn_relative_temperature,
                  "kNN-MT: T as a multiple of the keys' variance (their mean squared distance from their mean), the "
                  "same sharpness for models whose states spread differently")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->excludes(absolute_temperature);
   cmd.add_option("--knn-lambda", args->knn.lambda, "kNN-MT: weight of the neighbours' distribution")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in_range(0.0, 1.0))
       ->capture_default_str();
   add_compute_options(cmd, args->compute);
   return [args, alignment] {

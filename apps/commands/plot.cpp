@@ -58,7 +58,7 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--metrics", args->metrics,
                  "Panels: loss, nll_loss, ppl, lr, gnorm, tokens_per_second (comma separated)")
       ->delimiter(',');
-  cmd.add_option("--columns", args->columns, "Panels per row")->check(CLI::Range(1, 6));
+  cmd.add_option("--columns", args->columns, "Panels per row")->check(number_in_range(1, 6));
   return [args] { return run_plot(*args); };
 }
 

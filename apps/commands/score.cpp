@@ -263,22 +263,22 @@ CommandRegistration score_command(
           options->smooth_value_option,
           cmd.add_flag("--sentence", options->sentence, "One sentence-BLEU line per hypothesis (effective order)"),
           cmd.add_option("-w,--width", options->width, "Decimals of the score (sacreBLEU's command line prints 1)")
-              ->check(CLI::Range(0, 16))
+              ->check(number_in_range(0, 16))
               ->capture_default_str(),
           cmd.add_flag("--paired-bs", options->paired_bs,
                        "Paired bootstrap test of each -i system against the first (sacreBLEU's; seed: SACREBLEU_SEED)"),
           cmd.add_option("--paired-bs-n", options->paired_bs_samples, "Resamples of --paired-bs")
-              ->check(CLI::PositiveNumber)
+              ->check(positive_number())
               ->capture_default_str(),
           cmd.add_flag("--paired-ar", options->paired_ar,
                        "Paired approximate randomization test of each -i system against the first (sacreBLEU's)"),
           cmd.add_option("--paired-ar-n", options->paired_ar_trials, "Trials of --paired-ar")
-              ->check(CLI::PositiveNumber)
+              ->check(positive_number())
               ->capture_default_str(),
           cmd.add_flag("--confidence", options->confidence,
                        "Mean and 95% interval of the BLEU over resamples of the sentences (sacreBLEU's)"),
           cmd.add_option("--confidence-n", options->confidence_samples, "Resamples of --confidence")
-              ->check(CLI::PositiveNumber)
+              ->check(positive_number())
               ->capture_default_str(),
       };
       cmd.add_option("-i,--input", options->inputs,

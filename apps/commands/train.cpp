@@ -115,14 +115,14 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--ema-decay", o.ema_decay,
                  "Keep an exponential moving average of the weights with this decay, in (0, 1) (0: none); "
                  "checkpoints and validation then hold the average")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in_range(0.0, 1.0))
       ->capture_default_str();
   cmd.add_option("--ema-start-update", o.ema_start_update, "Before this update the moving average copies the weights")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd.add_option("--ema-update-freq", o.ema_update_freq,
                  "The moving average takes its step (or, before --ema-start-update, its copy) every N updates")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd.add_option("--lr-scheduler", o.lr_scheduler, "inverse_sqrt | cosine | fixed")
       ->check(CLI::IsMember({"inverse_sqrt", "cosine", "fixed"}))
@@ -189,10 +189,10 @@ CommandAction setup(CLI::App& cmd) {
   // distributed (dist/world.hpp)
   cmd.add_option("--distributed-world-size", args->world.world_size,
                  "Number of ranks; under mpirun it must equal -np (default: what the launcher started)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd.add_option("--distributed-rank", args->world.rank,
                  "This process's rank (with --distributed-init-method); under mpirun it must equal MPI's")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd.add_option("--distributed-init-method", args->world.init_method,
                  "Where ranks started without mpirun meet: tcp://HOST:PORT (rank 0's machine), env:// "
                  "(MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK) or file:///SHARED/DIR");
@@ -201,7 +201,7 @@ CommandAction setup(CLI::App& cmd) {
       ->check(CLI::IsMember({"c10d", "pytorch_ddp", "no_c10d", "legacy_ddp"}))
       ->capture_default_str();
   cmd.add_option("--bucket-cap-mb", o.gradient_sync.bucket_cap_mb, "Gradient bucket size in MiB (c10d)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd.add_flag("--skip-invalid-updates", o.skip_invalid_updates, "Skip updates with NaN/inf instead of stopping");
   return [args] { return run_train(*args); };

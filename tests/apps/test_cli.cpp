@@ -1141,6 +1141,11 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--temperature", "inf"}),
                              "--temperature");
   require_command_line_error(run_attnlab(dir, {"train", "data", "--max-time-minutes", "nan"}), "--max-time-minutes");
+  // CLI11's own Range and PositiveNumber let NaN through: the demo then trained for ten minutes before refusing it.
+  require_command_line_error(run_attnlab(dir, {"demo", "--knn-lambda", "nan"}),
+                             "--knn-lambda: must be a finite number in [0, 1], got 'nan'");
+  require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--knn-temperature", "nan"}),
+                             "--knn-temperature");
   for (const char* threads : {"--threads=0", "--threads=-3"})
     require_command_line_error(run_attnlab(dir, {"train", "data", "--max-tokens", "100", threads}), "--threads");
   require_command_line_error(run_attnlab(dir, {"train"}), "data");
