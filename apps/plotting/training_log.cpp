@@ -60,6 +60,8 @@ std::vector<LogRecord> read_training_log(const std::string& path) {
     if (!r->valid) std::erase_if(records, [&](const LogRecord& old) { return old.update >= r->update; });
     records.push_back(std::move(*r));
   }
+  ATTN_CHECK(!records.empty(),
+             "plot: {} has no training or validation record yet (the first comes after --log-interval updates)", path);
   std::stable_sort(records.begin(), records.end(),
                    [](const LogRecord& a, const LogRecord& b) { return a.update < b.update; });
   time_validations(records);

@@ -96,6 +96,8 @@ TEST_CASE("plot: a training log is read in update order, a resumed run's repeate
   write_file(dir.file("bad.jsonl"), "{\"type\": \"train\", \"update\": 1}\n{\"update\": 2}\n");
   CHECK_THROWS_WITH(read_training_log(dir.file("bad.jsonl")), Contains("bad.jsonl:2") && Contains("\"type\""));
   CHECK_THROWS_WITH(read_training_log(dir.file("missing.jsonl")), Contains("missing.jsonl"));
+  write_file(dir.file("started.jsonl"), "");  // a run before its first progress line: no empty figure
+  CHECK_THROWS_WITH(read_training_log(dir.file("started.jsonl")), Contains("started.jsonl") && Contains("no training"));
 }
 
 TEST_CASE("plot: a heat map's cells take the scale's colours, from its lowest to its highest value") {
