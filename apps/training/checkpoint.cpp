@@ -189,6 +189,39 @@ auto with_json_errors_named(const std::string& base, Read read) {
   }
 }
 
+// What checkpoints averaged together must share: the files of their data (row i of an embedding
+// is symbol i of one dictionary) and their model, apart from its dropouts (weights fine-tuned
+// with other dropouts from one start may be averaged).
+nlohmann::json averaging_identity(const nlohmann::json& metadata) {
+  nlohmann::json identity = nlohmann::json::object();
+  const nlohmann::json task = metadata.value("task", nlohmann::json::object());
+  for (const char* file : {"source_dict", "target_dict", "bpe_codes"})
+    if (task.contains(file) && task[file].is_object()) identity[file] = task[file].value("checksum", "");
+  nlohmann::json config = metadata.value("model_config", nlohmann::json::object());
+  auto drop_dropouts = [](nlohmann::json& fields) {
+    for (auto it = fields.begin(); it != fields.end();)
+      it = it.key().ends_with("dropout") ? fields.erase(it) : std::next(it);
+  };
+  drop_dropouts(config);
+  if (config.contains("mixer_options") && config["mixer_options"].is_object()) drop_dropouts(config["mixer_options"]);
+  identity["model_config"] = config;
+  return identity;
+}
+
+// The first field, as a dotted path, where two JSON objects differ; empty when they agree.
+std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix = "") {
+  if (!a.is_object() || !b.is_object()) return a == b ? "" : prefix;
+  std::set<std::string> keys;
+  for (const auto& [key, value] : a.items()) keys.insert(key);
+  for (const auto& [key, value] : b.items()) keys.insert(key);
+  for (const std::string& key : keys) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (!a.contains(key) || !b.contains(key)) return path;
+    if (std::string d = first_difference(a[key], b[key], path); !d.empty()) return d;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string checkpoint_base(const std::string& path) {
@@ -277,8 +310,15 @@ void remove_checkpoint(const std::string& base) {
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output) {
   ATTN_CHECK(!bases.empty(), "average: no checkpoints given");
   std::vector<std::string> weights;
+  nlohmann::json first_identity;
   for (const std::string& base : bases) {
-    load_checkpoint_metadata(base, /*with_optimizer=*/false);  // verifies the weights before averaging them
+    // Loading verifies the weights before averaging them.
+    const nlohmann::json identity = averaging_identity(load_checkpoint_metadata(base, /*with_optimizer=*/false));
+    if (weights.empty()) first_identity = identity;
+    if (const std::string field = first_difference(first_identity, identity); !field.empty())
+      throw CheckpointError(fmt::format("average: {} and {} differ in {} (checkpoints of other data or another model "
+                                        "cannot be averaged)",
+                                        bases.front(), base, field));
     weights.push_back(weights_path(base));
   }
   SafetensorsFile averaged = nn::average_checkpoints(weights);

@@ -204,6 +204,36 @@ TEST_CASE("checkpoint: averaging writes a loadable checkpoint with the mean weig
   CHECK(averaged.model[1].second.to_vector() == std::vector<double>{7, 9});  // integers: floor of the mean
   CHECK(averaged.optimizer.empty());
   CHECK(averaged.metadata.at("num_updates") == 20);  // metadata of the first input
+
+  SECTION("checkpoints of other data or another model are refused; other dropouts are not") {
+    auto save_with = [&](const std::string& name, const nlohmann::json& task, const nlohmann::json& config) {
+      CheckpointContent content = sample_content(1.0f, 10);
+      content.metadata["task"] = task;
+      content.metadata["model_config"] = config;
+      save_checkpoint(dir + "/" + name, content);
+    };
+    std::ofstream(dir + "/dict_one.txt") << "hallo 3\n";
+    std::ofstream(dir + "/dict_two.txt") << "welt 3\n";
+    const nlohmann::json task = {{"target_dict", keep_file_beside(dir + "/dict_one.txt", dir + "/one", "dict.de.txt")}};
+    const nlohmann::json config = {{"tgt_vocab_size", 8}, {"dropout", 0.1}, {"mixer_options", {{"weight_dropout", 0.0}}}};
+    save_with("a", task, config);
+    nlohmann::json other_dropouts = config;
+    other_dropouts["dropout"] = 0.3;
+    other_dropouts["mixer_options"]["weight_dropout"] = 0.1;
+    save_with("b", task, other_dropouts);
+    CHECK_NOTHROW(average_checkpoints_into({dir + "/a", dir + "/b"}, dir + "/ab"));
+    const nlohmann::json other_dictionary = {
+        {"target_dict", keep_file_beside(dir + "/dict_two.txt", dir + "/two", "dict.de.txt")}};
+    save_with("c", other_dictionary, config);
+    CHECK_THROWS_WITH(average_checkpoints_into({dir + "/a", dir + "/c"}, dir + "/ac"),
+                      Catch::Contains("differ in target_dict") && Catch::Contains(dir + "/c"));
+    nlohmann::json other_vocabulary = config;
+    other_vocabulary["tgt_vocab_size"] = 6;
+    save_with("d", task, other_vocabulary);
+    CHECK_THROWS_WITH(average_checkpoints_into({dir + "/a", dir + "/d"}, dir + "/ad"),
+                      Catch::Contains("differ in model_config.tgt_vocab_size"));
+    CHECK_FALSE(fs::exists(dir + "/ad.json"));
+  }
   truncate_file(weights_path(dir + "/checkpoint1"), 8);
   CHECK_THROWS_AS(average_checkpoints_into({dir + "/checkpoint1"}, dir + "/again"), CheckpointError);
 }
