@@ -103,7 +103,9 @@ CommandAction setup(CLI::App& cmd) {
   cmd.require_subcommand(1);
   auto learn_args = std::make_shared<LearnArgs>();
   CLI::App* learn_cmd = cmd.add_subcommand("learn", "learn BPE merges (subword-nmt learn-bpe)");
-  learn_cmd->add_option("-s,--symbols", learn_args->options.num_symbols, "number of merges")->capture_default_str();
+  learn_cmd->add_option("-s,--symbols", learn_args->options.num_symbols, "number of merges")
+      ->check(non_negative_number())
+      ->capture_default_str();
   learn_cmd->add_option("--min-frequency", learn_args->options.min_frequency, "stop below this pair frequency")
       ->capture_default_str();
   learn_cmd->add_flag("--dict-input", learn_args->dict_input, "input lines are 'word count'");
@@ -128,7 +130,9 @@ CommandAction setup(CLI::App& cmd) {
       cmd.add_subcommand("learn-joint", "learn BPE on several files and write their vocabularies "
                                         "(subword-nmt learn-joint-bpe-and-vocab)");
   joint_cmd->add_option("--input", joint_args->inputs, "training files")->required();
-  joint_cmd->add_option("-s,--symbols", joint_args->options.num_symbols, "number of merges")->capture_default_str();
+  joint_cmd->add_option("-s,--symbols", joint_args->options.num_symbols, "number of merges")
+      ->check(non_negative_number())
+      ->capture_default_str();
   joint_cmd->add_option("-o,--output", joint_args->output, "codes file")->required();
   joint_cmd->add_option("--write-vocabulary", joint_args->vocabularies, "one vocabulary file per input")->required();
   joint_cmd->add_option("--min-frequency", joint_args->options.min_frequency, "stop below this pair frequency")
