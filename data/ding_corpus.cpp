@@ -138,13 +138,23 @@ DingCorpus read_ding_corpus(const std::string& path) {
     throw DataError(fmt::format("{}: Ding dictionary not found; install the Debian package trans-de-en "
                                 "(apt-get install trans-de-en) or pass --input", path));
   DistinctPairs sentences, entries;
-  for (const std::string& line : read_lines(path))
+  const std::vector<std::string> lines = read_lines(path);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const bool blank = line.find_first_not_of(" \t\r") == std::string::npos;
+    if (!blank && line.front() != '#' && line.find(kSideSeparator) == std::string::npos) {
+      size_t shown = std::min<size_t>(line.size(), 80);
+      while (shown < line.size() && (uint8_t(line[shown]) & 0xC0) == 0x80) --shown;  // whole UTF-8 characters
+      throw DataError(fmt::format("{}:{}: not a Ding dictionary line (expected 'German :: English'): '{}'", path, i + 1,
+                                  line.substr(0, shown)));
+    }
     for (SentencePair& pair : aligned_sub_entries(line)) {
       if (is_sentence_pair(pair))
         sentences.add(std::move(pair));
       else if (is_entry_pair(pair))
         entries.add(std::move(pair));
     }
+  }
   return {sentences.take(), entries.take()};
 }
 

@@ -101,6 +101,15 @@ TEST_CASE("Ding missing file names the Debian package", "[ding]") {
                     Catch::Contains("/nonexistent/de-en") && Catch::Contains("trans-de-en"));
 }
 
+TEST_CASE("a file that is not a Ding dictionary is an error naming its first foreign line", "[ding]") {
+  TempDir tmp;
+  const std::string path =
+      attn::test::write_file(tmp.dir / "notes.txt", "# a comment\n\nHaus {n} :: house\r\njust some prose\n");
+  CHECK_THROWS_WITH(attn::data::read_ding_corpus(path),
+                    Catch::Contains("notes.txt:4") && Catch::Contains("German :: English") &&
+                        Catch::Contains("just some prose"));
+}
+
 TEST_CASE("corpus split is seeded, disjoint and complete; files are written", "[ding]") {
   std::vector<SentencePair> pairs;
   for (int i = 0; i < 50; ++i) pairs.push_back({"english " + std::to_string(i), "deutsch " + std::to_string(i)});
