@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -77,6 +78,31 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     ::unlink(tmp.c_str());
     throw DataError(fmt::format("{}: rename failed: {}", path, std::strerror(errno)));
   }
+}
+
+size_t cut_partial_last_line(const std::string& path) {
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size == 0) return 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(fmt::format("{}: cannot open", path));
+  // Back from the end, a block at a time, to the last newline.
+  constexpr uintmax_t kBlock = 4096;
+  std::string block;
+  for (uintmax_t end = size; end > 0;) {
+    const uintmax_t begin = end > kBlock ? end - kBlock : 0;
+    block.resize(size_t(end - begin));
+    in.seekg(std::streamoff(begin));
+    if (!in.read(block.data(), std::streamsize(block.size()))) throw DataError(fmt::format("{}: read failed", path));
+    if (const size_t newline = block.rfind('\n'); newline != std::string::npos) {
+      const uintmax_t whole = begin + newline + 1;
+      if (whole < size) std::filesystem::resize_file(path, whole);
+      return size_t(size - whole);
+    }
+    end = begin;
+  }
+  std::filesystem::resize_file(path, 0);  // one partial line and nothing else
+  return size_t(size);
 }
 
 }  // namespace attn::data

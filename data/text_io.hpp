@@ -21,5 +21,9 @@ void check_utf8(std::string_view s, const std::string& file, size_t line);
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding = true);
 // Writes `content` to path atomically: a temp file in the same folder, fsync, rename.
 void write_file_atomic(const std::string& path, std::string_view content);
+// An append-only log whose writer died mid-record (power loss, a full disk) ends without a
+// newline: cuts that partial last line, so the next record starts a line of its own and every
+// line stays whole. Returns the bytes removed (0 for a whole or missing file).
+size_t cut_partial_last_line(const std::string& path);
 
 }  // namespace attn::data

@@ -16,6 +16,7 @@
 #include "autograd/autograd.hpp"
 #include "core/profiler.hpp"
 #include "core/rng.hpp"
+#include "data/text_io.hpp"
 #include "nn/adam.hpp"
 #include "nn/grad_clip.hpp"
 #include "nn/nag.hpp"
@@ -176,7 +177,11 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   parallel_.check_same_state([this] { return state_summary(); }, restored_from_ ? "resumed from " + *restored_from_ : "nothing to resume from");
   if (parallel_.is_writer()) {
     task_record_ = keep_task_beside(task_, options_.save_dir);
-    json_log_.open((fs::path(options_.save_dir) / "train_log.jsonl").string(), std::ios::app);
+    const std::string log_path = (fs::path(options_.save_dir) / "train_log.jsonl").string();
+    if (const size_t cut = data::cut_partial_last_line(log_path); cut > 0)
+      progress_.line(fmt::format("warning: removed the last {} bytes of {}, a record an interrupted run left unfinished",
+                                 cut, log_path));
+    json_log_.open(log_path, std::ios::app);
   }
 }
 

@@ -2,8 +2,8 @@
 // save dir whose checkpoints cannot be resumed stops training with an error naming them;
 // resume takes the newest complete checkpoint and finishes an interrupted save and end of
 // run; impossible or mistyped metadata is refused naming the key; the save dir lock (live,
-// stale, foreign, unwritable dir); leftovers of interrupted saves are removed, nothing
-// else. The kill -9 version of these runs is test_kill_resume.cpp.
+// stale, foreign, unwritable dir); leftovers of interrupted saves (and a torn last log
+// record) are removed, nothing else. The kill -9 version of these runs is test_kill_resume.cpp.
 #include <catch.hpp>
 
 #include <sys/wait.h>
@@ -208,6 +208,7 @@ TEST_CASE("trainer: leftovers of interrupted saves are removed at start", "[trai
   fs::copy_file(ck + "checkpoint_last.optimizer.safetensors", ck + "checkpoint_1_2.optimizer.safetensors");  // rotation cut off
   for (const char* foreign : {"notes.safetensors.tmp.1", "model.safetensors", "checkpoint99999999999999999999.json"})
     std::ofstream(ck + foreign) << "the user's";
+  std::ofstream(ck + "train_log.jsonl", std::ios::app) << "{\"type\": \"tra";  // a record torn by a power cut
   options.max_update = 6;
   Trainer resumed(options);
   CHECK(resumed.num_updates() == 4);
@@ -220,4 +221,7 @@ TEST_CASE("trainer: leftovers of interrupted saves are removed at start", "[trai
   CHECK(fs::exists(ck + "checkpoint_2_6.json"));
   CHECK_FALSE(fs::exists(ck + "checkpoint_1_4.json"));
   CHECK(fs::exists(ck + "checkpoint99999999999999999999.json"));
+  std::ifstream log(ck + "train_log.jsonl");
+  for (std::string line; std::getline(log, line);)  // the torn record is gone, the resumed run's lines are whole
+    CHECK_NOTHROW(nlohmann::json::parse(line));
 }
