@@ -15,6 +15,7 @@
 #include "data/text_io.hpp"
 #include "nn/checkpoint_average.hpp"
 #include "nn/checkpoint_names.hpp"
+#include "nn/transformer/transformer_config.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;
@@ -189,37 +190,24 @@ auto with_json_errors_named(const std::string& base, Read read) {
   }
 }
 
-// What checkpoints averaged together must share: the files of their data (row i of an embedding
-// is symbol i of one dictionary) and their model, apart from its dropouts (weights fine-tuned
-// with other dropouts from one start may be averaged).
-nlohmann::json averaging_identity(const nlohmann::json& metadata) {
-  nlohmann::json identity = nlohmann::json::object();
-  const nlohmann::json task = metadata.value("task", nlohmann::json::object());
-  for (const char* file : {"source_dict", "target_dict", "bpe_codes"})
-    if (task.contains(file) && task[file].is_object()) identity[file] = task[file].value("checksum", "");
-  nlohmann::json config = metadata.value("model_config", nlohmann::json::object());
-  auto drop_dropouts = [](nlohmann::json& fields) {
-    for (auto it = fields.begin(); it != fields.end();)
-      it = it.key().ends_with("dropout") ? fields.erase(it) : std::next(it);
+// Why a checkpoint cannot be averaged with the first: the files of their data differ (row i of
+// an embedding is symbol i of one dictionary), or their models do apart from the dropouts
+// (weights fine-tuned with other dropouts from one start may be averaged). Empty when none.
+std::vector<std::string> averaging_conflicts(const nlohmann::json& first, const nlohmann::json& other) {
+  std::vector<std::string> conflicts;
+  auto checksum_of = [](const nlohmann::json& metadata, const char* file) {
+    const nlohmann::json task = metadata.value("task", nlohmann::json::object());
+    return task.contains(file) && task[file].is_object() ? task[file].value("checksum", "") : "";
   };
-  drop_dropouts(config);
-  if (config.contains("mixer_options") && config["mixer_options"].is_object()) drop_dropouts(config["mixer_options"]);
-  identity["model_config"] = config;
-  return identity;
-}
-
-// The first field, as a dotted path, where two JSON objects differ; empty when they agree.
-std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix = "") {
-  if (!a.is_object() || !b.is_object()) return a == b ? "" : prefix;
-  std::set<std::string> keys;
-  for (const auto& [key, value] : a.items()) keys.insert(key);
-  for (const auto& [key, value] : b.items()) keys.insert(key);
-  for (const std::string& key : keys) {
-    const std::string path = prefix.empty() ? key : prefix + "." + key;
-    if (!a.contains(key) || !b.contains(key)) return path;
-    if (std::string d = first_difference(a[key], b[key], path); !d.empty()) return d;
-  }
-  return "";
+  for (const char* file : {"bpe_codes", "source_dict", "target_dict"})
+    if (checksum_of(first, file) != checksum_of(other, file)) conflicts.push_back(file);
+  auto config_of = [](const nlohmann::json& metadata) {
+    return nn::config_from_json(metadata.value("model_config", nlohmann::json::object()));
+  };
+  auto not_a_dropout = [](std::string_view field) { return !field.ends_with("dropout"); };
+  for (const std::string& field : nn::config_differences(config_of(first), config_of(other), not_a_dropout))
+    conflicts.push_back("model_config." + field);
+  return conflicts;
 }
 
 }  // namespace
@@ -310,15 +298,15 @@ void remove_checkpoint(const std::string& base) {
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output) {
   ATTN_CHECK(!bases.empty(), "average: no checkpoints given");
   std::vector<std::string> weights;
-  nlohmann::json first_identity;
+  nlohmann::json first_metadata;
   for (const std::string& base : bases) {
     // Loading verifies the weights before averaging them.
-    const nlohmann::json identity = averaging_identity(load_checkpoint_metadata(base, /*with_optimizer=*/false));
-    if (weights.empty()) first_identity = identity;
-    if (const std::string field = first_difference(first_identity, identity); !field.empty())
+    const nlohmann::json metadata = load_checkpoint_metadata(base, /*with_optimizer=*/false);
+    if (weights.empty()) first_metadata = metadata;
+    if (const std::vector<std::string> conflicts = averaging_conflicts(first_metadata, metadata); !conflicts.empty())
       throw CheckpointError(fmt::format("average: {} and {} differ in {} (checkpoints of other data or another model "
                                         "cannot be averaged)",
-                                        bases.front(), base, field));
+                                        bases.front(), base, conflicts.front()));
     weights.push_back(weights_path(base));
   }
   SafetensorsFile averaged = nn::average_checkpoints(weights);

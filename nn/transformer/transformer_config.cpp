@@ -365,10 +365,12 @@ nlohmann::json to_json(const TransformerConfig& config) {
   return j;
 }
 
-std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b) {
+std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b,
+                                            const std::function<bool(std::string_view)>& compared) {
   const nlohmann::json ja = to_json(a), jb = to_json(b);
   std::vector<std::string> out;
   for (const Field& f : fields()) {
+    if (compared && !compared(f.name)) continue;
     const nlohmann::json& va = f.group == Group::MixerOption ? ja.at(kMixerOptionsKey).at(f.name) : ja.at(f.name);
     const nlohmann::json& vb = f.group == Group::MixerOption ? jb.at(kMixerOptionsKey).at(f.name) : jb.at(f.name);
     if (va != vb) out.push_back(fmt::format("{}: {} vs {}", f.name, va.dump(), vb.dump()));

@@ -7,6 +7,8 @@
 // self-attention and encoder–decoder (cross) attention each take a kind string understood
 // by nn/mixers/mixer_registry.hpp ("softmax", later "linformer", "kernel:elu+additive", ...).
 #pragma once
+#include <functional>
+#include <string_view>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -130,8 +132,10 @@ void apply_override(TransformerConfig& config, const std::string& key_value);
 void apply_overrides(TransformerConfig& config, const std::vector<std::string>& key_values);
 
 nlohmann::json to_json(const TransformerConfig& config);
-// The fields in which two configurations differ, one "name: A vs B" each (empty when equal).
-std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b);
+// The fields in which two configurations differ, one "name: A vs B" each (empty when equal);
+// with `compared`, only the fields whose name it accepts.
+std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b,
+                                            const std::function<bool(std::string_view)>& compared = {});
 // Fields missing from the JSON keep their defaults; unknown keys are rejected.
 TransformerConfig config_from_json(const nlohmann::json& j);
 
