@@ -108,6 +108,9 @@ PairVerdict judge_pair(std::string_view first, std::string_view second, const Cl
 
 CleanCorpusReport clean_corpus(const std::string& corpus, const std::string& l1, const std::string& l2,
                                const std::string& out, const CleanCorpusOptions& options) {
+  if (options.min_words > options.max_words)
+    throw DataError(fmt::format("clean-corpus: MIN {} > MAX {} words would drop every pair", options.min_words,
+                                options.max_words));
   CorpusSide first(corpus + "." + l1), second(corpus + "." + l2);
   CleanCorpusReport report;
   std::string kept_first, kept_second, first_line, second_line;

@@ -159,7 +159,8 @@ DingCorpus read_ding_corpus(const std::string& path) {
 }
 
 CorpusSplit split_corpus(std::vector<SentencePair> pairs, uint64_t seed, size_t valid_size, size_t test_size) {
-  if (pairs.size() <= valid_size + test_size)
+  // Written so that no sum can wrap around: valid_size + test_size < pairs.size().
+  if (valid_size >= pairs.size() || test_size >= pairs.size() - valid_size)
     throw DataError(fmt::format("corpus of {} pairs is too small for {} valid and {} test pairs", pairs.size(),
                                 valid_size, test_size));
   seeded_shuffle(pairs, seed);

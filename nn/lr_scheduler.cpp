@@ -16,7 +16,8 @@ double state_number(const nlohmann::json& state, const std::string& schedule, co
   return state.at(key).get<double>();
 }
 
-// A learning rate the user gave: a negative one would climb the loss, a NaN poison every weight.
+// A learning rate (or a factor on one) the user gave: a negative one would climb the loss, a NaN
+// poison every weight.
 void check_learning_rate(double lr, const char* schedule, const char* flag) {
   ATTN_CHECK(std::isfinite(lr) && lr >= 0, "{} schedule: {} must be a finite number >= 0, got {}", schedule, flag, lr);
 }
@@ -74,6 +75,7 @@ CosineScheduler::CosineScheduler(const CosineOptions& options) : options_(option
   ATTN_CHECK(options_.max_lr > options_.min_lr, "cosine schedule: max lr ({}) must exceed the floor min lr ({})",
              options_.max_lr, options_.min_lr);
   ATTN_CHECK(options_.t_mult > 0, "cosine schedule: --t-mult must be > 0, got {}", options_.t_mult);
+  check_learning_rate(options_.lr_shrink, "cosine", "--lr-shrink");
   int64_t period = options_.lr_period_updates;
   if (period <= 0) {
     ATTN_CHECK(options_.max_update > options_.warmup_updates,
@@ -117,6 +119,9 @@ FixedScheduler::FixedScheduler(const FixedOptions& options)
       warmup_factor_(options.warmup_updates > 0 ? 1.0 / double(options.warmup_updates) : 1.0) {
   ATTN_CHECK(!options_.lr.empty(), "fixed schedule: --lr needs at least one value");
   for (double lr : options_.lr) check_learning_rate(lr, "fixed", "every --lr value");
+  check_learning_rate(options_.lr_shrink, "fixed", "--lr-shrink");
+  ATTN_CHECK(!options_.force_anneal || *options_.force_anneal >= 0,
+             "fixed schedule: --force-anneal is an epoch, must be >= 0, got {}", *options_.force_anneal);
   ATTN_CHECK(options_.warmup_updates >= 0, "fixed schedule: --warmup-updates must be >= 0, got {}",
              options_.warmup_updates);
   epoch_lr_ = options_.lr.front();

@@ -44,6 +44,7 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
       ->capture_default_str();
   cmd.add_option("--sampling-topp", sampling.topp,
                  "With --sampling: draw among the most probable tokens whose probability reaches P (-1: off)")
+      ->check(finite_number())
       ->capture_default_str();
   cmd.add_option("--seed", sampling.seed, "With --sampling: the random numbers' seed")->capture_default_str();
 }

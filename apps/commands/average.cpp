@@ -53,8 +53,10 @@ CommandAction setup(CLI::App& cmd) {
   auto args = std::make_shared<AverageArgs>();
   cmd.add_option("--inputs", args->inputs, "Checkpoints, or one folder with --num-*-checkpoints")->required();
   cmd.add_option("--output", args->output, "Output checkpoint name")->required();
-  cmd.add_option("--num-epoch-checkpoints", args->num_epoch_checkpoints, "Average the last N checkpoint<E>");
-  cmd.add_option("--num-update-checkpoints", args->num_update_checkpoints, "Average the last N checkpoint_<E>_<U>");
+  cmd.add_option("--num-epoch-checkpoints", args->num_epoch_checkpoints, "Average the last N checkpoint<E>")
+      ->check(positive_number());
+  cmd.add_option("--num-update-checkpoints", args->num_update_checkpoints, "Average the last N checkpoint_<E>_<U>")
+      ->check(positive_number());
   return [args] { return run_average(*args); };
 }
 

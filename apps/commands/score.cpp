@@ -252,7 +252,8 @@ CommandRegistration score_command(
       cmd.add_flag("--compound-split", options->compound_split,
                    "Rewrite X-Y as X ##AT##-##AT## Y in hypotheses and references first (WMT14 EN-DE)");
       options->smooth_value_option =
-          cmd.add_option("--smooth-value", options->smooth_value, "Value for floor (default 0.1) or add-k (default 1)");
+          cmd.add_option("--smooth-value", options->smooth_value, "Value for floor (default 0.1) or add-k (default 1)")
+              ->check(non_negative_number());
       options->sacrebleu_only = {
           cmd.add_option("-t,--tokenize", options->tokenize, "sacreBLEU tokenizer")
               ->check(CLI::IsMember({"13a", "intl", "char", "none"}))

@@ -132,10 +132,13 @@ CommandAction setup(CLI::App& cmd) {
   cmd.add_option("--warmup-init-lr", o.warmup_init_lr, "Initial warmup lr (-1: 0, or --min-lr for cosine)");
   cmd.add_option("--lr-period-updates", o.lr_period_updates, "Cosine period (-1: max-update - warmup)");
   cmd.add_option("--t-mult", o.t_mult, "Cosine period growth factor")->capture_default_str();
-  cmd.add_option("--lr-shrink", o.lr_shrink, "Cosine per-cycle / fixed per-epoch shrink")->capture_default_str();
+  cmd.add_option("--lr-shrink", o.lr_shrink, "Cosine per-cycle / fixed per-epoch shrink")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd.add_option("--max-lr", o.max_lr, "Cosine peak (old flags: then --lr is the floor, --min-lr the stop)");
   cmd.add_option("--min-lr", o.min_lr, "Cosine floor, or with --max-lr the lr below which training stops");
-  cmd.add_option("--force-anneal", o.force_anneal, "fixed: shrink the lr from this epoch on");
+  cmd.add_option("--force-anneal", o.force_anneal, "fixed: shrink the lr from this epoch on")
+      ->check(non_negative_number());
   // batches and stopping
   cmd.add_option("--max-tokens", o.max_tokens, "Tokens per batch, padding included");
   cmd.add_option("--max-sentences,--batch-size", o.max_sentences, "Sentences per batch");

@@ -1146,6 +1146,16 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
                              "--knn-lambda: must be a finite number in [0, 1], got 'nan'");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--knn-temperature", "nan"}),
                              "--knn-temperature");
+  // Negative counts given to unsigned fields wrapped around to 2^64 - 1 without a word.
+  require_command_line_error(run_attnlab(dir, {"clean-corpus", "c", "en", "de", "out", "-1", "80"}), "min");
+  require_command_line_error(run_attnlab(dir, {"prepare", "ding", "--out", "o", "--valid-size", "-1"}), "--valid-size");
+  require_command_line_error(run_attnlab(dir, {"average", "--inputs", "d", "--output", "o", "--num-update-checkpoints", "0"}),
+                             "--num-update-checkpoints");
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--lr-shrink", "nan"}), "--lr-shrink");
+  write_file(dir.file("ref"), "a reference\n");
+  require_command_line_error(run_attnlab(dir, {"score", "-r", "ref", "--smooth-value", "-1"}), "--smooth-value");
+  require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--sampling-topp", "nan"}),
+                             "--sampling-topp");
   for (const char* threads : {"--threads=0", "--threads=-3"})
     require_command_line_error(run_attnlab(dir, {"train", "data", "--max-tokens", "100", threads}), "--threads");
   require_command_line_error(run_attnlab(dir, {"train"}), "data");

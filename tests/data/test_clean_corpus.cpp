@@ -132,5 +132,7 @@ TEST_CASE("clean-corpus: errors name the files, counts and lines, and write noth
   CHECK_THROWS_WITH(clean_corpus((dir / "b").string(), "en", "de", out, limits(1, 80)),
                     Catch::Contains(bad + ":2") && Catch::Contains("UTF-8"));
   CHECK_FALSE(std::filesystem::exists(out + ".en"));
+  CHECK_THROWS_WITH(clean_corpus((dir / "b").string(), "en", "de", out, limits(5, 2)),
+                    Catch::Contains("MIN 5 > MAX 2"));
   CHECK_THROWS_AS(clean_corpus((dir / "missing").string(), "en", "de", out, limits(1, 80)), attn::data::DataError);
 }

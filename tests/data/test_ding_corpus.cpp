@@ -124,6 +124,8 @@ TEST_CASE("corpus split is seeded, disjoint and complete; files are written", "[
   CHECK(attn::data::split_corpus(pairs, 7, 5, 4).valid == split.valid);
   CHECK(attn::data::split_corpus(pairs, 8, 5, 4).valid != split.valid);
   CHECK_THROWS_AS(attn::data::split_corpus(pairs, 7, 25, 25), attn::data::DataError);
+  // Sizes whose sum wraps around size_t are refused, not cut into a vector of 2^64 pairs.
+  CHECK_THROWS_AS(attn::data::split_corpus(pairs, 7, SIZE_MAX, 2), attn::data::DataError);
 
   TempDir tmp;
   auto dir = tmp.dir / "out";

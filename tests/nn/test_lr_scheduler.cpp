@@ -98,6 +98,10 @@ TEST_CASE("cosine: warmup starts at min_lr by default and the period defaults to
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .min_lr = -1e-2, .lr_period_updates = 5}), Contains("min lr"));
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .warmup_init_lr = std::nan(""), .lr_period_updates = 5}),
                     Contains("--warmup-init-lr"));
+  CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .lr_period_updates = 5, .lr_shrink = std::nan("")}),
+                    Contains("--lr-shrink"));
+  CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .lr_period_updates = 5, .lr_shrink = -0.5}),
+                    Contains("--lr-shrink") && Contains("-0.5"));
 }
 
 TEST_CASE("fixed: per-epoch lrs, force-anneal and warmup follow fairseq", "[lr_scheduler]") {
@@ -115,6 +119,11 @@ TEST_CASE("fixed: per-epoch lrs, force-anneal and warmup follow fairseq", "[lr_s
   CHECK(s.epoch_lr(5) == rel(0.005, 1e-12));
   CHECK_THROWS_WITH(FixedScheduler({.lr = {}}), Contains("--lr"));
   CHECK_THROWS_WITH(FixedScheduler({.lr = {1e-3, -2.0}}), Contains("--lr") && Contains("-2"));
+  // A negative shrink would flip the lr's sign every other epoch, a NaN one poison the weights.
+  CHECK_THROWS_WITH(FixedScheduler({.lr = {1e-3}, .force_anneal = 2, .lr_shrink = -1}), Contains("--lr-shrink"));
+  CHECK_THROWS_WITH(FixedScheduler({.lr = {1e-3}, .force_anneal = 2, .lr_shrink = std::nan("")}),
+                    Contains("--lr-shrink"));
+  CHECK_THROWS_WITH(FixedScheduler({.lr = {1e-3}, .force_anneal = -1}), Contains("--force-anneal"));
 }
 
 TEST_CASE("scheduler state round-trips through JSON and continues identically", "[lr_scheduler]") {
