@@ -128,7 +128,8 @@ CommandAction setup(CLI::App& cmd) {
       ->check(CLI::IsMember({"inverse_sqrt", "cosine", "fixed"}))
       ->capture_default_str();
   cmd.add_option("--lr", args->lr, "Learning rate (fixed: a comma-separated list per epoch)")->capture_default_str();
-  cmd.add_option("--warmup-updates", o.warmup_updates, "Warmup updates")->capture_default_str();
+  cmd.add_option("--warmup-updates", o.warmup_updates,
+                 "Warmup updates (default: 4000 for inverse_sqrt, 0 for the others, as in fairseq)");
   cmd.add_option("--warmup-init-lr", o.warmup_init_lr, "Initial warmup lr (-1: 0, or --min-lr for cosine)");
   cmd.add_option("--lr-period-updates", o.lr_period_updates, "Cosine period (-1: max-update - warmup)");
   cmd.add_option("--t-mult", o.t_mult, "Cosine period growth factor")->capture_default_str();

@@ -192,7 +192,7 @@ TrainerOptions demo_training_options(const DemoPaths& paths, const DemoOptions& 
   TrainerOptions o = recipe_options(paths, options);
   o.arch = kDemoArch;
   o.lr = {kDemoLr};
-  o.warmup_updates = o.warmup_updates * o.max_tokens / kDemoMaxTokens;
+  o.warmup_updates = *o.warmup_updates * o.max_tokens / kDemoMaxTokens;
   o.max_tokens = kDemoMaxTokens;
   o.model_overrides.push_back(fmt::format("dropout={}", options.dropout));  // after the recipe's: the later wins
   o.weight_decay = options.weight_decay;

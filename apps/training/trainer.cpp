@@ -202,15 +202,17 @@ void Trainer::build_optimizer() {
 void Trainer::build_scheduler() {
   ATTN_CHECK(!options_.lr.empty(), "train: --lr needs a value");
   const std::string& kind = options_.lr_scheduler;
+  const int64_t warmup_updates =
+      options_.warmup_updates.value_or(kind == "inverse_sqrt" ? nn::InverseSqrtOptions{}.warmup_updates : 0);
   if (kind == "inverse_sqrt") {
     scheduler_ = std::make_unique<nn::InverseSqrtScheduler>(
-        nn::InverseSqrtOptions{options_.lr.front(), options_.warmup_updates, options_.warmup_init_lr});
+        nn::InverseSqrtOptions{options_.lr.front(), warmup_updates, options_.warmup_init_lr});
   } else if (kind == "cosine") {
     nn::CosineOptions cosine;
     // Old flags: --max-lr peak, --lr floor; current flags: --lr peak, --min-lr floor (§1.8).
     cosine.max_lr = options_.max_lr.value_or(options_.lr.front());
     cosine.min_lr = options_.max_lr ? options_.lr.front() : std::max(options_.min_lr, 0.0);
-    cosine.warmup_updates = options_.warmup_updates;
+    cosine.warmup_updates = warmup_updates;
     cosine.warmup_init_lr = options_.warmup_init_lr;
     cosine.lr_period_updates = options_.lr_period_updates;
     cosine.t_mult = options_.t_mult;
@@ -219,7 +221,7 @@ void Trainer::build_scheduler() {
     scheduler_ = std::make_unique<nn::CosineScheduler>(cosine);
   } else if (kind == "fixed") {
     scheduler_ = std::make_unique<nn::FixedScheduler>(
-        nn::FixedOptions{options_.lr, options_.force_anneal, options_.lr_shrink, options_.warmup_updates});
+        nn::FixedOptions{options_.lr, options_.force_anneal, options_.lr_shrink, warmup_updates});
   } else {
     throw Error(fmt::format("train: unknown --lr-scheduler '{}' (inverse_sqrt, cosine, fixed)", kind));
   }

@@ -132,7 +132,8 @@ struct TrainerOptions {
   // Schedule (§1.8).
   std::string lr_scheduler = "fixed";  // inverse_sqrt | cosine | fixed
   std::vector<double> lr = {0.25};
-  int64_t warmup_updates = 0;
+  // Unset: each schedule's fairseq default, 4000 for inverse_sqrt (which needs a warmup), 0 otherwise.
+  std::optional<int64_t> warmup_updates;
   double warmup_init_lr = -1.0;
   int64_t lr_period_updates = -1;
   double t_mult = 1.0;

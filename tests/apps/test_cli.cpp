@@ -1373,6 +1373,31 @@ TEST_CASE("a run's last done record holds its peak memory, and a rerun that trai
   CHECK(attn::app::last_training_summary(run) == trained);
 }
 
+TEST_CASE("inverse_sqrt without --warmup-updates warms up over fairseq's 4000 updates") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  const auto logged_lrs = [&](const std::string& run, const std::vector<std::string>& warmup) {
+    std::vector<std::string> args = {"train", "data-bin", "--save-dir", run};
+    for (size_t i = 0; i < kTinyTraining.size(); ++i) {
+      if (kTinyTraining[i] == "--warmup-updates") ++i;  // and its value
+      else args.push_back(kTinyTraining[i]);
+    }
+    args.insert(args.end(), {"--max-update", "3", "--no-epoch-checkpoints"});
+    args.insert(args.end(), warmup.begin(), warmup.end());
+    require_success(run_attnlab(workspace.dir, args));
+    std::vector<double> lrs;
+    std::istringstream log(read_file(run + "/train_log.jsonl"));
+    for (std::string line; std::getline(log, line);)
+      if (nlohmann::json record = nlohmann::json::parse(line); record.value("type", "") == "train")
+        lrs.push_back(record.at("lr").get<double>());
+    return lrs;
+  };
+  const std::vector<double> unset = logged_lrs(dir.file("unset"), {});
+  REQUIRE(unset.size() == 3);
+  CHECK(unset == logged_lrs(dir.file("explicit"), {"--warmup-updates", "4000"}));
+  CHECK(unset.back() == Approx(2 * 0.003 / 4000));  // update 3 runs at lr_at(2) of a warmup from 0
+}
+
 TEST_CASE("plot draws the runs' curves as a PNG, and names the line of a broken log") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
