@@ -1,3 +1,4 @@
-// The one Catch2 main shared by every test executable.
-#define CATCH_CONFIG_MAIN
-#include <catch.hpp>
+// The main of every test program that needs no set-up of its own (catch_session.hpp).
+#include "catch_session.hpp"
+
+int main(int argc, char** argv) { return attn::test::run_catch_session(argc, argv); }

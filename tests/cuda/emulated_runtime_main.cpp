@@ -2,9 +2,6 @@
 // cuda/emulator/runtime/): the same tests as on a GPU, against the same backend sources, on the
 // emulated device, which every machine has. So they run in the normal suite, and a backend
 // that does not register here is a failure, never a skip.
-#define CATCH_CONFIG_RUNNER
-#include <catch.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +9,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device_info.hpp"
 #include "cuda/emulator/emulator.hpp"
+#include "catch_session.hpp"
 
 int main(int argc, char** argv) {
   // ATTNLAB_EMULATOR_SCHEDULE=descending runs the backend's kernels in the emulator's other
@@ -31,5 +29,5 @@ int main(int argc, char** argv) {
   }
   std::printf("CUDA backend on the emulated runtime (%s schedule): cuda:0 is the %s\n", name.c_str(),
               attn::cuda::device_name(0).c_str());
-  return Catch::Session().run(argc, argv);
+  return attn::test::run_catch_session(argc, argv);
 }
