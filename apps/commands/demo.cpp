@@ -5,6 +5,7 @@
 
 #include "apps/cli/command.hpp"
 #include "apps/demo/pipeline.hpp"
+#include "apps/demo/variant_comparison.hpp"
 #include "core/device_runtime.hpp"
 #include "core/matmul_precision.hpp"
 
@@ -43,15 +44,19 @@ CommandAction setup(CLI::App& cmd) {
                  "kNN-MT on the test set: weight of the training pairs' nearest decoder states (0: plain beam search)")
       ->check(number_in_range(0.0, 1.0))
       ->capture_default_str();
-  cmd.add_flag("--compare", options->compare,
-               "Also train every teaching variant for --compare-updates and compare them in the report");
+  CLI::Option* compare_flag = cmd.add_flag(
+      "--compare", options->compare, "Also train every teaching variant for --compare-updates and compare them in the report");
   cmd.add_option("--compare-updates", options->compare_updates, "Updates per variant with --compare")
       ->check(positive_number())
+      ->needs(compare_flag)
       ->capture_default_str();
-  cmd.add_option("--compare-only", options->compare_only,
-                 "Variants to compare (transformer, lightconv, dynamicconv, linformer, elu, rfa, t2r, t2r_finetuned, "
-                 "decay; comma separated; default all)")
-      ->delimiter(',');
+  // Checked here, not after the demo's ten minutes of training.
+  std::vector<std::string> variant_names;
+  for (const TeachingVariant& variant : teaching_variants()) variant_names.push_back(variant.name);
+  cmd.add_option("--compare-only", options->compare_only, "Variants to compare with --compare (comma separated; default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(variant_names))
+      ->needs(compare_flag);
   return [options, precision_flag] {
     if (precision_flag->count() == 0 && !parse_device(options->compute.device).is_cpu())
       options->compute.matmul_precision = "bf16";

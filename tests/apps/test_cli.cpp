@@ -1146,6 +1146,9 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
                              "--knn-lambda: must be a finite number in [0, 1], got 'nan'");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--knn-temperature", "nan"}),
                              "--knn-temperature");
+  // A variant's name is checked before the demo's ten minutes of training, not after them.
+  require_command_line_error(run_attnlab(dir, {"demo", "--compare", "--compare-only", "t2r,nosuch"}), "nosuch");
+  require_command_line_error(run_attnlab(dir, {"demo", "--compare-only", "t2r"}), "--compare-only requires --compare");
   // Negative counts given to unsigned fields wrapped around to 2^64 - 1 without a word.
   require_command_line_error(run_attnlab(dir, {"clean-corpus", "c", "en", "de", "out", "-1", "80"}), "min");
   require_command_line_error(run_attnlab(dir, {"prepare", "ding", "--out", "o", "--valid-size", "-1"}), "--valid-size");
