@@ -52,10 +52,7 @@ int parse_version_header(std::string_view header, const std::string& name) {
 // Drops the last n code points (Python s[:-n]).
 std::string drop_last_code_points(const std::string& s, size_t n) {
   size_t end = s.size();
-  while (n-- > 0 && end > 0) {
-    --end;
-    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
-  }
+  while (n-- > 0 && end > 0) end = code_point_start(s, end - 1);
   return s.substr(0, end);
 }
 

@@ -303,9 +303,7 @@ void BpeLearner::replace_pair_in_word(const PairState& pair, SymbolId merged, Wo
   const std::string pattern = symbols_.text(pair.left) + ' ' + symbols_.text(pair.right);
   auto space_before = [&](size_t pos) {
     if (pos == 0) return true;
-    size_t start = pos - 1;
-    while (start > 0 && (static_cast<unsigned char>(joined[start]) & 0xC0) == 0x80) --start;
-    return is_python_space(decode_code_point(joined, start));
+    return is_python_space(decode_code_point(joined, code_point_start(joined, pos - 1)));
   };
   auto space_at = [&](size_t pos) { return pos == joined.size() || is_python_space(decode_code_point(joined, pos)); };
   std::string substituted;

@@ -143,8 +143,7 @@ DingCorpus read_ding_corpus(const std::string& path) {
     const std::string& line = lines[i];
     const bool blank = line.find_first_not_of(" \t\r") == std::string::npos;
     if (!blank && line.front() != '#' && line.find(kSideSeparator) == std::string::npos) {
-      size_t shown = std::min<size_t>(line.size(), 80);
-      while (shown < line.size() && (uint8_t(line[shown]) & 0xC0) == 0x80) --shown;  // whole UTF-8 characters
+      const size_t shown = line.size() > 80 ? code_point_start(line, 80) : line.size();  // whole characters
       throw DataError(fmt::format("{}:{}: not a Ding dictionary line (expected 'German :: English'): '{}'", path, i + 1,
                                   line.substr(0, shown)));
     }

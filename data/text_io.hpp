@@ -15,6 +15,9 @@ struct DataError : std::runtime_error {
 
 // Position of the first invalid UTF-8 byte in s, or std::string_view::npos when valid.
 size_t find_invalid_utf8(std::string_view s);
+// The first byte of the code point that holds byte `pos` of UTF-8 text s (pos < s.size()):
+// back over continuation bytes, never before 0.
+size_t code_point_start(std::string_view s, size_t pos);
 // Throws DataError "FILE:LINE: invalid UTF-8 at byte N" when s is not valid UTF-8.
 void check_utf8(std::string_view s, const std::string& file, size_t line);
 // All lines of a file (without '\n'; a trailing '\r' is kept), each checked for UTF-8.

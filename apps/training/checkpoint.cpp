@@ -190,10 +190,15 @@ auto with_json_errors_named(const std::string& base, Read read) {
   }
 }
 
+nn::TransformerConfig model_config_of(const nlohmann::json& metadata) {
+  return nn::config_from_json(metadata.value("model_config", nlohmann::json::object()));
+}
+
 // Why a checkpoint cannot be averaged with the first: the files of their data differ (row i of
 // an embedding is symbol i of one dictionary), or their models do apart from the dropouts
 // (weights fine-tuned with other dropouts from one start may be averaged). Empty when none.
-std::vector<std::string> averaging_conflicts(const nlohmann::json& first, const nlohmann::json& other) {
+std::vector<std::string> averaging_conflicts(const nlohmann::json& first, const nn::TransformerConfig& first_config,
+                                             const nlohmann::json& other) {
   std::vector<std::string> conflicts;
   auto checksum_of = [](const nlohmann::json& metadata, const char* file) {
     const nlohmann::json task = metadata.value("task", nlohmann::json::object());
@@ -201,11 +206,8 @@ std::vector<std::string> averaging_conflicts(const nlohmann::json& first, const 
   };
   for (const char* file : {"bpe_codes", "source_dict", "target_dict"})
     if (checksum_of(first, file) != checksum_of(other, file)) conflicts.push_back(file);
-  auto config_of = [](const nlohmann::json& metadata) {
-    return nn::config_from_json(metadata.value("model_config", nlohmann::json::object()));
-  };
   auto not_a_dropout = [](std::string_view field) { return !field.ends_with("dropout"); };
-  for (const std::string& field : nn::config_differences(config_of(first), config_of(other), not_a_dropout))
+  for (const std::string& field : nn::config_differences(first_config, model_config_of(other), not_a_dropout))
     conflicts.push_back("model_config." + field);
   return conflicts;
 }
@@ -297,22 +299,22 @@ void remove_checkpoint(const std::string& base) {
 
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output) {
   ATTN_CHECK(!bases.empty(), "average: no checkpoints given");
-  std::vector<std::string> weights;
-  nlohmann::json first_metadata;
-  for (const std::string& base : bases) {
-    // Loading verifies the weights before averaging them.
-    const nlohmann::json metadata = load_checkpoint_metadata(base, /*with_optimizer=*/false);
-    if (weights.empty()) first_metadata = metadata;
-    if (const std::vector<std::string> conflicts = averaging_conflicts(first_metadata, metadata); !conflicts.empty())
+  // Loading verifies the weights before averaging them.
+  const nlohmann::json first_metadata = load_checkpoint_metadata(bases.front(), /*with_optimizer=*/false);
+  const nn::TransformerConfig first_config = model_config_of(first_metadata);
+  std::vector<std::string> weights = {weights_path(bases.front())};
+  for (size_t i = 1; i < bases.size(); ++i) {
+    const nlohmann::json metadata = load_checkpoint_metadata(bases[i], /*with_optimizer=*/false);
+    if (const std::vector<std::string> conflicts = averaging_conflicts(first_metadata, first_config, metadata);
+        !conflicts.empty())
       throw CheckpointError(fmt::format("average: {} and {} differ in {} (checkpoints of other data or another model "
                                         "cannot be averaged)",
-                                        bases.front(), base, conflicts.front()));
-    weights.push_back(weights_path(base));
+                                        bases.front(), bases[i], conflicts.front()));
+    weights.push_back(weights_path(bases[i]));
   }
   SafetensorsFile averaged = nn::average_checkpoints(weights);
   const std::string first = checkpoint_base(bases.front()), output_base = checkpoint_base(output);
-  const nlohmann::json metadata =
-      carry_references(load_checkpoint_metadata(first, /*with_optimizer=*/false), "metadata", first, output_base);
+  const nlohmann::json metadata = carry_references(first_metadata, "metadata", first, output_base);
   save_checkpoint(output_base, {std::move(averaged.tensors), {}, metadata});
 }
 

@@ -1,4 +1,5 @@
-// Text files: the partial last line an interrupted appender leaves is cut, whole lines kept.
+// Text files: the partial last line an interrupted appender leaves is cut, whole lines kept;
+// positions in UTF-8 text are moved back to the start of their code point.
 #include <catch.hpp>
 
 #include <string>
@@ -29,4 +30,15 @@ TEST_CASE("cut_partial_last_line keeps whole lines and cuts a torn last one", "[
   const std::string whole = "{\"a\": 1}\n";
   CHECK(contents_after_cut(tmp, whole + std::string(10000, 'x'), 10000) == whole);
   CHECK(cut_partial_last_line((tmp.dir / "missing.jsonl").string()) == 0);
+}
+
+TEST_CASE("code_point_start moves a byte position back to the first byte of its code point", "[text_io]") {
+  const std::string text = "a\xC3\xA9\xE2\x82\xAC" "b";  // a, é (2 bytes), € (3 bytes), b
+  CHECK(attn::data::code_point_start(text, 0) == 0);
+  CHECK(attn::data::code_point_start(text, 1) == 1);
+  CHECK(attn::data::code_point_start(text, 2) == 1);
+  CHECK(attn::data::code_point_start(text, 3) == 3);
+  CHECK(attn::data::code_point_start(text, 5) == 3);
+  CHECK(attn::data::code_point_start(text, 6) == 6);
+  CHECK(attn::data::code_point_start("\x80\x80", 1) == 0);  // never before the start
 }
