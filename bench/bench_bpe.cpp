@@ -14,7 +14,7 @@
 #include <iostream>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/bpe_apply.hpp"
 #include "data/bpe_learn.hpp"

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/runtime_environment.hpp"
 #include "autograd/autograd.hpp"

@@ -13,7 +13,7 @@
 #include <set>
 #include <vector>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/runtime_environment.hpp"
 #include "bench/bench_args.hpp"

@@ -16,7 +16,7 @@
 //
 // Usage: bench_layers [--layers mha,linformer,...] [--T 128,512,2048] [--threads N] [--repeats N]
 //                     [--kernels 1]   (then also the time per backend kernel of one more iteration)
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <chrono>

@@ -11,7 +11,7 @@
 #include <functional>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/moses_detokenizer.hpp"
 #include "data/moses_tokenizer.hpp"

@@ -13,7 +13,7 @@
 //                           [--kernels] [--matmul-precision fp32|bf16]
 // The kernel profile adds a clock read per kernel call; the tokens/s figures of the same run
 // are taken from the unprofiled steps only.
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <time.h>
 

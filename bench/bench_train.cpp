@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/runtime_environment.hpp"
 #include "apps/training/peak_memory.hpp"

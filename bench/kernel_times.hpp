@@ -3,7 +3,7 @@
 // KernelTiming::device each kernel's run on the device (on a GPU between two events queued
 // around it); with host, the host's part of each call, and the waits for the device apart.
 #pragma once
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/profiler.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/cpu/cpu_backend.hpp"
 #include "core/profiler.hpp"

@@ -3,7 +3,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace attn {
 

@@ -5,7 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #ifdef ATTNLAB_WITH_NCCL
 #include <nccl.h>

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/checksum.hpp"
 #include "data/text_io.hpp"

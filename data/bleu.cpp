@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/text_io.hpp"
 

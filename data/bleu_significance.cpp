@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/numpy_random.hpp"
 #include "data/text_io.hpp"

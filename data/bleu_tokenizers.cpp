@@ -7,7 +7,7 @@
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/text_io.hpp"
 

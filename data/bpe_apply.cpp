@@ -9,7 +9,7 @@
 #include <functional>
 #include <queue>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/text_io.hpp"
 

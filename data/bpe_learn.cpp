@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cmath>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/bpe_apply.hpp"
 #include "data/text_io.hpp"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/perl_unicode.hpp"
 #include "data/text_io.hpp"

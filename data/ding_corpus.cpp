@@ -5,7 +5,7 @@
 #include <iterator>
 #include <set>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/seeded_shuffle.hpp"
 #include "data/text_io.hpp"

@@ -5,7 +5,7 @@
 #include <istream>
 #include <optional>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/text_io.hpp"
 

@@ -1,6 +1,6 @@
 #include "data/parallel_corpus.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "data/text_io.hpp"
 

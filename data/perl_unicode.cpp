@@ -4,7 +4,7 @@
 #include <array>
 #include <cstdint>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <unicode/uchar.h>
 
 #include "data/text_io.hpp"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace attn::data {
 

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <filesystem>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/error.hpp"
 

@@ -1,6 +1,6 @@
 #include "nn/exponential_moving_average.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/error.hpp"
 #include "core/ops_update.hpp"

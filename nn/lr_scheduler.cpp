@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 
 namespace attn::nn {

@@ -5,9 +5,11 @@
 #pragma once
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "core/device.hpp"
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included only where options are added
+}
 
 namespace attn::app {
 

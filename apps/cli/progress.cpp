@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace attn::app {
 namespace {

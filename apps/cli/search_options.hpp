@@ -1,8 +1,10 @@
 // The beam search options shared by generate and translate (nn/search/hypothesis.hpp).
 #pragma once
-#include <CLI/CLI.hpp>
-
 #include "nn/search/hypothesis.hpp"
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp>, included only where options are added
+}
 
 namespace attn::app {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "data/bpe_apply.hpp"

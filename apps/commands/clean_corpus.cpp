@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "data/clean_corpus.hpp"

@@ -4,7 +4,7 @@
 // --finetune-from-model OUT`, or decode with it directly.
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include "apps/cli/command.hpp"

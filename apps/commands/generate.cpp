@@ -13,7 +13,7 @@
 #include <numbers>
 #include <optional>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "apps/plotting/training_log.hpp"

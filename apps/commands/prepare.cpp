@@ -3,7 +3,7 @@
 #include <iostream>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "data/ding_corpus.hpp"

@@ -8,7 +8,7 @@
 #include <iostream>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "data/binarized_corpus.hpp"

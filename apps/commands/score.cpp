@@ -25,7 +25,7 @@
 #include <memory>
 #include <optional>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "data/bleu.hpp"

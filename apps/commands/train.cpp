@@ -6,7 +6,7 @@
 #include <memory>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "apps/training/gpu_ranks.hpp"

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/training/checkpoint.hpp"
 #include "apps/cli/command.hpp"

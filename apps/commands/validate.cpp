@@ -3,7 +3,7 @@
 #include <cmath>
 #include <memory>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"

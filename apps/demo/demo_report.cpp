@@ -1,7 +1,7 @@
 // The demo's report. See demo_report.hpp.
 #include "apps/demo/demo_report.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/inspection/attention_capture.hpp"
 #include "apps/inspection/map_figures.hpp"

@@ -1,6 +1,6 @@
 #include "apps/demo/memory_table.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 namespace attn::app {
 

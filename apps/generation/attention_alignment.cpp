@@ -1,7 +1,7 @@
 // See attention_alignment.hpp.
 #include "apps/generation/attention_alignment.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "core/error.hpp"
 

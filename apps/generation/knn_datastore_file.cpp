@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/data_parallel.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/task/batch_tensors.hpp"
 #include "autograd/autograd.hpp"

@@ -5,7 +5,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "apps/inspection/attention_capture.hpp"
 #include "core/error.hpp"

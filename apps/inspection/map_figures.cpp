@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "apps/plotting/heat_map.hpp"
 #include "data/text_io.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "apps/inspection/attention_capture.hpp"
 #include "nn/transformer/transformer_config.hpp"

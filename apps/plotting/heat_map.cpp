@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/plotting/colour_scale.hpp"
 #include "core/error.hpp"

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/training/checkpoint.hpp"
 #include "data/text_io.hpp"

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/training/checkpoint.hpp"
 

@@ -1,7 +1,7 @@
 // See bleu_validation.hpp.
 #include "apps/training/bleu_validation.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <nlohmann/json.hpp>
 #include <vector>

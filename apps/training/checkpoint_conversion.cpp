@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/task/translation_task.hpp"
 #include "apps/training/checkpoint.hpp"

@@ -1,7 +1,8 @@
 // See early_stopping.hpp.
 #include "apps/training/early_stopping.hpp"
 
-#include <fmt/format.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 namespace attn::app {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include <fmt/chrono.h>
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"

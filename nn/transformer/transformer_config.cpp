@@ -5,6 +5,7 @@
 #include <variant>
 
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "nn/mixers/kernel_attention.hpp"

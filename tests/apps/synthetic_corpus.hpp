@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/training/trainer.hpp"
 #include "data/binarized_corpus.hpp"

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "apps/inspection/attention_statistics.hpp"
 #include "test_support.hpp"
 

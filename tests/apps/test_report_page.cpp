@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "apps/plotting/heat_map.hpp"
 #include "apps/plotting/line_chart.hpp"

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "nn/lr_scheduler.hpp"
 

@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "../autograd/grad_test_util.hpp"
 #include "float64_params.hpp"
 #include "test_support.hpp"
