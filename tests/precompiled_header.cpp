@@ -1,0 +1,2 @@
+// The object that builds the test programs' shared precompiled header (tests/CMakeLists.txt);
+// it holds no code of its own.
