@@ -25,7 +25,6 @@ struct Range {
   bool empty() const { return !(low <= high); }
 };
 
-std::string tick_label(double v) { return fmt::format("{:.4g}", v); }
 
 class PanelPainter {
  public:
@@ -99,6 +98,11 @@ std::vector<double> nice_ticks(double low, double high, int count) {
   for (double t = std::ceil(low / step) * step; t <= high + step * 1e-9; t += step)
     ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
   return ticks;
+}
+
+std::string tick_label(double v) {
+  if (std::abs(v) < 1e7 && v == std::round(v)) return fmt::format("{:.0f}", v + 0.0);  // + 0.0: no "-0"
+  return fmt::format("{:.4g}", v);
 }
 
 std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int columns, int panel_width,

@@ -29,4 +29,8 @@ std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int c
 // Tick positions for an axis over [low, high]: about `count` values at a 1, 2 or 5 × 10^k step.
 std::vector<double> nice_ticks(double low, double high, int count = 5);
 
+// A tick's label: whole numbers in full (14000, not 1.4e+04: tokens/s, updates, a perplexity
+// axis), others to 4 significant digits.
+std::string tick_label(double v);
+
 }  // namespace attn::plot

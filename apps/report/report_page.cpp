@@ -74,10 +74,13 @@ std::string table_html(const std::vector<std::string>& header, const std::vector
     for (const std::string& h : header) html += "<th>" + html_escaped(h) + "</th>";
     html += "</tr>\n";
   }
+  // A table with a header has columns of like values: its numbers are right-aligned to line up
+  // their digits. Without one it lists facts, name and value, each value read on its own.
+  const bool columns = !header.empty();
   for (const auto& row : rows) {
     html += "<tr>";
     for (const std::string& cell : row)
-      html += fmt::format("<td{}>{}</td>", is_number(cell) ? " class=\"num\"" : "", html_escaped(cell));
+      html += fmt::format("<td{}>{}</td>", columns && is_number(cell) ? " class=\"num\"" : "", html_escaped(cell));
     html += "</tr>\n";
   }
   return html + "</table>\n";

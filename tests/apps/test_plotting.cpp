@@ -70,6 +70,15 @@ TEST_CASE("plot: ticks at 1, 2 or 5 times a power of ten") {
   CHECK(nice_ticks(7, 7) == std::vector<double>{7});
 }
 
+TEST_CASE("plot: tick labels write whole numbers in full and others to 4 significant digits") {
+  CHECK(tick_label(14000) == "14000");
+  CHECK(tick_label(1e6) == "1000000");
+  CHECK(tick_label(-0.0) == "0");
+  CHECK(tick_label(0.6000000000000001) == "0.6");
+  CHECK(tick_label(0.0025) == "0.0025");
+  CHECK(tick_label(2.5e8) == "2.5e+08");
+}
+
 TEST_CASE("plot: a training log is read in update order, a resumed run's repeated updates replacing the old ones") {
   TempDir dir;
   write_file(dir.file("log.jsonl"),

@@ -94,6 +94,8 @@ TEST_CASE("report page: self-contained, escaped, every section present") {
   CHECK(html.find("<h2>memory</h2>\n<p>Each token&#39;s &lt;p&gt; &amp; more.</p>\n<table>") != std::string::npos);
   CHECK(html.find("<h2>variants</h2>\n<table>") != std::string::npos);  // no note: no paragraph
   CHECK(html.find("<details open><summary>cross-attention") != std::string::npos);
+  CHECK(html.find("<td>updates</td><td>1,234</td>") != std::string::npos);  // a fact: aligned as text
+  CHECK(html.find("<td>transformer</td><td class=\"num\">12.3</td>") != std::string::npos);  // a column of numbers
   size_t images = 0;
   for (size_t at = html.find("<img "); at != std::string::npos; at = html.find("<img ", at + 1)) ++images;
   CHECK(images == 3);
