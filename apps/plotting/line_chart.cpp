@@ -25,7 +25,6 @@ struct Range {
   bool empty() const { return !(low <= high); }
 };
 
-
 class PanelPainter {
  public:
   PanelPainter(Canvas& canvas, const Panel& panel, double x0, double y0, double w, double h)
