@@ -8,6 +8,7 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 #include <netdb.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -174,6 +175,10 @@ AboutRank read_about(gloo::rendezvous::Store& store, int rank) {
 
 GlooCommunicator::GlooCommunicator(int rank, int size, gloo::rendezvous::Store& store, const std::string& address)
     : rank_(rank), size_(size) {
+  // gloo writes to its peers' sockets with writev, which raises SIGPIPE when a peer has died:
+  // ignored, the write fails with EPIPE, gloo throws, and this rank stops with an error naming
+  // the lost peer instead of vanishing with exit status 141.
+  ::signal(SIGPIPE, SIG_IGN);
   ATTN_CHECK(size >= 1 && rank >= 0 && rank < size, "gloo world: rank {} is not a rank of a world of {}", rank, size);
   const std::string host = this_host(), about = std::to_string(size) + " " + host;
   store.set(about_key(rank), std::vector<char>(about.begin(), about.end()));
