@@ -49,7 +49,7 @@ int run_average(const AverageArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_average(CLI::App& cmd) {
   auto args = std::make_shared<AverageArgs>();
   cmd.add_option("--inputs", args->inputs, "Checkpoints, or one folder with --num-*-checkpoints")->required();
   cmd.add_option("--output", args->output, "Output checkpoint name")->required();
@@ -60,8 +60,8 @@ CommandAction setup(CLI::App& cmd) {
   return [args] { return run_average(*args); };
 }
 
-const CommandRegistration registration("average", "Average the weights of checkpoints (average_checkpoints.py)",
-                                       setup);
+const CommandRegistration average_command("average", "Average the weights of checkpoints (average_checkpoints.py)",
+                                       setup_average);
 
 }  // namespace
 }  // namespace attn::app

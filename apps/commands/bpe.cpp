@@ -99,7 +99,7 @@ int learn_joint(const JointArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_bpe(CLI::App& cmd) {
   cmd.require_subcommand(1);
   auto learn_args = std::make_shared<LearnArgs>();
   CLI::App* learn_cmd = cmd.add_subcommand("learn", "learn BPE merges (subword-nmt learn-bpe)");
@@ -146,7 +146,7 @@ CommandAction setup(CLI::App& cmd) {
   };
 }
 
-const CommandRegistration registration("bpe", "byte-pair encoding: learn, apply, learn-joint (subword-nmt)", setup);
+const CommandRegistration bpe_command("bpe", "byte-pair encoding: learn, apply, learn-joint (subword-nmt)", setup_bpe);
 
 }  // namespace
 }  // namespace attn::app

@@ -30,7 +30,7 @@ int run_convert(const ConversionRequest& request) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_convert(CLI::App& cmd) {
   auto args = std::make_shared<ConversionRequest>();
   cmd.add_option("--from", args->from, "Trained checkpoint to convert (NAME, NAME.safetensors or NAME.json)")
       ->required();
@@ -42,8 +42,8 @@ CommandAction setup(CLI::App& cmd) {
   return [args] { return run_convert(*args); };
 }
 
-const CommandRegistration registration("convert", "Swap a trained model's mixers, keeping every weight that carries over",
-                                       setup);
+const CommandRegistration convert_command("convert", "Swap a trained model's mixers, keeping every weight that carries over",
+                                       setup_convert);
 
 }  // namespace
 }  // namespace attn::app

@@ -12,7 +12,7 @@
 namespace attn::app {
 namespace {
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_demo(CLI::App& cmd) {
   auto options = std::make_shared<DemoOptions>();
   cmd.add_option("--out", options->out_dir, "Output dir (kept; a rerun resumes)")->capture_default_str();
   cmd.add_option("--max-update", options->max_update,
@@ -65,8 +65,8 @@ CommandAction setup(CLI::App& cmd) {
   };
 }
 
-const CommandRegistration registration(
-    "demo", "Train and evaluate a small EN-DE Transformer end to end (Ding corpus, ~10 minutes)", setup);
+const CommandRegistration demo_command(
+    "demo", "Train and evaluate a small EN-DE Transformer end to end (Ding corpus, ~10 minutes)", setup_demo);
 
 }  // namespace
 }  // namespace attn::app

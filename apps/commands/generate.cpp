@@ -132,7 +132,7 @@ int run_generate(const GenerateArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_generate(CLI::App& cmd) {
   auto args = std::make_shared<GenerateArgs>();
   nn::SearchOptions& search = args->decoding.search;
   cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
@@ -203,8 +203,8 @@ CommandAction setup(CLI::App& cmd) {
   };
 }
 
-const CommandRegistration registration("generate", "Translate a binarized split with beam search (fairseq-generate)",
-                                       setup);
+const CommandRegistration generate_command("generate", "Translate a binarized split with beam search (fairseq-generate)",
+                                       setup_generate);
 
 }  // namespace
 }  // namespace attn::app

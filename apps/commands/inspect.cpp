@@ -109,7 +109,7 @@ int run_inspect(const InspectArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_inspect(CLI::App& cmd) {
   auto args = std::make_shared<InspectArgs>();
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
   cmd.add_option("--out", args->out, "Folder for the maps / statistics")->required();
@@ -129,7 +129,7 @@ CommandAction setup(CLI::App& cmd) {
   };
 }
 
-const CommandRegistration registration("inspect", "Attention maps (PNG + JSON) and per-head statistics", setup);
+const CommandRegistration inspect_command("inspect", "Attention maps (PNG + JSON) and per-head statistics", setup_inspect);
 
 }  // namespace
 }  // namespace attn::app

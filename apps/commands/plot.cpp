@@ -49,7 +49,7 @@ int run_plot(const PlotArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_plot(CLI::App& cmd) {
   auto args = std::make_shared<PlotArgs>();
   cmd.add_option("runs", args->runs, "Save dirs (or their train_log.jsonl)")->required()->check(CLI::ExistingPath);
   cmd.add_option("--out,-o", args->out, "PNG file to write")->required();
@@ -62,7 +62,7 @@ CommandAction setup(CLI::App& cmd) {
   return [args] { return run_plot(*args); };
 }
 
-const CommandRegistration registration("plot", "Training curves of runs (train_log.jsonl) as a PNG", setup);
+const CommandRegistration plot_command("plot", "Training curves of runs (train_log.jsonl) as a PNG", setup_plot);
 
 }  // namespace
 }  // namespace attn::app

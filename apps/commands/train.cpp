@@ -86,7 +86,7 @@ int run_train(TrainCommandArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_train(CLI::App& cmd) {
   auto args = std::make_shared<TrainCommandArgs>();
   TrainerOptions& o = args->options;
   cmd.add_option("data", o.data_dir, "Preprocessed data dir (attnlab preprocess)")->required();
@@ -211,7 +211,7 @@ CommandAction setup(CLI::App& cmd) {
   return [args] { return run_train(*args); };
 }
 
-const CommandRegistration registration("train", "Train a translation model (fairseq-train flags)", setup);
+const CommandRegistration train_command("train", "Train a translation model (fairseq-train flags)", setup_train);
 
 }  // namespace
 }  // namespace attn::app

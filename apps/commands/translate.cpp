@@ -60,7 +60,7 @@ int run_translate(const TranslateArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_translate(CLI::App& cmd) {
   auto args = std::make_shared<TranslateArgs>();
   nn::SearchOptions& search = args->decoding.search;
   cmd.add_option("--path", args->path,
@@ -78,8 +78,8 @@ CommandAction setup(CLI::App& cmd) {
   };
 }
 
-const CommandRegistration registration("translate", "Translate raw sentences from stdin (tokenize, BPE, decode)",
-                                       setup);
+const CommandRegistration translate_command("translate", "Translate raw sentences from stdin (tokenize, BPE, decode)",
+                                       setup_translate);
 
 }  // namespace
 }  // namespace attn::app

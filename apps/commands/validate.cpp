@@ -36,7 +36,7 @@ int run_validate(const ValidateArgs& args) {
   return 0;
 }
 
-CommandAction setup(CLI::App& cmd) {
+CommandAction setup_validate(CLI::App& cmd) {
   auto args = std::make_shared<ValidateArgs>();
   cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
@@ -47,7 +47,7 @@ CommandAction setup(CLI::App& cmd) {
   return [args] { return run_validate(*args); };
 }
 
-const CommandRegistration registration("validate", "Loss and perplexity of a checkpoint on a split", setup);
+const CommandRegistration validate_command("validate", "Loss and perplexity of a checkpoint on a split", setup_validate);
 
 }  // namespace
 }  // namespace attn::app
