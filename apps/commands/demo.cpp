@@ -66,7 +66,7 @@ CommandAction setup_demo(CLI::App& cmd) {
 }
 
 const CommandRegistration demo_command(
-    "demo", "Train and evaluate a small EN-DE Transformer end to end (Ding corpus, ~10 minutes)", setup_demo);
+    "demo", "Train and evaluate a small EN-DE model end to end (Ding corpus; minutes on 2 cores)", setup_demo);
 
 }  // namespace
 }  // namespace attn::app
