@@ -61,7 +61,7 @@ CommandAction setup_average(CLI::App& cmd) {
 }
 
 const CommandRegistration average_command("average", "Average the weights of checkpoints (average_checkpoints.py)",
-                                       setup_average);
+                                          setup_average);
 
 }  // namespace
 }  // namespace attn::app

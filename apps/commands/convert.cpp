@@ -43,7 +43,7 @@ CommandAction setup_convert(CLI::App& cmd) {
 }
 
 const CommandRegistration convert_command("convert", "Swap a trained model's mixers, keeping every weight that carries over",
-                                       setup_convert);
+                                          setup_convert);
 
 }  // namespace
 }  // namespace attn::app

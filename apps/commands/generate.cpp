@@ -204,7 +204,7 @@ CommandAction setup_generate(CLI::App& cmd) {
 }
 
 const CommandRegistration generate_command("generate", "Translate a binarized split with beam search (fairseq-generate)",
-                                       setup_generate);
+                                           setup_generate);
 
 }  // namespace
 }  // namespace attn::app

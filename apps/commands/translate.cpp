@@ -79,7 +79,7 @@ CommandAction setup_translate(CLI::App& cmd) {
 }
 
 const CommandRegistration translate_command("translate", "Translate raw sentences from stdin (tokenize, BPE, decode)",
-                                       setup_translate);
+                                            setup_translate);
 
 }  // namespace
 }  // namespace attn::app
