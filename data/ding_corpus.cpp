@@ -175,7 +175,7 @@ void add_entries_to_train(CorpusSplit& split, std::vector<SentencePair> entries,
 }
 
 void write_corpus_split(const CorpusSplit& split, const std::string& out_dir) {
-  std::filesystem::create_directories(out_dir);
+  create_folders(out_dir, "the corpus folder");
   auto write_side = [&](const std::vector<SentencePair>& pairs, const std::string& name, bool english) {
     std::string text;
     for (const SentencePair& pair : pairs) text += (english ? pair.english : pair.german) + "\n";

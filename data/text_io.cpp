@@ -62,7 +62,7 @@ std::vector<std::string> read_lines(const std::string& path, bool check_encoding
 void write_file_atomic(const std::string& path, std::string_view content) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw DataError(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
+  if (fd < 0) throw DataError(fmt::format("{}: cannot write (its temp file {}): {}", path, tmp, std::strerror(errno)));
   size_t done = 0;
   while (done < content.size()) {
     ssize_t w = ::write(fd, content.data() + done, content.size() - done);
@@ -83,6 +83,12 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     ::unlink(tmp.c_str());
     throw DataError(fmt::format("{}: rename failed: {}", path, std::strerror(errno)));
   }
+}
+
+void create_folders(const std::string& path, std::string_view what) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) throw DataError(fmt::format("{} ({}): cannot create the folder: {}", path, what, error.message()));
 }
 
 size_t cut_partial_last_line(const std::string& path) {

@@ -1,5 +1,6 @@
 // Reading text files line by line with errors that name the file and line: a missing file,
-// invalid UTF-8 (with the byte offset), parallel files whose line counts differ.
+// invalid UTF-8 (with the byte offset), parallel files whose line counts differ. Writing files
+// atomically, and making the folders they go in, with errors that name them.
 #pragma once
 #include <string>
 #include <stdexcept>
@@ -24,6 +25,9 @@ void check_utf8(std::string_view s, const std::string& file, size_t line);
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding = true);
 // Writes `content` to path atomically: a temp file in the same folder, fsync, rename.
 void write_file_atomic(const std::string& path, std::string_view content);
+// Creates folder `path` and its missing parents. Throws DataError "PATH (WHAT): cannot create
+// the folder: REASON", where `what` says who named it (a flag such as "--out", or "save dir").
+void create_folders(const std::string& path, std::string_view what);
 // An append-only log whose writer died mid-record (power loss, a full disk) ends without a
 // newline: cuts that partial last line, so the next record starts a line of its own and every
 // line stays whole. Returns the bytes removed (0 for a whole or missing file).

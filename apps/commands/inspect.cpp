@@ -90,7 +90,7 @@ void inspect_corpus(const InspectArgs& args, TrainedModel& trained) {
   j["checkpoint"] = args.path;
   j["subset"] = args.subset;
   if (teacher) j["teacher"] = args.compare_to;
-  std::filesystem::create_directories(args.out);
+  data::create_folders(args.out, "--out");
   const std::string file = (std::filesystem::path(args.out) / "statistics.json").string();
   data::write_file_atomic(file, j.dump(2) + "\n");
   fmt::print("{} sentences of {} '{}'{}\n{}wrote {}\n", statistics.sentences(), args.data, args.subset,

@@ -99,7 +99,7 @@ int run_preprocess(const PreprocessOptions& options) {
   const std::vector<NamedSplit> splits = read_splits(options);
   auto [source_dict, target_dict] = make_dictionaries(options);
 
-  std::filesystem::create_directories(options.dest_dir);
+  data::create_folders(options.dest_dir, "--destdir");
   for (const auto& [lang, dictionary] : {std::pair{options.source_lang, &source_dict}, {options.target_lang, &target_dict}}) {
     std::cout << fmt::format("[{}] Dictionary: {} types\n", lang, dictionary->size());
     dictionary->save(fmt::format("{}/dict.{}.txt", options.dest_dir, lang));

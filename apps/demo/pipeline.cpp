@@ -100,7 +100,7 @@ void tokenize(const DemoPaths& paths) {
   const bool done = all_exist(split_files(paths.tok));
   stage(2, "Moses tokenizer -> " + paths.tok.string(), done);
   if (done) return;
-  fs::create_directories(paths.tok);
+  data::create_folders(paths.tok.string(), "the demo's folders");
   for (const char* lang : {kSource, kTarget}) {
     const data::MosesTokenizer tokenizer({.language = data::parse_moses_language(lang)});
     for (const char* split : kSplits) {
@@ -116,7 +116,7 @@ void learn_bpe(const DemoPaths& paths, const DemoOptions& options) {
   const bool done = fs::exists(paths.codes);
   stage(3, fmt::format("joint BPE, {} merges -> {}", options.bpe_merges, paths.codes.string()), done);
   if (done) return;
-  fs::create_directories(paths.bpe);
+  data::create_folders(paths.bpe.string(), "the demo's folders");
   const data::JointBpeResult result =
       data::learn_joint_bpe({DemoPaths::file(paths.tok, "train", kSource),
                              DemoPaths::file(paths.tok, "train", kTarget)},
@@ -140,7 +140,7 @@ void binarize(const DemoPaths& paths) {
   const bool done = fs::exists(last);
   stage(5, "joined dictionary + binarized splits -> " + paths.data_bin.string(), done);
   if (done) return;
-  fs::create_directories(paths.data_bin);
+  data::create_folders(paths.data_bin.string(), "the demo's folders");
   const data::Dictionary dict = data::build_dictionary(
       {DemoPaths::file(paths.bpe, "train", kSource), DemoPaths::file(paths.bpe, "train", kTarget)}, 0, -1, 8,
       std::max(1, get_num_threads()));
@@ -345,7 +345,7 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
     out.tokenized.push_back(trained.task.target_dict.decode(nbest.front().tokens, "@@ "));
     out.detokenized.push_back(detokenizer.detokenize(out.tokenized.back()));
   }
-  fs::create_directories(gen_dir);
+  data::create_folders(gen_dir.string(), "the demo's folders");
   data::write_file_atomic(files.tokenized.string(), joined_lines(out.tokenized));
   data::write_file_atomic(files.detokenized.string(), joined_lines(out.detokenized));
   const nlohmann::json timing = {
@@ -548,7 +548,7 @@ void write_report(const DemoPaths& paths, const DemoSummary& summary, const Comp
 DemoSummary run_demo(const DemoOptions& options) {
   apply_compute_options(options.compute);
   const DemoPaths paths(options.out_dir);
-  fs::create_directories(paths.root);
+  data::create_folders(paths.root.string(), "--out");
   prepare_raw(paths, options);
   tokenize(paths);
   learn_bpe(paths, options);

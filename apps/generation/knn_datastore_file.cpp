@@ -6,6 +6,7 @@
 
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/data_parallel.hpp"
+#include "data/text_io.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
 
 namespace attn::app {
@@ -39,7 +40,7 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
   }
   auto built = build();
   const std::filesystem::path folder = std::filesystem::path(file).parent_path();
-  if (!folder.empty()) std::filesystem::create_directories(folder);
+  if (!folder.empty()) data::create_folders(folder.string(), "the kNN-MT datastore's folder");
   built->save(file, identity);
   return {std::move(built), origin};
 }

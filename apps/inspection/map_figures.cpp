@@ -69,7 +69,7 @@ nlohmann::json sentence_json(const SentenceAttention& s, const nn::TransformerCo
 }
 
 void write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config, const std::string& dir) {
-  std::filesystem::create_directories(dir);
+  data::create_folders(dir, "the attention maps' folder");
   for (const MapFigure& f : sentence_figures(s, config))
     data::write_file_atomic((std::filesystem::path(dir) / f.file_name).string(), f.png);
   data::write_file_atomic((std::filesystem::path(dir) / "attention.json").string(),

@@ -238,7 +238,8 @@ std::string file_checksum(const std::string& path) {
 
 void save_checkpoint(const std::string& base, const CheckpointContent& content) {
   ATTN_CHECK(content.metadata.is_object(), "checkpoint {}: metadata must be a JSON object", base);
-  if (const fs::path dir = fs::path(base).parent_path(); !dir.empty()) fs::create_directories(dir);
+  if (const fs::path dir = fs::path(base).parent_path(); !dir.empty())
+    data::create_folders(dir.string(), "the checkpoint's folder");
   nlohmann::json files;
   save_safetensors(weights_path(base), content.model);
   files["weights"] = describe_file(weights_path(base));
@@ -323,7 +324,7 @@ nlohmann::json keep_file_beside(const std::string& source, const std::string& di
   const std::string checksum = format_checksum(fnv1a64(bytes.data(), bytes.size()));
   const std::string copy = (fs::path(dir) / name).string();
   if (!fs::exists(copy)) {
-    if (!dir.empty()) fs::create_directories(dir);
+    if (!dir.empty()) data::create_folders(dir, "the save dir");
     data::write_file_atomic(copy, bytes);
   } else if (file_checksum(copy) != checksum) {
     throw CheckpointError(fmt::format("cannot copy {} to {}: that file exists with other contents (checkpoints of "
@@ -370,7 +371,7 @@ std::vector<std::string> checkpoint_names(const std::string& save_dir, const Sav
 
 void save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
                    const CheckpointContent& content) {
-  fs::create_directories(save_dir);
+  data::create_folders(save_dir, "--save-dir");
   const std::vector<std::string> names = checkpoint_names(save_dir, request, policy);
   save_checkpoint(names.front(), content);
   for (size_t i = 1; i < names.size(); ++i) {

@@ -96,9 +96,7 @@ nlohmann::json read_owner(const std::string& lock) {
 
 SaveDirLock::SaveDirLock(const std::string& save_dir, const std::function<void(const std::string&)>& warn)
     : path_((fs::path(save_dir) / kLockName).string()) {
-  std::error_code error;
-  fs::create_directories(save_dir, error);
-  ATTN_CHECK(!error, "train: cannot create the save dir {}: {}", save_dir, error.message());
+  data::create_folders(save_dir, "--save-dir");
   if (try_create(path_, save_dir)) return;
   const nlohmann::json owner = read_owner(path_);
   const int64_t pid = owner["pid"].get<int64_t>();

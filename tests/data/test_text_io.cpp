@@ -1,7 +1,9 @@
 // Text files: the partial last line an interrupted appender leaves is cut, whole lines kept;
-// positions in UTF-8 text are moved back to the start of their code point.
+// positions in UTF-8 text are moved back to the start of their code point; a folder or file
+// that cannot be made gives an error naming it and who asked for it.
 #include <catch.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "data/text_io.hpp"
@@ -41,4 +43,23 @@ TEST_CASE("code_point_start moves a byte position back to the first byte of its 
   CHECK(attn::data::code_point_start(text, 5) == 3);
   CHECK(attn::data::code_point_start(text, 6) == 6);
   CHECK(attn::data::code_point_start("\x80\x80", 1) == 0);  // never before the start
+}
+
+TEST_CASE("create_folders makes missing parents and names the folder and its flag when it cannot", "[text_io]") {
+  TempDir tmp;
+  const std::string nested = (tmp.dir / "a" / "b" / "c").string();
+  attn::data::create_folders(nested, "--out");
+  CHECK(std::filesystem::is_directory(nested));
+  attn::data::create_folders(nested, "--out");  // an existing folder is fine
+  const std::string file = attn::test::write_file(tmp.dir / "plain_file", "x");
+  const std::string under_file = file + "/sub";
+  CHECK_THROWS_WITH(attn::data::create_folders(under_file, "--save-dir"),
+                    Catch::StartsWith(under_file + " (--save-dir): cannot create the folder: "));
+}
+
+TEST_CASE("write_file_atomic names the file it was asked to write when it cannot", "[text_io]") {
+  TempDir tmp;
+  const std::string path = (tmp.dir / "missing_folder" / "out.txt").string();
+  CHECK_THROWS_WITH(attn::data::write_file_atomic(path, "text"), Catch::StartsWith(path + ": cannot write"));
+  CHECK_FALSE(std::filesystem::exists(path));
 }
