@@ -6,11 +6,12 @@
 //   build-<dir>/bench/bench_matmul --benchmark_min_time=1
 #include <benchmark/benchmark.h>
 #include <cblas.h>
+#include <fmt/core.h>
 
-#include <Eigen/Core>
 #include <string>
 
 #include "apps/cli/runtime_environment.hpp"
+#include "core/cpu/eigen.hpp"
 #include "core/matmul_precision.hpp"
 #include "core/ops.hpp"
 #include "core/threads.hpp"
@@ -95,7 +96,7 @@ int main(int argc, char** argv) {
                               {512, 4096, 2048, true}};
   for (const GemmShape& s : shapes)
     for (int threads : {1, 2}) {
-      const std::string suffix = "/" + s.name() + "/threads:" + std::to_string(threads);
+      const std::string suffix = fmt::format("/{}/threads:{}", s.name(), threads);
       benchmark::RegisterBenchmark(("matmul/attnlab" + suffix).c_str(), bench_attnlab, s, threads,
                                    attn::MatmulPrecision::Float32)
           ->UseRealTime();

@@ -98,9 +98,9 @@ class File {
 // One header entry, checked against itself (not yet against the file).
 struct TensorEntry {
   std::string name;
-  DType dtype;
-  Shape shape;
-  uint64_t begin, end;  // byte offsets into the data section
+  DType dtype{};
+  Shape shape{};
+  uint64_t begin = 0, end = 0;  // byte offsets into the data section
 };
 
 [[noreturn]] void malformed(const std::string& path, const std::string& problem) {

@@ -28,8 +28,8 @@ using TensorFileMetadata = std::map<std::string, std::string>;
 
 struct SafetensorsFile {
   std::string path;
-  NamedTensors tensors;  // in the order of their data in the file (= save order for our files)
-  TensorFileMetadata metadata;
+  NamedTensors tensors{};  // in the order of their data in the file (= save order for our files)
+  TensorFileMetadata metadata{};
 
   bool contains(const std::string& name) const;
   // The tensor named `name`; throws attn::Error naming the file and the tensor when absent.

@@ -1,6 +1,8 @@
 // See nccl_communicator.hpp.
 #include "dist/nccl_communicator.hpp"
 
+#include <cstdlib>
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -122,6 +124,7 @@ void NcclCommunicator::abort(const std::string& reason, int code) {
   if (handles_->comm != nullptr) ncclCommAbort(handles_->comm);
   handles_->comm = nullptr;
   bootstrap_.abort(reason, code);
+  std::exit(code);  // GCC does not see [[noreturn]] through the virtual call above
 }
 
 }  // namespace attn::dist

@@ -14,9 +14,9 @@
 namespace attn::dist {
 
 struct WorldOptions {
-  std::optional<int> world_size;  // --distributed-world-size
-  std::optional<int> rank;        // --distributed-rank
-  std::string init_method;        // --distributed-init-method
+  std::optional<int> world_size{};  // --distributed-world-size
+  std::optional<int> rank{};        // --distributed-rank
+  std::string init_method{};        // --distributed-init-method
 };
 
 // The world of --distributed-init-method when given, else the MPI world when an MPI launcher

@@ -105,7 +105,7 @@ class CosineScheduler : public UpdateBasedScheduler {
 
 struct FixedOptions {
   std::vector<double> lr = {0.25};       // --lr: the lr of epoch 1, 2, ...; the last repeats
-  std::optional<int64_t> force_anneal;   // --force-anneal: first epoch that shrinks
+  std::optional<int64_t> force_anneal{}; // --force-anneal: first epoch that shrinks
   double lr_shrink = 0.1;                // --lr-shrink
   int64_t warmup_updates = 0;            // --warmup-updates
 };

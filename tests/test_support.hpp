@@ -58,7 +58,7 @@ struct TempDir {
 
 // The path of a file under tests/vectors, e.g. vector_path("own/bpe/codes.200").
 inline std::string vector_path(const std::string& relative) {
-  return std::string(ATTNLAB_TEST_VECTORS) + "/" + relative;
+  return ATTNLAB_TEST_VECTORS "/" + relative;
 }
 
 // The whole file as bytes; fails the test naming the file when it cannot be opened.

@@ -4,14 +4,15 @@
 // broadcast operands arrive as stride-0 views. Transcendental unary ops run contiguous
 // rows through Eigen's vectorized exp/log/tanh/erf/... (measured several times faster than
 // the scalar libm loop on this machine); strided rows use the scalar form.
-#include <Eigen/Core>
 #include <cmath>
 #include <type_traits>
-#include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/cpu/eigen.hpp"
 #include "core/cpu/row_loop.hpp"
 #include "core/cpu/strided_loop.hpp"
+
+#include <unsupported/Eigen/SpecialFunctions>  // after core/cpu/eigen.hpp
 
 namespace attn::cpu {
 

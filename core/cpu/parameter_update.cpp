@@ -8,13 +8,12 @@
 // The sum of squares is accumulated in float64 per fixed chunk and the chunks are summed in
 // order, again independent of the thread count. Each kernel takes a whole group of tensors
 // and runs one parallel loop over the blocks of all of them.
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/cpu/eigen.hpp"
 
 namespace attn::cpu {
 namespace {

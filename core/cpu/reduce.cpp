@@ -8,12 +8,12 @@
 // together (e.g. summing over the batch dim of [N, D]): a run of outputs is updated at
 // once for each reduced position, a unit-stride loop the compiler vectorizes.
 // Sums accumulate in double (per block of a row in the row order, see reduce_contiguous).
-#include <Eigen/Core>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/cpu/cpu_backend.hpp"
+#include "core/cpu/eigen.hpp"
 #include "core/cpu/strided_loop.hpp"
 
 namespace attn::cpu {

@@ -5,13 +5,10 @@
 #pragma once
 #include <omp.h>
 
-#include <Eigen/Core>
 #include <cstdint>
 #include <limits>
 
-// GCC 12 reports the deliberately undefined lanes of _mm512_undefined_*() inside Eigen's
-// AVX-512 packet math as "may be used uninitialized": a known false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "core/cpu/eigen.hpp"
 
 namespace attn::cpu {
 

@@ -1,11 +1,12 @@
 #include "nn/search/principal_axes.hpp"
 
-#include <Eigen/Dense>
-
 #include <algorithm>
 #include <vector>
 
+#include "core/cpu/eigen.hpp"
 #include "core/error.hpp"
+
+#include <Eigen/Dense>  // after core/cpu/eigen.hpp
 
 namespace attn::nn {
 namespace {

@@ -7,12 +7,11 @@
 // rejected with a message naming them.
 #include <catch.hpp>
 
-#include <Eigen/Core>
-
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "core/cpu/eigen.hpp"
 #include "core/ops_update.hpp"
 #include "core/threads.hpp"
 #include "test_support.hpp"

@@ -20,13 +20,14 @@
 //   scan applies as a value gate. Keys get no 10⁻⁴, so c cancels exactly and needs no gradient
 //   (up to the denominator's + 10⁻⁶ guard, which does not scale with c: the causal form and a
 //   globally shifted quadratic form differ by ~10⁻⁷ relative).
-#include <Eigen/QR>
-
 #include <cmath>
 #include <limits>
 
+#include "core/cpu/eigen.hpp"
 #include "nn/layers/init.hpp"
 #include "nn/mixers/kernel/random_feature_map.hpp"
+
+#include <Eigen/QR>  // after core/cpu/eigen.hpp
 
 namespace attn::nn {
 namespace {
