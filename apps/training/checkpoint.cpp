@@ -76,9 +76,41 @@ void check_files_record(const nlohmann::json& files, const std::string& json_pat
   }
 }
 
+// The checkpoints in `folder` (NAME.json beside NAME.safetensors), by name.
+std::vector<std::string> checkpoints_in(const fs::path& folder) {
+  std::vector<std::string> names;
+  std::error_code unreadable;
+  for (const auto& entry : fs::directory_iterator(folder, unreadable)) {
+    const fs::path path = entry.path();
+    if (path.extension() == ".json" && fs::exists(weights_path(checkpoint_base(path.string()))))
+      names.push_back(path.stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A path that names no checkpoint: what was looked for and, since a fairseq user types
+// checkpoint_best.pt or the save dir itself, the checkpoints the folder does hold.
+[[noreturn]] void no_checkpoint(const std::string& base) {
+  constexpr size_t kNamesShown = 8;
+  const fs::path named(base);
+  const bool is_folder = fs::is_directory(named);
+  const fs::path folder = is_folder ? named : named.has_parent_path() ? named.parent_path() : fs::path(".");
+  std::string problem = is_folder ? "is a folder, not a checkpoint"
+                                  : fmt::format("no such checkpoint ({} does not exist)", metadata_path(base));
+  std::vector<std::string> held = checkpoints_in(folder);
+  if (!held.empty()) {
+    const size_t all = held.size();
+    if (all > kNamesShown) held.resize(kNamesShown);
+    problem += fmt::format("; {} holds {}{}", folder.string(), fmt::join(held, ", "),
+                           all > kNamesShown ? fmt::format(", ... ({} in all)", all) : "");
+  }
+  throw CheckpointError(fmt::format("checkpoint {}: {}", base, problem));
+}
+
 nlohmann::json read_metadata_json(const std::string& base) {
   const std::string path = metadata_path(base);
-  if (!fs::exists(path)) throw CheckpointError(fmt::format("checkpoint {}: no such file", path));
+  if (!fs::exists(path)) no_checkpoint(base);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_file_bytes(path));

@@ -96,6 +96,27 @@ TEST_CASE("checkpoint: truncated, torn, modified and missing files are rejected"
   }
 }
 
+TEST_CASE("checkpoint: a path naming no checkpoint lists those its folder holds", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_not_named");
+  for (const char* name : {"checkpoint_last", "checkpoint_best", "averaged"})
+    save_checkpoint(dir + "/" + name, sample_content(1.0f, 1));
+  std::ofstream(dir + "/table.json") << "[]\n";  // a JSON file that is not a checkpoint
+
+  CHECK_THROWS_WITH(load_checkpoint(dir + "/checkpoint_best.pt"),
+                    Catch::Contains("checkpoint_best.pt.json does not exist") &&
+                        Catch::Contains("holds averaged, checkpoint_best, checkpoint_last") &&
+                        !Catch::Contains("table"));
+  CHECK_THROWS_WITH(load_checkpoint(dir), Catch::Contains(dir + ": is a folder, not a checkpoint") &&
+                                             Catch::Contains("holds averaged, checkpoint_best, checkpoint_last"));
+
+  for (int epoch = 1; epoch <= 9; ++epoch)
+    save_checkpoint(dir + "/checkpoint" + std::to_string(epoch), sample_content(1.0f, epoch));
+  CHECK_THROWS_WITH(load_checkpoint(dir + "/checkpoint10"), Catch::Contains(", ... (12 in all)"));
+
+  const std::string empty = testing::fresh_temp_dir("ckpt_not_named_empty");
+  CHECK_THROWS_WITH(load_checkpoint(empty + "/checkpoint_last"), !Catch::Contains("holds"));
+}
+
 TEST_CASE("checkpoint: wrong JSON types are errors naming the file and the key", "[checkpoint]") {
   const std::string dir = testing::fresh_temp_dir("ckpt_json_types");
   const std::string base = dir + "/checkpoint_last";
