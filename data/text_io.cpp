@@ -86,6 +86,7 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 }
 
 void create_folders(const std::string& path, std::string_view what) {
+  if (path.empty()) return;  // the parent of a bare file name: the current folder
   std::error_code error;
   std::filesystem::create_directories(path, error);
   if (error) throw DataError(fmt::format("{} ({}): cannot create the folder: {}", path, what, error.message()));

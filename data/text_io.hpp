@@ -25,7 +25,8 @@ void check_utf8(std::string_view s, const std::string& file, size_t line);
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding = true);
 // Writes `content` to path atomically: a temp file in the same folder, fsync, rename.
 void write_file_atomic(const std::string& path, std::string_view content);
-// Creates folder `path` and its missing parents. Throws DataError "PATH (WHAT): cannot create
+// Creates folder `path` and its missing parents; "" (the folder of a bare file name) is the
+// current folder, which exists. Throws DataError "PATH (WHAT): cannot create
 // the folder: REASON", where `what` says who named it (a flag such as "--out", or "save dir").
 void create_folders(const std::string& path, std::string_view what);
 // An append-only log whose writer died mid-record (power loss, a full disk) ends without a

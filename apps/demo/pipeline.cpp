@@ -43,6 +43,7 @@ constexpr int kStages = 8;
 constexpr int kAveragedCheckpoints = 5;
 constexpr int64_t kSavesPerRun = 10;  // update checkpoints over the budget; the last 5 are averaged
 constexpr uint64_t kSplitSeed = 1;
+constexpr const char* kDemoFolders = "the demo's folders";  // who named them, in errors
 
 // "1 thread", "2 threads".
 std::string threads_in_words(int64_t threads) { return fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"); }
@@ -100,7 +101,7 @@ void tokenize(const DemoPaths& paths) {
   const bool done = all_exist(split_files(paths.tok));
   stage(2, "Moses tokenizer -> " + paths.tok.string(), done);
   if (done) return;
-  data::create_folders(paths.tok.string(), "the demo's folders");
+  data::create_folders(paths.tok.string(), kDemoFolders);
   for (const char* lang : {kSource, kTarget}) {
     const data::MosesTokenizer tokenizer({.language = data::parse_moses_language(lang)});
     for (const char* split : kSplits) {
@@ -116,7 +117,7 @@ void learn_bpe(const DemoPaths& paths, const DemoOptions& options) {
   const bool done = fs::exists(paths.codes);
   stage(3, fmt::format("joint BPE, {} merges -> {}", options.bpe_merges, paths.codes.string()), done);
   if (done) return;
-  data::create_folders(paths.bpe.string(), "the demo's folders");
+  data::create_folders(paths.bpe.string(), kDemoFolders);
   const data::JointBpeResult result =
       data::learn_joint_bpe({DemoPaths::file(paths.tok, "train", kSource),
                              DemoPaths::file(paths.tok, "train", kTarget)},
@@ -140,7 +141,7 @@ void binarize(const DemoPaths& paths) {
   const bool done = fs::exists(last);
   stage(5, "joined dictionary + binarized splits -> " + paths.data_bin.string(), done);
   if (done) return;
-  data::create_folders(paths.data_bin.string(), "the demo's folders");
+  data::create_folders(paths.data_bin.string(), kDemoFolders);
   const data::Dictionary dict = data::build_dictionary(
       {DemoPaths::file(paths.bpe, "train", kSource), DemoPaths::file(paths.bpe, "train", kTarget)}, 0, -1, 8,
       std::max(1, get_num_threads()));
@@ -345,7 +346,7 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
     out.tokenized.push_back(trained.task.target_dict.decode(nbest.front().tokens, "@@ "));
     out.detokenized.push_back(detokenizer.detokenize(out.tokenized.back()));
   }
-  data::create_folders(gen_dir.string(), "the demo's folders");
+  data::create_folders(gen_dir.string(), kDemoFolders);
   data::write_file_atomic(files.tokenized.string(), joined_lines(out.tokenized));
   data::write_file_atomic(files.detokenized.string(), joined_lines(out.detokenized));
   const nlohmann::json timing = {

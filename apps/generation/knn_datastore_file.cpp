@@ -39,8 +39,7 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
     origin = file + " was built from another model, corpus, key size or lists; built again and written there";
   }
   auto built = build();
-  const std::filesystem::path folder = std::filesystem::path(file).parent_path();
-  if (!folder.empty()) data::create_folders(folder.string(), "the kNN-MT datastore's folder");
+  data::create_folders(std::filesystem::path(file).parent_path().string(), "the kNN-MT datastore's folder");
   built->save(file, identity);
   return {std::move(built), origin};
 }

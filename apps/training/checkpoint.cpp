@@ -270,8 +270,7 @@ std::string file_checksum(const std::string& path) {
 
 void save_checkpoint(const std::string& base, const CheckpointContent& content) {
   ATTN_CHECK(content.metadata.is_object(), "checkpoint {}: metadata must be a JSON object", base);
-  if (const fs::path dir = fs::path(base).parent_path(); !dir.empty())
-    data::create_folders(dir.string(), "the checkpoint's folder");
+  data::create_folders(fs::path(base).parent_path().string(), "the checkpoint's folder");
   nlohmann::json files;
   save_safetensors(weights_path(base), content.model);
   files["weights"] = describe_file(weights_path(base));
@@ -356,7 +355,7 @@ nlohmann::json keep_file_beside(const std::string& source, const std::string& di
   const std::string checksum = format_checksum(fnv1a64(bytes.data(), bytes.size()));
   const std::string copy = (fs::path(dir) / name).string();
   if (!fs::exists(copy)) {
-    if (!dir.empty()) data::create_folders(dir, "the save dir");
+    data::create_folders(dir, "the save dir");
     data::write_file_atomic(copy, bytes);
   } else if (file_checksum(copy) != checksum) {
     throw CheckpointError(fmt::format("cannot copy {} to {}: that file exists with other contents (checkpoints of "
