@@ -1,10 +1,18 @@
 // attnlab: one binary, one subcommand per file in apps/commands/ (see apps/cli/command.hpp).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/runtime_environment.hpp"
@@ -24,6 +32,24 @@ int command_line_error(CLI::App& app, const CLI::ParseError& e) {
     return 2;
   }
   return app.exit(e) == 0 ? 0 : 2;
+}
+
+// A folder given as standard input (`attnlab tokenize < dir`) reads as an empty file, which a
+// filter would turn into an empty output and exit 0.
+void refuse_folder_on_stdin() {
+  struct stat status {};
+  if (::fstat(STDIN_FILENO, &status) == 0 && S_ISDIR(status.st_mode))
+    throw std::runtime_error("standard input is a folder, not a file");
+}
+
+// Output that could not be written (a full disk, /dev/full) must not end in exit code 0: the
+// streams keep their error until the end, so one check after the command covers every write.
+void check_stdout_written() {
+  errno = 0;
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)
+    throw std::runtime_error(fmt::format("writing standard output failed{}",
+                                         errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
 }
 
 }  // namespace
@@ -48,8 +74,13 @@ int main(int argc, char** argv) {
     return command_line_error(app, e);
   }
   try {
+    refuse_folder_on_stdin();
     for (auto& [sub, action] : actions)
-      if (sub->parsed()) return action();
+      if (sub->parsed()) {
+        const int exit_code = action();
+        check_stdout_written();
+        return exit_code;
+      }
   } catch (const std::exception& e) {
     std::cerr << "attnlab: error: " << e.what() << "\n";
     return 1;

@@ -150,6 +150,10 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
     ::close(fd);
     throw DataError(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
   }
+  if (S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    throw DataError(fmt::format("{}: is a folder, not a file", path));
+  }
   auto file_bytes = size_t(info.st_size);
   if (file_bytes < kBinarizedHeaderBytes) {
     ::close(fd);

@@ -68,11 +68,10 @@ void check_utf8_text(std::string_view text, const std::string& name) {
 }
 
 std::string read_utf8_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(fmt::format("{}: cannot open for reading", path));
+  std::ifstream in = open_input_file(path);
   std::ostringstream content;
   content << in.rdbuf();
-  if (in.bad()) throw DataError(fmt::format("{}: read failed", path));
+  check_read(in, path);
   std::string text = std::move(content).str();
   check_utf8_text(text, path);
   return text;

@@ -2,8 +2,6 @@
 #include "data/clean_corpus.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 
 #include <fmt/core.h>
@@ -34,12 +32,14 @@ bool has_blank_factor(std::string_view cleaned) {
 // One of the two input files, read line by line with FILE:LINE errors.
 class CorpusSide {
  public:
-  explicit CorpusSide(std::string path) : path_(std::move(path)), in_(path_, std::ios::binary) {
-    if (!in_) throw DataError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
+  explicit CorpusSide(std::string path) : path_(std::move(path)), in_(open_input_file(path_)) {
   }
 
   bool next(std::string& line) {
-    if (!std::getline(in_, line)) return false;
+    if (!std::getline(in_, line)) {
+      check_read(in_, path_);
+      return false;
+    }
     check_utf8(line, path_, ++lines_read_);
     return true;
   }
@@ -136,8 +136,10 @@ CleanCorpusReport clean_corpus(const std::string& corpus, const std::string& l1,
     kept_first.append(cleaned_first).push_back('\n');
     kept_second.append(cleaned_second).push_back('\n');
   }
-  write_file_atomic(out + "." + l1, kept_first);
-  write_file_atomic(out + "." + l2, kept_second);
+  OutputFiles outputs;
+  outputs.add(out + "." + l1, kept_first);
+  outputs.add(out + "." + l2, kept_second);
+  outputs.commit();
   return report;
 }
 

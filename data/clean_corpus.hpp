@@ -40,7 +40,7 @@ std::string clean_corpus_line(std::string_view line, bool keep_bars);
 // The script's tests on a cleaned pair, in its order.
 PairVerdict judge_pair(std::string_view first, std::string_view second, const CleanCorpusOptions& options);
 
-// Reads CORPUS.L1 and CORPUS.L2, writes OUT.L1 and OUT.L2 (each atomically).
+// Reads CORPUS.L1 and CORPUS.L2, writes OUT.L1 and OUT.L2 (atomically, both or neither).
 CleanCorpusReport clean_corpus(const std::string& corpus, const std::string& l1, const std::string& l2,
                                const std::string& out, const CleanCorpusOptions& options);
 

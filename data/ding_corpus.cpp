@@ -176,15 +176,17 @@ void add_entries_to_train(CorpusSplit& split, std::vector<SentencePair> entries,
 
 void write_corpus_split(const CorpusSplit& split, const std::string& out_dir) {
   create_folders(out_dir, "the corpus folder");
-  auto write_side = [&](const std::vector<SentencePair>& pairs, const std::string& name, bool english) {
+  OutputFiles outputs;
+  auto add_side = [&](const std::vector<SentencePair>& pairs, const std::string& name, bool english) {
     std::string text;
     for (const SentencePair& pair : pairs) text += (english ? pair.english : pair.german) + "\n";
-    write_file_atomic((std::filesystem::path(out_dir) / name).string(), text);
+    outputs.add((std::filesystem::path(out_dir) / name).string(), text);
   };
   for (auto [pairs, name] : {std::pair{&split.train, "train"}, {&split.valid, "valid"}, {&split.test, "test"}}) {
-    write_side(*pairs, std::string(name) + ".en", true);
-    write_side(*pairs, std::string(name) + ".de", false);
+    add_side(*pairs, std::string(name) + ".en", true);
+    add_side(*pairs, std::string(name) + ".de", false);
   }
+  outputs.commit();
 }
 
 }  // namespace attn::data

@@ -62,7 +62,7 @@ CorpusSplit split_corpus(std::vector<SentencePair> pairs, uint64_t seed, size_t 
 // shuffle, so a seed and a count always give the same subset; valid and test are untouched.
 void add_entries_to_train(CorpusSplit& split, std::vector<SentencePair> entries, size_t count, uint64_t seed);
 // Writes train.en train.de valid.en valid.de test.en test.de into out_dir (created when
-// missing), each file atomically.
+// missing), the six files atomically together (data/text_io.hpp OutputFiles).
 void write_corpus_split(const CorpusSplit& split, const std::string& out_dir);
 
 }  // namespace attn::data

@@ -1,6 +1,7 @@
 #include "data/text_io.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -47,42 +48,114 @@ void check_utf8(std::string_view s, const std::string& file, size_t line) {
     throw DataError(fmt::format("{}:{}: invalid UTF-8 at byte {}", file, line, bad + 1));
 }
 
-std::vector<std::string> read_lines(const std::string& path, bool check_encoding) {
+std::ifstream open_input_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw DataError(fmt::format("{}: is a folder, not a file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  return in;
+}
+
+void check_read(const std::istream& in, const std::string& path) {
+  if (in.bad()) throw DataError(fmt::format("{}: read failed", path));
+}
+
+std::vector<std::string> read_lines(const std::string& path, bool check_encoding) {
+  std::ifstream in = open_input_file(path);
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
     if (check_encoding) check_utf8(line, path, lines.size() + 1);
     lines.push_back(std::move(line));
   }
+  check_read(in, path);
   return lines;
 }
 
-void write_file_atomic(const std::string& path, std::string_view content) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw DataError(fmt::format("{}: cannot write (its temp file {}): {}", path, tmp, std::strerror(errno)));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t w = ::write(fd, content.data() + done, content.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw DataError(fmt::format("{}: write failed: {}", tmp, std::strerror(err)));
+namespace {
+
+// Writes all of `content` to the open file `fd`; returns false with errno set on an error.
+bool write_all(int fd, std::string_view content) {
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t written = ::write(fd, content.data() + done, content.size() - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) return false;
+    done += size_t(written);
+  }
+  return true;
+}
+
+// Writes `content` into a new temp file beside `target` (fsync'd) with `mode`, and returns its name.
+std::string write_temp_file(const std::string& path, const std::string& target, std::string_view content,
+                            mode_t mode) {
+  const std::string temp = target + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
+  if (fd < 0) throw DataError(fmt::format("{}: cannot write (its temp file {}): {}", path, temp, std::strerror(errno)));
+  ::fchmod(fd, mode);  // the mode of the file it replaces, whatever the umask
+  const bool written = write_all(fd, content) && ::fsync(fd) == 0;
+  const int write_error = errno;
+  if (::close(fd) != 0 || !written) {
+    const int error = written ? errno : write_error;
+    ::unlink(temp.c_str());
+    throw DataError(fmt::format("{}: write failed (its temp file {}): {}", path, temp, std::strerror(error)));
+  }
+  return temp;
+}
+
+// Writes `content` into an existing file that is not a regular one (a device, a FIFO).
+void write_in_place(const std::string& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+  if (fd < 0) throw DataError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  const bool written = write_all(fd, content);
+  const int write_error = errno;
+  if (::close(fd) != 0 || !written)
+    throw DataError(fmt::format("{}: write failed: {}", path, std::strerror(written ? errno : write_error)));
+}
+
+}  // namespace
+
+OutputFiles::~OutputFiles() {
+  for (const Output& output : outputs_)
+    if (!output.temp.empty()) ::unlink(output.temp.c_str());
+}
+
+void OutputFiles::add(const std::string& path, std::string_view content) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);  // links followed
+  if (fs::is_directory(status)) throw DataError(fmt::format("{}: is a folder, not a file", path));
+  const bool exists = fs::exists(status);
+  Output output{.path = path, .target = exists ? fs::canonical(path, error).string() : path};
+  if (error) output.target = path;  // a link whose file is not reachable: written through it
+  for (const Output& earlier : outputs_)
+    if (fs::weakly_canonical(earlier.target, error) == fs::weakly_canonical(output.target, error))
+      throw DataError(fmt::format("{}: named twice as an output (also as {})", path, earlier.path));
+  if (exists && !fs::is_regular_file(status)) {
+    output.content = content;
+  } else {
+    const auto mode = exists ? mode_t(status.permissions() & fs::perms::mask) : mode_t(0644);
+    output.temp = write_temp_file(path, output.target, content, mode);
+  }
+  outputs_.push_back(std::move(output));
+}
+
+void OutputFiles::commit() {
+  for (Output& output : outputs_) {
+    if (output.temp.empty()) {
+      write_in_place(output.path, output.content);
+      continue;
     }
-    done += size_t(w);
+    if (::rename(output.temp.c_str(), output.target.c_str()) != 0)
+      throw DataError(fmt::format("{}: cannot replace it with {}: {}", output.path, output.temp, std::strerror(errno)));
+    output.temp.clear();
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw DataError(fmt::format("{}: fsync/close failed: {}", tmp, std::strerror(errno)));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw DataError(fmt::format("{}: rename failed: {}", path, std::strerror(errno)));
-  }
+  outputs_.clear();
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  OutputFiles file;
+  file.add(path, content);
+  file.commit();
 }
 
 void create_folders(const std::string& path, std::string_view what) {

@@ -1,7 +1,9 @@
-// Reading text files line by line with errors that name the file and line: a missing file,
-// invalid UTF-8 (with the byte offset), parallel files whose line counts differ. Writing files
-// atomically, and making the folders they go in, with errors that name them.
+// Reading text files line by line with errors that name the file and line: a missing file, a
+// folder, invalid UTF-8 (with the byte offset), a read error. Writing files atomically, one or
+// several together, and making the folders they go in, with errors that name them.
 #pragma once
+#include <fstream>
+#include <istream>
 #include <string>
 #include <stdexcept>
 #include <string_view>
@@ -21,9 +23,42 @@ size_t find_invalid_utf8(std::string_view s);
 size_t code_point_start(std::string_view s, size_t pos);
 // Throws DataError "FILE:LINE: invalid UTF-8 at byte N" when s is not valid UTF-8.
 void check_utf8(std::string_view s, const std::string& file, size_t line);
+// Opens file `path` for reading (binary). Throws DataError "PATH: cannot open: REASON", or
+// "PATH: is a folder, not a file" (a folder opens, and then reads as an empty file).
+std::ifstream open_input_file(const std::string& path);
+// Throws DataError "PATH: read failed" when reading `in` met an error rather than the end.
+void check_read(const std::istream& in, const std::string& path);
 // All lines of a file (without '\n'; a trailing '\r' is kept), each checked for UTF-8.
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding = true);
-// Writes `content` to path atomically: a temp file in the same folder, fsync, rename.
+
+// Files that one command writes together, all or none: add() writes each into a temp file
+// beside it (fsync'd), commit() renames them all into place, so an error before the commit (a
+// bad input found late, a full disk, a folder in a file's place) leaves every earlier output as
+// it was; the temp files of a set never committed are removed. A path that is a link is
+// followed, so the link stays and its file is replaced; one that is not a regular file
+// (/dev/null, a FIFO, a terminal) cannot be replaced and is written as it is at the commit. A
+// file replaced keeps its permissions. The same file named twice is an error naming it.
+class OutputFiles {
+ public:
+  OutputFiles() = default;
+  ~OutputFiles();
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+
+  void add(const std::string& path, std::string_view content);
+  void commit();
+
+ private:
+  struct Output {
+    std::string path;     // as the user named it, for messages
+    std::string target;   // the file it names, links followed
+    std::string temp;     // the staged content; empty for a file written in place
+    std::string content;  // the content of a file written in place
+  };
+  std::vector<Output> outputs_;
+};
+
+// One file of its own, atomically: an OutputFiles of one.
 void write_file_atomic(const std::string& path, std::string_view content);
 // Creates folder `path` and its missing parents; "" (the folder of a bare file name) is the
 // current folder, which exists. Throws DataError "PATH (WHAT): cannot create

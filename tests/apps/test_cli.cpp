@@ -12,8 +12,6 @@
 //     hang (each run is under `timeout`, whose 124 fails the exit-code checks).
 #include <catch.hpp>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -33,85 +31,19 @@
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
+#include "cli_runner.hpp"
 #include "test_support.hpp"
 
-using attn::test::read_file;
-using attn::test::TempDir;
-using attn::test::vector_path;
-using attn::test::write_file;
+using namespace attn::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr int kRuntimeError = 1;      // apps/main.cpp: the command threw
-constexpr int kCommandLineError = 2;  // apps/main.cpp: CLI11 rejected the arguments
-constexpr int kTimeoutSeconds = 120;  // far above any run here: only a hang reaches it
-
-struct CommandResult {
-  int exit_code = -1;  // the exit status, or 128 + N when signal N killed the process
-  std::string out, err;
-};
-
-std::string shell_quoted(const std::string& word) {
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// Runs `attnlab ARGS...` in `dir` with standard input from the file `input`.
-CommandResult run_attnlab(const TempDir& dir, const std::vector<std::string>& args,
-                          const std::string& input = "/dev/null") {
-  std::string command = fmt::format("cd {} && timeout -k 5 {} {}", shell_quoted(dir.dir.string()), kTimeoutSeconds,
-                                    shell_quoted(ATTNLAB_BINARY));
-  for (const std::string& arg : args) command += fmt::format(" {}", shell_quoted(arg));
-  const std::string out = dir.file("command.stdout"), err = dir.file("command.stderr");
-  command += fmt::format(" < {} > {} 2> {}", shell_quoted(input), shell_quoted(out), shell_quoted(err));
-  const int status = std::system(command.c_str());
-  CommandResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = read_file(out);
-  result.err = read_file(err);
-  return result;
-}
-
-void require_success(const CommandResult& result) {
-  INFO("stderr: " << result.err);
-  REQUIRE(result.exit_code == 0);
-}
-
-// A runtime error: exit code 1 and exactly one line on stderr, mentioning each of `names`.
-void require_runtime_error(const CommandResult& result, const std::vector<std::string>& names) {
-  INFO("stderr: " << result.err);
-  REQUIRE(result.exit_code == kRuntimeError);
-  REQUIRE(result.err.starts_with("attnlab: error: "));
-  REQUIRE(result.err.find('\n') == result.err.size() - 1);
-  for (const std::string& name : names) CHECK(result.err.find(name) != std::string::npos);
-}
-
-// A command-line error: exit code 2 and a first stderr line mentioning `name`.
-void require_command_line_error(const CommandResult& result, const std::string& name) {
-  INFO("stderr: " << result.err);
-  REQUIRE(result.exit_code == kCommandLineError);
-  CHECK(result.err.substr(0, result.err.find('\n')).find(name) != std::string::npos);
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  for (size_t start = 0; start < text.size();) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
 
 std::string joined_lines(const std::vector<std::string>& lines, size_t begin, size_t end) {
   std::string text;
   for (size_t i = begin; i < end; ++i) text += lines[i] + "\n";
   return text;
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The flags of a one-layer D=32 Transformer trained with Adam on one thread (bit-reproducible).
 const std::vector<std::string> kTinyTraining = {

@@ -1,6 +1,8 @@
 // Text files: the partial last line an interrupted appender leaves is cut, whole lines kept;
 // positions in UTF-8 text are moved back to the start of their code point; a folder or file
-// that cannot be made gives an error naming it and who asked for it.
+// that cannot be made gives an error naming it and who asked for it; files written together
+// land all or none, through links and onto devices, keeping their permissions; a folder is no
+// input file.
 #include <catch.hpp>
 
 #include <filesystem>
@@ -62,4 +64,59 @@ TEST_CASE("write_file_atomic names the file it was asked to write when it cannot
   const std::string path = (tmp.dir / "missing_folder" / "out.txt").string();
   CHECK_THROWS_WITH(attn::data::write_file_atomic(path, "text"), Catch::StartsWith(path + ": cannot write"));
   CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("OutputFiles writes all its files at the commit, or none when it is not committed", "[text_io]") {
+  TempDir tmp;
+  const std::string first = attn::test::write_file(tmp.dir / "out.en", "old en\n");
+  const std::string second = attn::test::write_file(tmp.dir / "out.de", "old de\n");
+  {
+    attn::data::OutputFiles outputs;
+    outputs.add(first, "new en\n");
+    outputs.add(second, "new de\n");
+    CHECK(attn::test::read_file(first) == "old en\n");  // staged, not yet in place
+  }  // an error between add and commit: the outputs are as they were, no temp file is left
+  CHECK(attn::test::read_file(first) == "old en\n");
+  CHECK(std::distance(std::filesystem::directory_iterator(tmp.dir), {}) == 2);
+  attn::data::OutputFiles outputs;
+  outputs.add(first, "new en\n");
+  outputs.add(second, "new de\n");
+  outputs.commit();
+  CHECK(attn::test::read_file(first) == "new en\n");
+  CHECK(attn::test::read_file(second) == "new de\n");
+}
+
+TEST_CASE("OutputFiles refuses a folder in a file's place and a file named twice before writing any", "[text_io]") {
+  TempDir tmp;
+  const std::string file = attn::test::write_file(tmp.dir / "out.en", "old\n");
+  std::filesystem::create_directory(tmp.dir / "out.de");
+  attn::data::OutputFiles outputs;
+  outputs.add(file, "new\n");
+  CHECK_THROWS_WITH(outputs.add(tmp.file("out.de"), "new\n"), tmp.file("out.de") + ": is a folder, not a file");
+  CHECK_THROWS_WITH(outputs.add(tmp.file("./out.en"), "again\n"),
+                    tmp.file("./out.en") + ": named twice as an output (also as " + file + ")");
+  std::filesystem::create_symlink("out.en", tmp.dir / "link");
+  CHECK_THROWS_WITH(outputs.add(tmp.file("link"), "again\n"), Catch::Contains("named twice as an output"));
+  CHECK(attn::test::read_file(file) == "old\n");
+}
+
+TEST_CASE("write_file_atomic replaces the file behind a link and keeps its permissions; a device is written as it is",
+          "[text_io]") {
+  TempDir tmp;
+  const std::string target = attn::test::write_file(tmp.dir / "private.txt", "old\n");
+  std::filesystem::permissions(target, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::create_symlink("private.txt", tmp.dir / "link");
+  attn::data::write_file_atomic(tmp.file("link"), "new\n");
+  CHECK(std::filesystem::is_symlink(tmp.dir / "link"));
+  CHECK(attn::test::read_file(target) == "new\n");
+  CHECK(std::filesystem::status(target).permissions() ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  attn::data::write_file_atomic("/dev/null", "discarded\n");  // not replaced by a regular file
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  CHECK_THROWS_WITH(attn::data::write_file_atomic("/dev/full", "x"), Catch::StartsWith("/dev/full: write failed: "));
+}
+
+TEST_CASE("read_lines refuses a folder, which would read as an empty file", "[text_io]") {
+  TempDir tmp;
+  CHECK_THROWS_WITH(attn::data::read_lines(tmp.dir.string()), tmp.dir.string() + ": is a folder, not a file");
 }

@@ -1,0 +1,57 @@
+// Where the commands' output goes when it is not a plain new file (README.md "Commands"): a
+// full disk on standard output is an error, not exit code 0; a folder as standard input or as
+// an input file is refused instead of read as empty; /dev/null and links stay what they are;
+// the files of one command are written all or none.
+#include <catch.hpp>
+
+#include <filesystem>
+
+#include "cli_runner.hpp"
+
+using namespace attn::test;
+namespace fs = std::filesystem;
+
+TEST_CASE("output that cannot be written to standard output is an error, not a success") {
+  TempDir dir;
+  const std::string input = write_file(dir.dir / "in.txt", "Hello, world.\n");
+  const std::string command = fmt::format("{} tokenize < {} > /dev/full 2> {}", shell_quoted(ATTNLAB_BINARY),
+                                          shell_quoted(input), shell_quoted(dir.file("err")));
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == kRuntimeError);
+  CHECK(read_file(dir.file("err")).starts_with("attnlab: error: writing standard output failed"));
+}
+
+TEST_CASE("a folder as standard input or as an input file is refused, naming it") {
+  TempDir dir;
+  fs::create_directory(dir.dir / "folder");
+  require_runtime_error(run_attnlab(dir, {"tokenize"}, dir.file("folder")), {"standard input is a folder"});
+  require_runtime_error(run_attnlab(dir, {"bpe", "learn", "-s", "5", "-i", "folder", "-o", "codes"}),
+                        {"folder: is a folder, not a file"});
+  CHECK_FALSE(fs::exists(dir.dir / "codes"));
+}
+
+TEST_CASE("an output through a link replaces the link's file; /dev/null stays a device") {
+  TempDir dir;
+  write_file(dir.dir / "words.txt", "low lower lowest\n");
+  write_file(dir.dir / "codes.real", "old\n");
+  fs::create_symlink("codes.real", dir.dir / "codes");
+  require_success(run_attnlab(dir, {"bpe", "learn", "-s", "5", "-i", "words.txt", "-o", "codes"}));
+  CHECK(fs::is_symlink(dir.dir / "codes"));
+  CHECK(read_file(dir.file("codes.real")).starts_with("#version: 0.2\n"));
+  require_success(run_attnlab(dir, {"bpe", "learn", "-s", "5", "-i", "words.txt", "-o", "/dev/null"}));
+  CHECK(fs::is_character_file("/dev/null"));
+}
+
+TEST_CASE("clean-corpus writes both sides or neither") {
+  TempDir dir;
+  write_file(dir.dir / "corpus.en", "a b\nc d\n");
+  write_file(dir.dir / "corpus.de", "x y\nz w\n");
+  write_file(dir.dir / "clean.en", "kept\n");
+  fs::create_directory(dir.dir / "clean.de");
+  require_runtime_error(run_attnlab(dir, {"clean-corpus", "corpus", "en", "de", "clean", "1", "80"}),
+                        {"clean.de: is a folder, not a file"});
+  CHECK(read_file(dir.file("clean.en")) == "kept\n");
+  require_runtime_error(run_attnlab(dir, {"clean-corpus", "corpus", "en", "en", "same", "1", "80"}),
+                        {"same.en: named twice as an output"});
+}
