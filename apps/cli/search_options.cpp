@@ -40,11 +40,15 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
       ->check(positive_number())
       ->capture_default_str();
   cmd.add_flag("--sampling", sampling.sampling, "Draw each next token from the model's distribution instead of searching");
+  // fairseq reads 0 and any negative value as off; only -1 is taken here, so that a typo is not
+  // silently sampling from every token.
   cmd.add_option("--sampling-topk", sampling.topk, "With --sampling: draw among the K most probable tokens (-1: all)")
+      ->check(finite_number_that([](double k) { return k >= 1 || k == -1; }, " >= 1 (or -1: all)", "K|-1"))
       ->capture_default_str();
   cmd.add_option("--sampling-topp", sampling.topp,
                  "With --sampling: draw among the most probable tokens whose probability reaches P (-1: off)")
-      ->check(finite_number())
+      ->check(finite_number_that([](double p) { return (p > 0 && p <= 1) || p == -1; }, " in (0, 1] (or -1: off)",
+                                 "P|-1"))
       ->capture_default_str();
   cmd.add_option("--seed", sampling.seed, "With --sampling: the random numbers' seed")->capture_default_str();
 }
@@ -53,7 +57,6 @@ void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search)
   const bool topk = flags.topk > 0, topp = flags.topp > 0.0;
   ATTN_CHECK(flags.sampling || (!topk && !topp), "--sampling-topk and --sampling-topp need --sampling");
   ATTN_CHECK(!(topk && topp), "give --sampling-topk or --sampling-topp, not both");
-  ATTN_CHECK(flags.topp <= 1.0, "--sampling-topp must be at most 1, got {}", flags.topp);
   if (!flags.sampling) return;
   nn::SamplingOptions& sampling = search.sampling.emplace();
   sampling.topk = topk ? flags.topk : 0;

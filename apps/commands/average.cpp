@@ -2,7 +2,9 @@
 // (fairseq scripts/average_checkpoints.py; docs/models.md §1.11): the arithmetic mean of the
 // model weights, written as checkpoint OUT (OUT.safetensors + OUT.json, the metadata of the
 // first input, no optimizer state; the dictionaries and BPE codes it names are copied beside
-// OUT) for `generate` / `translate`. The inputs need only their weights.
+// OUT) for `generate` / `translate`. The inputs need only their weights. OUT may not be a
+// checkpoint that holds a training run's optimizer state, nor lie in the save dir of a training
+// run that is running (apps/training/checkpoint.hpp, check_weights_only_output).
 #include <filesystem>
 #include <memory>
 

@@ -1,7 +1,8 @@
 // `attnlab convert --from CKPT --output OUT [--to-arch ARCH] [--model-override k=v ...]`:
 // the swap of T2R's swap-then-finetune (apps/training/checkpoint_conversion.hpp), printing
 // what was copied, what is new and what was dropped. Finetune OUT with `train
-// --finetune-from-model OUT`, or decode with it directly.
+// --finetune-from-model OUT`, or decode with it directly. As for `average`, OUT may not be a
+// checkpoint that holds a training run's optimizer state, nor lie in a running run's save dir.
 #include <memory>
 
 #include <fmt/core.h>

@@ -141,11 +141,17 @@ CommandAction setup_generate(CLI::App& cmd) {
       ->required();
   cmd.add_option("--subset,--gen-subset", args->subset, "Split to translate")->capture_default_str();
   add_search_options(cmd, search, args->sampling);
-  cmd.add_option("--min-len", search.min_len, "Minimum output length")->capture_default_str();
-  cmd.add_option("--nbest", search.nbest, "Hypotheses printed per sentence")->capture_default_str();
+  cmd.add_option("--min-len", search.min_len, "Minimum output length")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  cmd.add_option("--nbest", search.nbest, "Hypotheses printed per sentence")
+      ->check(positive_number())
+      ->capture_default_str();
   cmd.add_flag("--remove-bpe{@@ }", args->remove_bpe, "Remove BPE (default separator '@@ ')");
-  cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
-  cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
+  cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch")
+      ->check(positive_number());
+  cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
+      ->check(positive_number());
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
   cmd.add_flag("--score-reference", args->score_reference,
                "Print the references as the hypotheses, scored by the model(s) (no search)");

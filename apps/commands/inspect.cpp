@@ -4,10 +4,14 @@
 //       or of the model's own beam-search translation when none is given;
 //   --data DIR [--subset test] [--compare-to TEACHER] --out DIR   per-head statistics over a
 //       binarized split (apps/inspection/attention_statistics.hpp) into DIR/statistics.json.
-// Mixers without explicit weights show their implied maps (nn/mixers/token_mixer.hpp).
+// Mixers without explicit weights show their implied maps (nn/mixers/token_mixer.hpp). A model
+// whose maps hold NaN is refused (apps/inspection/attention_capture.hpp). DIR holds one run's
+// output: the maps and JSON files an earlier run left there and this one did not rewrite
+// (another model's heads) are removed once this run's files are written; other files stay.
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -40,7 +44,10 @@ struct InspectArgs {
 
 std::vector<int64_t> widened(const std::vector<int32_t>& ids) { return {ids.begin(), ids.end()}; }
 
-void inspect_sentence(const InspectArgs& args, TrainedModel& trained) {
+constexpr const char* kStatisticsFile = "statistics.json";
+
+// Returns the names of the files written into --out.
+std::vector<std::string> inspect_sentence(const InspectArgs& args, TrainedModel& trained) {
   const TranslationTask& task = trained.task;
   const std::string codes = find_bpe_codes(task, args.path, args.bpe_codes, "inspect");
   const std::vector<int64_t> source =
@@ -57,17 +64,19 @@ void inspect_sentence(const InspectArgs& args, TrainedModel& trained) {
     target = translate_sentences(*trained.model, {source}, args.decoding).front().front().tokens;
   }
   const SentenceAttention attention = capture_attention(*trained.model, task, source, target);
-  write_sentence_attention(attention, trained.model->config(), args.out);
+  std::vector<std::string> written = write_sentence_attention(attention, trained.model->config(), args.out);
   fmt::print("source  {}\ntarget  {}{}\nwrote the maps of {} places into {}/ (PNG per layer and head, attention.json)\n",
              fmt::join(attention.source, " "), fmt::join(attention.decoder_output, " "),
              args.target.empty() ? "  (the model's translation)" : "", 3, args.out);
+  return written;
 }
 
 BatchGeometry geometry_of(const data::Batch& batch) {
   return {batch.source_len, batch.target_len, batch.source_lengths, batch.target_lengths};
 }
 
-void inspect_corpus(const InspectArgs& args, TrainedModel& trained) {
+// Returns the name of the file written into --out.
+std::string inspect_corpus(const InspectArgs& args, TrainedModel& trained) {
   const SplitCorpora corpora = open_split(open_task_for(trained, args.data), args.subset);
   std::optional<TrainedModel> teacher;
   if (!args.compare_to.empty()) {
@@ -91,10 +100,24 @@ void inspect_corpus(const InspectArgs& args, TrainedModel& trained) {
   j["subset"] = args.subset;
   if (teacher) j["teacher"] = args.compare_to;
   data::create_folders(args.out, "--out");
-  const std::string file = (std::filesystem::path(args.out) / "statistics.json").string();
+  const std::string file = (std::filesystem::path(args.out) / kStatisticsFile).string();
   data::write_file_atomic(file, j.dump(2) + "\n");
   fmt::print("{} sentences of {} '{}'{}\n{}wrote {}\n", statistics.sentences(), args.data, args.subset,
              teacher ? fmt::format(", compared with {}", args.compare_to) : "", statistics.table(), file);
+  return kStatisticsFile;
+}
+
+// Removes the files an earlier run of inspect left in --out that this run did not rewrite: a
+// model with fewer layers or heads would otherwise leave the old model's maps among its own.
+// Only the names inspect writes are touched.
+void remove_earlier_outputs(const std::string& out, const std::set<std::string>& written) {
+  size_t removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    const bool ours = is_sentence_attention_file(name) || name == kStatisticsFile;
+    if (ours && entry.is_regular_file() && !written.contains(name)) removed += std::filesystem::remove(entry.path());
+  }
+  if (removed > 0) fmt::print("removed {} files of an earlier inspect from {}/\n", removed, out);
 }
 
 int run_inspect(const InspectArgs& args) {
@@ -104,8 +127,11 @@ int run_inspect(const InspectArgs& args) {
     throw Error("inspect: --compare-to compares statistics over a split: give --data DIR too");
   const Device device = apply_compute_options(args.compute);
   TrainedModel trained = load_trained_model(args.path, device);
-  if (!args.source.empty()) inspect_sentence(args, trained);
-  if (!args.data.empty()) inspect_corpus(args, trained);
+  std::set<std::string> written;
+  if (!args.source.empty())
+    for (std::string& name : inspect_sentence(args, trained)) written.insert(std::move(name));
+  if (!args.data.empty()) written.insert(inspect_corpus(args, trained));
+  remove_earlier_outputs(args.out, written);
   return 0;
 }
 

@@ -108,7 +108,7 @@ CommandAction setup_train(CLI::App& cmd) {
   // optimizer and schedule
   cmd.add_option("--optimizer", o.optimizer, "adam | nag")->check(CLI::IsMember({"adam", "nag"}))->capture_default_str();
   cmd.add_option("--adam-betas", args->adam_betas, "Adam betas, e.g. '(0.9, 0.98)'")->capture_default_str();
-  cmd.add_option("--adam-eps", o.adam_eps, "Adam epsilon")->capture_default_str();
+  cmd.add_option("--adam-eps", o.adam_eps, "Adam epsilon")->check(positive_number())->capture_default_str();
   cmd.add_option("--momentum", o.momentum, "NAG momentum")->capture_default_str();
   cmd.add_option("--weight-decay,--wd", o.weight_decay, "Decoupled weight decay")->capture_default_str();
   cmd.add_option("--clip-norm", o.clip_norm, "Clip gradients to this global norm (0: off)")->capture_default_str();
@@ -130,8 +130,12 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--lr", args->lr, "Learning rate (fixed: a comma-separated list per epoch)")->capture_default_str();
   cmd.add_option("--warmup-updates", o.warmup_updates,
                  "Warmup updates (default: 4000 for inverse_sqrt, 0 for the others, as in fairseq)");
-  cmd.add_option("--warmup-init-lr", o.warmup_init_lr, "Initial warmup lr (-1: 0, or --min-lr for cosine)");
-  cmd.add_option("--lr-period-updates", o.lr_period_updates, "Cosine period (-1: max-update - warmup)");
+  // fairseq reads any negative value of these two as unset; only its -1 is taken here, so that a
+  // typo (-5, or 0 for a period) is not silently the default.
+  cmd.add_option("--warmup-init-lr", o.warmup_init_lr, "Initial warmup lr (-1: 0, or --min-lr for cosine)")
+      ->check(finite_number_that([](double v) { return v >= 0 || v == -1; }, " >= 0 (or -1: unset)", "LR|-1"));
+  cmd.add_option("--lr-period-updates", o.lr_period_updates, "Cosine period (-1: max-update - warmup)")
+      ->check(finite_number_that([](double v) { return v >= 1 || v == -1; }, " >= 1 (or -1: unset)", "N|-1"));
   cmd.add_option("--t-mult", o.t_mult, "Cosine period growth factor")->capture_default_str();
   cmd.add_option("--lr-shrink", o.lr_shrink, "Cosine per-cycle / fixed per-epoch shrink")
       ->check(non_negative_number())
@@ -141,8 +145,8 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--force-anneal", o.force_anneal, "fixed: shrink the lr from this epoch on")
       ->check(non_negative_number());
   // batches and stopping
-  cmd.add_option("--max-tokens", o.max_tokens, "Tokens per batch, padding included");
-  cmd.add_option("--max-sentences,--batch-size", o.max_sentences, "Sentences per batch");
+  cmd.add_option("--max-tokens", o.max_tokens, "Tokens per batch, padding included")->check(positive_number());
+  cmd.add_option("--max-sentences,--batch-size", o.max_sentences, "Sentences per batch")->check(positive_number());
   cmd.add_option("--update-freq", o.update_freq, "Accumulate gradients over N batches")->capture_default_str();
   cmd.add_option("--max-update", o.max_update, "Stop after N updates (0: no limit)");
   cmd.add_option("--max-epoch", o.max_epoch, "Stop after N epochs (0: no limit)");

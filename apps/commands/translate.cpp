@@ -69,8 +69,10 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
   add_search_options(cmd, search, args->sampling);
-  cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch");
-  cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included");
+  cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch")
+      ->check(positive_number());
+  cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
+      ->check(positive_number());
   add_compute_options(cmd, args->compute);
   return [args] {
     apply_sampling_flags(args->sampling, args->decoding.search);

@@ -25,14 +25,15 @@ int run_validate(const ValidateArgs& args) {
   const nn::LabelSmoothedCrossEntropy criterion(trained.metadata.value("label_smoothing", 0.0), data::Dictionary::kPad);
   const ValidationResult r =
       evaluate_loss(*trained.model, open_split(task, args.subset), criterion, args.max_tokens, args.max_sentences);
-  fmt::print("valid on '{}' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | {} sentences, {} target tokens\n",
-             args.subset, r.loss, r.nll_loss, r.ppl, r.nsentences, r.ntokens);
-  if (r.skipped.total() > 0) fmt::print("valid on '{}' subset | {}\n", args.subset, r.skipped.describe());
+  // Checked before anything is printed: a loss of nothing, or of NaN, is no result.
   ATTN_CHECK(r.nsentences > 0, "validate: no sentence of '{}' in {} was scored ({})", args.subset, args.data_dir,
              r.skipped.total() > 0 ? r.skipped.describe() : "the split is empty");
   ATTN_CHECK(std::isfinite(r.loss) && std::isfinite(r.nll_loss),
              "validate: the loss of {} on '{}' is not a number: the model produced NaN (or infinite) outputs",
              args.path, args.subset);
+  fmt::print("valid on '{}' subset | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | {} sentences, {} target tokens\n",
+             args.subset, r.loss, r.nll_loss, r.ppl, r.nsentences, r.ntokens);
+  if (r.skipped.total() > 0) fmt::print("valid on '{}' subset | {}\n", args.subset, r.skipped.describe());
   return 0;
 }
 
@@ -41,8 +42,8 @@ CommandAction setup_validate(CLI::App& cmd) {
   cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
   cmd.add_option("--subset,--valid-subset", args->subset, "Split to evaluate")->capture_default_str();
-  cmd.add_option("--max-tokens", args->max_tokens, "Tokens per batch")->capture_default_str();
-  cmd.add_option("--max-sentences,--batch-size", args->max_sentences, "Sentences per batch");
+  cmd.add_option("--max-tokens", args->max_tokens, "Tokens per batch")->check(positive_number())->capture_default_str();
+  cmd.add_option("--max-sentences,--batch-size", args->max_sentences, "Sentences per batch")->check(positive_number());
   add_compute_options(cmd, args->compute);
   return [args] { return run_validate(*args); };
 }

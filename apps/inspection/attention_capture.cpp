@@ -1,6 +1,9 @@
 // Capturing attention. See attention_capture.hpp.
 #include "apps/inspection/attention_capture.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "apps/task/raw_text.hpp"
 #include "autograd/autograd.hpp"
 
@@ -23,6 +26,32 @@ nn::AttentionMaps attention_of_batch(nn::EncoderDecoderModel& model, const Tenso
   return maps;
 }
 
+void check_weights_finite(const double* weights, size_t count, int place, size_t layer, int64_t head,
+                          const std::string& whose) {
+  const bool finite = std::all_of(weights, weights + count, [](double w) { return std::isfinite(w); });
+  ATTN_CHECK(finite,
+             "{} produced NaN (or infinite) attention weights in {} layer {} head {}: its weights are not usable; "
+             "check the checkpoint",
+             whose, kPlaceTitles[place], layer + 1, head + 1);
+}
+
+namespace {
+
+// Every weight of a sentence's maps ([1, H, Tq, Tk] per layer, no padding).
+void check_maps_finite(const nn::AttentionMaps& maps) {
+  for (int place = 0; place < 3; ++place) {
+    const std::vector<Tensor>& layers = place_maps(maps, place);
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const std::vector<double> values = layers[l].to_vector();
+      const size_t per_head = size_t(layers[l].size(2) * layers[l].size(3));
+      for (int64_t h = 0; h < layers[l].size(1); ++h)
+        check_weights_finite(values.data() + size_t(h) * per_head, per_head, place, l, h, "the model");
+    }
+  }
+}
+
+}  // namespace
+
 SentenceAttention capture_attention(nn::EncoderDecoderModel& model, const TranslationTask& task,
                                     const std::vector<int64_t>& source, const std::vector<int64_t>& target) {
   ATTN_CHECK(!source.empty() && !target.empty(), "inspect: empty source or target");
@@ -39,6 +68,7 @@ SentenceAttention capture_attention(nn::EncoderDecoderModel& model, const Transl
   s.decoder_input = symbols(task.target_dict, shifted);
   s.maps = attention_of_batch(model, from_vector(source, {1, int64_t(source.size())}),
                               from_vector(shifted, {1, int64_t(shifted.size())}));
+  check_maps_finite(s.maps);
   return s;
 }
 

@@ -33,7 +33,14 @@ struct SentenceAttention {
   const std::vector<std::string>& keys(int place) const { return place == 1 ? decoder_input : source; }
 };
 
-// Source and target ids each end in </s>.
+// Throws attn::Error naming the place, layer and head (1-based) when one of `count` weights of
+// a map is NaN or infinite: `whose` ("the model", "the teacher") has weights that give no map
+// to draw or measure (a diverged or damaged checkpoint), as generate refuses its scores.
+void check_weights_finite(const double* weights, size_t count, int place, size_t layer, int64_t head,
+                          const std::string& whose);
+
+// Source and target ids each end in </s>. Every weight of the maps is checked
+// (check_weights_finite).
 SentenceAttention capture_attention(nn::EncoderDecoderModel& model, const TranslationTask& task,
                                     const std::vector<int64_t>& source, const std::vector<int64_t>& target);
 

@@ -85,9 +85,16 @@ void AttentionStatistics::add(const nn::AttentionMaps& maps, const nn::Attention
       for (size_t b = 0; b < g.source_lengths.size(); ++b) {
         const Span span = real_span(place, g, b);
         for (int64_t h = 0; h < rows.heads; ++h)
-          for (int64_t i = span.q0; i < span.q1; ++i)
+          for (int64_t i = span.q0; i < span.q1; ++i) {
+            // Only the real keys: padding's weights are never read.
+            const size_t keys = size_t(span.k1 - span.k0);
+            check_weights_finite(rows.row(b, h, i) + span.k0, keys, place, l, h, "the model");
+            if (teacher_rows)
+              check_weights_finite(teacher_rows->row(b, h, i) + span.k0, keys, place, l, h,
+                                   "the teacher (--compare-to)");
             add_row(place_heads[l][size_t(h)], rows.row(b, h, i), teacher_rows ? teacher_rows->row(b, h, i) : nullptr,
                     i, span, place != 2);
+          }
       }
     }
   }

@@ -40,6 +40,8 @@ class AttentionStatistics {
  public:
   // Adds every real row of a batch's maps; `teacher` (optional) holds another model's maps of
   // the same batch and must have the same places, layers and heads (else attn::Error naming them).
+  // A NaN or infinite weight in a real row is an error naming its place, layer and head
+  // (check_weights_finite in attention_capture.hpp), not a head of entropy 0.
   void add(const nn::AttentionMaps& maps, const nn::AttentionMaps* teacher, const BatchGeometry& geometry);
 
   // [place][layer][head]

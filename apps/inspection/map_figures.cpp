@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/plotting/heat_map.hpp"
@@ -13,6 +15,8 @@
 
 namespace attn::app {
 namespace {
+
+constexpr const char* kAttentionFile = "attention.json";
 
 // The mixer's kind as the registry names it ("lightconv", not the config's "conv").
 std::string kind_of(const nn::TransformerConfig& config, int place, int64_t layer) {
@@ -68,12 +72,23 @@ nlohmann::json sentence_json(const SentenceAttention& s, const nn::TransformerCo
           {"places", places}};
 }
 
-void write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config, const std::string& dir) {
+std::vector<std::string> write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config,
+                                                  const std::string& dir) {
   data::create_folders(dir, "the attention maps' folder");
-  for (const MapFigure& f : sentence_figures(s, config))
+  std::vector<std::string> written;
+  for (const MapFigure& f : sentence_figures(s, config)) {
     data::write_file_atomic((std::filesystem::path(dir) / f.file_name).string(), f.png);
-  data::write_file_atomic((std::filesystem::path(dir) / "attention.json").string(),
+    written.push_back(f.file_name);
+  }
+  data::write_file_atomic((std::filesystem::path(dir) / kAttentionFile).string(),
                           sentence_json(s, config).dump() + "\n");
+  written.push_back(kAttentionFile);
+  return written;
+}
+
+bool is_sentence_attention_file(const std::string& file_name) {
+  static const std::regex figure(fmt::format("({})-layer[0-9]+-head[0-9]+\\.png", fmt::join(kPlaceNames, "|")));
+  return file_name == kAttentionFile || std::regex_match(file_name, figure);
 }
 
 }  // namespace attn::app

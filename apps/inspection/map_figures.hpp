@@ -27,7 +27,12 @@ std::vector<MapFigure> sentence_figures(const SentenceAttention& s, const nn::Tr
 // [layer][head][query][key]}}}
 nlohmann::json sentence_json(const SentenceAttention& s, const nn::TransformerConfig& config);
 
-// Writes the figures and attention.json into dir (created when missing; each file atomically).
-void write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config, const std::string& dir);
+// Writes the figures and attention.json into dir (created when missing; each file atomically)
+// and returns the names of the files written.
+std::vector<std::string> write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config,
+                                                  const std::string& dir);
+// Whether a file name is one write_sentence_attention writes: a figure's
+// ("cross-layer2-head1.png") or attention.json.
+bool is_sentence_attention_file(const std::string& file_name);
 
 }  // namespace attn::app

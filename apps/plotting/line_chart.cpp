@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -41,7 +42,7 @@ class PanelPainter {
       return;
     }
     if (xs_.high == xs_.low) xs_.high = xs_.low + 1;
-    if (ys_.high == ys_.low) ys_.low -= 0.5, ys_.high += 0.5;
+    std::tie(ys_.low, ys_.high) = axis_range(ys_.low, ys_.high);
     axes();
     for (const Series& s : panel_.series) series(s, colours.at(s.label));
     canvas_.stroke_rect(left_, top_, right_ - left_, bottom_ - top_, kGrey);
@@ -85,6 +86,12 @@ class PanelPainter {
 };
 
 }  // namespace
+
+std::pair<double, double> axis_range(double low, double high) {
+  if (low != high) return {low, high};
+  const double half_span = low == 0 ? 0.5 : 0.05 * std::abs(low);
+  return {low - half_span, high + half_span};
+}
 
 std::vector<double> nice_ticks(double low, double high, int count) {
   ATTN_CHECK(low <= high && count > 0, "nice_ticks: bad range [{}, {}]", low, high);

@@ -4,6 +4,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/plotting/canvas.hpp"
@@ -25,6 +26,11 @@ struct Panel {
 // Panels laid out `columns` to a row, each `panel_width` × `panel_height` px.
 std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int columns = 2, int panel_width = 460,
                                          int panel_height = 300);
+
+// The range an axis shows for values in [low, high]: the same, or for a constant value v a
+// span of ±5% of |v| around it (±0.5 around 0), so that its ticks read v (a fixed learning
+// rate of 0.001 on v ± 0.5 reads as 0, with negative ticks).
+std::pair<double, double> axis_range(double low, double high);
 
 // Tick positions for an axis over [low, high]: about `count` values at a 1, 2 or 5 × 10^k step.
 std::vector<double> nice_ticks(double low, double high, int count = 5);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -35,12 +37,23 @@ std::optional<LogRecord> parse_record(const std::string& line, const std::string
   return r;
 }
 
-// Validation records take the time of the last training record at or before their update.
+// Validation records without their time (logs written before they carried "elapsed") take the
+// time their update had: interpolated by update between the training records around it, or
+// past the last one at the run's mean rate up to it. The time of the training record before
+// would stack the validations of the updates between two records into one column.
 void time_validations(std::vector<LogRecord>& records) {
-  double elapsed = 0;
+  std::vector<std::pair<double, double>> timed = {{0.0, 0.0}};  // (update, elapsed), ascending
+  for (const LogRecord& r : records)
+    if (!r.valid && r.elapsed >= 0) timed.emplace_back(r.update, r.elapsed);
   for (LogRecord& r : records) {
-    if (!r.valid && r.elapsed >= 0) elapsed = r.elapsed;
-    if (r.valid) r.elapsed = elapsed;
+    if (!r.valid || r.elapsed >= 0) continue;
+    const double update = std::max(r.update, 0.0);
+    const auto after =
+        std::upper_bound(timed.begin(), timed.end(), update,
+                         [](double u, const std::pair<double, double>& point) { return u < point.first; });
+    const auto [u0, t0] = *std::prev(after);  // timed starts at update 0
+    const double rate = after != timed.end() ? (after->second - t0) / (after->first - u0) : u0 > 0 ? t0 / u0 : 0.0;
+    r.elapsed = t0 + rate * (update - u0);
   }
 }
 

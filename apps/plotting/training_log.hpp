@@ -1,8 +1,8 @@
 // Training curves from a run's train_log.jsonl (written by the trainer,
 // apps/training/trainer.cpp): one JSON object a line, {"type": "train" | "valid", "update",
 // "epoch", "loss", "nll_loss", "ppl"}, training records also "lr", "gnorm",
-// "tokens_per_second" and "elapsed" (training seconds). Other records (the run's summary,
-// "done") are not curves and are skipped.
+// "tokens_per_second" and "elapsed" (training seconds; validation records too since they were
+// given it). Other records (the run's summary, "done") are not curves and are skipped.
 #pragma once
 #include <map>
 #include <string>
@@ -15,7 +15,7 @@ namespace attn::plot {
 struct LogRecord {
   bool valid = false;  // a validation record (else training)
   double update = 0;
-  double elapsed = -1;  // training seconds; validation records take their update's time
+  double elapsed = -1;  // training seconds; validation records without it take their update's time
   std::map<std::string, double> values;  // every other numeric field
 };
 

@@ -30,7 +30,10 @@ std::set<std::pair<std::string, std::string>> binarized_pairs(const std::string&
 
 TranslationTask open_translation_task(const std::string& data_dir, const std::string& source_lang,
                                       const std::string& target_lang) {
-  if (!fs::is_directory(data_dir)) throw Error(fmt::format("data dir {} does not exist", data_dir));
+  if (!fs::exists(data_dir)) throw Error(fmt::format("data dir {} does not exist", data_dir));
+  if (!fs::is_directory(data_dir))
+    throw Error(
+        fmt::format("data dir {} is a file, not a folder (give the folder `attnlab preprocess` wrote)", data_dir));
   TranslationTask task;
   task.data_dir = fs::absolute(data_dir).lexically_normal().string();
   task.source_lang = source_lang;

@@ -6,16 +6,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "apps/training/save_dir_lock.hpp"
 #include "core/checksum.hpp"
 #include "data/text_io.hpp"
 #include "nn/checkpoint_average.hpp"
 #include "nn/checkpoint_names.hpp"
-#include "nn/transformer/transformer_config.hpp"
 
 namespace attn::app {
 namespace fs = std::filesystem;
@@ -222,15 +224,22 @@ auto with_json_errors_named(const std::string& base, Read read) {
   }
 }
 
-nn::TransformerConfig model_config_of(const nlohmann::json& metadata) {
-  return nn::config_from_json(metadata.value("model_config", nlohmann::json::object()));
+// The leaves of a JSON value by dotted path ("model_config.mixer_options.weight_dropout").
+void collect_leaves(const nlohmann::json& value, const std::string& path,
+                    std::map<std::string, nlohmann::json>& leaves) {
+  if (!value.is_object()) {
+    leaves[path] = value;
+    return;
+  }
+  for (const auto& [key, part] : value.items()) collect_leaves(part, path + "." + key, leaves);
 }
 
 // Why a checkpoint cannot be averaged with the first: the files of their data differ (row i of
 // an embedding is symbol i of one dictionary), or their models do apart from the dropouts
-// (weights fine-tuned with other dropouts from one start may be averaged). Empty when none.
-std::vector<std::string> averaging_conflicts(const nlohmann::json& first, const nn::TransformerConfig& first_config,
-                                             const nlohmann::json& other) {
+// (weights fine-tuned with other dropouts from one start may be averaged). The model configs
+// are compared as JSON: averaging needs only the weights, not a config that builds a model.
+// Empty when none.
+std::vector<std::string> averaging_conflicts(const nlohmann::json& first, const nlohmann::json& other) {
   std::vector<std::string> conflicts;
   auto checksum_of = [](const nlohmann::json& metadata, const char* file) {
     const nlohmann::json task = metadata.value("task", nlohmann::json::object());
@@ -238,9 +247,18 @@ std::vector<std::string> averaging_conflicts(const nlohmann::json& first, const 
   };
   for (const char* file : {"bpe_codes", "source_dict", "target_dict"})
     if (checksum_of(first, file) != checksum_of(other, file)) conflicts.push_back(file);
-  auto not_a_dropout = [](std::string_view field) { return !field.ends_with("dropout"); };
-  for (const std::string& field : nn::config_differences(first_config, model_config_of(other), not_a_dropout))
-    conflicts.push_back("model_config." + field);
+  std::map<std::string, nlohmann::json> first_fields, other_fields;
+  collect_leaves(first.value("model_config", nlohmann::json::object()), "model_config", first_fields);
+  collect_leaves(other.value("model_config", nlohmann::json::object()), "model_config", other_fields);
+  std::set<std::string> paths;  // of either
+  for (const auto* fields : {&first_fields, &other_fields})
+    for (const auto& [path, value] : *fields) paths.insert(path);
+  auto at = [](const std::map<std::string, nlohmann::json>& fields, const std::string& path) {
+    const auto found = fields.find(path);
+    return found == fields.end() ? nlohmann::json() : found->second;
+  };
+  for (const std::string& path : paths)
+    if (!path.ends_with("dropout") && at(first_fields, path) != at(other_fields, path)) conflicts.push_back(path);
   return conflicts;
 }
 
@@ -329,15 +347,28 @@ void remove_checkpoint(const std::string& base) {
   fs::remove(optimizer_path(base));
 }
 
+void check_weights_only_output(const std::string& output, const std::string& command) {
+  const std::string base = checkpoint_base(output), optimizer = optimizer_path(base);
+  if (fs::exists(optimizer))
+    throw CheckpointError(fmt::format("{}: {} is a checkpoint of a training run: writing it would delete its "
+                                      "optimizer state {}, which resuming the run needs; choose another --output",
+                                      command, base, optimizer));
+  const std::string folder = folder_of(base);
+  if (const std::optional<std::string> owner = running_training(folder))
+    throw CheckpointError(fmt::format("{}: {} is in the save dir of a training run that is running now ({}); choose "
+                                      "another --output, or wait for the run to end",
+                                      command, base, *owner));
+}
+
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output) {
   ATTN_CHECK(!bases.empty(), "average: no checkpoints given");
+  check_weights_only_output(output, "average");
   // Loading verifies the weights before averaging them.
   const nlohmann::json first_metadata = load_checkpoint_metadata(bases.front(), /*with_optimizer=*/false);
-  const nn::TransformerConfig first_config = model_config_of(first_metadata);
   std::vector<std::string> weights = {weights_path(bases.front())};
   for (size_t i = 1; i < bases.size(); ++i) {
     const nlohmann::json metadata = load_checkpoint_metadata(bases[i], /*with_optimizer=*/false);
-    if (const std::vector<std::string> conflicts = averaging_conflicts(first_metadata, first_config, metadata);
+    if (const std::vector<std::string> conflicts = averaging_conflicts(first_metadata, metadata);
         !conflicts.empty())
       throw CheckpointError(fmt::format("average: {} and {} differ in {} (checkpoints of other data or another model "
                                         "cannot be averaged)",

@@ -71,9 +71,15 @@ CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer =
 // Copies a verified checkpoint under a new name (tensor files first, JSON last).
 void copy_checkpoint(const std::string& from_base, const std::string& to_base);
 void remove_checkpoint(const std::string& base);
+// Refuses (CheckpointError naming the path and `command`) to write a weights-only checkpoint
+// as `output` where that would lose a training run's state: over a checkpoint that has a
+// NAME.optimizer.safetensors (writing it removes that file, which resuming needs), or into the
+// save dir of a training run that holds its lock now (apps/training/save_dir_lock.hpp).
+void check_weights_only_output(const std::string& output, const std::string& command);
 // Averages the weights of checkpoints `bases` (docs/models.md §1.11, nn/checkpoint_average)
 // into checkpoint `output`, with the first one's metadata (the files it references copied
-// beside `output`) and no optimizer state. The inputs need only their weights.
+// beside `output`) and no optimizer state. The inputs need only their weights. Checks
+// `output` first (check_weights_only_output).
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output);
 
 // Copies `source` into `dir` as `name` (temp file + rename; an identical copy already there is

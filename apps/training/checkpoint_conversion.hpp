@@ -27,7 +27,8 @@ struct ConversionResult {
   int64_t parameters = 0;  // of the new model
 };
 
-// Refuses (attn::Error) a new model whose heads differ from the source's, naming the field.
+// Refuses (attn::Error) a new model whose heads differ from the source's, naming the field, and
+// an output that would lose a training run's state (check_weights_only_output in checkpoint.hpp).
 ConversionResult convert_checkpoint(const ConversionRequest& request);
 
 }  // namespace attn::app

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -80,16 +81,31 @@ bool owner_runs(const nlohmann::json& owner) {
   return recorded.empty() || now.empty() || now == recorded;
 }
 
-// The owner recorded in an existing lock file, or an error naming it when it is unreadable.
-nlohmann::json read_owner(const std::string& lock) {
+// A lock of this host whose run is gone; a lock from another host cannot be checked.
+bool is_stale(const nlohmann::json& owner) { return owner["host"] == host_name() && !owner_runs(owner); }
+
+// The owner recorded in an existing lock file; nothing when it is unreadable.
+std::optional<nlohmann::json> parse_owner(const std::string& lock) {
   std::ifstream in(lock);
   nlohmann::json owner = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   const bool valid = owner.is_object() && owner.contains("pid") && owner["pid"].is_number_integer() &&
                      owner.contains("host") && owner["host"].is_string() && owner.contains("started") &&
                      owner["started"].is_string();
-  ATTN_CHECK(valid, "train: the save dir lock {} is not a lock attnlab wrote; remove it if no training runs there",
-             lock);
+  if (!valid) return std::nullopt;
   return owner;
+}
+
+// The owner recorded in an existing lock file, or an error naming it when it is unreadable.
+nlohmann::json read_owner(const std::string& lock) {
+  std::optional<nlohmann::json> owner = parse_owner(lock);
+  ATTN_CHECK(owner.has_value(),
+             "train: the save dir lock {} is not a lock attnlab wrote; remove it if no training runs there", lock);
+  return *owner;
+}
+
+std::string describe_owner(const nlohmann::json& owner) {
+  return fmt::format("pid {} on host {}, started {}", owner["pid"].get<int64_t>(), owner["host"].get<std::string>(),
+                     owner["started"].get<std::string>());
 }
 
 }  // namespace
@@ -99,20 +115,26 @@ SaveDirLock::SaveDirLock(const std::string& save_dir, const std::function<void(c
   data::create_folders(save_dir, "--save-dir");
   if (try_create(path_, save_dir)) return;
   const nlohmann::json owner = read_owner(path_);
-  const int64_t pid = owner["pid"].get<int64_t>();
-  const std::string host = owner["host"].get<std::string>(), started = owner["started"].get<std::string>();
-  const bool stale = host == host_name() && !owner_runs(owner);
-  ATTN_CHECK(stale,
-             "train: save dir {} is in use by another training run (pid {} on host {}, started {}; lock file {}). "
+  ATTN_CHECK(is_stale(owner),
+             "train: save dir {} is in use by another training run ({}; lock file {}). "
              "Wait for it to finish or use another --save-dir; if that run is gone, remove the lock file",
-             save_dir, pid, host, started, path_);
+             save_dir, describe_owner(owner), path_);
   warn(fmt::format("warning: taking over the stale lock {} of a run that no longer runs (pid {}, started {})", path_,
-                   pid, started));
+                   owner["pid"].get<int64_t>(), owner["started"].get<std::string>()));
   fs::remove(path_);
   ATTN_CHECK(try_create(path_, save_dir), "train: save dir {} was locked by another run just now (lock file {})",
              save_dir, path_);
 }
 
 SaveDirLock::~SaveDirLock() { ::unlink(path_.c_str()); }
+
+std::optional<std::string> running_training(const std::string& dir) {
+  const std::string lock = (fs::path(dir.empty() ? "." : dir) / kLockName).string();
+  if (!fs::exists(lock)) return std::nullopt;
+  const std::optional<nlohmann::json> owner = parse_owner(lock);
+  if (!owner) return fmt::format("lock file {}, which attnlab cannot read", lock);
+  if (is_stale(*owner)) return std::nullopt;
+  return fmt::format("{}; lock file {}", describe_owner(*owner), lock);
+}
 
 }  // namespace attn::app

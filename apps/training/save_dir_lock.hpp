@@ -16,6 +16,7 @@
 // after a kill the next run finds it stale).
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace attn::app {
@@ -34,5 +35,11 @@ class SaveDirLock {
  private:
   std::string path_;
 };
+
+// The lock file of `dir` and its owner ("pid 12, host h, started 2026-12-01 10:00:00 UTC") when
+// a training run holds `dir` now: its lock names a process that runs on this host, or one on
+// another host (which cannot be checked), or cannot be read. Nothing when the dir has no lock
+// or its run is gone. Commands that write checkpoints outside training refuse such a dir.
+std::optional<std::string> running_training(const std::string& dir);
 
 }  // namespace attn::app

@@ -1,7 +1,9 @@
 // The training loop (docs/models.md §1.6–1.9). See trainer.hpp.
 #include "apps/training/trainer.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -16,6 +18,7 @@
 #include "autograd/autograd.hpp"
 #include "core/profiler.hpp"
 #include "core/rng.hpp"
+#include "data/bpe_apply.hpp"
 #include "data/text_io.hpp"
 #include "nn/adam.hpp"
 #include "nn/grad_clip.hpp"
@@ -35,6 +38,16 @@ std::unique_ptr<data::BatchLoader> make_train_loader(const SplitCorpora& corpora
   batching.oversize = data::OversizePolicy::kFilter;
   batching.seed = options.seed;
   return std::make_unique<data::BatchLoader>(corpora.source, corpora.target, batching);
+}
+
+// The codes are read as translate will read them: a folder or a malformed line is an error
+// naming the file (and line) now, not at the first translate after training.
+void check_bpe_codes(const std::string& path) {
+  try {
+    data::BpeCodes::read(path);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("train: --bpe-codes: {}", e.what()));
+  }
 }
 
 bool progress_is_live(ProgressMode mode) {
@@ -139,8 +152,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   if (!parallel_.is_writer()) options_.progress = ProgressMode::kQuiet;
   // The inputs in the order a user fixes them: the data, then the batch flags, then the model.
   task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
-  ATTN_CHECK(options_.bpe_codes.empty() || fs::is_regular_file(options_.bpe_codes), "train: --bpe-codes {}: no such file",
-             options_.bpe_codes);
+  if (!options_.bpe_codes.empty()) check_bpe_codes(options_.bpe_codes);
   task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
   ATTN_CHECK(options_.update_freq >= 1, "train: --update-freq must be >= 1, got {}", options_.update_freq);
@@ -177,12 +189,18 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   parallel_.check_same_state([this] { return state_summary(); }, restored_from_ ? "resumed from " + *restored_from_ : "nothing to resume from");
   if (parallel_.is_writer()) {
     task_record_ = keep_task_beside(task_, options_.save_dir);
-    const std::string log_path = (fs::path(options_.save_dir) / "train_log.jsonl").string();
-    if (const size_t cut = data::cut_partial_last_line(log_path); cut > 0)
-      progress_.line(fmt::format("warning: removed the last {} bytes of {}, a record an interrupted run left unfinished",
-                                 cut, log_path));
-    json_log_.open(log_path, std::ios::app);
+    open_log();
   }
+}
+
+void Trainer::open_log() {
+  log_path_ = (fs::path(options_.save_dir) / "train_log.jsonl").string();
+  ATTN_CHECK(!fs::is_directory(log_path_), "train: the training log {} is a folder; move it away", log_path_);
+  if (const size_t cut = data::cut_partial_last_line(log_path_); cut > 0)
+    progress_.line(fmt::format("warning: removed the last {} bytes of {}, a record an interrupted run left unfinished",
+                               cut, log_path_));
+  json_log_.open(log_path_, std::ios::app);
+  ATTN_CHECK(json_log_.good(), "train: cannot open the training log {}: {}", log_path_, std::strerror(errno));
 }
 
 Trainer::~Trainer() = default;
@@ -518,8 +536,9 @@ std::string Trainer::validation_text(const ValidationResult& valid) {
 }
 
 nlohmann::json Trainer::validation_record(const ValidationResult& valid, int64_t epoch) const {
-  nlohmann::json record = {{"type", "valid"}, {"epoch", epoch},           {"update", num_updates_},
-                           {"loss", valid.loss}, {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl}};
+  nlohmann::json record = {{"type", "valid"},   {"epoch", epoch},           {"update", num_updates_},
+                           {"loss", valid.loss}, {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl},
+                           {"elapsed", training_seconds()}};
   if (valid.bleu) record["bleu"] = *valid.bleu;
   return record;
 }
@@ -575,6 +594,8 @@ void Trainer::log_json(const nlohmann::json& record) {
   if (!parallel_.is_writer()) return;
   json_log_ << record.dump() << "\n";
   json_log_.flush();
+  // A full disk, or a log that is a link to /dev/full: the run's metrics would be lost unseen.
+  ATTN_CHECK(json_log_.good(), "train: cannot write the training log {}: {}", log_path_, std::strerror(errno));
 }
 
 void Trainer::after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary) {

@@ -247,6 +247,10 @@ class Trainer {
   double best_checkpoint_metric(const ValidationResult& valid) const;
   static std::string validation_text(const ValidationResult& valid);
   nlohmann::json validation_record(const ValidationResult& valid, int64_t epoch) const;
+  // Opens save_dir/train_log.jsonl for appending (a folder there, or a file that cannot be
+  // opened, is an error naming it); log_json writes a record and flushes it, and a failed write
+  // (a full disk) is an error naming the log.
+  void open_log();
   void log_json(const nlohmann::json& record);
   void info(const std::string& text);  // a progress line, unless --progress none
   std::string state_summary() const;   // what check_same_state compares between ranks
@@ -266,6 +270,7 @@ class Trainer {
   std::unique_ptr<data::BatchLoader> loader_;
   std::vector<Tensor> parameters_;
   ProgressDisplay progress_;
+  std::string log_path_;
   std::ofstream json_log_;
 
   int64_t num_updates_ = 0;

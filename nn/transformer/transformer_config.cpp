@@ -1,6 +1,7 @@
 #include "nn/transformer/transformer_config.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <variant>
 
@@ -174,10 +175,22 @@ void set_from_text(TransformerConfig& c, const Field& f, const std::string& text
       f.pointer);
 }
 
+// A JSON integer that fits int64: nlohmann's get<int64_t>() would take 16.5 as 16, 1e30 as
+// INT64_MIN and true as 1.
+bool is_int64(const nlohmann::json& value) {
+  return value.is_number_integer() &&
+         (!value.is_number_unsigned() || value.get<uint64_t>() <= uint64_t(std::numeric_limits<int64_t>::max()));
+}
+
 void set_from_json(TransformerConfig& c, const Field& f, const nlohmann::json& value) {
   std::visit(
       [&](auto pointer) {
         using T = std::decay_t<decltype(c.*pointer)>;
+        if constexpr (std::is_same_v<T, int64_t>)
+          ATTN_CHECK(is_int64(value), "config: field '{}' must be an integer, got {}", f.name, value.dump());
+        if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          ATTN_CHECK(value.is_array() && std::all_of(value.begin(), value.end(), is_int64),
+                     "config: field '{}' must be a list of integers, got {}", f.name, value.dump());
         try {
           c.*pointer = value.get<T>();
         } catch (const nlohmann::json::exception&) {
@@ -247,6 +260,58 @@ void validate_conv(const char* side, const std::string& type, const std::vector<
              conv_dim, side, heads);
 }
 
+// Upper bounds of the sizes, far above any model this toolkit trains: building a model loops
+// and allocates by them, so a mistyped 2147483648 layers must be an error, not hours of
+// building layers or a machine out of memory.
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxSize = int64_t(1) << 24;  // widths, heads, positions, vocabularies, kernel sizes
+constexpr double kMaxValues = double(int64_t(1) << 32);  // all weights and position tables: 16 GiB of float32
+
+// Every size field (the layer counts aside) at most kMaxSize.
+void check_size_bounds(const TransformerConfig& c) {
+  for (auto [name, v] : {std::pair{"src_vocab_size", c.src_vocab_size}, std::pair{"tgt_vocab_size", c.tgt_vocab_size},
+                         std::pair{"encoder_embed_dim", c.encoder_embed_dim},
+                         std::pair{"decoder_embed_dim", c.decoder_embed_dim},
+                         std::pair{"encoder_ffn_embed_dim", c.encoder_ffn_embed_dim},
+                         std::pair{"decoder_ffn_embed_dim", c.decoder_ffn_embed_dim},
+                         std::pair{"encoder_attention_heads", c.encoder_attention_heads},
+                         std::pair{"decoder_attention_heads", c.decoder_attention_heads},
+                         std::pair{"max_source_positions", c.max_source_positions},
+                         std::pair{"max_target_positions", c.max_target_positions},
+                         std::pair{"encoder_conv_dim", c.encoder_conv_dim},
+                         std::pair{"decoder_conv_dim", c.decoder_conv_dim},
+                         std::pair{"compressed", c.compressed}, std::pair{"linformer_k", c.linformer_k},
+                         std::pair{"causal_proj_dim", c.causal_proj_dim}, std::pair{"cross_proj_dim", c.cross_proj_dim},
+                         std::pair{"dpfp_rolls", c.dpfp_rolls}})
+    ATTN_CHECK(v <= kMaxSize, "config: {} must be at most {}, got {}", name, kMaxSize, v);
+  for (auto [name, kernels] : {std::pair{"encoder_kernel_size_list", &c.encoder_kernel_size_list},
+                               std::pair{"decoder_kernel_size_list", &c.decoder_kernel_size_list}})
+    for (int64_t k : *kernels)
+      ATTN_CHECK(k <= kMaxSize, "config: {} holds {}; kernel sizes must be at most {}", name, k, kMaxSize);
+}
+
+int64_t largest(const std::vector<int64_t>& values) {
+  return values.empty() ? 0 : *std::max_element(values.begin(), values.end());
+}
+
+// About how many numbers building the model allocates: embeddings, position tables, each
+// layer's projections and FFN, and what the variants add per layer (convolution weights,
+// Linformer's E and F, kernel feature maps). In double: the bounded sizes may still multiply
+// past int64.
+double approximate_size(const TransformerConfig& c) {
+  const double d = double(c.encoder_embed_dim);
+  const double vocab = double(c.src_vocab_size) + (c.share_all_embeddings ? 0.0 : 2.0 * double(c.tgt_vocab_size));
+  const double positions = double(c.max_source_positions + c.max_target_positions);
+  double per_layer = 8 * d * d + 2 * d * double(std::max(c.encoder_ffn_embed_dim, c.decoder_ffn_embed_dim)) +
+                     d * double(std::max(c.causal_proj_dim, c.cross_proj_dim));
+  if (uses_kind(c.encoder_self_mixer, "conv") || uses_kind(c.decoder_self_mixer, "conv"))
+    per_layer += d * double(std::max(c.encoder_attention_heads, c.decoder_attention_heads)) *
+                 double(std::max(largest(c.encoder_kernel_size_list), largest(c.decoder_kernel_size_list)));
+  if (uses_kind(c.encoder_self_mixer, "linformer") || uses_kind(c.cross_mixer, "linformer"))
+    per_layer += 2 * double(linformer_projected_length(c)) * double(c.max_source_positions);
+  return (vocab + positions) * d + double(c.encoder_layers + c.decoder_layers) * per_layer;
+}
+
 }  // namespace
 
 void TransformerConfig::validate() const {
@@ -263,6 +328,9 @@ void TransformerConfig::validate() const {
   positive("max_target_positions", max_target_positions);
   ATTN_CHECK(encoder_layers >= 0 && decoder_layers > 0, "config: need encoder_layers >= 0 and decoder_layers > 0, got {} and {}",
              encoder_layers, decoder_layers);
+  for (auto [name, layers] : {std::pair{"encoder_layers", encoder_layers}, std::pair{"decoder_layers", decoder_layers}})
+    ATTN_CHECK(layers <= kMaxLayers, "config: {} must be at most {}, got {}", name, kMaxLayers, layers);
+  check_size_bounds(*this);
   ATTN_CHECK(encoder_embed_dim % encoder_attention_heads == 0,
              "config: encoder_embed_dim {} is not divisible by encoder_attention_heads {}", encoder_embed_dim,
              encoder_attention_heads);
@@ -317,6 +385,11 @@ void TransformerConfig::validate() const {
                "config: share_all_embeddings needs a joined dictionary (or a target dictionary that is its first "
                "entries), but the target vocabulary has {} symbols and the source's {}",
                tgt_vocab_size, src_vocab_size);
+  const double size = approximate_size(*this);
+  ATTN_CHECK(size <= kMaxValues,
+             "config: the model would hold about {:.3g} numbers (weights and position tables), more than the {:.3g} "
+             "this toolkit builds; reduce the layers, widths, vocabularies or positions",
+             size, kMaxValues);
 }
 
 int64_t linformer_projected_length(const TransformerConfig& c) {
@@ -366,18 +439,30 @@ nlohmann::json to_json(const TransformerConfig& config) {
   return j;
 }
 
-std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b,
-                                            const std::function<bool(std::string_view)>& compared) {
+std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b) {
   const nlohmann::json ja = to_json(a), jb = to_json(b);
   std::vector<std::string> out;
   for (const Field& f : fields()) {
-    if (compared && !compared(f.name)) continue;
     const nlohmann::json& va = f.group == Group::MixerOption ? ja.at(kMixerOptionsKey).at(f.name) : ja.at(f.name);
     const nlohmann::json& vb = f.group == Group::MixerOption ? jb.at(kMixerOptionsKey).at(f.name) : jb.at(f.name);
     if (va != vb) out.push_back(fmt::format("{}: {} vs {}", f.name, va.dump(), vb.dump()));
   }
   return out;
 }
+
+namespace {
+
+// The fields every checkpoint has recorded since the format began: a default in place of a
+// missing one would build another model than the one saved. A field added later keeps its
+// default when missing, which is what the versions before it built.
+constexpr const char* kFieldsAlwaysRecorded[] = {
+    "arch", "src_vocab_size", "tgt_vocab_size", "padding_idx", "eos_idx", "encoder_embed_dim",
+    "encoder_ffn_embed_dim", "encoder_layers", "encoder_attention_heads", "encoder_normalize_before",
+    "encoder_learned_pos", "decoder_embed_dim", "decoder_ffn_embed_dim", "decoder_layers", "decoder_attention_heads",
+    "decoder_normalize_before", "decoder_learned_pos", "no_decoder_final_norm", "share_all_embeddings",
+    "share_decoder_input_output_embed", "no_scale_embedding", "max_source_positions", "max_target_positions"};
+
+}  // namespace
 
 TransformerConfig config_from_json(const nlohmann::json& j) {
   ATTN_CHECK(j.is_object(), "config: expected a JSON object, got {}", j.dump());
@@ -396,6 +481,8 @@ TransformerConfig config_from_json(const nlohmann::json& j) {
     ATTN_CHECK(options.is_object(), "config: '{}' must be a JSON object, got {}", kMixerOptionsKey, options.dump());
     read_group(options, Group::MixerOption, kMixerOptionsKey);
   }
+  for (const char* name : kFieldsAlwaysRecorded)
+    ATTN_CHECK(j.contains(name), "config: the JSON has no field '{}'", name);
   return config;
 }
 

@@ -7,7 +7,6 @@
 // self-attention and encoder–decoder (cross) attention each take a kind string understood
 // by nn/mixers/mixer_registry.hpp ("softmax", later "linformer", "kernel:elu+additive", ...).
 #pragma once
-#include <functional>
 #include <string_view>
 #include <cstdint>
 #include <string>
@@ -100,7 +99,9 @@ struct TransformerConfig {
   bool redraw_random_features = true;  // RFA, Performer: fresh random features at every training forward
 
   // Throws attn::Error naming the field when the configuration cannot build a model
-  // (non-positive sizes, D not divisible by H, shared embeddings with different vocabularies, ...).
+  // (non-positive sizes, D not divisible by H, shared embeddings with different vocabularies,
+  // ...) or one too large to build: more than 1024 layers, a size above 2^24, or about 2^32
+  // numbers in all, each error naming the field or the bound.
   void validate() const;
 };
 
@@ -132,11 +133,12 @@ void apply_override(TransformerConfig& config, const std::string& key_value);
 void apply_overrides(TransformerConfig& config, const std::vector<std::string>& key_values);
 
 nlohmann::json to_json(const TransformerConfig& config);
-// The fields in which two configurations differ, one "name: A vs B" each (empty when equal);
-// with `compared`, only the fields whose name it accepts.
-std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b,
-                                            const std::function<bool(std::string_view)>& compared = {});
-// Fields missing from the JSON keep their defaults; unknown keys are rejected.
+// The fields in which two configurations differ, one "name: A vs B" each (empty when equal).
+std::vector<std::string> config_differences(const TransformerConfig& a, const TransformerConfig& b);
+// The configuration to_json() wrote: each field with its type (an integer field an integer in
+// range, not 16.5 or 1e30), unknown keys rejected, each error naming the field. The sizes
+// recorded since the format began must be there; a field added later keeps its default when
+// missing (a checkpoint from before it). Sizes are checked by validate(), not here.
 TransformerConfig config_from_json(const nlohmann::json& j);
 
 }  // namespace attn::nn

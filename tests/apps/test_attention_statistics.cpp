@@ -1,9 +1,11 @@
 // Per-head attention statistics (apps/inspection/attention_statistics.hpp): entropy and mean
 // distance of uniform rows against their closed forms, padding left out, the distance to a
-// teacher (0 to itself, the total variation to another map), and mismatched models refused.
+// teacher (0 to itself, the total variation to another map), mismatched models refused, and a
+// NaN weight in a real row refused naming its place, layer and head.
 #include <catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -99,4 +101,24 @@ TEST_CASE("attention statistics: the distance to a teacher is 0 to itself and th
   AttentionStatistics refused;
   CHECK_THROWS_WITH(refused.add(maps, &other_heads, kGeometry),
                     Catch::Contains("cross layer 1 has 1 heads in the model, 2 in the teacher"));
+}
+
+TEST_CASE("attention statistics: a NaN or infinite weight in a real row is an error naming where; in padding it is "
+          "never read") {
+  const double nan = std::nan("");
+  AttentionStatistics padded;
+  CHECK_NOTHROW(padded.add(uniform_maps(nan), nullptr, kGeometry));
+  CHECK(padded.place(2)[0][0].entropy() > 0);
+  for (double bad : {nan, std::numeric_limits<double>::infinity()}) {
+    nn::AttentionMaps maps = uniform_maps(0.0);
+    std::vector<double> cross = maps.cross[0].to_vector();
+    cross[size_t(1 * 3 * 4 + 2 * 4 + 3)] = bad;  // sentence 2, query 3 (real), key 4 (real)
+    maps.cross = {from_doubles(cross, {2, 1, 3, 4}, DType::Float32)};
+    AttentionStatistics model, teacher;
+    CHECK_THROWS_WITH(model.add(maps, nullptr, kGeometry),
+                      Catch::Contains("the model produced NaN (or infinite) attention weights in cross-attention layer "
+                                      "1 head 1"));
+    CHECK_THROWS_WITH(teacher.add(uniform_maps(0.0), &maps, kGeometry),
+                      Catch::Contains("the teacher (--compare-to) produced NaN"));
+  }
 }

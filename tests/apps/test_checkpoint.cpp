@@ -1,6 +1,7 @@
 // Tests of apps/checkpoint: round trip, rejection of truncated / torn / modified / missing
 // files with clear errors (wrong JSON types naming the key), names and rotation, finishing an
-// interrupted save, newest-first listing, averaging.
+// interrupted save, newest-first listing, averaging, and the refusal to write a weights-only
+// checkpoint where it would lose a training run's state.
 #include <catch.hpp>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <tuple>
 
 #include "apps/training/checkpoint.hpp"
+#include "apps/training/save_dir_lock.hpp"
 #include "synthetic_corpus.hpp"
 
 using namespace attn;
@@ -308,4 +310,28 @@ TEST_CASE("checkpoint: averaging needs only the weights and copies the files the
   fs::remove(dir + "/codes");
   CHECK(referenced_file(reference, dir + "/elsewhere/averaged", "BPE codes") == dir + "/elsewhere/bpecodes");
   CHECK(file_checksum(dir + "/elsewhere/bpecodes") == reference.at("checksum"));
+}
+
+TEST_CASE("checkpoint: averaging refuses an output that holds a run's optimizer state or lies in a running run's "
+          "save dir", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_average_over_training");
+  save_checkpoint(dir + "/save/checkpoint1", sample_content(1.0f, 10));
+  save_checkpoint(dir + "/save/checkpoint_last", sample_content(2.0f, 20));
+  const std::vector<std::string> inputs = {dir + "/save/checkpoint1", dir + "/save/checkpoint_last"};
+  for (const std::string& output : {dir + "/save/checkpoint_last", dir + "/save/checkpoint1.json"}) {
+    INFO(output);  // a trainer name, an input too, under any of its names
+    CHECK_THROWS_WITH(average_checkpoints_into(inputs, output),
+                      Catch::Contains(optimizer_path(checkpoint_base(output))) &&
+                          Catch::Contains("choose another --output"));
+    CHECK(load_checkpoint(output).optimizer.size() == 1);  // the training state is still there
+  }
+  {
+    const SaveDirLock running(dir + "/save", [](const std::string&) {});  // this process: a run that runs
+    CHECK_THROWS_WITH(average_checkpoints_into(inputs, dir + "/save/averaged"),
+                      Catch::Contains("running now") && Catch::Contains(running.path()));
+    CHECK_FALSE(fs::exists(dir + "/save/averaged.json"));
+  }
+  average_checkpoints_into(inputs, dir + "/save/averaged");  // the run ended: its dir takes the average
+  average_checkpoints_into(inputs, dir + "/save/averaged");  // and a weights-only checkpoint is rewritten
+  CHECK(load_checkpoint(dir + "/save/averaged").model[0].second.to_vector()[0] == 1.5);
 }

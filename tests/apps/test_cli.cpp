@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -27,6 +28,7 @@
 
 #include "apps/demo/demo_report.hpp"
 #include "apps/training/checkpoint.hpp"
+#include "apps/training/save_dir_lock.hpp"
 #include "apps/training/trainer.hpp"
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
@@ -823,6 +825,36 @@ TEST_CASE("convert refuses widths and head counts that cannot map, naming the ke
   CHECK_FALSE(fs::exists(dir.file("wide.safetensors")));
 }
 
+TEST_CASE("average and convert refuse to write over a training run's state or into a running run's save dir") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  fs::copy(workspace.dir.dir / "checkpoints", dir.dir / "checkpoints");
+  const std::string optimizer = dir.file("checkpoints/checkpoint_last.optimizer.safetensors");
+  const std::string state = read_file(optimizer);
+  const std::vector<std::vector<std::string>> over_the_run = {
+      {"average", "--inputs", "checkpoints/checkpoint1", "checkpoints/checkpoint2", "--output",
+       "checkpoints/checkpoint_last"},
+      {"average", "--inputs", "checkpoints/checkpoint_last", "checkpoints/checkpoint2", "--output",
+       "checkpoints/checkpoint_last.json"},  // one of the inputs, by another of its names
+      {"convert", "--from", "checkpoints/checkpoint_last", "--output", "checkpoints/checkpoint_last"}};
+  for (const std::vector<std::string>& args : over_the_run) {
+    INFO(args.front());
+    require_runtime_error(run_attnlab(dir, args),
+                          {"checkpoints/checkpoint_last.optimizer.safetensors", "choose another --output"});
+    CHECK(read_file(optimizer) == state);
+  }
+  {
+    const attn::app::SaveDirLock training(dir.file("checkpoints"), [](const std::string&) {});  // held by this process
+    require_runtime_error(run_attnlab(dir, {"average", "--inputs", "checkpoints/checkpoint1", "--output",
+                                            "checkpoints/averaged"}),
+                          {"running now", "train.lock", "choose another --output"});
+    CHECK_FALSE(fs::exists(dir.file("checkpoints/averaged.json")));
+  }
+  // The run gone, a weights-only checkpoint beside its checkpoints is fine.
+  require_success(
+      run_attnlab(dir, {"average", "--inputs", "checkpoints/checkpoint1", "--output", "checkpoints/averaged"}));
+}
+
 TEST_CASE("translate writes one line per raw input line, an empty one for an empty one") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
@@ -914,6 +946,16 @@ TEST_CASE("a missing file is an error naming it") {
   require_command_line_error(run_attnlab(dir, {"score", "-r", "no-such.ref"}), "no-such.ref");
 }
 
+TEST_CASE("a data dir that is a file is named as a file, not as missing") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  for (const char* command : {"validate", "generate"}) {
+    const CommandResult result = run_attnlab(
+        workspace.dir, {command, "raw/test.en", "--path", "checkpoints/checkpoint2", "--threads", "1"});
+    require_runtime_error(result, {"raw/test.en is a file, not a folder"});
+    CHECK_FALSE(contains(result.err, "does not exist"));
+  }
+}
+
 TEST_CASE("validate and generate refuse a data dir whose dictionary is not the model's") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;  // the workspace's data-bin/ with one more symbol in the German dictionary
@@ -931,8 +973,9 @@ TEST_CASE("validate refuses to score nothing and names the sentences it skipped"
                                              "1", "--max-tokens"};
   std::vector<std::string> nothing = validate;
   nothing.push_back("1");
-  require_runtime_error(run_attnlab(workspace.dir, nothing),
-                        {"no sentence of 'valid'", "8 pairs skipped", "alone longer than max tokens 1"});
+  const CommandResult none_scored = run_attnlab(workspace.dir, nothing);
+  require_runtime_error(none_scored, {"no sentence of 'valid'", "8 pairs skipped", "alone longer than max tokens 1"});
+  CHECK(none_scored.out.empty());  // no "loss 0.000 | ppl 1.00 | 0 sentences" line
   // A budget one token short of the longest pairs skips exactly those.
   auto open = [&](const char* lang) {
     return attn::data::BinarizedCorpus::open(
@@ -956,7 +999,7 @@ TEST_CASE("validate refuses to score nothing and names the sentences it skipped"
                                           std::find(lengths.begin(), lengths.end(), longest) - lengths.begin())));
 }
 
-TEST_CASE("a model whose outputs are NaN is reported by validate and generate and translate and not printed") {
+TEST_CASE("a model whose outputs are NaN is reported by validate, generate, translate and inspect and not printed") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
   fs::copy(workspace.dir.dir / "checkpoints", dir.dir / "checkpoints");
@@ -976,6 +1019,18 @@ TEST_CASE("a model whose outputs are NaN is reported by validate and generate an
         run_attnlab(dir, {"translate", "--path", base, "--beam", beam, "--threads", "1"}, dir.file("input.en")),
         {"model produced NaN"});
   }
+  // Grey maps and heads of entropy 0 would read as a model that attends nowhere.
+  for (const std::vector<std::string>& mode :
+       {std::vector<std::string>{"--source", "The house is small.", "--target", "Das Haus ist klein."},
+        std::vector<std::string>{"--data", data, "--subset", "valid"}}) {
+    std::vector<std::string> args = {"inspect", "--path", base, "--out", "maps", "--threads", "1"};
+    args.insert(args.end(), mode.begin(), mode.end());
+    INFO(mode.front());
+    require_runtime_error(
+        run_attnlab(dir, args),
+        {"model produced NaN (or infinite) attention weights in encoder self-attention layer 1 head 1"});
+  }
+  CHECK_FALSE(fs::exists(dir.file("maps")));
 }
 
 TEST_CASE("translate names the input line that is not UTF-8 or longer than the model's source positions") {
@@ -1005,6 +1060,57 @@ TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b, an n-gram bl
     INFO(flag << " " << value);
     require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "any", flag, value}), flag);
   }
+}
+
+TEST_CASE("a checkpoint's model config with a size beyond its bound, a non-integer or a missing field is refused "
+          "naming the field") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  fs::copy_file(workspace.dir.file("checkpoints/checkpoint2.safetensors"), dir.file("checkpoint2.safetensors"));
+  const nlohmann::json good = nlohmann::json::parse(read_file(workspace.dir.file("checkpoints/checkpoint2.json")));
+  const auto refused_with = [&](const std::function<void(nlohmann::json&)>& change, const std::string& problem) {
+    nlohmann::json bad = good;
+    change(bad["metadata"]["model_config"]);
+    write_file(dir.file("checkpoint2.json"), bad.dump());
+    INFO(problem);
+    require_runtime_error(run_attnlab(dir, {"validate", workspace.dir.file("data-bin"), "--path", "checkpoint2",
+                                            "--threads", "1"}),
+                          {"checkpoint2.json", problem});
+  };
+  refused_with([](nlohmann::json& c) { c["encoder_layers"] = 2147483648; }, "encoder_layers must be at most 1024");
+  refused_with([](nlohmann::json& c) { c["src_vocab_size"] = 1e30; }, "'src_vocab_size' must be an integer, got 1e+30");
+  refused_with([](nlohmann::json& c) { c["encoder_embed_dim"] = 16.5; }, "'encoder_embed_dim' must be an integer");
+  refused_with([](nlohmann::json& c) { c.erase("encoder_layers"); }, "no field 'encoder_layers'");
+}
+
+TEST_CASE("train reads its --bpe-codes at the start: a folder or a malformed line is refused naming it") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  write_file(dir.file("bad.codes"), "#version: 0.2\na b\nc\n");
+  fs::create_directories(dir.dir / "codes-folder");
+  for (const auto& [codes, problem] : std::vector<std::pair<std::string, std::string>>{
+           {dir.file("bad.codes"), dir.file("bad.codes") + ":3"}, {dir.file("codes-folder"), "folder"}}) {
+    std::vector<std::string> args = tiny_training_args("data-bin", dir.file("checkpoints"));
+    args.insert(args.end(), {"--max-update", "1", "--bpe-codes", codes});
+    require_runtime_error(run_attnlab(workspace.dir, args), {"--bpe-codes", problem});
+    CHECK_FALSE(fs::exists(dir.file("checkpoints")));  // nothing trained, nothing copied
+  }
+  require_runtime_error(run_attnlab(dir, {"translate", "--path", workspace.dir.file("checkpoints/checkpoint2"),
+                                          "--bpe-codes", "codes-folder"}),
+                        {"codes-folder", "folder"});
+}
+
+TEST_CASE("train stops with an error naming its log when the log cannot be written") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  fs::create_directories(dir.dir / "folder/train_log.jsonl");
+  require_runtime_error(run_tiny_training(workspace.dir, dir.file("folder"), {"--max-update", "1"}),
+                        {"train_log.jsonl is a folder"});
+  CHECK(fs::is_empty(dir.dir / "folder/train_log.jsonl"));
+  fs::create_directories(dir.dir / "full");
+  fs::create_symlink("/dev/full", dir.dir / "full/train_log.jsonl");  // a full disk
+  require_runtime_error(run_tiny_training(workspace.dir, dir.file("full"), {"--max-update", "1"}),
+                        {dir.file("full/train_log.jsonl"), "cannot write"});
 }
 
 TEST_CASE("a binarized split made with a larger dictionary than the data dir's is refused naming the file") {
@@ -1257,6 +1363,34 @@ TEST_CASE("inspect --source writes every head's map as a PNG and the numbers as 
     if (forced) CHECK(target == "Das Haus ist klein . </s> ");
     else CHECK(contains(inspected.out, "the model's translation"));
   }
+}
+
+TEST_CASE("inspect removes from --out the files of an earlier inspect that it did not rewrite, and nothing else") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  fs::create_directories(dir.dir / "maps");
+  // A model of more layers had drawn layer 6; the notes and the backup are the user's.
+  for (const char* file : {"cross-layer6-head8.png", "statistics.json", "notes.txt", "cross-layer1-head1.png.orig"})
+    write_file(dir.file(std::string("maps/") + file), "an earlier run's\n");
+  const std::vector<std::string> inspect = {"inspect", "--path", workspace.dir.file("checkpoints/checkpoint_last"),
+                                            "--out", "maps", "--threads", "1"};
+  std::vector<std::string> sentence = inspect;
+  sentence.insert(sentence.end(), {"--source", "The house is small.", "--target", "Das Haus ist klein."});
+  const CommandResult maps = run_attnlab(dir, sentence);
+  require_success(maps);
+  CHECK(contains(maps.out, "removed 2 files of an earlier inspect from maps/"));
+  CHECK_FALSE(fs::exists(dir.file("maps/cross-layer6-head8.png")));
+  CHECK_FALSE(fs::exists(dir.file("maps/statistics.json")));
+  for (const char* kept : {"notes.txt", "cross-layer1-head1.png.orig", "cross-layer1-head2.png", "attention.json"})
+    CHECK(fs::exists(dir.file(std::string("maps/") + kept)));
+  std::vector<std::string> corpus = inspect;
+  corpus.insert(corpus.end(), {"--data", workspace.dir.file("data-bin"), "--subset", "valid"});
+  const CommandResult statistics = run_attnlab(dir, corpus);
+  require_success(statistics);
+  CHECK(contains(statistics.out, "removed 7 files"));  // 3 places × 1 layer × 2 heads, and attention.json
+  CHECK(fs::exists(dir.file("maps/statistics.json")));
+  CHECK_FALSE(fs::exists(dir.file("maps/cross-layer1-head2.png")));
+  CHECK(fs::exists(dir.file("maps/notes.txt")));
 }
 
 TEST_CASE("inspect --data prints per-head statistics; a model is at distance 0 from itself and not from another") {

@@ -1,10 +1,12 @@
-// Figures (apps/plotting): axis ticks at 1-2-5 steps, training logs read in update order with a
-// resumed run's repeated updates replaced, heat-map pixels in the scale's colours, PNG bytes
+// Figures (apps/plotting): axis ticks at 1-2-5 steps, a constant series' axis around its value,
+// training logs read in update order with a resumed run's repeated updates replaced and
+// validations placed at their update's time, heat-map pixels in the scale's colours, PNG bytes
 // that decode to the promised size.
 #include <catch.hpp>
 
 #include <cairo.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -70,6 +72,18 @@ TEST_CASE("plot: ticks at 1, 2 or 5 times a power of ten") {
   CHECK(nice_ticks(7, 7) == std::vector<double>{7});
 }
 
+TEST_CASE("plot: a constant series' axis spans a few percent around its value, positive for a positive value") {
+  CHECK(axis_range(2, 3) == std::pair<double, double>{2, 3});
+  const auto [low, high] = axis_range(0.001, 0.001);  // a fixed learning rate
+  CHECK(low == Approx(0.00095));
+  CHECK(high == Approx(0.00105));
+  const std::vector<double> ticks = nice_ticks(low, high);
+  CHECK(ticks.front() > 0);
+  CHECK(std::find_if(ticks.begin(), ticks.end(), [](double t) { return tick_label(t) == "0.001"; }) != ticks.end());
+  CHECK(axis_range(-4, -4) == std::pair<double, double>{-4.2, -3.8});
+  CHECK(axis_range(0, 0) == std::pair<double, double>{-0.5, 0.5});
+}
+
 TEST_CASE("plot: tick labels write whole numbers in full and others to 4 significant digits") {
   CHECK(tick_label(14000) == "14000");
   CHECK(tick_label(1e6) == "1000000");
@@ -107,6 +121,23 @@ TEST_CASE("plot: a training log is read in update order, a resumed run's repeate
   CHECK_THROWS_WITH(read_training_log(dir.file("missing.jsonl")), Contains("missing.jsonl"));
   write_file(dir.file("started.jsonl"), "");  // a run before its first progress line: no empty figure
   CHECK_THROWS_WITH(read_training_log(dir.file("started.jsonl")), Contains("started.jsonl") && Contains("no training"));
+}
+
+TEST_CASE("plot: validations without their time take their update's, between and after the training records") {
+  TempDir dir;
+  write_file(dir.file("log.jsonl"),
+             "{\"type\": \"train\", \"update\": 100, \"loss\": 9, \"elapsed\": 60}\n"
+             "{\"type\": \"valid\", \"update\": 130, \"loss\": 8.5}\n"  // epoch ends between log lines
+             "{\"type\": \"valid\", \"update\": 160, \"loss\": 8.4}\n"
+             "{\"type\": \"train\", \"update\": 200, \"loss\": 8, \"elapsed\": 160}\n"
+             "{\"type\": \"valid\", \"update\": 250, \"loss\": 8.3}\n"  // after the last training record
+             "{\"type\": \"valid\", \"update\": 260, \"loss\": 8.2, \"elapsed\": 170}\n");  // timed by the trainer
+  std::vector<double> times;
+  for (const LogRecord& r : read_training_log(dir.file("log.jsonl")))
+    if (r.valid) times.push_back(r.elapsed);
+  CHECK(times == std::vector<double>{90, 120, 200, 170});
+  write_file(dir.file("untimed.jsonl"), "{\"type\": \"valid\", \"update\": 1, \"loss\": 4}\n");
+  CHECK(read_training_log(dir.file("untimed.jsonl")).front().elapsed == 0);  // nothing to time it by
 }
 
 TEST_CASE("plot: a heat map's cells take the scale's colours, from its lowest to its highest value") {

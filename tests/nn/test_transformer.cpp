@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "../autograd/grad_test_util.hpp"
@@ -174,6 +175,62 @@ TEST_CASE("config: per-layer mixers and the variant options are checked before a
   fails_with(invalid({"decoder_self_mixer=conv", "decoder_conv_type=fancy"}), "lightweight or dynamic");
   fails_with(invalid({"cross_mixer=linformer", "linformer_k=4096"}), "projected length k = 4096");
   CHECK_THROWS_WITH(invalid({"encoder_kernel_size_list=[3,x]"}), Catch::Contains("encoder_kernel_size_list"));
+}
+
+TEST_CASE("config: layer counts and sizes are bounded before anything is built, naming the field and the bound") {
+  auto with = [](const std::vector<std::string>& overrides) {
+    nn::TransformerConfig c = tiny_config();
+    nn::apply_overrides(c, overrides);
+    return c;
+  };
+  auto fails_with = [](const nn::TransformerConfig& c, const std::string& text) {
+    CHECK_THROWS_WITH(c.validate(), Catch::Contains(text));
+  };
+  CHECK_NOTHROW(with({"encoder_layers=1024", "decoder_layers=1024"}).validate());
+  fails_with(with({"encoder_layers=2147483648"}), "encoder_layers must be at most 1024, got 2147483648");
+  fails_with(with({"decoder_layers=99999999999"}), "decoder_layers must be at most 1024");
+  for (const char* field : {"src_vocab_size", "encoder_ffn_embed_dim", "decoder_attention_heads",
+                            "max_target_positions", "causal_proj_dim", "linformer_k"})
+    fails_with(with({std::string(field) + "=16777217"}), std::string(field) + " must be at most 16777216");
+  fails_with(with({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,16777217]"}),
+             "encoder_kernel_size_list holds 16777217");
+  // Each size within its bound, the whole too large to build: refused before any allocation.
+  fails_with(with({"encoder_embed_dim=65536", "decoder_embed_dim=65536", "encoder_attention_heads=1",
+                   "decoder_attention_heads=1"}),
+             "numbers (weights and position tables), more than the 4.29e+09 this toolkit builds");
+  fails_with(with({"max_source_positions=16777216", "cross_mixer=linformer", "compressed=1"}),
+             "more than the 4.29e+09");
+  CHECK_NOTHROW(with({"max_source_positions=16777216"}).validate());  // no Linformer: no E and F to allocate
+}
+
+TEST_CASE("config: a checkpoint's JSON must hold the sizes, an integer field an integer in range") {
+  const nlohmann::json good = nn::to_json(tiny_config());
+  auto fails_with = [](const nlohmann::json& j, const std::string& text) {
+    CHECK_THROWS_WITH(nn::config_from_json(j), Catch::Contains(text));
+  };
+  for (const char* field : {"encoder_layers", "arch", "max_source_positions"}) {
+    nlohmann::json missing = good;
+    missing.erase(field);
+    fails_with(missing, fmt::format("no field '{}'", field));
+  }
+  // A field added after the format began keeps its default: the model the versions before it built.
+  nlohmann::json from_before = good;
+  from_before.erase("lexical_model");
+  from_before.erase("mixer_options");
+  CHECK(nn::config_differences(nn::config_from_json(from_before), tiny_config()).empty());
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"src_vocab_size", 1e30}, {"encoder_embed_dim", 16.5}, {"encoder_layers", true},
+           {"decoder_layers", nlohmann::json(uint64_t(1) << 63)}, {"max_source_positions", "1024"}}) {
+    nlohmann::json bad = good;
+    bad[field] = value;
+    fails_with(bad, fmt::format("field '{}' must be an integer, got {}", field, value.dump()));
+  }
+  nlohmann::json bad_list = good;
+  bad_list["mixer_options"]["encoder_kernel_size_list"] = {3, 7.5};
+  fails_with(bad_list, "field 'encoder_kernel_size_list' must be a list of integers");
+  nlohmann::json huge = good;
+  huge["encoder_layers"] = 2147483648;  // read as it is; validate() bounds it
+  CHECK_THROWS_WITH(nn::config_from_json(huge).validate(), Catch::Contains("encoder_layers must be at most 1024"));
 }
 
 TEST_CASE("presets named as fairseq's architectures, and teaching sizes") {
