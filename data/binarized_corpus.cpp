@@ -78,8 +78,8 @@ TokenDtype token_dtype_for(size_t dictionary_size) {
   return dictionary_size <= 65535 ? TokenDtype::kUInt16 : TokenDtype::kInt32;
 }
 
-void write_binarized_corpus(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
-                            size_t dictionary_size) {
+std::string binarized_corpus_bytes(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
+                                   size_t dictionary_size) {
   TokenDtype dtype = token_dtype_for(dictionary_size);
   uint64_t num_tokens = 0;
   for (const auto& sentence : sentences) num_tokens += sentence.size();
@@ -106,16 +106,24 @@ void write_binarized_corpus(const std::string& path, const std::vector<std::vect
   const uint64_t checksum = fnv1a64(bytes.data() + kBinarizedHeaderBytes,
                                     bytes.size() - kBinarizedHeaderBytes);
   bytes.replace(kChecksumOffset, sizeof checksum, reinterpret_cast<const char*>(&checksum), sizeof checksum);
-  write_file_atomic(path, bytes);
+  return bytes;
+}
+
+void write_binarized_corpus(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
+                            size_t dictionary_size) {
+  write_file_atomic(path, binarized_corpus_bytes(path, sentences, dictionary_size));
 }
 
 BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary& dictionary,
                                  const std::string& out_path, int workers) {
-  return binarize_lines(read_lines(text_path), dictionary, out_path, workers);
+  OutputFiles output;
+  const BinarizeStats stats = binarize_lines(read_lines(text_path), dictionary, out_path, output, workers);
+  output.commit();
+  return stats;
 }
 
 BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictionary& dictionary,
-                             const std::string& out_path, int workers) {
+                             const std::string& out_path, OutputFiles& outputs, int workers) {
   std::vector<std::vector<int32_t>> sentences(lines.size());
   std::vector<int64_t> unknown(lines.size());
 #pragma omp parallel for schedule(static) num_threads(std::max(workers, 1))
@@ -130,7 +138,7 @@ BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictio
     stats.tokens += sentences[i].size();
     stats.unknown_tokens += unknown[i];
   }
-  write_binarized_corpus(out_path, sentences, dictionary.size());
+  outputs.add(out_path, binarized_corpus_bytes(out_path, sentences, dictionary.size()));
   return stats;
 }
 

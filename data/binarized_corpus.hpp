@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "data/dictionary.hpp"
+#include "data/text_io.hpp"
 
 namespace attn::data {
 
@@ -43,7 +44,10 @@ std::string binarized_path(const std::string& dir, const std::string& split, con
 // The smallest dtype holding ids < dictionary_size.
 TokenDtype token_dtype_for(size_t dictionary_size);
 
-// Writes sentences (each a list of ids < dictionary_size) atomically to path.
+// The binarized file of sentences (each a list of ids < dictionary_size; errors name `path`).
+std::string binarized_corpus_bytes(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
+                                   size_t dictionary_size);
+// Writes them atomically to path.
 void write_binarized_corpus(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
                             size_t dictionary_size);
 
@@ -56,9 +60,9 @@ struct BinarizeStats {
 // and writes the binarized file to out_path; `workers` threads encode in parallel.
 BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary& dictionary,
                                  const std::string& out_path, int workers = 1);
-// The same for lines already read.
+// The same for lines already read, the file staged in `outputs` (written at its commit).
 BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictionary& dictionary,
-                             const std::string& out_path, int workers = 1);
+                             const std::string& out_path, OutputFiles& outputs, int workers = 1);
 // fairseq-preprocess's report line: "[en] valid: 1000 sents, 25000 tokens, 0.5% replaced by <unk>"
 // (the percentage formatted as Python's "{:.3}").
 std::string binarize_report(const std::string& lang, const std::string& split, const BinarizeStats& stats);

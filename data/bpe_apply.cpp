@@ -4,12 +4,16 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
+#include <exception>
 #include <functional>
 #include <queue>
 
 #include <fmt/core.h>
+#include <unicode/regex.h>
+#include <unicode/utext.h>
 
 #include "data/text_io.hpp"
 
@@ -211,39 +215,172 @@ StringSet read_bpe_vocabulary(const std::string& path, std::optional<int64_t> th
   return parse_bpe_vocabulary(read_utf8_file(path), path, threshold);
 }
 
-GlossaryPattern::GlossaryPattern(const std::string& glossary) try
-    : whole("^" + glossary + "$"), anywhere(glossary), captured("(" + glossary + ")") {
-} catch (const std::regex_error& e) {
-  throw DataError(fmt::format("invalid glossary regex '{}': {}", glossary, e.what()));
+namespace {
+
+// ICU's bounds on one match operation, which turn a runaway glossary into an error; both grow
+// with the word, so that patterns that are linear in it fit on a 10 MB word. Time: ICU's unit
+// is 10,000 backtracking steps (a fifth of a millisecond here); a match may take 1,000 units
+// (a fifth of a second of backtracking, far more than a sensible glossary needs on a word)
+// plus one per 100 bytes. Memory: ICU's backtracking stack takes up to 16 bytes per character
+// for a loop like a+ or (ab)+; it may take 8 MB plus 32 bytes per byte.
+constexpr size_t kBaseTimeLimit = 1000, kBytesPerTimeUnit = 100;
+constexpr size_t kBaseStackLimit = 8 << 20, kStackBytesPerByte = 32;
+
+int32_t clamp_to_int32(size_t value) { return static_cast<int32_t>(std::min<size_t>(value, INT32_MAX)); }
+int32_t time_limit(size_t text_bytes) { return clamp_to_int32(kBaseTimeLimit + text_bytes / kBytesPerTimeUnit); }
+int32_t stack_limit(size_t text_bytes) { return clamp_to_int32(kBaseStackLimit + kStackBytesPerByte * text_bytes); }
+
+}  // namespace
+
+// re.match, re.search and re.split of one GlossaryRegex, for one thread. ICU matches the UTF-8
+// bytes in place, so its positions are byte offsets, and one ICU matcher serves text after text
+// (setting one up for each took longer than the match). Every ICU error becomes a DataError
+// naming the glossary.
+class GlossaryRegex::Matcher {
+ public:
+  explicit Matcher(const GlossaryRegex& regex) : regex_(&regex) {
+    UErrorCode status = U_ZERO_ERROR;
+    matcher_.reset(regex.pattern_->matcher(status));
+    check(status);
+  }
+
+  bool match(std::string_view text) {
+    start(text);
+    return call([&](UErrorCode& status) { return matcher_->lookingAt(status); });
+  }
+
+  bool search(std::string_view text) {
+    start(text);
+    return find();
+  }
+
+  // The text around the matches and the groups that took part, in order.
+  std::vector<std::string> split(std::string_view text) {
+    start(text);
+    std::vector<std::string> pieces;
+    size_t copied = 0;
+    while (find()) {
+      const auto [match_start, match_end] = span(0);
+      pieces.emplace_back(text.substr(copied, match_start - copied));
+      for (int32_t g = 1; g <= matcher_->groupCount(); ++g) {
+        const auto [group_start, group_end] = span(g);
+        if (group_start != std::string_view::npos)
+          pieces.emplace_back(text.substr(group_start, group_end - group_start));
+      }
+      copied = match_end;
+    }
+    pieces.emplace_back(text.substr(copied));
+    return pieces;
+  }
+
+ private:
+  // Points the matcher at `text` (it keeps a shallow clone of the UText: the bytes must live
+  // while it matches) with the limits for its length.
+  void start(std::string_view text) {
+    text_bytes_ = text.size();
+    UErrorCode status = U_ZERO_ERROR;
+    UText utext = UTEXT_INITIALIZER;
+    utext_openUTF8(&utext, text.data(), static_cast<int64_t>(text.size()), &status);
+    if (U_SUCCESS(status)) matcher_->reset(&utext);
+    utext_close(&utext);
+    if (U_SUCCESS(status)) matcher_->setStackLimit(stack_limit(text.size()), status);
+    if (U_SUCCESS(status)) matcher_->setTimeLimit(time_limit(text.size()), status);
+    check(status);
+  }
+
+  bool find() {
+    return call([&](UErrorCode& status) { return matcher_->find(status); });
+  }
+
+  // Byte offsets of group g of the last match (0: the whole match); npos when g took no part.
+  std::pair<size_t, size_t> span(int32_t group) {
+    UErrorCode status = U_ZERO_ERROR;
+    const int64_t begin = matcher_->start64(group, status), end = matcher_->end64(group, status);
+    check(status);
+    if (begin < 0) return {std::string_view::npos, std::string_view::npos};
+    return {static_cast<size_t>(begin), static_cast<size_t>(end)};
+  }
+
+  template <class Operation>
+  bool call(Operation operation) {
+    UErrorCode status = U_ZERO_ERROR;
+    const bool found = operation(status);
+    check(status);
+    return found;
+  }
+
+  void check(UErrorCode status) const {
+    if (U_SUCCESS(status)) return;
+    const std::string glossary = fmt::format("--glossaries '{}'", regex_->label_);
+    if (status == U_REGEX_TIME_OUT)
+      throw DataError(fmt::format("{}: matching a word of {} bytes takes too many backtracking steps (a pattern "
+                                  "like (a+)+c?); simplify the regex",
+                                  glossary, text_bytes_));
+    if (status == U_REGEX_STACK_OVERFLOW)
+      throw DataError(fmt::format("{}: matching a word of {} bytes needs more than {} MB of backtracking stack; "
+                                  "simplify the regex",
+                                  glossary, text_bytes_, stack_limit(text_bytes_) >> 20));
+    throw DataError(fmt::format("{}: {}", glossary, u_errorName(status)));
+  }
+
+  const GlossaryRegex* regex_;
+  std::unique_ptr<icu::RegexMatcher> matcher_;
+  size_t text_bytes_ = 0;
+};
+
+GlossaryRegex::GlossaryRegex(const std::string& regex, std::string label) : label_(std::move(label)) {
+  UErrorCode status = U_ZERO_ERROR;
+  UParseError where{};
+  // UREGEX_UNIX_LINES: only '\n' ends a line for '.', '^' and '$', as in Python.
+  pattern_.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(regex), UREGEX_UNIX_LINES, where, status));
+  if (U_FAILURE(status))
+    throw DataError(fmt::format("--glossaries '{}': invalid regex ({} at character {} of '{}')", label_,
+                                u_errorName(status), where.offset + 1, regex));
 }
+
+GlossaryPattern::GlossaryPattern(const std::string& glossary)
+    : anywhere(glossary, glossary), whole("^" + glossary + "$", glossary), captured("(" + glossary + ")", glossary) {}
+
+namespace {
+
+// One thread's matchers of a GlossaryPattern.
+struct GlossaryMatchers {
+  explicit GlossaryMatchers(const GlossaryPattern& pattern)
+      : anywhere(pattern.anywhere), whole(pattern.whole), captured(pattern.captured) {}
+  GlossaryRegex::Matcher anywhere, whole, captured;
+};
+
+std::vector<std::string> isolate_glossary(const std::string& word, GlossaryMatchers& glossary) {
+  if (glossary.whole.match(word) || !glossary.anywhere.search(word)) return {word};
+  // re.split('(' + glossary + ')', word): empty pieces dropped, the last one stripped of '\r\n '.
+  std::vector<std::string> pieces = glossary.captured.split(word);
+  const std::string ending = std::move(pieces.back());
+  pieces.pop_back();
+  std::erase(pieces, std::string());
+  if (!ending.empty()) pieces.emplace_back(strip_line(ending));
+  return pieces;
+}
+
+}  // namespace
 
 std::vector<std::string> isolate_glossary(const std::string& word, const GlossaryPattern& glossary) {
-  if (std::regex_search(word, glossary.whole, std::regex_constants::match_continuous) ||
-      !std::regex_search(word, glossary.anywhere))
-    return {word};
-  // re.split('(' + glossary + ')', word): the text between matches and the captured groups.
-  std::vector<std::string> pieces;
-  size_t copied = 0;
-  for (std::sregex_iterator it(word.begin(), word.end(), glossary.captured), end; it != end; ++it) {
-    const std::smatch& match = *it;
-    pieces.push_back(word.substr(copied, static_cast<size_t>(match.position(0)) - copied));
-    for (size_t g = 1; g < match.size(); ++g)
-      if (match[g].matched) pieces.push_back(match[g].str());
-    copied = static_cast<size_t>(match.position(0) + match.length(0));
-  }
-  std::string ending = word.substr(copied);
-  std::vector<std::string> segments;
-  for (auto& piece : pieces)
-    if (!piece.empty()) segments.push_back(std::move(piece));
-  if (!ending.empty()) segments.push_back(std::string(strip_line(ending)));
-  return segments;
+  GlossaryMatchers matchers(glossary);
+  return isolate_glossary(word, matchers);
 }
 
-// Per-thread cache: word -> its subwords joined by "@@ " (upstream caches per segment; the
-// result of a word depends only on the word, so caching whole words is equivalent).
-class BpeEncoder::WordCache {
+// One thread's state: its glossary matchers, and its cache of words -> their subwords joined by
+// "@@ " (upstream caches per segment; the result of a word depends only on the word, so caching
+// whole words is equivalent).
+class BpeEncoder::Workspace {
  public:
-  StringMap<std::string> entries;
+  explicit Workspace(const BpeEncoder& encoder) {
+    for (const GlossaryPattern& pattern : encoder.glossary_patterns_) glossaries.emplace_back(pattern);
+    if (encoder.any_glossary_) any_glossary.emplace(*encoder.any_glossary_);
+  }
+
+  StringMap<std::string> words;
+  std::vector<GlossaryMatchers> glossaries;
+  std::optional<GlossaryRegex::Matcher> any_glossary;
 };
 
 BpeEncoder::BpeEncoder(BpeCodes codes, BpeApplyOptions options) : codes_(std::move(codes)), options_(std::move(options)) {
@@ -254,16 +391,12 @@ BpeEncoder::BpeEncoder(BpeCodes codes, BpeApplyOptions options) : codes_(std::mo
     alternatives += glossary;
     glossary_patterns_.emplace_back(glossary);
   }
-  try {
-    any_glossary_.emplace("^(" + alternatives + ")$");
-  } catch (const std::regex_error& e) {
-    throw DataError(fmt::format("invalid glossary regex in '{}': {}", alternatives, e.what()));
-  }
+  any_glossary_.emplace("^(" + alternatives + ")$", alternatives);
 }
 
-std::vector<std::string> BpeEncoder::isolate_glossaries(std::string_view word) const {
+std::vector<std::string> BpeEncoder::isolate_glossaries(std::string_view word, Workspace& workspace) const {
   std::vector<std::string> segments{std::string(word)};
-  for (const auto& glossary : glossary_patterns_) {
+  for (GlossaryMatchers& glossary : workspace.glossaries) {
     std::vector<std::string> next;
     for (const auto& segment : segments)
       for (auto& piece : isolate_glossary(segment, glossary)) next.push_back(std::move(piece));
@@ -272,15 +405,18 @@ std::vector<std::string> BpeEncoder::isolate_glossaries(std::string_view word) c
   return segments;
 }
 
+std::vector<std::string> BpeEncoder::isolate_glossaries(std::string_view word) const {
+  Workspace workspace(*this);
+  return isolate_glossaries(word, workspace);
+}
+
 // encode(): merges by lowest rank, all occurrences of the chosen pair at once (apply_merges,
 // O(n log n) in the word's length, so a 10 MB "word" is no attack). A symbol is
 // a byte range of the segment plus its code-symbol id; the end-of-word marker belongs to the
 // last symbol (v0.2) or is a symbol of its own with an empty range (v0.1), and dropping it
 // at the end (upstream's '</w>' stripping) just means printing the ranges.
-std::vector<std::string> BpeEncoder::encode(std::string_view segment) const {
-  if (any_glossary_ && std::regex_search(segment.begin(), segment.end(), *any_glossary_,
-                                         std::regex_constants::match_continuous))
-    return {std::string(segment)};
+std::vector<std::string> BpeEncoder::encode(std::string_view segment, Workspace& workspace) const {
+  if (workspace.any_glossary && workspace.any_glossary->match(segment)) return {std::string(segment)};
   std::vector<std::string_view> chars = split_code_points(segment);
   if (chars.size() <= 1) return {std::string(segment)};
   std::vector<Symbol> word;
@@ -335,27 +471,32 @@ std::vector<std::string> BpeEncoder::check_vocabulary(const std::vector<std::str
   return out;
 }
 
-std::vector<std::string> BpeEncoder::segment_word(std::string_view word) const {
-  if (options_.glossaries.empty()) return encode(word);
+std::vector<std::string> BpeEncoder::segment_word(std::string_view word, Workspace& workspace) const {
+  if (options_.glossaries.empty()) return encode(word, workspace);
   std::vector<std::string> out;
-  for (const auto& segment : isolate_glossaries(word))
-    for (auto& subword : encode(segment)) out.push_back(std::move(subword));
+  for (const auto& segment : isolate_glossaries(word, workspace))
+    for (auto& subword : encode(segment, workspace)) out.push_back(std::move(subword));
   return out;
 }
 
-const std::string& BpeEncoder::segment_word_cached(std::string_view word, WordCache& cache) const {
-  auto found = cache.entries.find(word);
-  if (found != cache.entries.end()) return found->second;
-  std::vector<std::string> subwords = segment_word(word);
+std::vector<std::string> BpeEncoder::segment_word(std::string_view word) const {
+  Workspace workspace(*this);
+  return segment_word(word, workspace);
+}
+
+const std::string& BpeEncoder::segment_word_cached(std::string_view word, Workspace& workspace) const {
+  auto found = workspace.words.find(word);
+  if (found != workspace.words.end()) return found->second;
+  std::vector<std::string> subwords = segment_word(word, workspace);
   std::string joined;
   for (size_t i = 0; i < subwords.size(); ++i) {
     if (i) joined += options_.separator + ' ';
     joined += subwords[i];
   }
-  return cache.entries.emplace(std::string(word), std::move(joined)).first->second;
+  return workspace.words.emplace(std::string(word), std::move(joined)).first->second;
 }
 
-std::string BpeEncoder::process_line(std::string_view line, WordCache& cache) const {
+std::string BpeEncoder::process_line(std::string_view line, Workspace& workspace) const {
   size_t leading = 0, trailing = 0;
   while (leading < line.size() && is_strip_char(line[leading])) ++leading;
   while (trailing < line.size() && is_strip_char(line[line.size() - 1 - trailing])) ++trailing;
@@ -364,26 +505,40 @@ std::string BpeEncoder::process_line(std::string_view line, WordCache& cache) co
   for (std::string_view word : split_words(line)) {
     if (!first_word) out += ' ';
     first_word = false;
-    out += segment_word_cached(word, cache);
+    out += segment_word_cached(word, workspace);
   }
   if (trailing != 0 && trailing != line.size()) out += line.substr(line.size() - trailing);
   return out;
 }
 
 std::string BpeEncoder::process_line(std::string_view line) const {
-  WordCache cache;
-  return process_line(line, cache);
+  Workspace workspace(*this);
+  return process_line(line, workspace);
 }
 
 std::string BpeEncoder::apply(const TextLines& text) const {
   const auto& lines = text.lines;
   std::vector<std::string> outputs(lines.size());
+  // A glossary's error (an exception must not leave a parallel region): the first is kept and
+  // rethrown, and the lines not yet started are skipped.
+  std::exception_ptr failure;
+  std::atomic<bool> failed = false;
 #pragma omp parallel
   {
-    WordCache cache;
+    Workspace workspace(*this);
 #pragma omp for schedule(dynamic, 512)
-    for (size_t i = 0; i < lines.size(); ++i) outputs[i] = process_line(lines[i], cache);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (failed.load(std::memory_order_relaxed)) continue;
+      try {
+        outputs[i] = process_line(lines[i], workspace);
+      } catch (...) {
+#pragma omp critical
+        if (!failure) failure = std::current_exception();
+        failed = true;
+      }
+    }
   }
+  if (failure) std::rethrow_exception(failure);
   size_t total = 0;
   for (const auto& out : outputs) total += out.size();
   std::string result;

@@ -7,15 +7,21 @@
 // never split), and a vocabulary that undoes merges producing rare subwords.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include <unicode/uversion.h>
+
 #include "data/bpe_text.hpp"
+
+U_NAMESPACE_BEGIN
+class RegexPattern;
+U_NAMESPACE_END
 
 namespace attn::data {
 
@@ -54,14 +60,34 @@ StringSet parse_bpe_vocabulary(std::string_view text, const std::string& name, s
 
 struct BpeApplyOptions {
   std::string separator = "@@";
-  std::vector<std::string> glossaries;  // regexes (std::regex ECMAScript standing in for Python re)
+  std::vector<std::string> glossaries;  // regexes (GlossaryRegex: ICU's syntax standing in for Python's re)
   StringSet vocabulary;                 // empty: no vocabulary filter (as upstream's `if vocab:`)
+};
+
+// A regex made from --glossaries, in the three uses subword-nmt makes of Python's re. ICU
+// compiles it: for what glossaries are made of (literals, classes, \d \w \s, groups,
+// alternatives, quantifiers, anchors) its syntax is Python's, with '\n' as the only line end as
+// in Python; rare constructs differ (Python's (?P<name>...) is ICU's (?<name>...)), and so does a
+// split where a pattern prefers an empty match to a longer one at the same place. ICU keeps its
+// backtracking on the heap and bounds it (std::regex recursed once per character and crashed on a
+// 30,000-character word): a match that backtracks too long, like (a+)+c on 25 letters, or too
+// deep is a DataError naming `label` (the glossary), never a hang or a crash.
+class GlossaryRegex {
+ public:
+  GlossaryRegex(const std::string& regex, std::string label);  // DataError if the regex is invalid
+  // re.match, re.search and re.split on UTF-8 text, for one thread (bpe_apply.cpp).
+  class Matcher;
+
+ private:
+  std::shared_ptr<const icu::RegexPattern> pattern_;
+  std::string label_;
 };
 
 // One --glossaries regex, compiled the three ways isolate_glossary uses it.
 struct GlossaryPattern {
   explicit GlossaryPattern(const std::string& glossary);  // DataError if the regex is invalid
-  std::regex whole, anywhere, captured;  // ^g$, g, (g)
+  // g, '^' + g + '$', '(' + g + ')': g first, so that a bad glossary is reported as typed.
+  GlossaryRegex anywhere, whole, captured;
 };
 // isolate_glossary(word, glossary): splits `word` around the matches of one glossary regex.
 std::vector<std::string> isolate_glossary(const std::string& word, const GlossaryPattern& glossary);
@@ -80,10 +106,12 @@ class BpeEncoder {
   std::string apply(const TextLines& text) const;
 
  private:
-  class WordCache;
-  std::string process_line(std::string_view line, WordCache& cache) const;
-  const std::string& segment_word_cached(std::string_view word, WordCache& cache) const;
-  std::vector<std::string> encode(std::string_view segment) const;
+  class Workspace;  // one thread's glossary matchers and word cache
+  std::string process_line(std::string_view line, Workspace& workspace) const;
+  const std::string& segment_word_cached(std::string_view word, Workspace& workspace) const;
+  std::vector<std::string> segment_word(std::string_view word, Workspace& workspace) const;
+  std::vector<std::string> isolate_glossaries(std::string_view word, Workspace& workspace) const;
+  std::vector<std::string> encode(std::string_view segment, Workspace& workspace) const;
   std::vector<std::string> check_vocabulary(const std::vector<std::string>& segments) const;
   void recursive_split(const std::string& segment, bool final, std::vector<std::string>& out) const;
   bool in_vocabulary(const std::string& subword, bool final) const;
@@ -91,7 +119,7 @@ class BpeEncoder {
   BpeCodes codes_;
   BpeApplyOptions options_;
   std::vector<GlossaryPattern> glossary_patterns_;
-  std::optional<std::regex> any_glossary_;  // ^(g1|g2|...)$
+  std::optional<GlossaryRegex> any_glossary_;  // ^(g1|g2|...)$
 };
 
 }  // namespace attn::data

@@ -39,6 +39,10 @@ void read_dictionary(const TextLines& text, const std::string& name, WordCounts&
     auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), count);
     if (space == std::string_view::npos || error != std::errc() || end != number.data() + number.size())
       throw DataError(fmt::format("{}:{}: expected 'word count' (one space), got '{}'", name, i + 1, line));
+    // subword-nmt adds a negative count up silently; no word occurs fewer than zero times.
+    if (count < 0)
+      throw DataError(fmt::format("{}:{}: negative count '{}' (a count is how often the word occurred)", name, i + 1,
+                                  number));
     counts.add(word, count);
   }
 }

@@ -31,8 +31,8 @@ class WordCounts {
 
 // Counts the ' '-separated words of every line (get_vocabulary).
 void count_words(const TextLines& text, WordCounts& counts);
-// `--dict-input`: every line is "word count" (one ' '); repeated words add up. `name` labels
-// errors (DataError "name:line: ...").
+// `--dict-input`: every line is "word count" (one ' ', a count >= 0); repeated words add up.
+// `name` labels errors (DataError "name:line: ...").
 void read_dictionary(const TextLines& text, const std::string& name, WordCounts& counts);
 
 struct BpeLearnOptions {

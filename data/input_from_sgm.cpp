@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <istream>
-#include <optional>
 
 #include <fmt/core.h>
 
@@ -19,47 +18,49 @@ bool equal_ignoring_ascii_case(char a, char b) {
   return lower(a) == lower(b);
 }
 
-// Position of the first (or last) occurrence of `needle` at or after `from`, ignoring ASCII case.
-size_t find_ignoring_case(std::string_view text, std::string_view needle, size_t from = 0) {
-  if (from > text.size()) return std::string_view::npos;
-  auto it = std::search(text.begin() + from, text.end(), needle.begin(), needle.end(), equal_ignoring_ascii_case);
-  return it == text.end() ? std::string_view::npos : size_t(it - text.begin());
+// Position of the first occurrence of `needle` in text[from, to), ignoring ASCII case, or npos.
+size_t find_ignoring_case(std::string_view text, std::string_view needle, size_t from, size_t to) {
+  if (from > to) return std::string_view::npos;
+  auto it =
+      std::search(text.begin() + from, text.begin() + to, needle.begin(), needle.end(), equal_ignoring_ascii_case);
+  return it == text.begin() + to ? std::string_view::npos : size_t(it - text.begin());
 }
 
-size_t rfind_ignoring_case(std::string_view text, std::string_view needle) {
-  auto it = std::find_end(text.begin(), text.end(), needle.begin(), needle.end(), equal_ignoring_ascii_case);
+size_t find_ignoring_case(std::string_view text, std::string_view needle, size_t from) {
+  return find_ignoring_case(text, needle, from, text.size());
+}
+
+// Position of the last occurrence of `needle` at or after `from`, ignoring ASCII case, or npos.
+size_t rfind_ignoring_case(std::string_view text, std::string_view needle, size_t from) {
+  auto it = std::find_end(text.begin() + from, text.end(), needle.begin(), needle.end(), equal_ignoring_ascii_case);
   return it == text.end() ? std::string_view::npos : size_t(it - text.begin());
 }
 
 bool is_byte_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
-// End (one past '>') of each opening tag `<seg[^>]+>` of the line, in order; tag ends never
-// decrease, so the first is where the segment starts and the last decides "ends with a tag".
-std::vector<size_t> opening_tag_ends(std::string_view line) {
-  std::vector<size_t> ends;
-  for (size_t start = find_ignoring_case(line, kOpenTagStart); start != std::string_view::npos;
-       start = find_ignoring_case(line, kOpenTagStart, start + 1)) {
-    size_t close = line.find('>', start + kOpenTagStart.size());
-    if (close == std::string_view::npos) break;
-    if (close > start + kOpenTagStart.size()) ends.push_back(close + 1);
+// The opening tags /<seg[^>]+>/ of a line that grows at its end (continuation lines joined to
+// it), each byte looked at a bounded number of times however many lines are joined. A tag ends
+// at a '>' and starts at a "<seg" after the previous '>' ([^>]+ runs to the first '>'), with
+// at least one byte between "<seg" and '>'; so each stretch between two '>' is searched once,
+// when its '>' arrives.
+class OpeningTags {
+ public:
+  // The end (one past the '>') of the next opening tag of `line`, or npos when the line holds
+  // no other one yet.
+  size_t next_end(std::string_view line) {
+    for (size_t close; (close = line.find('>', scanned_)) != std::string_view::npos;) {
+      const size_t start = find_ignoring_case(line, kOpenTagStart, stretch_start_, close);
+      stretch_start_ = scanned_ = close + 1;
+      if (start != std::string_view::npos && start + kOpenTagStart.size() < close) return close + 1;
+    }
+    scanned_ = line.size();
+    return std::string_view::npos;
   }
-  return ends;
-}
 
-// /<seg[^>]+>\s*$/: the line ends with an opening tag and spaces.
-bool ends_with_opening_tag(std::string_view line) {
-  auto ends = opening_tag_ends(line);
-  return !ends.empty() && std::all_of(line.begin() + ends.back(), line.end(), is_byte_space);
-}
-
-// /<seg[^>]+>\s*(.*)\s*<\/seg>/: the raw text of the segment when the line holds a whole one.
-std::optional<std::string_view> segment_text(std::string_view line) {
-  auto ends = opening_tag_ends(line);
-  if (ends.empty()) return std::nullopt;
-  size_t close = rfind_ignoring_case(line, kCloseTag);
-  if (close == std::string_view::npos || close < ends.front()) return std::nullopt;
-  return line.substr(ends.front(), close - ends.front());
-}
+ private:
+  size_t stretch_start_ = 0;  // just after the last '>' seen
+  size_t scanned_ = 0;        // no '>' in [stretch_start_, scanned_)
+};
 
 // s/\s+/ /g; s/^ //; s/ $//
 std::string squeeze_and_trim(std::string_view text) {
@@ -84,6 +85,7 @@ class SgmLineReader {
     return true;
   }
   size_t line_number() const { return line_number_; }
+  const std::string& source_name() const { return source_name_; }
 
  private:
   std::istream& in_;
@@ -91,25 +93,53 @@ class SgmLineReader {
   size_t line_number_ = 0;
 };
 
+// A second opening tag in the lines of one segment: the script would output both segments, tags
+// and all, as one line.
+[[noreturn]] void throw_second_opening_tag(const SgmLineReader& reader, size_t first_line, bool first_closed) {
+  const std::string where = fmt::format("{}:{}", reader.source_name(), reader.line_number());
+  if (first_closed)
+    throw DataError(fmt::format("{}: a second <seg> on the line (one segment per line: input-from-sgm.perl would "
+                                "output both as one)",
+                                where));
+  const std::string opened =
+      first_line == reader.line_number() ? std::string("earlier on the line") : fmt::format("on line {}", first_line);
+  throw DataError(fmt::format("{}: <seg> opened inside the segment opened {}, which has no </seg> before it", where,
+                              opened));
+}
+
+// The text of the segment whose opening tag ends at `text_start` of `line`: the script joins the
+// following lines to it until a </seg> comes after that tag (its two loops, for a line with one
+// opening tag), and takes the text up to the last </seg>. Every byte of the joined lines is
+// searched a bounded number of times: re-searching the whole joined line for each line joined,
+// as the script does, took half a minute on a segment of 200,000 lines.
+std::string_view join_segment(SgmLineReader& reader, std::string& line, OpeningTags& tags, size_t text_start) {
+  const size_t first_line = reader.line_number();
+  std::string continuation;
+  for (size_t close_from = text_start;;) {
+    const size_t close = find_ignoring_case(line, kCloseTag, close_from);
+    const size_t second_tag_end = tags.next_end(line);
+    if (second_tag_end != std::string_view::npos) throw_second_opening_tag(reader, first_line, close < second_tag_end);
+    if (close != std::string_view::npos)
+      return std::string_view(line).substr(text_start, rfind_ignoring_case(line, kCloseTag, close) - text_start);
+    if (!reader.next(continuation))
+      throw DataError(fmt::format("{}:{}: <seg> not closed by </seg> before the end of the input",
+                                  reader.source_name(), first_line));
+    // A </seg> may begin in the bytes already searched and end in the continuation.
+    close_from = std::max(text_start, line.size() - std::min(line.size(), kCloseTag.size() - 1));
+    line += continuation;
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> read_sgm_segments(std::istream& in, const std::string& source_name) {
   SgmLineReader reader(in, source_name);
   std::vector<std::string> segments;
-  std::string line, continuation;
-  while (reader.next(line)) {
-    const size_t first_line = reader.line_number();
-    auto append_next_line = [&] {
-      if (!reader.next(continuation))
-        throw DataError(fmt::format("{}:{}: <seg> not closed by </seg> before the end of the input", source_name,
-                                    first_line));
-      line += continuation;
-    };
-    // The script's two loops, in its order: first while a tag ends the line, then while a
-    // tag has no </seg> after it.
-    while (ends_with_opening_tag(line)) append_next_line();
-    while (!opening_tag_ends(line).empty() && !segment_text(line)) append_next_line();
-    if (auto text = segment_text(line)) segments.push_back(squeeze_and_trim(*text));
+  for (std::string line; reader.next(line);) {
+    OpeningTags tags;
+    const size_t text_start = tags.next_end(line);
+    if (text_start != std::string_view::npos)
+      segments.push_back(squeeze_and_trim(join_segment(reader, line, tags, text_start)));
   }
   return segments;
 }

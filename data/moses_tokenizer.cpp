@@ -13,7 +13,6 @@ using perl::is_alnum;
 using perl::is_alpha;
 using perl::is_number;
 using perl::is_space;
-using perl::replace_all;
 using perl::squeeze_spaces;
 
 // Perl s/PATTERN/REPLACEMENT/g for a pattern of fixed width: scanning left to right, where
@@ -33,8 +32,6 @@ Text substitute(const Text& t, size_t width, Matches matches, Emit emit) {
   }
   return out;
 }
-
-bool contains(const Text& t, std::u32string_view s) { return t.find(s) != Text::npos; }
 
 // Step 2, s/\s+/ /g.
 Text collapse_whitespace(const Text& t) {
@@ -77,41 +74,74 @@ Text split_aggressive_hyphens(const Text& t) {
 }
 
 constexpr std::u32string_view kDotMulti = U"DOTMULTI";
-constexpr std::u32string_view kDotMultiDot = U"DOTMULTI.";
-constexpr std::u32string_view kDotDotMulti = U"DOTDOTMULTI";
+constexpr std::u32string_view kDot = U"DOT";
 
-// Step 8: s/\.([\.]+)/ DOTMULTI$1/g, then while (/DOTMULTI\./) { s/DOTMULTI\.([^\.])/DOTDOTMULTI $1/g;
-// s/DOTMULTI\./DOTDOTMULTI/g }. Run literally: input text containing "DOTMULTI" takes part.
-Text mark_multi_dots(const Text& t) {
+size_t end_of_dot_run(const Text& t, size_t from) {
+  while (from < t.size() && t[from] == U'.') ++from;
+  return from;
+}
+
+// Step 8's first substitution, s/\.([\.]+)/ DOTMULTI$1/g: a run of k >= 2 dots becomes
+// " DOTMULTI" and k - 1 dots.
+Text insert_dot_multi(const Text& t) {
   Text out;
   out.reserve(t.size() + 16);
   for (size_t i = 0; i < t.size();) {
     if (t[i] == U'.' && i + 1 < t.size() && t[i + 1] == U'.') {
-      out.append(U" ").append(kDotMulti);
-      for (++i; i < t.size() && t[i] == U'.'; ++i) out.push_back(U'.');
+      const size_t run_end = end_of_dot_run(t, i);
+      out.append(U" ").append(kDotMulti).append(run_end - i - 1, U'.');
+      i = run_end;
     } else {
       out.push_back(t[i++]);
     }
   }
-  while (contains(out, kDotMultiDot)) {
-    out = substitute(
-        out, kDotMultiDot.size() + 1,
-        [](const Text& s, size_t i) {
-          return i + kDotMultiDot.size() < s.size() && s[i + kDotMultiDot.size()] != U'.' &&
-                 std::u32string_view(s).substr(i).starts_with(kDotMultiDot);
-        },
-        [](Text& o, const Text& s, size_t i) {
-          o.append(kDotDotMulti).append(U" ").append(1, s[i + kDotMultiDot.size()]);
-        });
-    replace_all(out, kDotMultiDot, kDotDotMulti);
-  }
   return out;
 }
 
-// Step 15: while (/DOTDOTMULTI/) { s/DOTDOTMULTI/DOTMULTI./g } s/DOTMULTI/./g.
+// Step 8's loop, while (/DOTMULTI\./) { s/DOTMULTI\.([^\.])/DOTDOTMULTI $1/g; s/DOTMULTI\./DOTDOTMULTI/g },
+// computed in one pass: run literally it is quadratic in the longest run of dots (100,000 dots
+// took minutes). Each pass takes one dot off every run of dots that follows a "DOTMULTI" (a live
+// run): "DOTMULTI." becomes "DOTDOTMULTI", whose last eight letters are again "DOTMULTI", and a
+// last dot with a character after it becomes "DOTDOTMULTI " (the first substitution). So a live
+// run of m dots ends as "DOT" m times, "DOTMULTI", and a space when a character follows. The one
+// exception needs input that spells DOTMULTI ("DOTMULTI.DOTMULTI.x"): the first substitution's
+// match consumes its ([^\.]), so when that is the D of the next live run, on the first pass, that
+// run's single dot goes to the second substitution, which adds no space.
+Text resolve_dot_multi(const Text& t) {
+  Text out;
+  out.reserve(t.size() + t.size() / 2);
+  size_t copied = 0;
+  size_t consumed = Text::npos;  // the character the first substitution took on the first pass
+  for (size_t p = t.find(kDotMulti); p != Text::npos; p = t.find(kDotMulti, p + kDotMulti.size())) {
+    const size_t dots_start = p + kDotMulti.size(), run_end = end_of_dot_run(t, dots_start);
+    const size_t dots = run_end - dots_start;
+    if (dots == 0) continue;
+    const bool followed = run_end < t.size(), blocked = p == consumed;
+    consumed = dots == 1 && followed && !blocked ? run_end : Text::npos;
+    out.append(t, copied, p - copied);
+    for (size_t k = 0; k < dots; ++k) out.append(kDot);
+    out.append(kDotMulti);
+    if (followed && (dots > 1 || !blocked)) out.push_back(U' ');
+    copied = run_end;
+  }
+  return out.append(t, copied);
+}
+
+// Step 15: while (/DOTDOTMULTI/) { s/DOTDOTMULTI/DOTMULTI./g } s/DOTMULTI/./g, in one pass. Each
+// pass turns the "DOT" just before a "DOTMULTI" into a dot after it, so "DOT" k times followed by
+// "DOTMULTI" ends as k + 1 dots (looped, k passes over the whole line).
 void restore_multi_dots(Text& t) {
-  while (contains(t, kDotDotMulti)) replace_all(t, kDotDotMulti, kDotMultiDot);
-  replace_all(t, kDotMulti, U".");
+  Text out;
+  out.reserve(t.size());
+  size_t copied = 0;
+  for (size_t p = t.find(kDotMulti); p != Text::npos; p = t.find(kDotMulti, copied)) {
+    size_t chain_start = p;
+    while (chain_start >= copied + kDot.size() && t.compare(chain_start - kDot.size(), kDot.size(), kDot) == 0)
+      chain_start -= kDot.size();
+    out.append(t, copied, chain_start - copied).append((p - chain_start) / kDot.size() + 1, U'.');
+    copied = p + kDotMulti.size();
+  }
+  t = std::move(out.append(t, copied));
 }
 
 // Step 9: s/([^\p{IsN}])[,]/$1 , /g; s/[,]([^\p{IsN}])/ , $1/g; s/([\p{IsN}])[,]$/$1 ,/g.
@@ -261,7 +291,7 @@ MosesTokenizer::Text MosesTokenizer::tokenize_text(Text text) const {
   squeeze_spaces(text);                                                        // step 5  
   text = pad_special_characters(text);                                         // step 6
   if (options_.aggressive_hyphen_splitting) text = split_aggressive_hyphens(text);  // step 7
-  text = mark_multi_dots(text);                                                // step 8
+  text = resolve_dot_multi(insert_dot_multi(text));                            // step 8
   text = separate_commas(text);                                                // step 9
   text = options_.language == MosesLanguage::English ? split_english_apostrophes(std::move(text))
                                                      : split_all_apostrophes(text);  // step 10

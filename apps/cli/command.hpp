@@ -7,9 +7,13 @@
 // The setup function adds options to the subcommand and returns the action run when the
 // subcommand is chosen; the action returns the process exit code.
 #pragma once
+#include <charconv>
 #include <cmath>
+#include <concepts>
 #include <functional>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -59,6 +63,42 @@ inline CLI::Validator number_in_range(double low, double high) {
 inline CLI::Validator finite_number() {
   return finite_number_that([](double) { return true; }, "", "FINITE");
 }
+
+// A validator for a flag read into an integer of type T: a decimal integer in [low, high], by
+// default anything T holds, else "--seed: must be an integer in [0, 18446744073709551615], got
+// '-1'". CLI11 alone reads "-1" into an unsigned flag as 2^64 - 1, and a number too large for T
+// as T's largest, silently.
+template <std::integral T>
+CLI::Validator integer_in_range(std::type_identity_t<T> low = std::numeric_limits<T>::min(),
+                                std::type_identity_t<T> high = std::numeric_limits<T>::max()) {
+  const bool whole_type = low == std::numeric_limits<T>::min() && high == std::numeric_limits<T>::max();
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        T value{};
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (!text.empty() && error == std::errc() && stop == end && value >= low && value <= high) return {};
+        return fmt::format("must be an integer in [{}, {}], got '{}'", low, high, text);
+      },
+      whole_type ? std::string() : fmt::format("[{}, {}]", low, high));
+}
+
+// Adds a flag read into the integer `variable`, checked by integer_in_range (by default: any
+// value of its type).
+template <std::integral T>
+CLI::Option* add_integer_option(CLI::App& cmd, const std::string& name, T& variable, const std::string& description,
+                                std::type_identity_t<T> low = std::numeric_limits<T>::min(),
+                                std::type_identity_t<T> high = std::numeric_limits<T>::max()) {
+  return cmd.add_option(name, variable, description)->check(integer_in_range<T>(low, high));
+}
+
+// The most threads a thread-count flag takes (-j of tokenize and detokenize, --workers of
+// preprocess, --threads of the model commands). Every thread is started at once (OpenMP), and
+// libgomp fails on tens of thousands of them: a crash, or "Thread creation failed". 1024 is
+// twice the hardware threads of the largest two-socket servers, so no machine loses speed to it.
+constexpr int kMaxThreads = 1024;
+
+inline CLI::Validator thread_count() { return integer_in_range<int>(1, kMaxThreads); }
 
 struct CommandRegistration {
   CommandRegistration(std::string name, std::string description, CommandSetup setup) {

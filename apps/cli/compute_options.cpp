@@ -9,9 +9,9 @@
 namespace attn::app {
 
 void add_compute_options(CLI::App& cmd, ComputeOptions& options) {
-  // 0 in ComputeOptions means "not given"; on the command line 0 or a negative count is an error.
+  // 0 in ComputeOptions means "not given"; on the command line a count outside [1, kMaxThreads] is an error.
   cmd.add_option("--threads", options.threads, "Threads (default: OMP_NUM_THREADS or all cores)")
-      ->check(positive_number());
+      ->check(thread_count());
   cmd.add_option("--matmul-precision", options.matmul_precision,
                  "fp32, or bf16: large matrix products with bfloat16 operands and float32 sums (~2x faster "
                  "on CPUs with AVX512-BF16)")

@@ -94,8 +94,13 @@ int learn_joint(const JointArgs& args) {
                                 args.vocabularies.size()));
   JointBpeResult result = learn_joint_bpe(args.inputs, args.options);
   report(result.codes, args.options, args.verbose);
-  write_output(args.output, format_bpe_codes(result.codes.merges));
-  for (size_t i = 0; i < args.vocabularies.size(); ++i) write_file_atomic(args.vocabularies[i], result.vocabularies[i]);
+  // The codes and the vocabularies are replaced together: a failure leaves all as they were.
+  OutputFiles outputs;
+  const std::string codes = format_bpe_codes(result.codes.merges);
+  if (!args.output.empty()) outputs.add(args.output, codes);
+  for (size_t i = 0; i < args.vocabularies.size(); ++i) outputs.add(args.vocabularies[i], result.vocabularies[i]);
+  outputs.commit();
+  if (args.output.empty()) write_output(args.output, codes);
   return 0;
 }
 
@@ -103,10 +108,10 @@ CommandAction setup_bpe(CLI::App& cmd) {
   cmd.require_subcommand(1);
   auto learn_args = std::make_shared<LearnArgs>();
   CLI::App* learn_cmd = cmd.add_subcommand("learn", "learn BPE merges (subword-nmt learn-bpe)");
-  learn_cmd->add_option("-s,--symbols", learn_args->options.num_symbols, "number of merges")
-      ->check(non_negative_number())
+  add_integer_option(*learn_cmd, "-s,--symbols", learn_args->options.num_symbols, "number of merges", 0)
       ->capture_default_str();
-  learn_cmd->add_option("--min-frequency", learn_args->options.min_frequency, "stop below this pair frequency")
+  add_integer_option(*learn_cmd, "--min-frequency", learn_args->options.min_frequency,
+                     "stop below this pair frequency", 1)
       ->capture_default_str();
   learn_cmd->add_flag("--dict-input", learn_args->dict_input, "input lines are 'word count'");
   learn_cmd->add_option("-i,--input", learn_args->inputs, "input files (default: standard input)");
@@ -116,10 +121,12 @@ CommandAction setup_bpe(CLI::App& cmd) {
   auto apply_args = std::make_shared<ApplyArgs>();
   CLI::App* apply_cmd = cmd.add_subcommand("apply", "segment text with BPE codes (subword-nmt apply-bpe)");
   apply_cmd->add_option("-c,--codes", apply_args->codes, "codes file")->required();
-  apply_cmd->add_option("-m,--merges", apply_args->merges, "use only the first N merges (default: all)");
+  add_integer_option(*apply_cmd, "-m,--merges", apply_args->merges, "use only the first N merges (default -1: all)",
+                     -1);
   apply_cmd->add_option("--glossaries", apply_args->options.glossaries, "regexes of words never split");
   apply_cmd->add_option("--vocabulary", apply_args->vocabulary, "vocabulary file ('word count' lines)");
-  apply_cmd->add_option("--vocabulary-threshold", apply_args->vocabulary_threshold, "minimum count in the vocabulary");
+  apply_cmd->add_option("--vocabulary-threshold", apply_args->vocabulary_threshold, "minimum count in the vocabulary")
+      ->check(integer_in_range<int64_t>());
   apply_cmd->add_option("-s,--separator", apply_args->options.separator, "separator after non-final subwords")
       ->capture_default_str();
   apply_cmd->add_option("-i,--input", apply_args->input, "input file (default: standard input)");
@@ -130,12 +137,12 @@ CommandAction setup_bpe(CLI::App& cmd) {
       cmd.add_subcommand("learn-joint", "learn BPE on several files and write their vocabularies "
                                         "(subword-nmt learn-joint-bpe-and-vocab)");
   joint_cmd->add_option("--input", joint_args->inputs, "training files")->required();
-  joint_cmd->add_option("-s,--symbols", joint_args->options.num_symbols, "number of merges")
-      ->check(non_negative_number())
+  add_integer_option(*joint_cmd, "-s,--symbols", joint_args->options.num_symbols, "number of merges", 0)
       ->capture_default_str();
   joint_cmd->add_option("-o,--output", joint_args->output, "codes file")->required();
   joint_cmd->add_option("--write-vocabulary", joint_args->vocabularies, "one vocabulary file per input")->required();
-  joint_cmd->add_option("--min-frequency", joint_args->options.min_frequency, "stop below this pair frequency")
+  add_integer_option(*joint_cmd, "--min-frequency", joint_args->options.min_frequency,
+                     "stop below this pair frequency", 1)
       ->capture_default_str();
   joint_cmd->add_flag("-v,--verbose", joint_args->verbose, "print every merge and its frequency to stderr");
 

@@ -36,18 +36,13 @@ CommandRegistration clean_corpus_command(
       cmd.add_option("l1", args->l1, "First language suffix (e.g. en)")->required();
       cmd.add_option("l2", args->l2, "Second language suffix (e.g. de)")->required();
       cmd.add_option("out", args->out, "Output prefix: writes OUT.L1 and OUT.L2")->required();
-      cmd.add_option("min", args->options.min_words, "Fewest words a side may have")
-          ->required()
-          ->check(non_negative_number());
-      cmd.add_option("max", args->options.max_words, "Most words a side may have")
-          ->required()
-          ->check(non_negative_number());
+      add_integer_option(cmd, "min", args->options.min_words, "Fewest words a side may have")->required();
+      add_integer_option(cmd, "max", args->options.max_words, "Most words a side may have")->required();
       cmd.add_option("--ratio", args->options.max_ratio, "Largest word-count ratio, either way")
           ->check(positive_number())
           ->capture_default_str();
-      cmd.add_option("--max-word-length", args->options.max_word_length,
-                     "Drop pairs with a word longer than this many characters")
-          ->check(non_negative_number())
+      add_integer_option(cmd, "--max-word-length", args->options.max_word_length,
+                         "Drop pairs with a word longer than this many characters")
           ->capture_default_str();
       return [args] { return run_clean_corpus(*args); };
     });

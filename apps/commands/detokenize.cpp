@@ -30,7 +30,7 @@ CommandRegistration detokenize_command(
           ->check(CLI::IsMember({"en", "de"}))
           ->capture_default_str();
       cmd.add_option("-j,--threads", options->threads, "Threads (output order is kept)")
-          ->check(positive_number())
+          ->check(thread_count())
           ->capture_default_str();
       return [options] { return run_detokenize(*options); };
     });

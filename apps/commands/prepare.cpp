@@ -38,13 +38,9 @@ CommandRegistration prepare_command(
           "ding", "EN-DE sentence pairs from Debian's trans-de-en (Ding dictionary): train/valid/test .en/.de");
       ding->add_option("--input", options->input, "Ding dictionary file (package trans-de-en)")->capture_default_str();
       ding->add_option("--out", options->out_dir, "Output directory")->required();
-      ding->add_option("--seed", options->seed, "Seed of the train/valid/test split")->capture_default_str();
-      ding->add_option("--valid-size", options->valid_size, "Pairs in valid")
-          ->check(non_negative_number())
-          ->capture_default_str();
-      ding->add_option("--test-size", options->test_size, "Pairs in test")
-          ->check(non_negative_number())
-          ->capture_default_str();
+      add_integer_option(*ding, "--seed", options->seed, "Seed of the train/valid/test split")->capture_default_str();
+      add_integer_option(*ding, "--valid-size", options->valid_size, "Pairs in valid")->capture_default_str();
+      add_integer_option(*ding, "--test-size", options->test_size, "Pairs in test")->capture_default_str();
       return [options] { return run_prepare_ding(*options); };
     });
 

@@ -2,8 +2,9 @@
 // loads the dictionaries, writes DESTDIR/dict.SRC.txt and dict.TGT.txt, and binarizes each
 // split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp), reporting sentences,
 // tokens and the share of words replaced by <unk>. Every input is read and checked (UTF-8,
-// equal line counts, dictionary format) before anything is written: a bad input leaves
-// DESTDIR as it was.
+// equal line counts, dictionary format) before anything is written, and the files are replaced
+// together once all are written (data/text_io.hpp OutputFiles): a bad input, a full disk or a
+// folder in a file's place leaves DESTDIR as it was.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -18,6 +19,11 @@
 
 namespace attn::app {
 namespace {
+
+// The largest --padding-factor: fairseq pads to a multiple of 8 (its default) or of 64 or 128 for
+// tensor cores; 2^20 lets a dictionary of up to a million words be padded to one block, and a
+// larger factor would only add madeupwords by the million (10^9 ran out of memory).
+constexpr int64_t kMaxPaddingFactor = int64_t(1) << 20;
 
 struct PreprocessOptions {
   std::string source_lang, target_lang;
@@ -89,7 +95,10 @@ std::vector<NamedSplit> read_splits(const PreprocessOptions& options) {
   return splits;
 }
 
-int run_preprocess(const PreprocessOptions& options) {
+int run_preprocess(PreprocessOptions options) {
+  // The paths below are DESTDIR/NAME: an empty --destdir would make them /NAME, in the root
+  // folder. It means the current folder, as `prepare ding --out ''` does.
+  if (options.dest_dir.empty()) options.dest_dir = ".";
   if (options.joined_dictionary && !options.source_dict.empty() && !options.target_dict.empty())
     throw data::DataError("--joined-dictionary takes --srcdict or --tgtdict, not both");
   if (options.target_first && (!options.joined_dictionary || options.train_prefix.empty() ||
@@ -100,18 +109,20 @@ int run_preprocess(const PreprocessOptions& options) {
   auto [source_dict, target_dict] = make_dictionaries(options);
 
   data::create_folders(options.dest_dir, "--destdir");
+  data::OutputFiles outputs;  // the dictionaries and every split, replaced together
   for (const auto& [lang, dictionary] : {std::pair{options.source_lang, &source_dict}, {options.target_lang, &target_dict}}) {
     std::cout << fmt::format("[{}] Dictionary: {} types\n", lang, dictionary->size());
-    dictionary->save(fmt::format("{}/dict.{}.txt", options.dest_dir, lang));
+    outputs.add(fmt::format("{}/dict.{}.txt", options.dest_dir, lang), dictionary->to_text());
   }
   for (const auto& [name, corpus] : splits) {
     for (const auto& [lang, lines, dictionary] : {std::tuple{options.source_lang, &corpus.source, &source_dict},
                                                   {options.target_lang, &corpus.target, &target_dict}}) {
       std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
-      data::BinarizeStats stats = data::binarize_lines(*lines, *dictionary, out, options.workers);
+      data::BinarizeStats stats = data::binarize_lines(*lines, *dictionary, out, outputs, options.workers);
       std::cout << data::binarize_report(lang, name, stats) << "\n";
     }
   }
+  outputs.commit();
   std::cout << fmt::format("Wrote preprocessed data to {}\n", options.dest_dir);
   return 0;
 }
@@ -132,17 +143,18 @@ CommandRegistration preprocess_command(
                    "those, so a model sharing all embeddings predicts only them");
       cmd.add_option("--srcdict", options->source_dict, "Reuse this source dict.txt");
       cmd.add_option("--tgtdict", options->target_dict, "Reuse this target dict.txt");
-      cmd.add_option("--thresholdsrc", options->threshold_source, "Drop source words seen fewer times")
+      add_integer_option(cmd, "--thresholdsrc", options->threshold_source, "Drop source words seen fewer times")
           ->capture_default_str();
-      cmd.add_option("--thresholdtgt", options->threshold_target, "Drop target words seen fewer times")
+      add_integer_option(cmd, "--thresholdtgt", options->threshold_target, "Drop target words seen fewer times")
           ->capture_default_str();
-      cmd.add_option("--nwordssrc", options->nwords_source, "Source dictionary size incl. specials (-1: all)")
+      add_integer_option(cmd, "--nwordssrc", options->nwords_source, "Source dictionary size incl. specials (-1: all)")
           ->capture_default_str();
-      cmd.add_option("--nwordstgt", options->nwords_target, "Target dictionary size incl. specials (-1: all)")
+      add_integer_option(cmd, "--nwordstgt", options->nwords_target, "Target dictionary size incl. specials (-1: all)")
           ->capture_default_str();
-      cmd.add_option("--padding-factor", options->padding_factor, "Pad dictionary size to a multiple of this")
+      add_integer_option(cmd, "--padding-factor", options->padding_factor,
+                         "Pad dictionary size to a multiple of this (1: no padding)", 1, kMaxPaddingFactor)
           ->capture_default_str();
-      cmd.add_option("--workers", options->workers, "Threads")->check(positive_number())->capture_default_str();
+      cmd.add_option("--workers", options->workers, "Threads")->check(thread_count())->capture_default_str();
       return [options] { return run_preprocess(*options); };
     });
 

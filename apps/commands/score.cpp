@@ -49,6 +49,12 @@ struct ScoreOptions {
 
 const std::string kStdin = "/dev/stdin";
 
+// The largest --smooth-value. sacreBLEU takes any float: 1e308 overflows its precisions to inf
+// (BLEU "inf", and a 300-digit value in the signature). Meaningful values are far below this
+// bound (floor: 0.1, add-k: 1 by default): with add-k 100 every precision of a sentence is near
+// 100%, and a floor above 1 already puts a precision above 100%.
+constexpr double kMaxSmoothValue = 100;
+
 // Every line of every reference file; an empty file or a line count different from the
 // hypotheses' is an error naming the file and both counts.
 std::vector<std::vector<std::string>> read_references(const std::vector<std::string>& paths, size_t num_hypotheses,
@@ -253,7 +259,7 @@ CommandRegistration score_command(
                    "Rewrite X-Y as X ##AT##-##AT## Y in hypotheses and references first (WMT14 EN-DE)");
       options->smooth_value_option =
           cmd.add_option("--smooth-value", options->smooth_value, "Value for floor (default 0.1) or add-k (default 1)")
-              ->check(non_negative_number());
+              ->check(number_in_range(0, kMaxSmoothValue));
       options->sacrebleu_only = {
           cmd.add_option("-t,--tokenize", options->tokenize, "sacreBLEU tokenizer")
               ->check(CLI::IsMember({"13a", "intl", "char", "none"}))

@@ -42,7 +42,7 @@ CommandRegistration tokenize_command(
       cmd.add_flag("--legacy2018", options->legacy2018,
                    "Final-period rule of tokenizer.perl before 2018-11 (== sacremoses 0.1.1)");
       cmd.add_option("-j,--threads", options->threads, "Threads (output order is kept)")
-          ->check(positive_number())
+          ->check(thread_count())
           ->capture_default_str();
       return [options] { return run_tokenize(*options); };
     });

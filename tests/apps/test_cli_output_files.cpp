@@ -1,7 +1,7 @@
 // Where the commands' output goes when it is not a plain new file (README.md "Commands"): a
 // full disk on standard output is an error, not exit code 0; a folder as standard input or as
 // an input file is refused instead of read as empty; /dev/null and links stay what they are;
-// the files of one command are written all or none.
+// the files of one command (clean-corpus, bpe learn-joint, preprocess) are written all or none.
 #include <catch.hpp>
 
 #include <filesystem>
@@ -54,4 +54,27 @@ TEST_CASE("clean-corpus writes both sides or neither") {
   CHECK(read_file(dir.file("clean.en")) == "kept\n");
   require_runtime_error(run_attnlab(dir, {"clean-corpus", "corpus", "en", "en", "same", "1", "80"}),
                         {"same.en: named twice as an output"});
+}
+
+TEST_CASE("bpe learn-joint and preprocess replace all their files together, or none") {
+  TempDir dir;
+  write_file(dir.dir / "train.en", "low lower lowest\n");
+  write_file(dir.dir / "train.de", "neu neuer neuste\n");
+  write_file(dir.dir / "codes", "old codes\n");
+  write_file(dir.dir / "vocab.en", "old vocabulary\n");
+  fs::create_directory(dir.dir / "vocab.de");
+  require_runtime_error(run_attnlab(dir, {"bpe", "learn-joint", "-s", "5", "--input", "train.en", "train.de", "-o",
+                                          "codes", "--write-vocabulary", "vocab.en", "vocab.de"}),
+                        {"vocab.de: is a folder, not a file"});
+  CHECK(read_file(dir.file("codes")) == "old codes\n");
+  CHECK(read_file(dir.file("vocab.en")) == "old vocabulary\n");
+
+  require_success(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "train", "--destdir", "bin"}));
+  const std::string dictionary = read_file(dir.file("bin/dict.en.txt"));
+  fs::remove(dir.dir / "bin/train.en-de.de.bin");
+  fs::create_directory(dir.dir / "bin/train.en-de.de.bin");
+  write_file(dir.dir / "train.en", "other words entirely\n");
+  require_runtime_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "train", "--destdir", "bin"}),
+                        {"train.en-de.de.bin: is a folder, not a file"});
+  CHECK(read_file(dir.file("bin/dict.en.txt")) == dictionary);
 }

@@ -174,6 +174,39 @@ TEST_CASE("apply_bpe: subword-nmt's unit cases (glossaries, whitespace)") {
   }
 }
 
+TEST_CASE("apply_bpe: glossaries match words of 100,000 characters, with Python's syntax") {
+  // std::regex recursed once per character of a match: both crashed with a stack overflow.
+  const std::string letters(30000, 'a'), tag = "<" + std::string(100000, 'a') + ">";
+  CHECK(isolate_glossary(letters, GlossaryPattern("a+")) == std::vector<std::string>{letters});
+  CHECK(isolate_glossary("x" + tag + "y", GlossaryPattern("<[^>]*>")) == std::vector<std::string>{"x", tag, "y"});
+  BpeApplyOptions options;
+  options.glossaries = {"a+"};
+  CHECK(BpeEncoder(BpeCodes::read(kOwn + "codes.200"), options).segment_word(letters) ==
+        std::vector<std::string>{letters});
+  // Lookbehind is Python's (re.split('((?<=a)b)', 'abab')); ECMAScript has none.
+  CHECK(isolate_glossary("abab", GlossaryPattern("(?<=a)b")) == std::vector<std::string>{"a", "b", "a", "b"});
+}
+
+TEST_CASE("apply_bpe: a glossary that backtracks without end is an error naming it") {
+  // (a+)+c tries every split of the a's: 2^25 on 25 letters (seconds; twice as long per letter).
+  const std::string word(25, 'a');
+  CHECK_THROWS_WITH(isolate_glossary(word, GlossaryPattern("(a+)+c")),
+                    Catch::Contains("--glossaries '(a+)+c'") && Catch::Contains("25 bytes") &&
+                        Catch::Contains("backtracking steps"));
+  // A group nested 50 deep, repeated, needs about 1 KB of backtracking stack per repeat.
+  const std::string nested = std::string(50, '(') + "ab" + std::string(50, ')') + "+";
+  std::string pairs;
+  for (int i = 0; i < 100000; ++i) pairs += "ab";
+  CHECK_THROWS_WITH(isolate_glossary(pairs, GlossaryPattern(nested)), Catch::Contains("backtracking stack"));
+  // Raised on the threads of apply(): the error, not std::terminate.
+  BpeApplyOptions options;
+  options.glossaries = {"(a+)+c"};
+  std::string text;
+  for (int line = 0; line < 4; ++line) text += "b " + word + "\n";
+  CHECK_THROWS_AS(BpeEncoder(BpeCodes::read(kOwn + "codes.200"), options).apply(split_lines(text, LineMode::Universal)),
+                  DataError);
+}
+
 TEST_CASE("apply_bpe: WMT17 newstest2017 reference with 3000 and 39,620 merges") {
   const std::string input = kUpstream + "wmt17-en-de/tok-a/newstest2017.ref.de";
   const std::string dir = kUpstream + "wmt17-en-de/bpe/";
@@ -196,5 +229,5 @@ TEST_CASE("BpeCodes: malformed codes files name file and line") {
   // --merges: lines after the limit are not read, so their errors do not count.
   CHECK_NOTHROW(BpeCodes::parse("#version: 0.2\ne r\nbad\n", "codes.txt", 1));
   CHECK_THROWS_WITH(parse_bpe_vocabulary("a 1\nb\n", "vocab.txt", 1), Catch::Contains("vocab.txt:2:"));
-  CHECK_THROWS_AS(GlossaryPattern("(unclosed"), DataError);
+  CHECK_THROWS_WITH(GlossaryPattern("(unclosed"), Catch::Contains("--glossaries '(unclosed': invalid regex"));
 }

@@ -86,6 +86,7 @@ TEST_CASE("learn_bpe: malformed --dict-input lines name file and line") {
   CHECK_THROWS_WITH(read("a 1\nb\n"), Catch::Contains("d.txt:2:"));
   CHECK_THROWS_WITH(read("a 1\nb 2 3\n"), Catch::Contains("d.txt:2:"));
   CHECK_THROWS_WITH(read("a x\n"), Catch::Contains("d.txt:1:"));
+  CHECK_THROWS_WITH(read("high 3\nlow -5\n"), Catch::Contains("d.txt:2:") && Catch::Contains("negative count '-5'"));
 }
 
 TEST_CASE("learn_bpe: corner cases of the input") {

@@ -42,9 +42,9 @@ TEST_CASE("input-from-sgm: continuation lines are joined without a separator", "
 TEST_CASE("input-from-sgm: tag matching follows the script's regular expressions", "[input_from_sgm]") {
   // <seg[^>]+> needs at least one byte before '>': a bare <seg> is no opening tag.
   CHECK(segments("<seg>bare</seg>\n<seg id=3>ok</seg>\n") == Segments{"ok"});
-  // From the first opening tag to the LAST </seg> of the (joined) line.
-  CHECK(segments("<seg id=1>a</seg><seg id=2>b</seg>\n") == Segments{"a</seg><seg id=2>b"});
-  CHECK(segments("<seg id=1>a</seg>x<seg id=2>\nb</seg>\n") == Segments{"a</seg>x<seg id=2>b"});
+  // From the opening tag to the LAST </seg> of the (joined) line.
+  CHECK(segments("<seg id=1>a</seg>b</seg> c\n") == Segments{"a</seg>b"});
+  CHECK(segments("<seg id=1 <seg id=2>a</seg>\n") == Segments{"a"});  // one tag: [^>]+ spans "<seg id=2"
   CHECK(segments("x <seg id=1 > y </seg> z\n") == Segments{"y"});
   CHECK(segments("<seg id=1></seg>\n") == Segments{""});
   // \s is ASCII whitespace only: NBSP stays.
@@ -59,4 +59,28 @@ TEST_CASE("input-from-sgm: errors name the file and line", "[input_from_sgm]") {
   CHECK_THROWS_WITH(segments("<seg id=1>ok</seg>\n<seg id=2>bad \xFF</seg>\n"),
                     Catch::Contains("test.sgm:2") && Catch::Contains("UTF-8"));
   CHECK_THROWS_AS(segments("<seg id=1>\nbad \xC3(</seg>\n"), attn::data::DataError);
+}
+
+TEST_CASE("input-from-sgm: a second <seg> before the line's segment is over is an error", "[input_from_sgm]") {
+  // The script would print one line for two segments ("never closed<seg id=\"2\">x"), which
+  // shifts every later line against the other side of a test set.
+  CHECK_THROWS_WITH(segments("<p>\n<seg id=\"1\">never closed\n<seg id=\"2\">x</seg>\n"),
+                    Catch::Contains("test.sgm:3") && Catch::Contains("opened on line 2"));
+  CHECK_THROWS_WITH(segments("<seg id=1>a<seg id=2>b</seg>\n"),
+                    Catch::Contains("test.sgm:1") && Catch::Contains("earlier on the line"));
+  CHECK_THROWS_WITH(segments("<seg id=1>\n<seg id=2>b</seg>\n"), Catch::Contains("test.sgm:2"));
+  // A tag whose "<seg" and '>' are on two joined lines is one too.
+  CHECK_THROWS_WITH(segments("<seg id=1>a <se\ng id=2>b</seg>\n"), Catch::Contains("test.sgm:2"));
+  CHECK_THROWS_WITH(segments("<seg id=\"1\">a</seg><seg id=\"2\">b</seg>\n"),
+                    Catch::Contains("test.sgm:1") && Catch::Contains("second <seg> on the line"));
+  CHECK_THROWS_WITH(segments("<seg id=1>a\n</seg> <seg id=2>b</seg>\n"),
+                    Catch::Contains("test.sgm:2") && Catch::Contains("second <seg> on the line"));
+}
+
+TEST_CASE("input-from-sgm: a segment of 200,000 lines is read in linear time", "[input_from_sgm]") {
+  // Re-searching the whole joined line for each line joined took half a minute here.
+  std::string sgm = "<seg id=1>";
+  for (int i = 0; i < 200000; ++i) sgm += "x\n";
+  sgm += "</seg>\n";
+  CHECK(segments(sgm) == Segments{std::string(200000, 'x')});
 }

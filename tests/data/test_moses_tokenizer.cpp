@@ -84,6 +84,20 @@ TEST_CASE("Moses tokenizer: line loop and single rules", "[moses]") {
     CHECK(english.tokenize("Literal DOTMULTI and DOTDOTMULTI") == "Literal . and ..");
     CHECK(english.tokenize("a....b") == "a .... b");
   }
+  SECTION("runs of dots and placeholder text end as the script's substitution loops leave them") {
+    // tokenizer.perl -l en's outputs. In "DOTMULTI.DOTMULTI.x" the first substitution of the
+    // loop consumes the second placeholder's D, so that one gets no space before the x.
+    CHECK(english.tokenize("Wait.. what....x") == "Wait .. what .... x");
+    CHECK(english.tokenize("DOTMULTI.DOTMULTI.x") == ".. ..x");
+    CHECK(english.tokenize("DOTMULTI.DOTMULTI.DOTMULTI.x") == ".. .... x");
+    CHECK(english.tokenize("DOTMULTI..DOTMULTI.x") == ". .. ..x");
+    CHECK(english.tokenize("DOTDOTDOTMULTI y") == "... y");
+  }
+  SECTION("a run of 100,000 dots stays one token (the script's loops take one pass per dot)") {
+    const std::string dots(100000, '.');
+    CHECK(english.tokenize("a" + dots + "b") == "a " + dots + " b");
+    CHECK(english.tokenize(dots) == dots);
+  }
 }
 
 TEST_CASE("Moses tokenizer rejects invalid UTF-8", "[moses]") {
