@@ -155,52 +155,51 @@ TEST_CASE("Transformer config: presets of §1.5, JSON round trip, overrides, val
   CHECK_THROWS_WITH(nn::EncoderDecoderModel(bad), Catch::Contains("no_such_mixer"));
 }
 
+namespace {
+
+// tiny_config() with "key=value" overrides, not yet validated.
+nn::TransformerConfig config_with(const std::vector<std::string>& overrides) {
+  nn::TransformerConfig c = tiny_config();
+  nn::apply_overrides(c, overrides);
+  return c;
+}
+
+void validation_fails_with(const nn::TransformerConfig& c, const std::string& text) {
+  CHECK_THROWS_WITH(c.validate(), Catch::Contains(text));
+}
+
+}  // namespace
+
 TEST_CASE("config: per-layer mixers and the variant options are checked before any work") {
-  auto invalid = [](const std::vector<std::string>& overrides) {
-    nn::TransformerConfig c = tiny_config();
-    nn::apply_overrides(c, overrides);
-    return c;
-  };
-  auto fails_with = [](const nn::TransformerConfig& c, const std::string& text) {
-    CHECK_THROWS_WITH(c.validate(), Catch::Contains(text));
-  };
-  CHECK_NOTHROW(invalid({"encoder_self_mixer=conv,softmax", "encoder_kernel_size_list=[3]"}).validate());
+  CHECK_NOTHROW(config_with({"encoder_self_mixer=conv,softmax", "encoder_kernel_size_list=[3]"}).validate());
   CHECK(nn::mixer_kind_of_layer("conv,softmax", 1) == "softmax");
   CHECK(nn::mixer_kind_of_layer("conv", 5) == "conv");
-  fails_with(invalid({"encoder_self_mixer=conv,conv,softmax"}), "lists 3 mixers but there are 2 layers");
-  fails_with(invalid({"decoder_self_mixer=linformer"}), "cannot be causal");
-  fails_with(invalid({"cross_mixer=conv"}), "this place takes: softmax, linformer");
-  fails_with(invalid({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,4]"}), "needs odd kernel sizes");
-  fails_with(invalid({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,5,7]"}), "has 3 entries but there are 2");
-  fails_with(invalid({"decoder_self_mixer=conv", "decoder_conv_type=fancy"}), "lightweight or dynamic");
-  fails_with(invalid({"cross_mixer=linformer", "linformer_k=4096"}), "projected length k = 4096");
-  CHECK_THROWS_WITH(invalid({"encoder_kernel_size_list=[3,x]"}), Catch::Contains("encoder_kernel_size_list"));
+  validation_fails_with(config_with({"encoder_self_mixer=conv,conv,softmax"}), "lists 3 mixers but there are 2 layers");
+  validation_fails_with(config_with({"decoder_self_mixer=linformer"}), "cannot be causal");
+  validation_fails_with(config_with({"cross_mixer=conv"}), "this place takes: softmax, linformer");
+  validation_fails_with(config_with({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,4]"}), "needs odd kernel sizes");
+  validation_fails_with(config_with({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,5,7]"}), "has 3 entries but there are 2");
+  validation_fails_with(config_with({"decoder_self_mixer=conv", "decoder_conv_type=fancy"}), "lightweight or dynamic");
+  validation_fails_with(config_with({"cross_mixer=linformer", "linformer_k=4096"}), "projected length k = 4096");
+  CHECK_THROWS_WITH(config_with({"encoder_kernel_size_list=[3,x]"}), Catch::Contains("encoder_kernel_size_list"));
 }
 
 TEST_CASE("config: layer counts and sizes are bounded before anything is built, naming the field and the bound") {
-  auto with = [](const std::vector<std::string>& overrides) {
-    nn::TransformerConfig c = tiny_config();
-    nn::apply_overrides(c, overrides);
-    return c;
-  };
-  auto fails_with = [](const nn::TransformerConfig& c, const std::string& text) {
-    CHECK_THROWS_WITH(c.validate(), Catch::Contains(text));
-  };
-  CHECK_NOTHROW(with({"encoder_layers=1024", "decoder_layers=1024"}).validate());
-  fails_with(with({"encoder_layers=2147483648"}), "encoder_layers must be at most 1024, got 2147483648");
-  fails_with(with({"decoder_layers=99999999999"}), "decoder_layers must be at most 1024");
+  CHECK_NOTHROW(config_with({"encoder_layers=1024", "decoder_layers=1024"}).validate());
+  validation_fails_with(config_with({"encoder_layers=2147483648"}), "encoder_layers must be at most 1024, got 2147483648");
+  validation_fails_with(config_with({"decoder_layers=99999999999"}), "decoder_layers must be at most 1024");
   for (const char* field : {"src_vocab_size", "encoder_ffn_embed_dim", "decoder_attention_heads",
                             "max_target_positions", "causal_proj_dim", "linformer_k"})
-    fails_with(with({std::string(field) + "=16777217"}), std::string(field) + " must be at most 16777216");
-  fails_with(with({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,16777217]"}),
+    validation_fails_with(config_with({std::string(field) + "=16777217"}), std::string(field) + " must be at most 16777216");
+  validation_fails_with(config_with({"encoder_self_mixer=conv", "encoder_kernel_size_list=[3,16777217]"}),
              "encoder_kernel_size_list holds 16777217");
   // Each size within its bound, the whole too large to build: refused before any allocation.
-  fails_with(with({"encoder_embed_dim=65536", "decoder_embed_dim=65536", "encoder_attention_heads=1",
+  validation_fails_with(config_with({"encoder_embed_dim=65536", "decoder_embed_dim=65536", "encoder_attention_heads=1",
                    "decoder_attention_heads=1"}),
              "numbers (weights and position tables), more than the 4.29e+09 this toolkit builds");
-  fails_with(with({"max_source_positions=16777216", "cross_mixer=linformer", "compressed=1"}),
+  validation_fails_with(config_with({"max_source_positions=16777216", "cross_mixer=linformer", "compressed=1"}),
              "more than the 4.29e+09");
-  CHECK_NOTHROW(with({"max_source_positions=16777216"}).validate());  // no Linformer: no E and F to allocate
+  CHECK_NOTHROW(config_with({"max_source_positions=16777216"}).validate());  // no Linformer: no E and F to allocate
 }
 
 TEST_CASE("config: a checkpoint's JSON must hold the sizes, an integer field an integer in range") {
