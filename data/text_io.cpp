@@ -125,7 +125,9 @@ void OutputFiles::add(const std::string& path, std::string_view content) {
   const fs::file_status status = fs::status(path, error);  // links followed
   if (fs::is_directory(status)) throw DataError(fmt::format("{}: is a folder, not a file", path));
   const bool exists = fs::exists(status);
-  Output output{.path = path, .target = exists ? fs::canonical(path, error).string() : path};
+  Output output;
+  output.path = path;
+  output.target = exists ? fs::canonical(path, error).string() : path;
   if (error) output.target = path;  // a link whose file is not reachable: written through it
   for (const Output& earlier : outputs_)
     if (fs::weakly_canonical(earlier.target, error) == fs::weakly_canonical(output.target, error))
