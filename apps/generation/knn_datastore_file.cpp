@@ -35,7 +35,13 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
   if (std::filesystem::exists(file)) {
     std::map<std::string, std::string> recorded;
     auto stored = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::load(file, &recorded));
-    if (recorded == identity) return {std::move(stored), "read from " + file};
+    if (recorded == identity) {
+      const int64_t vocabulary = model.config().tgt_vocab_size;
+      ATTN_CHECK(stored->largest_value() < vocabulary,
+                 "{}: the datastore holds token id {}, beyond the model's {} target symbols: a damaged datastore; "
+                 "delete it to build it again", file, stored->largest_value(), vocabulary);
+      return {std::move(stored), "read from " + file};
+    }
     origin = file + " was built from another model, corpus, key size or lists; built again and written there";
   }
   auto built = build();

@@ -96,6 +96,21 @@ TeacherForcedBatch pad_batch(const std::vector<std::vector<int64_t>>& sources,
           from_vector(prev, Shape{int64_t(rows), int64_t(tgt_len)})};
 }
 
+// A damaged or hand-edited datastore file: a NaN number wins or loses every search silently,
+// and a negative value votes for no token.
+void check_finite_numbers(const Tensor& t, const std::string& path, const char* name) {
+  const float* x = t.data<float>();
+  const float* bad = std::find_if(x, x + t.numel(), [](float v) { return !std::isfinite(v); });
+  ATTN_CHECK(bad == x + t.numel(), "{}: {} holds a NaN or infinite number (at flat index {}): a damaged datastore; "
+             "delete it to build it again", path, name, bad - x);
+}
+
+void check_token_ids(const int64_t* values, int64_t count, const std::string& path) {
+  const int64_t* bad = std::find_if(values, values + count, [](int64_t v) { return v < 0; });
+  ATTN_CHECK(bad == values + count, "{}: value {} is {}, not a token id: a damaged datastore; delete it to build it "
+             "again", path, bad - values, bad == values + count ? 0 : *bad);
+}
+
 }  // namespace
 
 KnnDatastore::KnnDatastore(Tensor keys, std::vector<int64_t> values, Tensor projection,
@@ -247,8 +262,11 @@ KnnDatastore KnnDatastore::load(const std::string& path, std::map<std::string, s
                kept.shape().str());
     kept_variance = kept.data<double>()[0];
   }
+  check_finite_numbers(keys, path, "keys");
+  if (projection.defined()) check_finite_numbers(projection, path, "projection");
   if (metadata) *metadata = file.metadata;
   const int64_t* v = values.data<int64_t>();
+  check_token_ids(v, values.numel(), path);
   KnnDatastore store(keys, std::vector<int64_t>(v, v + values.numel()), projection, kept_variance);
   if (file.contains("centroids") || file.contains("key_lists")) {
     const Tensor& centroids = file.at("centroids");
@@ -259,6 +277,7 @@ KnnDatastore KnnDatastore::load(const std::string& path, std::map<std::string, s
                "{}: the lists must be float32 centroids [L, {}] and int64 key_lists [{}], got {} {} and {} {}", path,
                keys.size(1), keys.size(0), dtype_name(centroids.dtype()), centroids.shape().str(),
                dtype_name(key_lists.dtype()), key_lists.shape().str());
+    check_finite_numbers(centroids, path, "centroids");
     const int64_t* l = key_lists.data<int64_t>();
     store.use_lists(group_into_lists(centroids, std::vector<int64_t>(l, l + key_lists.numel())));
   }

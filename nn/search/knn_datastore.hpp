@@ -24,6 +24,7 @@
 // (their mean squared distance from their mean, in the space the search compares them in):
 // knn_relative_temperature.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -72,7 +73,8 @@ class KnnDatastore {
   // ("values", int64 [N]), the projection if any ("projection", float32 [D, d]) and its kept
   // variance if known ("kept_variance", float64 [1]), the lists if any ("centroids", float32
   // [L, d], and "key_lists", int64 [N]: each key's list), with `metadata` (written atomically);
-  // load checks they agree and gives the metadata back.
+  // load checks they agree (and that the numbers are finite, the values non-negative) and
+  // gives the metadata back.
   void save(const std::string& path, const std::map<std::string, std::string>& metadata) const;
   static KnnDatastore load(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 
@@ -80,6 +82,7 @@ class KnnDatastore {
   int64_t dim() const { return projection_.defined() ? projection_.size(0) : keys_.size(1); }  // of a query
   int64_t key_dim() const { return keys_.size(1); }  // of a stored key: dim(), or the reduced one
   int64_t value(int64_t key) const { return values_[size_t(key)]; }
+  int64_t largest_value() const { return values_.empty() ? -1 : *std::max_element(values_.begin(), values_.end()); }
   int64_t lists() const { return int64_t(list_offsets_.empty() ? 0 : list_offsets_.size() - 1); }  // 0: none
   // [N, key_dim()], projected if reduced; with lists, grouped by list: row i is key key_id(i).
   const Tensor& keys() const { return keys_; }

@@ -632,6 +632,17 @@ TEST_CASE("generate --knn-datastore-file: built and written once, read back, bui
   CHECK(contains(other.out, "Generate train with beam=1: BLEU4 = 100.00"));
 }
 
+TEST_CASE("generate --knn-datastore-file: a file of this model whose values are no target symbols is refused") {
+  TempDir dir;
+  const std::string file = dir.file("train.knn.safetensors");
+  require_success(generate_from_own_keys(file, {}));
+  attn::SafetensorsFile store = attn::load_safetensors(file);
+  for (auto& [name, tensor] : store.tensors)
+    if (name == "values") tensor.data<int64_t>()[0] = int64_t(1) << 40;  // the identity in its metadata kept
+  attn::save_safetensors(file, store.tensors, store.metadata);
+  require_runtime_error(generate_from_own_keys(file, {}), {file, "token id 1099511627776, beyond the model's"});
+}
+
 TEST_CASE("generate --knn-reduced-dims: keys and queries on their principal axes, the file rebuilt for another size") {
   TempDir dir;
   const std::string file = dir.file("train.knn.safetensors");

@@ -101,6 +101,21 @@ TEST_CASE("a datastore saved to a file reads back with its keys, values and meta
   CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains(path) && Catch::Contains("values"));
   save_safetensors(path, {{"keys", keys}, {"values", from_vector(std::vector<int64_t>{1, 2}, {2})}});
   CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains("not a kNN-MT datastore"));
+  CHECK(read.largest_value() == 9);
+}
+
+TEST_CASE("a datastore file with a NaN number or a negative value is refused naming it") {
+  test::TempDir dir;
+  const std::string path = dir.file("store.safetensors");
+  const Tensor values = from_vector(std::vector<int64_t>{4, 1}, {2});
+  save_safetensors(path, {{"keys", from_vector(std::vector<float>{0, 1, std::nanf(""), 3}, {2, 2})}, {"values", values}});
+  CHECK_THROWS_WITH(nn::KnnDatastore::load(path),
+                    Catch::Contains(path) && Catch::Contains("keys holds a NaN or infinite number (at flat index 2)"));
+  const Tensor keys = from_vector(std::vector<float>{0, 1, 2, 3}, {2, 2});
+  save_safetensors(path, {{"keys", keys}, {"values", from_vector(std::vector<int64_t>{4, -7}, {2})}});
+  CHECK_THROWS_WITH(nn::KnnDatastore::load(path), Catch::Contains("value 1 is -7, not a token id"));
+  save_safetensors(path, {{"keys", keys}, {"values", values}});
+  CHECK(nn::KnnDatastore::load(path).largest_value() == 4);
 }
 
 TEST_CASE("equal distances keep the lower key index, within a chunk and across chunks") {
