@@ -154,6 +154,12 @@ void OutputFiles::commit() {
   outputs_.clear();
 }
 
+void refuse_output_over_input(const std::string& output, const std::string& input, std::string_view what) {
+  std::error_code error;  // either missing: not the same file
+  if (!output.empty() && !input.empty() && std::filesystem::equivalent(output, input, error))
+    throw DataError(fmt::format("{}: is also {} ({}); writing there would lose it", output, what, input));
+}
+
 void write_file_atomic(const std::string& path, std::string_view content) {
   OutputFiles file;
   file.add(path, content);

@@ -58,6 +58,11 @@ class OutputFiles {
   std::vector<Output> outputs_;
 };
 
+// Throws DataError "OUTPUT: is also WHAT (INPUT); writing there would lose it" when `output` is
+// the file `input` under any name (a link, another path): an output written over an input the
+// command reads as a model (BPE codes, a vocabulary) or as its text, where no in-place edit is meant.
+void refuse_output_over_input(const std::string& output, const std::string& input, std::string_view what);
+
 // One file of its own, atomically: an OutputFiles of one.
 void write_file_atomic(const std::string& path, std::string_view content);
 // Creates folder `path` and its missing parents; "" (the folder of a bare file name) is the

@@ -52,6 +52,7 @@ struct LearnArgs {
 };
 
 int learn(const LearnArgs& args) {
+  for (const std::string& input : args.inputs) refuse_output_over_input(args.output, input, "an input");
   WordCounts words;
   std::vector<std::string> inputs = args.inputs.empty() ? std::vector<std::string>{""} : args.inputs;
   for (const auto& input : inputs) {
@@ -75,6 +76,9 @@ struct ApplyArgs {
 };
 
 int apply(ApplyArgs& args) {
+  // -i and -o may name one file (an edit in place); the codes and the vocabulary may not be lost.
+  refuse_output_over_input(args.output, args.codes, "the BPE codes (-c)");
+  refuse_output_over_input(args.output, args.vocabulary, "the vocabulary (--vocabulary)");
   if (!args.vocabulary.empty()) args.options.vocabulary = read_bpe_vocabulary(args.vocabulary, args.vocabulary_threshold);
   BpeEncoder encoder(BpeCodes::read(args.codes, args.merges), args.options);
   write_output(args.output, encoder.apply(read_input(args.input)));
@@ -92,6 +96,10 @@ int learn_joint(const JointArgs& args) {
   if (args.inputs.size() != args.vocabularies.size())
     throw DataError(fmt::format("bpe learn-joint: {} input files but {} --write-vocabulary files", args.inputs.size(),
                                 args.vocabularies.size()));
+  for (const std::string& input : args.inputs) {
+    refuse_output_over_input(args.output, input, "an input");
+    for (const std::string& vocabulary : args.vocabularies) refuse_output_over_input(vocabulary, input, "an input");
+  }
   JointBpeResult result = learn_joint_bpe(args.inputs, args.options);
   report(result.codes, args.options, args.verbose);
   // The codes and the vocabularies are replaced together: a failure leaves all as they were.

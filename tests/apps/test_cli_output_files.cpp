@@ -1,7 +1,8 @@
 // Where the commands' output goes when it is not a plain new file (README.md "Commands"): a
 // full disk on standard output is an error, not exit code 0; a folder as standard input or as
 // an input file is refused instead of read as empty; /dev/null and links stay what they are;
-// the files of one command (clean-corpus, bpe learn-joint, preprocess) are written all or none.
+// the files of one command (clean-corpus, bpe learn-joint, preprocess) are written all or none;
+// an output over a file the command reads is refused.
 #include <catch.hpp>
 
 #include <filesystem>
@@ -77,4 +78,23 @@ TEST_CASE("bpe learn-joint and preprocess replace all their files together, or n
   require_runtime_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "train", "--destdir", "bin"}),
                         {"train.en-de.de.bin: is a folder, not a file"});
   CHECK(read_file(dir.file("bin/dict.en.txt")) == dictionary);
+}
+
+TEST_CASE("bpe refuses an output that is one of the files it reads, except apply's -i in place") {
+  TempDir dir;
+  write_file(dir.dir / "words.txt", "low lower lowest\n");
+  require_success(run_attnlab(dir, {"bpe", "learn", "-s", "5", "-i", "words.txt", "-o", "codes"}));
+  const std::string codes = read_file(dir.file("codes"));
+  fs::create_symlink("codes", dir.dir / "codes.link");
+  require_runtime_error(run_attnlab(dir, {"bpe", "apply", "-c", "codes", "-i", "words.txt", "-o", "codes.link"}),
+                        {"codes.link: is also the BPE codes (-c) (codes)"});
+  CHECK(read_file(dir.file("codes")) == codes);
+  require_runtime_error(run_attnlab(dir, {"bpe", "learn", "-s", "5", "-i", "words.txt", "-o", "words.txt"}),
+                        {"words.txt: is also an input"});
+  require_runtime_error(run_attnlab(dir, {"bpe", "learn-joint", "-s", "5", "--input", "words.txt", "-o", "joint",
+                                          "--write-vocabulary", "words.txt"}),
+                        {"words.txt: is also an input"});
+  CHECK(read_file(dir.file("words.txt")) == "low lower lowest\n");
+  require_success(run_attnlab(dir, {"bpe", "apply", "-c", "codes", "-i", "words.txt", "-o", "words.txt"}));
+  CHECK(read_file(dir.file("words.txt")) != "low lower lowest\n");  // segmented in place
 }
