@@ -136,7 +136,7 @@ std::vector<SentencePair> read_ding_sentence_pairs(const std::string& path) { re
 DingCorpus read_ding_corpus(const std::string& path) {
   if (!std::filesystem::exists(path))
     throw DataError(fmt::format("{}: Ding dictionary not found; install the Debian package trans-de-en "
-                                "(apt-get install trans-de-en) or pass --input", path));
+                                "(apt-get install trans-de-en), or name a copy of it (prepare --input, demo --ding)", path));
   DistinctPairs sentences, entries;
   const std::vector<std::string> lines = read_lines(path);
   for (size_t i = 0; i < lines.size(); ++i) {

@@ -3,6 +3,7 @@
 // updates or training minutes (apps/plotting/training_log.hpp).
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -37,6 +38,10 @@ int run_plot(const PlotArgs& args) {
   if (!args.labels.empty() && args.labels.size() != args.runs.size())
     throw Error(fmt::format("plot: {} --label for {} runs; give one per run or none", args.labels.size(),
                             args.runs.size()));
+  std::set<std::string> named;
+  for (const std::string& metric : args.metrics)
+    if (!named.insert(metric).second)
+      throw Error(fmt::format("plot: --metrics names {} twice; each metric is one panel", metric));
   std::vector<plot::Run> runs;
   for (size_t i = 0; i < args.runs.size(); ++i)
     runs.push_back({args.labels.empty() ? label_of(args.runs[i]) : args.labels[i],

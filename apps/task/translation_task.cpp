@@ -154,6 +154,9 @@ void check_same_dictionary(const std::string& given, const std::string& recorded
 
 std::vector<TrainedModel> load_trained_models(const std::string& checkpoint_paths, Device device) {
   std::vector<TrainedModel> trained;
+  // getline gives no empty last piece for "A:", which must be refused as ":" and "A::B" are.
+  if (checkpoint_paths.ends_with(':'))
+    throw Error(fmt::format("--path '{}': an empty checkpoint name in the list", checkpoint_paths));
   std::stringstream list(checkpoint_paths);
   for (std::string path; std::getline(list, path, ':');) {
     if (path.empty())

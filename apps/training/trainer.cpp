@@ -220,6 +220,10 @@ void Trainer::build_optimizer() {
 void Trainer::build_scheduler() {
   ATTN_CHECK(!options_.lr.empty(), "train: --lr needs a value");
   const std::string& kind = options_.lr_scheduler;
+  // As fairseq refuses it: only the fixed schedule reads a list (one rate per epoch).
+  ATTN_CHECK(kind == "fixed" || options_.lr.size() == 1,
+             "train: --lr {} gives {} rates, one per epoch, which only --lr-scheduler fixed reads; {} takes one",
+             fmt::join(options_.lr, ","), options_.lr.size(), kind);
   const int64_t warmup_updates =
       options_.warmup_updates.value_or(kind == "inverse_sqrt" ? nn::InverseSqrtOptions{}.warmup_updates : 0);
   if (kind == "inverse_sqrt") {

@@ -585,6 +585,7 @@ TEST_CASE("generate and translate --path A:B decode with an ensemble; a model wi
   require_success(mixed);
   CHECK(hypotheses(mixed.out).size() == 8);
   require_runtime_error(generate("checkpoints/checkpoint1::checkpoints/checkpoint_last"), {"empty checkpoint name"});
+  require_runtime_error(generate("checkpoints/checkpoint1:"), {"empty checkpoint name"});
   require_runtime_error(generate("checkpoints/checkpoint1:no-such-checkpoint"), {"no-such-checkpoint"});
 
   TempDir dir;
@@ -1476,6 +1477,11 @@ TEST_CASE("inverse_sqrt without --warmup-updates warms up over fairseq's 4000 up
   REQUIRE(unset.size() == 3);
   CHECK(unset == logged_lrs(dir.file("explicit"), {"--warmup-updates", "4000"}));
   CHECK(unset.back() == Approx(2 * 0.003 / 4000));  // update 3 runs at lr_at(2) of a warmup from 0
+  // A list of rates (one per epoch) is for the fixed schedule only, as in fairseq.
+  std::vector<std::string> listed = tiny_training_args("data-bin", dir.file("listed"));
+  *(std::find(listed.begin(), listed.end(), "--lr") + 1) = "0.001,0.002";
+  listed.insert(listed.end(), {"--max-update", "1"});
+  require_runtime_error(run_attnlab(workspace.dir, listed), {"only --lr-scheduler fixed reads", "inverse_sqrt"});
 }
 
 TEST_CASE("plot draws the runs' curves as a PNG, and names the line of a broken log") {
@@ -1494,6 +1500,8 @@ TEST_CASE("plot draws the runs' curves as a PNG, and names the line of a broken 
   require_runtime_error(run_attnlab(dir, {"plot", "broken", "--out", "b.png"}),
                         {fmt::format("train_log.jsonl:{}", lines), "not a JSON record"});
   require_runtime_error(run_attnlab(dir, {"plot", run, "--out", "c.png", "--metrics", "bleu"}), {"unknown metric 'bleu'"});
+  require_runtime_error(run_attnlab(dir, {"plot", run, "--out", "c.png", "--metrics", "loss,lr,loss"}),
+                        {"--metrics names loss twice"});
 }
 
 TEST_CASE("the demo's report page holds the run's curves, its examples and every head's map of the chosen pairs") {
