@@ -127,10 +127,10 @@ void OutputFiles::add(const std::string& path, std::string_view content) {
   const bool exists = fs::exists(status);
   Output output;
   output.path = path;
-  output.target = exists ? fs::canonical(path, error).string() : path;
+  output.target = fs::weakly_canonical(path, error).string();  // links followed, so one file has one name
   if (error) output.target = path;  // a link whose file is not reachable: written through it
   for (const Output& earlier : outputs_)
-    if (fs::weakly_canonical(earlier.target, error) == fs::weakly_canonical(output.target, error))
+    if (earlier.target == output.target)
       throw DataError(fmt::format("{}: named twice as an output (also as {})", path, earlier.path));
   if (exists && !fs::is_regular_file(status)) {
     output.content = content;

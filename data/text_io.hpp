@@ -51,7 +51,7 @@ class OutputFiles {
  private:
   struct Output {
     std::string path;     // as the user named it, for messages
-    std::string target;   // the file it names, links followed
+    std::string target;   // the file it names: absolute, links followed
     std::string temp;     // the staged content; empty for a file written in place
     std::string content;  // the content of a file written in place
   };

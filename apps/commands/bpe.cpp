@@ -104,11 +104,9 @@ int learn_joint(const JointArgs& args) {
   report(result.codes, args.options, args.verbose);
   // The codes and the vocabularies are replaced together: a failure leaves all as they were.
   OutputFiles outputs;
-  const std::string codes = format_bpe_codes(result.codes.merges);
-  if (!args.output.empty()) outputs.add(args.output, codes);
+  outputs.add(args.output, format_bpe_codes(result.codes.merges));  // -o is required here
   for (size_t i = 0; i < args.vocabularies.size(); ++i) outputs.add(args.vocabularies[i], result.vocabularies[i]);
   outputs.commit();
-  if (args.output.empty()) write_output(args.output, codes);
   return 0;
 }
 

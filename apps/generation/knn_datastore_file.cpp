@@ -36,10 +36,10 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
     std::map<std::string, std::string> recorded;
     auto stored = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::load(file, &recorded));
     if (recorded == identity) {
-      const int64_t vocabulary = model.config().tgt_vocab_size;
-      ATTN_CHECK(stored->largest_value() < vocabulary,
+      const int64_t vocabulary = model.config().tgt_vocab_size, largest = stored->largest_value();
+      ATTN_CHECK(largest < vocabulary,
                  "{}: the datastore holds token id {}, beyond the model's {} target symbols: a damaged datastore; "
-                 "delete it to build it again", file, stored->largest_value(), vocabulary);
+                 "delete it to build it again", file, largest, vocabulary);
       return {std::move(stored), "read from " + file};
     }
     origin = file + " was built from another model, corpus, key size or lists; built again and written there";
