@@ -79,7 +79,7 @@ std::string write_corpus() {
         for (auto& id : s) id = int32_t(data::Dictionary::kNumSpecial + rng() % (kVocab - data::Dictionary::kNumSpecial));
         s.back() = data::Dictionary::kEos;
       }
-      data::write_binarized_corpus(data::binarized_path(dir.string(), split, "src", "tgt", lang), sentences, dict.size());
+      data::write_binarized_corpus(data::binarized_path(dir.string(), split, "src", "tgt", lang), sentences, dict);
     }
   return dir.string();
 }

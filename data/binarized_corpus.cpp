@@ -36,15 +36,21 @@ void append(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof(T));
 }
 
-constexpr size_t kChecksumOffset = 40;
+constexpr size_t kChecksumOffset = 40, kFingerprintOffset = 48;
+constexpr uint32_t kVersionWithoutFingerprint = 2;
+
+// The header's bytes in a file of `version` (2 or 3): version 2 has no fingerprint.
+size_t header_bytes(uint32_t version) {
+  return version == kVersionWithoutFingerprint ? kFingerprintOffset : kBinarizedHeaderBytes;
+}
 
 // header + offsets + tokens, or 0 on overflow.
-size_t expected_file_bytes(uint64_t num_sentences, uint64_t num_tokens, TokenDtype dtype) {
+size_t expected_file_bytes(size_t header, uint64_t num_sentences, uint64_t num_tokens, TokenDtype dtype) {
   uint64_t offset_bytes, token_bytes, total;
   if (__builtin_mul_overflow(num_sentences + 1, uint64_t{8}, &offset_bytes) || num_sentences == UINT64_MAX ||
       __builtin_mul_overflow(num_tokens, uint64_t(dtype_bytes(dtype)), &token_bytes) ||
       __builtin_add_overflow(offset_bytes, token_bytes, &total) ||
-      __builtin_add_overflow(total, uint64_t{kBinarizedHeaderBytes}, &total))
+      __builtin_add_overflow(total, uint64_t{header}, &total))
     return 0;
   return total;
 }
@@ -79,18 +85,20 @@ TokenDtype token_dtype_for(size_t dictionary_size) {
 }
 
 std::string binarized_corpus_bytes(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
-                                   size_t dictionary_size) {
+                                   const Dictionary& dictionary) {
+  const size_t dictionary_size = dictionary.size();
   TokenDtype dtype = token_dtype_for(dictionary_size);
   uint64_t num_tokens = 0;
   for (const auto& sentence : sentences) num_tokens += sentence.size();
   std::string bytes(kBinarizedMagic, sizeof kBinarizedMagic);
-  bytes.reserve(expected_file_bytes(sentences.size(), num_tokens, dtype));
+  bytes.reserve(expected_file_bytes(kBinarizedHeaderBytes, sentences.size(), num_tokens, dtype));
   append(bytes, kBinarizedVersion);
   append(bytes, static_cast<uint32_t>(dtype));
   append(bytes, uint64_t(sentences.size()));
   append(bytes, num_tokens);
   append(bytes, uint64_t(dictionary_size));
   append(bytes, uint64_t{0});  // the checksum, filled in once the data is there
+  append(bytes, dictionary.fingerprint());
   uint64_t offset = 0;
   append(bytes, offset);
   for (const auto& sentence : sentences) append(bytes, offset += sentence.size());
@@ -103,15 +111,15 @@ std::string binarized_corpus_bytes(const std::string& path, const std::vector<st
       else append(bytes, id);
     }
   }
-  const uint64_t checksum = fnv1a64(bytes.data() + kBinarizedHeaderBytes,
-                                    bytes.size() - kBinarizedHeaderBytes);
+  const uint64_t checksum =
+      fnv1a64(bytes.data() + kBinarizedChecksummedFrom, bytes.size() - kBinarizedChecksummedFrom);
   bytes.replace(kChecksumOffset, sizeof checksum, reinterpret_cast<const char*>(&checksum), sizeof checksum);
   return bytes;
 }
 
 void write_binarized_corpus(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
-                            size_t dictionary_size) {
-  write_file_atomic(path, binarized_corpus_bytes(path, sentences, dictionary_size));
+                            const Dictionary& dictionary) {
+  write_file_atomic(path, binarized_corpus_bytes(path, sentences, dictionary));
 }
 
 BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary& dictionary,
@@ -138,7 +146,7 @@ BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictio
     stats.tokens += sentences[i].size();
     stats.unknown_tokens += unknown[i];
   }
-  outputs.add(out_path, binarized_corpus_bytes(out_path, sentences, dictionary.size()));
+  outputs.add(out_path, binarized_corpus_bytes(out_path, sentences, dictionary));
   return stats;
 }
 
@@ -163,10 +171,10 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
     throw DataError(fmt::format("{}: is a folder, not a file", path));
   }
   auto file_bytes = size_t(info.st_size);
-  if (file_bytes < kBinarizedHeaderBytes) {
+  if (file_bytes < kFingerprintOffset) {
     ::close(fd);
     throw DataError(fmt::format("{}: not an attnlab binarized corpus ({} bytes, shorter than the {}-byte header)",
-                                path, file_bytes, kBinarizedHeaderBytes));
+                                path, file_bytes, kFingerprintOffset));
   }
   void* mapping = ::mmap(nullptr, file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
@@ -182,23 +190,25 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
     throw DataError(fmt::format("{}: binarized corpus of format version 1 (no checksum); run `attnlab preprocess` "
                                 "again to rebuild it in version {}",
                                 path, kBinarizedVersion));
-  if (version != kBinarizedVersion)
-    throw DataError(fmt::format("{}: unsupported binarized corpus version {} (expected {})", path, version,
-                                kBinarizedVersion));
+  if (version != kBinarizedVersion && version != kVersionWithoutFingerprint)
+    throw DataError(fmt::format("{}: unsupported binarized corpus version {} (expected {} or {})", path, version,
+                                kVersionWithoutFingerprint, kBinarizedVersion));
   auto dtype_code = load<uint32_t>(header + 12);
   if (dtype_code != uint32_t(TokenDtype::kUInt16) && dtype_code != uint32_t(TokenDtype::kInt32))
     throw DataError(fmt::format("{}: unknown token dtype code {}", path, dtype_code));
   corpus.dtype_ = TokenDtype(dtype_code);
   auto num_sentences = load<uint64_t>(header + 16), num_tokens = load<uint64_t>(header + 24);
   corpus.dictionary_size_ = load<uint64_t>(header + 32);
-  size_t expected = expected_file_bytes(num_sentences, num_tokens, corpus.dtype_);
+  const size_t header_size = header_bytes(version);
+  size_t expected = expected_file_bytes(header_size, num_sentences, num_tokens, corpus.dtype_);
   if (expected != file_bytes)
     throw DataError(fmt::format("{}: corrupt or truncated binarized corpus: header ({} sentences, {} tokens) "
                                 "implies {} bytes, file has {}",
                                 path, num_sentences, num_tokens, expected, file_bytes));
   corpus.num_sentences_ = num_sentences;
   corpus.num_tokens_ = num_tokens;
-  corpus.offsets_ = header + kBinarizedHeaderBytes;
+  if (version == kBinarizedVersion) corpus.dictionary_fingerprint_ = load<uint64_t>(header + kFingerprintOffset);
+  corpus.offsets_ = header + header_size;
   corpus.tokens_ = corpus.offsets_ + 8 * (num_sentences + 1);
   corpus.validate_contents();
   return corpus;
@@ -225,7 +235,7 @@ void BinarizedCorpus::validate_contents() const {
                                   dictionary_size_));
   }
   const uint64_t recorded = load<uint64_t>(mapping_ + kChecksumOffset);
-  const uint64_t actual = fnv1a64(mapping_ + kBinarizedHeaderBytes, mapping_bytes_ - kBinarizedHeaderBytes);
+  const uint64_t actual = fnv1a64(mapping_ + kBinarizedChecksummedFrom, mapping_bytes_ - kBinarizedChecksummedFrom);
   if (actual != recorded)
     throw DataError(fmt::format("{}: checksum mismatch (recorded {:016x}, data gives {:016x}): the file was modified "
                                 "or damaged; run `attnlab preprocess` again",
@@ -280,6 +290,7 @@ BinarizedCorpus& BinarizedCorpus::operator=(BinarizedCorpus&& other) noexcept {
     num_sentences_ = other.num_sentences_;
     num_tokens_ = other.num_tokens_;
     dictionary_size_ = other.dictionary_size_;
+    dictionary_fingerprint_ = other.dictionary_fingerprint_;
     offsets_ = other.offsets_;
     tokens_ = other.tokens_;
   }

@@ -4,13 +4,14 @@
 //
 //   offset  size  field
 //        0     8  magic "ATNLBIN\0"
-//        8     4  uint32 format version (2)
+//        8     4  uint32 format version (3)
 //       12     4  uint32 token dtype: 1 = uint16, 2 = int32
 //       16     8  uint64 number of sentences N
 //       24     8  uint64 number of tokens T
 //       32     8  uint64 dictionary size V (every token id is < V)
-//       40     8  uint64 checksum: FNV-1a 64 of every byte after the header (offsets, tokens)
-//       48  8(N+1) uint64 offsets: sentence i is tokens [offsets[i], offsets[i+1]),
+//       40     8  uint64 checksum: FNV-1a 64 of every byte after this field
+//       48     8  uint64 the dictionary's fingerprint (Dictionary::fingerprint)
+//       56  8(N+1) uint64 offsets: sentence i is tokens [offsets[i], offsets[i+1]),
 //                 offsets[0] = 0, offsets[N] = T, increasing (no sentence is empty: each
 //                 ends with </s>)
 //        .  T*s   token ids (s = 2 or 4 bytes)
@@ -18,10 +19,14 @@
 // uint16 is used when V <= 65535, else int32. Opening validates the magic, version, dtype,
 // the exact file size implied by the header, the offsets, every token id and the checksum
 // before any sentence is read, so a truncated, foreign or bit-flipped file gives a clear
-// error and never a crash or silently wrong ids. Version 1 files (no checksum) are refused
-// with the advice to run preprocess again.
+// error and never a crash or silently wrong ids. The fingerprint lets a reader check that
+// the dictionary it holds is the one the ids were made with, not merely one of the same size
+// (apps/task/translation_task.cpp). Version 2 files (the same without the fingerprint, whose
+// offsets start at byte 48) are still read; version 1 files (no checksum) are refused with
+// the advice to run preprocess again.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,8 +39,9 @@ namespace attn::data {
 enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2 };
 
 inline constexpr char kBinarizedMagic[8] = {'A', 'T', 'N', 'L', 'B', 'I', 'N', '\0'};
-inline constexpr uint32_t kBinarizedVersion = 2;
-inline constexpr size_t kBinarizedHeaderBytes = 48;
+inline constexpr uint32_t kBinarizedVersion = 3;
+inline constexpr size_t kBinarizedHeaderBytes = 56;
+inline constexpr size_t kBinarizedChecksummedFrom = 48;  // the checksum covers the bytes from here on
 
 // File name of one split/language, as fairseq names them: DIR/SPLIT.SRC-TGT.LANG.bin
 std::string binarized_path(const std::string& dir, const std::string& split, const std::string& source_lang,
@@ -44,12 +50,12 @@ std::string binarized_path(const std::string& dir, const std::string& split, con
 // The smallest dtype holding ids < dictionary_size.
 TokenDtype token_dtype_for(size_t dictionary_size);
 
-// The binarized file of sentences (each a list of ids < dictionary_size; errors name `path`).
+// The binarized file of sentences (each a list of ids of `dictionary`; errors name `path`).
 std::string binarized_corpus_bytes(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
-                                   size_t dictionary_size);
+                                   const Dictionary& dictionary);
 // Writes them atomically to path.
 void write_binarized_corpus(const std::string& path, const std::vector<std::vector<int32_t>>& sentences,
-                            size_t dictionary_size);
+                            const Dictionary& dictionary);
 
 struct BinarizeStats {
   size_t sentences = 0, tokens = 0;  // tokens include one </s> per sentence
@@ -82,6 +88,8 @@ class BinarizedCorpus {
   size_t num_tokens() const { return num_tokens_; }
   size_t dictionary_size() const { return dictionary_size_; }
   TokenDtype dtype() const { return dtype_; }
+  // The fingerprint of the dictionary the ids were made with; none in a version 2 file.
+  std::optional<uint64_t> dictionary_fingerprint() const { return dictionary_fingerprint_; }
 
   // Number of tokens of sentence i (including its </s>).
   size_t length(size_t i) const;
@@ -102,6 +110,7 @@ class BinarizedCorpus {
   size_t mapping_bytes_ = 0;
   TokenDtype dtype_ = TokenDtype::kInt32;
   size_t num_sentences_ = 0, num_tokens_ = 0, dictionary_size_ = 0;
+  std::optional<uint64_t> dictionary_fingerprint_;
   const unsigned char* offsets_ = nullptr;  // (N+1) little-endian uint64
   const unsigned char* tokens_ = nullptr;
 };

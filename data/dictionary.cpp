@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "core/checksum.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::data {
@@ -187,6 +188,15 @@ std::string Dictionary::decode(std::span<const int64_t> ids, std::string_view bp
     sentence += symbol(static_cast<int32_t>(id));
   }
   return bpe_separator.empty() ? sentence : remove_bpe_separator(sentence, bpe_separator);
+}
+
+uint64_t Dictionary::fingerprint() const {
+  uint64_t hash = kFnv1a64OffsetBasis;
+  for (const std::string& symbol : symbols_) {
+    hash = fnv1a64(hash, symbol.data(), symbol.size());
+    hash = fnv1a64(hash, "\n", 1);
+  }
+  return hash;
 }
 
 std::string Dictionary::to_text() const {

@@ -66,6 +66,12 @@ class Dictionary {
   std::string decode(std::span<const int64_t> ids, std::string_view bpe_separator = "",
                      bool include_eos = false) const;
 
+  // What the ids mean, as one number: FNV-1a 64 of every symbol in id order, each followed
+  // by a newline. Counts are left out (they do not change what an id stands for). A
+  // binarized corpus records it, so data made with another dictionary of the same size is
+  // caught before training on the wrong words.
+  uint64_t fingerprint() const;
+
   // dict.txt text (without the specials) and file I/O (save is atomic).
   std::string to_text() const;
   void save(const std::string& path) const;

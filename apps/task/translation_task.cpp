@@ -55,14 +55,19 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
 }
 
 SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
-  // Ids were checked against the file's own dictionary size; one larger than the task's
-  // dictionary means the file was made with another dictionary, and its ids mean other words.
+  // Ids were checked against the file's own dictionary size. Another size, or the same size
+  // with other symbols or another order (the fingerprint), means the file was made with
+  // another dictionary, and its ids would name other words.
   auto open = [&](const std::string& lang, const data::Dictionary& dictionary, const std::string& dictionary_path) {
     data::BinarizedCorpus corpus = data::BinarizedCorpus::open(
         data::binarized_path(task.data_dir, split, task.source_lang, task.target_lang, lang));
     if (corpus.dictionary_size() != dictionary.size())
       throw Error(fmt::format("{} was made with a dictionary of {} symbols but {} has {}; run preprocess again",
                               corpus.path(), corpus.dictionary_size(), dictionary_path, dictionary.size()));
+    if (corpus.dictionary_fingerprint() && *corpus.dictionary_fingerprint() != dictionary.fingerprint())
+      throw Error(fmt::format("{} was made with another dictionary than {} (same size, other symbols or another "
+                              "order: was it edited after preprocess?); run preprocess again",
+                              corpus.path(), dictionary_path));
     return corpus;
   };
   SplitCorpora corpora{open(task.source_lang, task.source_dict, task.source_dict_path),

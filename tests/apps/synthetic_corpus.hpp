@@ -55,8 +55,8 @@ inline data::Dictionary write_reversal_corpus(const std::string& dir, int vocabu
       sources.push_back(s);
       targets.push_back(t);
     }
-    data::write_binarized_corpus(data::binarized_path(dir, split, "src", "tgt", "src"), sources, dict.size());
-    data::write_binarized_corpus(data::binarized_path(dir, split, "src", "tgt", "tgt"), targets, dict.size());
+    data::write_binarized_corpus(data::binarized_path(dir, split, "src", "tgt", "src"), sources, dict);
+    data::write_binarized_corpus(data::binarized_path(dir, split, "src", "tgt", "tgt"), targets, dict);
   }
   return dict;
 }

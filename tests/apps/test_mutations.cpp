@@ -118,7 +118,9 @@ TEST_CASE("mutated checkpoint JSON loads or fails naming the file") {
 TEST_CASE("mutated binarized corpora open or fail naming the file") {
   TempDir dir;
   const std::string original = dir.file("original.bin");
-  data::write_binarized_corpus(original, {{5, 6, 2}, {2}, {9, 4, 7, 8, 2}, {3, 3, 2}}, 12);
+  data::Dictionary twelve_symbols;
+  twelve_symbols.pad_to_multiple(12);
+  data::write_binarized_corpus(original, {{5, 6, 2}, {2}, {9, 4, 7, 8, 2}, {3, 3, 2}}, twelve_symbols);
   check_mutants("binarized", dir.file("mutant.bin"), read_file(original),
                 [](const std::string& path) {
                   const data::BinarizedCorpus corpus = data::BinarizedCorpus::open(path);

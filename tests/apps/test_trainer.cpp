@@ -300,3 +300,20 @@ TEST_CASE("trainer: training lowers the validation loss and writes logs and chec
                                                nn::LabelSmoothedCrossEntropy(0.1, 1), options.max_tokens);
   CHECK(again.loss == Approx(summary.last_valid->loss).epsilon(1e-9));
 }
+
+TEST_CASE("trainer: data binarized with another dictionary of the same size is refused, not trained on",
+          "[trainer]") {
+  const std::string data_dir = testing::fresh_temp_dir("trainer_dictionary_edited");
+  testing::write_reversal_corpus(data_dir);
+  // dict.tgt.txt edited after preprocess: its first two words swapped, so every id of one
+  // would name the other; the size is unchanged.
+  data::Dictionary edited = data::Dictionary::load(data_dir + "/dict.tgt.txt");
+  std::string text = edited.to_text();
+  const size_t second_line = text.find('\n') + 1, third_line = text.find('\n', second_line) + 1;
+  text = text.substr(second_line, third_line - second_line) + text.substr(0, second_line) + text.substr(third_line);
+  std::ofstream(data_dir + "/dict.tgt.txt") << text;
+  const TrainerOptions options = testing::tiny_trainer_options(data_dir, data_dir + "/ckpt");
+  CHECK_THROWS_WITH(Trainer(options), Catch::Contains("train.src-tgt.tgt.bin") &&
+                                          Catch::Contains("another dictionary than") &&
+                                          Catch::Contains("dict.tgt.txt") && Catch::Contains("preprocess"));
+}

@@ -32,11 +32,18 @@ std::vector<int32_t> sentence(int64_t length, int32_t word) {
   return ids;
 }
 
+// The dictionary the ids come from: the specials and madeupwords, 512 in all.
+attn::data::Dictionary placeholder_dictionary() {
+  attn::data::Dictionary dictionary;
+  dictionary.pad_to_multiple(512);
+  return dictionary;
+}
+
 // Writes the kPairs sentences of one side (length(i), word(i)) to `path` and opens it.
 BinarizedCorpus write_side(const std::string& path, int64_t (*length)(size_t), int32_t (*word)(size_t)) {
   std::vector<std::vector<int32_t>> sentences;
   for (size_t i = 0; i < kPairs; ++i) sentences.push_back(sentence(length(i), word(i)));
-  attn::data::write_binarized_corpus(path, sentences, 512);
+  attn::data::write_binarized_corpus(path, sentences, placeholder_dictionary());
   return BinarizedCorpus::open(path);
 }
 
@@ -286,7 +293,7 @@ TEST_CASE("filtered pairs are counted by the limit that dropped them and named b
 
 TEST_CASE("mismatched source and target corpora are rejected", "[batching]") {
   SyntheticPair data;
-  attn::data::write_binarized_corpus(data.tmp.file("short.bin"), {{5, 2}}, 512);
+  attn::data::write_binarized_corpus(data.tmp.file("short.bin"), {{5, 2}}, placeholder_dictionary());
   BinarizedCorpus short_target = BinarizedCorpus::open(data.tmp.file("short.bin"));
   CHECK_THROWS_WITH(BatchLoader(data.source, short_target, options_with(100)), Catch::Contains("1 sentences") || Catch::Contains("has 1"));
 }

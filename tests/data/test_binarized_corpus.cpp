@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/checksum.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/text_io.hpp"
 #include "test_support.hpp"
@@ -18,13 +19,20 @@ namespace {
 
 const std::vector<std::vector<int32_t>> kSentences{{5, 6, 2}, {2}, {3, 2}, {9, 4, 7, 8, 2}};
 
+// A dictionary of `size` symbols: the specials and madeupwords.
+attn::data::Dictionary dictionary_of_size(size_t size) {
+  attn::data::Dictionary dictionary;
+  dictionary.pad_to_multiple(int64_t(size));
+  return dictionary;
+}
+
 }  // namespace
 
 TEST_CASE("binarized corpus round trip (uint16 and int32)", "[binarized]") {
   TempDir tmp;
   for (size_t dictionary_size : {size_t{10}, size_t{70000}}) {
     std::string path = tmp.file("round.bin");
-    attn::data::write_binarized_corpus(path, kSentences, dictionary_size);
+    attn::data::write_binarized_corpus(path, kSentences, dictionary_of_size(dictionary_size));
     BinarizedCorpus corpus = BinarizedCorpus::open(path);
     CHECK(corpus.dtype() == (dictionary_size == 10 ? TokenDtype::kUInt16 : TokenDtype::kInt32));
     REQUIRE(corpus.size() == 4);
@@ -37,12 +45,12 @@ TEST_CASE("binarized corpus round trip (uint16 and int32)", "[binarized]") {
     CHECK(corpus.sentences().size() == kSentences.size());
     CHECK(corpus.sentences().back() == corpus.sentence(kSentences.size() - 1));
     CHECK_THROWS_AS(corpus.length(4), DataError);
-    // header 48 + offsets 5*8 + tokens 11*(2 or 4)
-    CHECK(std::filesystem::file_size(path) == 48 + 40 + 11 * (dictionary_size == 10 ? 2 : 4));
+    // header 56 + offsets 5*8 + tokens 11*(2 or 4)
+    CHECK(std::filesystem::file_size(path) == 56 + 40 + 11 * (dictionary_size == 10 ? 2 : 4));
     BinarizedCorpus moved = std::move(corpus);
     CHECK(moved.sentence(3)[0] == 9);
   }
-  CHECK_THROWS_WITH(attn::data::write_binarized_corpus(tmp.file("bad.bin"), {{3, 12}}, 10),
+  CHECK_THROWS_WITH(attn::data::write_binarized_corpus(tmp.file("bad.bin"), {{3, 12}}, dictionary_of_size(10)),
                     Catch::Contains("id 12"));
 }
 
@@ -79,7 +87,7 @@ TEST_CASE("report percentages are formatted as Python's {:.3}", "[binarized]") {
 TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[binarized]") {
   TempDir tmp;
   std::string good = tmp.file("good.bin");
-  attn::data::write_binarized_corpus(good, kSentences, 10);
+  attn::data::write_binarized_corpus(good, kSentences, dictionary_of_size(10));
   std::string bytes = attn::test::read_file(good);
   std::string path = tmp.file("broken.bin");
   auto open_with = [&](const std::string& content) {
@@ -108,12 +116,14 @@ TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[
   CHECK_THROWS_WITH(open_with(patched(16, &huge, 8)), Catch::Contains("truncated"));  // no overflow, no crash
   CHECK_THROWS_WITH(open_with(patched(24, &tokens, 8)), Catch::Contains("truncated"));
   CHECK_THROWS_WITH(open_with(patched(32, &small_vocab, 8)), Catch::Contains("outside the dictionary"));
-  CHECK_THROWS_WITH(open_with(patched(48, &bad_offset, 8)), Catch::Contains("corrupt offsets"));
-  CHECK_THROWS_WITH(open_with(patched(56, &huge, 8)), Catch::Contains("corrupt offsets"));
+  const size_t offsets = attn::data::kBinarizedHeaderBytes;
+  CHECK_THROWS_WITH(open_with(patched(offsets, &bad_offset, 8)), Catch::Contains("corrupt offsets"));
+  CHECK_THROWS_WITH(open_with(patched(offsets + 8, &huge, 8)), Catch::Contains("corrupt offsets"));
   // Sentence 2 made empty: offsets[3] = offsets[2].
   uint64_t offset_two = 0;
-  std::memcpy(&offset_two, bytes.data() + 48 + 2 * 8, 8);
-  CHECK_THROWS_WITH(open_with(patched(48 + 3 * 8, &offset_two, 8)), Catch::Contains(path) && Catch::Contains("sentence 2 is empty"));
+  std::memcpy(&offset_two, bytes.data() + offsets + 2 * 8, 8);
+  CHECK_THROWS_WITH(open_with(patched(offsets + 3 * 8, &offset_two, 8)),
+                    Catch::Contains(path) && Catch::Contains("sentence 2 is empty"));
   // Format version 1 (before the checksum) asks for a new preprocess.
   uint32_t old_version = 1;
   CHECK_THROWS_WITH(open_with(patched(8, &old_version, 4)), Catch::Contains(path) && Catch::Contains("preprocess"));
@@ -123,9 +133,9 @@ TEST_CASE("truncated, foreign and corrupt binarized files give clear errors", "[
 TEST_CASE("every flipped bit of the data is caught by a structural check or the checksum", "[binarized]") {
   TempDir tmp;
   const std::string good = tmp.file("good.bin"), path = tmp.file("flipped.bin");
-  attn::data::write_binarized_corpus(good, kSentences, 10);
+  attn::data::write_binarized_corpus(good, kSentences, dictionary_of_size(10));
   const std::string bytes = attn::test::read_file(good);
-  for (size_t byte = attn::data::kBinarizedHeaderBytes; byte < bytes.size(); ++byte)
+  for (size_t byte = attn::data::kBinarizedChecksummedFrom; byte < bytes.size(); ++byte)
     for (int bit = 0; bit < 8; ++bit) {
       std::string flipped = bytes;
       flipped[byte] = char(flipped[byte] ^ (1 << bit));
@@ -138,6 +148,33 @@ TEST_CASE("every flipped bit of the data is caught by a structural check or the 
   other_token[bytes.size() - 2] = 3;  // the last </s> (2) becomes 3
   attn::test::write_file(path, other_token);
   CHECK_THROWS_WITH(BinarizedCorpus::open(path), Catch::Contains(path) && Catch::Contains("checksum mismatch"));
+}
+
+TEST_CASE("a binarized file records its dictionary's fingerprint; version 2 files have none and still open",
+          "[binarized]") {
+  TempDir tmp;
+  const std::string path = tmp.file("fingerprinted.bin");
+  const auto dictionary = attn::data::Dictionary::parse("the 5\ncat 3\ndog 2\n", "inline");
+  attn::data::write_binarized_corpus(path, {{4, 5, 2}, {6, 2}}, dictionary);
+  CHECK(BinarizedCorpus::open(path).dictionary_fingerprint() == dictionary.fingerprint());
+  // The same symbols in another order, or one symbol renamed, mean other words for the ids.
+  CHECK(attn::data::Dictionary::parse("cat 5\nthe 3\ndog 2\n", "inline").fingerprint() != dictionary.fingerprint());
+  CHECK(attn::data::Dictionary::parse("the 5\ncat 3\ndig 2\n", "inline").fingerprint() != dictionary.fingerprint());
+  // Counts do not change what an id means.
+  CHECK(attn::data::Dictionary::parse("the 9\ncat 1\ndog 1\n", "inline").fingerprint() == dictionary.fingerprint());
+
+  // Version 2: the same file without the 8 fingerprint bytes, its checksum over what follows.
+  const std::string v3 = attn::test::read_file(path);
+  std::string v2 = v3.substr(0, attn::data::kBinarizedChecksummedFrom) + v3.substr(attn::data::kBinarizedHeaderBytes);
+  const uint32_t version = 2;
+  std::memcpy(v2.data() + 8, &version, 4);
+  const uint64_t checksum =
+      attn::fnv1a64(v2.data() + attn::data::kBinarizedChecksummedFrom, v2.size() - attn::data::kBinarizedChecksummedFrom);
+  std::memcpy(v2.data() + 40, &checksum, 8);
+  attn::test::write_file(path, v2);
+  const BinarizedCorpus old = BinarizedCorpus::open(path);
+  CHECK_FALSE(old.dictionary_fingerprint().has_value());
+  CHECK(old.sentences() == std::vector<std::vector<int64_t>>{{4, 5, 2}, {6, 2}});
 }
 
 TEST_CASE("binarized_path follows fairseq's naming", "[binarized]") {
