@@ -42,14 +42,27 @@ void refuse_folder_on_stdin() {
     throw std::runtime_error("standard input is a folder, not a file");
 }
 
+// The reason standard output could not be written, when a write tried again now fails with
+// one. The failed write's errno is gone by now (a stream in error writes nothing more, and
+// later calls reuse errno), but std::cout's own buffer (after sync_with_stdio(false)) keeps
+// the bytes it could not write, so writing them again fails the same way: "No space left on
+// device". Bytes written past the buffer, and stdio's buffer, are dropped on a failed write:
+// then no reason is known.
+std::string retried_write_error() {
+  errno = 0;
+  std::cout.clear();
+  std::cout.flush();
+  return errno != 0 ? std::strerror(errno) : "";
+}
+
 // Output that could not be written (a full disk, /dev/full) must not end in exit code 0: the
 // streams keep their error until the end, so one check after the command covers every write.
 void check_stdout_written() {
   errno = 0;
   std::cout.flush();
-  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)
-    throw std::runtime_error(fmt::format("writing standard output failed{}",
-                                         errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout) return;
+  const std::string reason = errno != 0 ? std::strerror(errno) : retried_write_error();
+  throw std::runtime_error(fmt::format("writing standard output failed{}", reason.empty() ? "" : ": " + reason));
 }
 
 }  // namespace
@@ -68,6 +81,7 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(info.name, info.description);
     actions[sub] = info.setup(*sub);
   }
+  attn::app::check_integer_flags(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -92,6 +92,19 @@ CLI::Option* add_integer_option(CLI::App& cmd, const std::string& name, T& varia
   return cmd.add_option(name, variable, description)->check(integer_in_range<T>(low, high));
 }
 
+// Gives every flag of `cmd` and its subcommands that CLI11 reads into an integer a check that
+// its value is a decimal integer (no '-' for an unsigned one): "--beam: must be an integer,
+// got '1.5'", where CLI11 alone says "Could not convert: --beam = 1.5", and reads "-1" into an
+// unsigned flag as 2^64 - 1. Ranges stay with each flag's own check (integer_in_range).
+void check_integer_flags(CLI::App& cmd);
+
+// A validator refusing an empty value, where an empty value would read as the flag left out
+// (`inspect --target ""` decoded the model's own translation): "--target: is empty (ADVICE)".
+inline CLI::Validator not_empty(std::string advice) {
+  return CLI::Validator(
+      [advice](std::string& text) { return text.empty() ? "is empty (" + advice + ")" : std::string(); }, "");
+}
+
 // The most threads a thread-count flag takes (-j of tokenize and detokenize, --workers of
 // preprocess, --threads of the model commands). Every thread is started at once (OpenMP), and
 // libgomp fails on tens of thousands of them: a crash, or "Thread creation failed". 1024 is

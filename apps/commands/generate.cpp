@@ -89,14 +89,25 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
   return retrieval;
 }
 
+// Every source of the split within the models' positions, before any work, each one too long
+// named by its file and its number in the S- lines: translate_sentences' own check knows only
+// the number.
+void check_split_sources(const nn::ModelEnsemble& models, const data::BinarizedCorpus& file,
+                         const std::vector<std::vector<int64_t>>& sources) {
+  for (size_t i = 0; i < sources.size(); ++i)
+    check_source_length(models, sources[i].size(), fmt::format("{}: sentence {} (S-{})", file.path(), i, i));
+}
+
 int run_generate(const GenerateArgs& args) {
   const Device device = apply_compute_options(args.compute);
   std::vector<TrainedModel> ensemble = load_trained_models(args.path, device);
   TrainedModel& trained = ensemble.front();  // its datastore serves kNN-MT (nn/search/model_ensemble.hpp)
+  const nn::ModelEnsemble models = ensemble_of(ensemble);
   const TranslationTask task = open_task_for(trained, args.data_dir);
   const SplitCorpora corpora = open_split(task, args.subset);
   const std::vector<std::vector<int64_t>> sources = corpora.source.sentences();
   const std::vector<std::vector<int64_t>> targets = corpora.target.sentences();
+  check_split_sources(models, corpora.source, sources);
   DecodingOptions decoding = args.decoding;
   decoding.search.return_attention = !args.print_alignment.empty();
   if (ensemble.size() > 1) std::cerr << fmt::format("decoding with an ensemble of {} models\n", ensemble.size());
@@ -105,10 +116,10 @@ int run_generate(const GenerateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::vector<nn::Hypothesis>> hypotheses;
   if (args.score_reference) {
-    for (nn::Hypothesis& h : score_references(ensemble_of(ensemble), sources, targets, decoding))
+    for (nn::Hypothesis& h : score_references(models, sources, targets, decoding))
       hypotheses.push_back({std::move(h)});
   } else {
-    hypotheses = translate_sentences(ensemble_of(ensemble), sources, decoding);
+    hypotheses = translate_sentences(models, sources, decoding);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -139,8 +139,10 @@ CommandAction setup_inspect(CLI::App& cmd) {
   auto args = std::make_shared<InspectArgs>();
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
   cmd.add_option("--out", args->out, "Folder for the maps / statistics")->required();
-  cmd.add_option("--source", args->source, "A raw source sentence: its maps as PNG + JSON");
-  cmd.add_option("--target", args->target, "Its raw target (default: the model's beam-search translation)");
+  cmd.add_option("--source", args->source, "A raw source sentence: its maps as PNG + JSON")
+      ->check(not_empty("give a sentence, or leave --source out and give --data DIR for statistics of a split"));
+  cmd.add_option("--target", args->target, "Its raw target (default: the model's beam-search translation)")
+      ->check(not_empty("give the target sentence, or leave --target out to decode the model's own translation"));
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "--source/--target are tokenized already");
   cmd.add_option("--data", args->data, "Binarized data dir: statistics of a split")->check(CLI::ExistingDirectory);

@@ -13,6 +13,7 @@
 #include "apps/training/trainer.hpp"
 #include "core/device_runtime.hpp"
 #include "dist/world.hpp"
+#include "nn/transformer/transformer_config.hpp"
 
 namespace attn::app {
 namespace {
@@ -40,6 +41,13 @@ std::vector<double> parse_number_list(std::string text, const char* flag) {
   for (double v; in >> v;) values.push_back(v);
   if (!in.eof() || values.empty()) throw Error(fmt::format("{}: cannot read numbers from '{}'", flag, text));
   return values;
+}
+
+// Checks a model flag's value when the command line is read, with the config's own reader:
+// "--encoder-layers: must be an integer, got '1.5'". The override it becomes would fail only
+// after the data is loaded, naming the config's field and not the flag.
+CLI::Validator config_value(const std::string& field) {
+  return CLI::Validator([field](std::string& text) { return nn::config_value_problem(field, text); }, "");
 }
 
 int run_train(TrainCommandArgs& args) {
@@ -101,7 +109,7 @@ CommandAction setup_train(CLI::App& cmd) {
     std::string name = "--" + flag.name;
     std::replace(name.begin(), name.end(), '_', '-');
     if (flag.is_switch) cmd.add_flag(name, args->model_switches[flag.name], flag.help);
-    else cmd.add_option(name, args->model_values[flag.name], flag.help);
+    else cmd.add_option(name, args->model_values[flag.name], flag.help)->check(config_value(flag.name));
   }
   cmd.add_option("--model-override", args->model_overrides, "Any config field: key=value (repeatable)");
   cmd.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon")->capture_default_str();

@@ -46,11 +46,17 @@ KindParts parse_kind(const std::string& kind) {
 
 void check_kernel_mixer_kind(const std::string& kind, bool causal, bool cross_attention) {
   const KindParts parts = parse_kind(kind);
-  ATTN_CHECK(feature_map_is_normalisable(parts.map) || !update_rule_needs_kernel_features(parts.rule),
+  // Both parts are looked up (each lookup refuses an unknown name) before the checks below,
+  // which skip a part that cannot matter to them: a causal place takes any rule, so an unknown
+  // rule there was first met when the model was built, in an error that named no place.
+  const bool normalisable = feature_map_is_normalisable(parts.map);
+  const bool needs_kernel_features = update_rule_needs_kernel_features(parts.rule);
+  const bool causal_only = update_rule_is_causal_only(parts.rule);
+  ATTN_CHECK(normalisable || !needs_kernel_features,
              "kernel attention '{}': the {} feature map gives no kernel features to normalise by; use it with a rule "
              "without a normaliser (decay)",
              kind, parts.map);
-  ATTN_CHECK(causal || !update_rule_is_causal_only(parts.rule),
+  ATTN_CHECK(causal || !causal_only,
              "kernel attention '{}': the {} rule is causal, so it serves decoder self-attention only ({} needs a "
              "non-causal rule: additive)",
              kind, parts.rule, cross_attention ? "cross-attention" : "encoder self-attention");

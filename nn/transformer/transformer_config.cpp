@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <variant>
 
@@ -128,51 +129,78 @@ std::vector<std::string> field_names() {
 }
 
 
-bool parse_bool(const std::string& key, const std::string& text) {
+// The readers of a field's text throw attn::Error saying only what is wrong with it ("must be
+// an integer, got '1.5'"): the caller names the field (an override) or the flag (train's
+// command line, config_value_problem).
+bool parse_bool(const std::string& text) {
   if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
   if (text == "false" || text == "0" || text == "no" || text == "off") return false;
-  throw Error(fmt::format("config: '{}' expects true/false, got '{}'", key, text));
+  throw Error(fmt::format("must be true/false, got '{}'", text));
 }
 
+// `text` read whole by `parse` (std::stoll, std::stod), or nothing: "1.5" is no int64.
 template <typename Number, typename Parse>
-Number parse_number(const std::string& key, const std::string& text, Parse parse) {
+std::optional<Number> read_number(const std::string& text, Parse parse) {
   size_t used = 0;
-  Number value{};
   try {
-    value = parse(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    const Number value = parse(text, &used);
+    if (used == text.size() && !text.empty()) return value;
+  } catch (const std::exception&) {  // no number at its start, or one out of range
   }
-  ATTN_CHECK(used == text.size() && !text.empty(), "config: '{}' expects a number, got '{}'", key, text);
-  return value;
+  return std::nullopt;
+}
+
+std::optional<int64_t> read_integer(const std::string& text) {
+  return read_number<int64_t>(text, [](const std::string& s, size_t* n) { return std::stoll(s, n); });
+}
+
+int64_t parse_integer(const std::string& text) {
+  const std::optional<int64_t> value = read_integer(text);
+  ATTN_CHECK(value.has_value(), "must be an integer, got '{}'", text);
+  return *value;
+}
+
+double parse_real(const std::string& text) {
+  const auto value = read_number<double>(text, [](const std::string& s, size_t* n) { return std::stod(s, n); });
+  ATTN_CHECK(value.has_value(), "must be a number, got '{}'", text);
+  return *value;
 }
 
 // "[3,7,15]", "3,7,15" or "3 7 15".
-std::vector<int64_t> parse_int_list(const std::string& key, std::string text) {
-  for (char& ch : text)
+std::vector<int64_t> parse_int_list(const std::string& text) {
+  std::string words = text;
+  for (char& ch : words)
     if (ch == '[' || ch == ']' || ch == ',' || ch == '(' || ch == ')') ch = ' ';
-  std::istringstream in(text);
+  std::istringstream in(words);
   std::vector<int64_t> values;
-  std::string word;
-  while (in >> word)
-    values.push_back(parse_number<int64_t>(key, word, [](const std::string& w, size_t* n) { return std::stoll(w, n); }));
-  ATTN_CHECK(!values.empty(), "config: '{}' expects a list of integers such as [3,7,15], got '{}'", key, text);
+  for (std::string word; in >> word;) {
+    const std::optional<int64_t> value = read_integer(word);
+    ATTN_CHECK(value.has_value(), "must be a list of integers such as [3,7,15], got '{}'", text);
+    values.push_back(*value);
+  }
+  ATTN_CHECK(!values.empty(), "must be a list of integers such as [3,7,15], got '{}'", text);
   return values;
 }
 
-void set_from_text(TransformerConfig& c, const Field& f, const std::string& text) {
+void set_value(TransformerConfig& c, const Field& f, const std::string& text) {
   std::visit(
       [&](auto pointer) {
         using T = std::decay_t<decltype(c.*pointer)>;
-        if constexpr (std::is_same_v<T, bool>) c.*pointer = parse_bool(f.name, text);
-        else if constexpr (std::is_same_v<T, int64_t>)
-          c.*pointer = parse_number<int64_t>(f.name, text, [](const std::string& s, size_t* n) { return std::stoll(s, n); });
-        else if constexpr (std::is_same_v<T, double>)
-          c.*pointer = parse_number<double>(f.name, text, [](const std::string& s, size_t* n) { return std::stod(s, n); });
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) c.*pointer = parse_int_list(f.name, text);
+        if constexpr (std::is_same_v<T, bool>) c.*pointer = parse_bool(text);
+        else if constexpr (std::is_same_v<T, int64_t>) c.*pointer = parse_integer(text);
+        else if constexpr (std::is_same_v<T, double>) c.*pointer = parse_real(text);
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) c.*pointer = parse_int_list(text);
         else c.*pointer = text;
       },
       f.pointer);
+}
+
+void set_from_text(TransformerConfig& c, const Field& f, const std::string& text) {
+  try {
+    set_value(c, f, text);
+  } catch (const Error& e) {
+    throw Error(fmt::format("config: '{}' {}", f.name, e.what()));
+  }
 }
 
 // A JSON integer that fits int64: nlohmann's get<int64_t>() would take 16.5 as 16, 1e30 as
@@ -212,28 +240,43 @@ std::vector<std::string> split_kinds(const std::string& mixers) {
   return kinds;
 }
 
-// A place's mixer list: one kind or one per layer, each a kind that place can use.
-void validate_mixers(const char* field, const std::string& mixers, int64_t layers,
-                     const std::vector<std::string>& allowed) {
-  const std::vector<std::string> kinds = split_kinds(mixers);
-  ATTN_CHECK(kinds.size() == 1 || int64_t(kinds.size()) == layers,
-             "config: {} lists {} mixers but there are {} layers (give one kind, or one per layer)", field,
-             kinds.size(), layers);
-  for (const std::string& kind : kinds) {
-    ATTN_CHECK(kind != "linformer" || std::string(field) != "decoder_self_mixer",
-               "config: decoder_self_mixer cannot be linformer: its compression mixes every position, so it "
-               "cannot be causal (use it for encoder_self_mixer or cross_mixer)");
-    if (kind.rfind("kernel:", 0) == 0) {
-      try {
-        check_kernel_mixer_kind(kind, std::string(field) == "decoder_self_mixer", std::string(field) == "cross_mixer");
-      } catch (const Error& e) {
-        throw Error(fmt::format("config: {}: {}", field, e.what()));
-      }
+// The kinds a place's mixer takes besides kernel:<map>+<rule>; none for a field that is no mixer.
+std::optional<std::vector<std::string>> mixer_kinds_of(const std::string& field) {
+  if (field == "encoder_self_mixer") return std::vector<std::string>{"softmax", "linformer", "conv"};
+  if (field == "decoder_self_mixer") return std::vector<std::string>{"softmax", "conv"};
+  if (field == "cross_mixer") return std::vector<std::string>{"softmax", "linformer"};
+  return std::nullopt;
+}
+
+// Refuses a kind of a place's mixer list (one kind, or one per layer) that the place cannot
+// take, saying only what is wrong, as the readers above: the caller names the field or flag.
+void check_mixer_kinds(const std::string& field, const std::string& mixers) {
+  const std::vector<std::string> allowed = mixer_kinds_of(field).value();
+  const bool decoder_self = field == "decoder_self_mixer", cross = field == "cross_mixer";
+  for (const std::string& kind : split_kinds(mixers)) {
+    ATTN_CHECK(kind != "linformer" || !decoder_self,
+               "linformer cannot be causal: its compression mixes every position (use it for encoder_self_mixer or "
+               "cross_mixer)");
+    if (kind.starts_with("kernel:")) {
+      check_kernel_mixer_kind(kind, decoder_self, cross);
       continue;
     }
     ATTN_CHECK(std::find(allowed.begin(), allowed.end(), kind) != allowed.end(),
-               "config: {}: unknown or unsupported mixer '{}' (this place takes: {}, kernel:<map>+<rule>)", field,
-               kind, fmt::join(allowed, ", "));
+               "unknown or unsupported mixer '{}' (this place takes: {}, kernel:<map>+<rule>)", kind,
+               fmt::join(allowed, ", "));
+  }
+}
+
+// A place's mixer list: its kinds, and as many as there are layers when more than one.
+void validate_mixers(const std::string& field, const std::string& mixers, int64_t layers) {
+  const size_t count = split_kinds(mixers).size();
+  ATTN_CHECK(count == 1 || int64_t(count) == layers,
+             "config: {} lists {} mixers but there are {} layers (give one kind, or one per layer)", field, count,
+             layers);
+  try {
+    check_mixer_kinds(field, mixers);
+  } catch (const Error& e) {
+    throw Error(fmt::format("config: {}: {}", field, e.what()));
   }
 }
 
@@ -351,9 +394,9 @@ void TransformerConfig::validate() const {
              unk_idx, src_vocab_size, tgt_vocab_size);
   ATTN_CHECK(ffn_init == "xavier" || ffn_init == "torch", "config: ffn_init must be 'xavier' or 'torch', got '{}'",
              ffn_init);
-  validate_mixers("encoder_self_mixer", encoder_self_mixer, encoder_layers, {"softmax", "linformer", "conv"});
-  validate_mixers("decoder_self_mixer", decoder_self_mixer, decoder_layers, {"softmax", "conv"});
-  validate_mixers("cross_mixer", cross_mixer, decoder_layers, {"softmax", "linformer"});
+  validate_mixers("encoder_self_mixer", encoder_self_mixer, encoder_layers);
+  validate_mixers("decoder_self_mixer", decoder_self_mixer, decoder_layers);
+  validate_mixers("cross_mixer", cross_mixer, decoder_layers);
   if (uses_kind(encoder_self_mixer, "conv"))
     validate_conv("encoder", encoder_conv_type, encoder_kernel_size_list, encoder_layers, encoder_conv_dim,
                   encoder_attention_heads, true);
@@ -426,6 +469,19 @@ void apply_override(TransformerConfig& config, const std::string& key_value) {
 
 void apply_overrides(TransformerConfig& config, const std::vector<std::string>& key_values) {
   for (const std::string& kv : key_values) apply_override(config, kv);
+}
+
+std::string config_value_problem(const std::string& key, const std::string& text) {
+  const Field* field = find_field(normalized_key(key));
+  ATTN_CHECK(field != nullptr, "config: unknown key '{}' (known: {})", key, fmt::join(field_names(), ", "));
+  try {
+    TransformerConfig scratch;
+    set_value(scratch, *field, text);
+    if (mixer_kinds_of(field->name)) check_mixer_kinds(field->name, text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
 }
 
 nlohmann::json to_json(const TransformerConfig& config) {

@@ -131,6 +131,11 @@ const std::vector<ConfigFlag>& config_flags();
 // Throws on an unknown key or a value that does not parse for that field.
 void apply_override(TransformerConfig& config, const std::string& key_value);
 void apply_overrides(TransformerConfig& config, const std::vector<std::string>& key_values);
+// What is wrong with `text` as the value of the field `key` (spelt as for apply_override),
+// without naming the field: "must be an integer, got '1.5'", or for a mixer a kind its place
+// cannot take; empty when nothing is. What depends on other fields (a mixer list's length
+// against the layers) is left to validate(). `attnlab train` checks its model flags with it.
+std::string config_value_problem(const std::string& key, const std::string& text);
 
 nlohmann::json to_json(const TransformerConfig& config);
 // The fields in which two configurations differ, one "name: A vs B" each (empty when equal).

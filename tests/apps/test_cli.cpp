@@ -1058,6 +1058,21 @@ TEST_CASE("translate names the input line that is not UTF-8 or longer than the m
   require_runtime_error(run_attnlab(dir, translate, dir.file("long.en")), {"<stdin>:3", "max_source_positions"});
 }
 
+TEST_CASE("generate names the split's file and the sentence whose source is longer than the model's positions") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  TempDir dir;
+  std::string long_line;
+  for (int i = 0; i < 3000; ++i) long_line += "the ";
+  for (const std::string lang : {"en", "de"}) write_file(dir.file("long." + lang), "a short line\n" + long_line + "\n");
+  require_success(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--testpref", "long", "--destdir", "long-bin",
+                                    "--srcdict", workspace.dir.file("data-bin/dict.en.txt"), "--tgtdict",
+                                    workspace.dir.file("data-bin/dict.de.txt")}));
+  // It said "sentence 1: the source has ...", naming no file.
+  require_runtime_error(run_attnlab(dir, {"generate", "long-bin", "--path",
+                                          workspace.dir.file("checkpoints/checkpoint_best"), "--threads", "1"}),
+                        {"test.en-de.en.bin: sentence 1 (S-1)", "max_source_positions"});
+}
+
 TEST_CASE("a negative or NaN or infinite --max-len-a / --max-len-b, an n-gram block of 1 or a kNN-MT option out of range is refused naming the flag") {
   TempDir dir;
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
@@ -1249,8 +1264,10 @@ TEST_CASE("an unknown model preset, token mixer or config value is an error nami
     return run_attnlab(workspace.dir, args);
   };
   require_runtime_error(train_with({"--arch", "no_such_arch"}), {"no_such_arch"});
-  require_runtime_error(train_with({"--encoder-self-mixer", "no_such_mixer"}), {"no_such_mixer"});
-  require_runtime_error(train_with({"--encoder-layers", "many"}), {"encoder_layers", "many"});
+  // A model flag's value is checked with the command line, naming the flag.
+  require_command_line_error(train_with({"--encoder-self-mixer", "no_such_mixer"}),
+                             "--encoder-self-mixer: unknown or unsupported mixer 'no_such_mixer'");
+  require_command_line_error(train_with({"--encoder-layers", "many"}), "--encoder-layers: must be an integer, got 'many'");
   require_runtime_error(train_with({"--model-override", "no_such_key=1"}), {"no_such_key"});
   CHECK_FALSE(fs::exists(dir.file("checkpoints")));
 }

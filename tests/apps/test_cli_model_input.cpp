@@ -1,6 +1,7 @@
 // Bad input to the model commands that needs no trained model (tests/apps/test_cli.cpp has the
-// ones that do): a model configuration too large to build, and batch, search and schedule
-// flags out of range, each refused at once naming the field or the flag — never hours of
+// ones that do): a model configuration too large to build, batch, search and schedule flags
+// out of range, a non-integer for an integer flag, a mixer its place cannot take and an empty
+// inspect --target, each refused at once naming the field or the flag — never hours of
 // building layers, nor a value silently taken as another.
 #include <catch.hpp>
 
@@ -64,4 +65,51 @@ TEST_CASE("a batch size, search or schedule flag out of range is a command-line 
   require_runtime_error(run_attnlab(dir, {"generate", "data", "--path", "no-such-ckpt", "--sampling", "--sampling-topk",
                                           "-1", "--sampling-topp", "-1"}),
                         {"no-such-ckpt"});
+}
+
+TEST_CASE("a non-integer given to an integer flag is a command-line error saying the flag must be an integer") {
+  TempDir dir;
+  // The model flags became config overrides read after the data: "config: 'encoder_layers'
+  // expects a number, got '1.5'"; the others read "Could not convert: --update-freq = 1.5".
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--encoder-layers", "1.5"}, {"--decoder-embed-dim", "1e3"}, {"--update-freq", "1.5"},
+           {"--max-tokens", "100.5"}, {"--log-interval", "ten"}}) {
+    INFO(flag << " " << value);
+    require_command_line_error(run_attnlab(dir, {"train", "data", flag, value}),
+                               flag + ": must be an integer, got '" + value + "'");
+  }
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--dropout", "0.x"}),
+                             "--dropout: must be a number, got '0.x'");
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--encoder-kernel-size-list", "[3,x]"}),
+                             "--encoder-kernel-size-list: must be a list of integers");
+  require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--beam", "1.5"}),
+                             "--beam: must be an integer, got '1.5'");
+  // An unsigned flag read "-1" as 2^64 - 1 and trained with that seed.
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--seed", "-1"}),
+                             "--seed: must be a non-negative integer, got '-1'");
+}
+
+TEST_CASE("a mixer kind its place cannot take is refused naming the mixer flag, or the field of an override") {
+  TempDir dir;
+  // An unknown rule in decoder self-attention surfaced only when the model was built, naming nothing.
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--decoder-self-mixer", "kernel:t2r+nope"}),
+                             "--decoder-self-mixer: unknown update rule 'nope'");
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--cross-mixer", "softmax,conv"}),
+                             "--cross-mixer: unknown or unsupported mixer 'conv'");
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--decoder-self-mixer", "linformer"}),
+                             "--decoder-self-mixer: linformer cannot be causal");
+  require_runtime_error(run_attnlab(dir, {"info", "--arch", "transformer_tiny", "--model-override",
+                                          "decoder_self_mixer=kernel:t2r+nope"}),
+                        {"config: decoder_self_mixer: unknown update rule 'nope'"});
+}
+
+TEST_CASE("inspect refuses an empty --target or --source instead of taking it as left out") {
+  TempDir dir;
+  // An empty --target decoded the model's own translation, as if there were none.
+  require_command_line_error(
+      run_attnlab(dir, {"inspect", "--path", "ckpt", "--source", "a sentence", "--target", "", "--out", "maps"}),
+      "--target: is empty");
+  require_command_line_error(
+      run_attnlab(dir, {"inspect", "--path", "ckpt", "--source", "", "--data", ".", "--out", "maps"}),
+      "--source: is empty");
 }

@@ -15,12 +15,25 @@ namespace fs = std::filesystem;
 TEST_CASE("output that cannot be written to standard output is an error, not a success") {
   TempDir dir;
   const std::string input = write_file(dir.dir / "in.txt", "Hello, world.\n");
-  const std::string command = fmt::format("{} tokenize < {} > /dev/full 2> {}", shell_quoted(ATTNLAB_BINARY),
-                                          shell_quoted(input), shell_quoted(dir.file("err")));
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == kRuntimeError);
-  CHECK(read_file(dir.file("err")).starts_with("attnlab: error: writing standard output failed"));
+  const CommandResult result = run_attnlab(dir, {"tokenize"}, input, "/dev/full");
+  CHECK(result.exit_code == kRuntimeError);
+  CHECK(result.err.starts_with("attnlab: error: writing standard output failed"));
+}
+
+TEST_CASE("a failed write to standard output is reported with its reason") {
+  TempDir dir;
+  const std::string line = write_file(dir.dir / "line.txt", "Hello, world.\n");
+  std::string lines;
+  for (int i = 0; i < 100000; ++i) lines += "Hello, world.\n";
+  const std::string many = write_file(dir.dir / "many.txt", lines);  // fails mid-run, at a full buffer
+  // These flush their output themselves, or fill their buffer, so the write failed before the
+  // final check, which found errno no longer saying why: "writing standard output failed".
+  for (const auto& [args, input] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"tokenize"}, line}, {{"detokenize"}, line}, {{"tokenize"}, many}, {{"tokenize", "-j", "2"}, many}}) {
+    INFO(args.front() << " < " << input);
+    require_runtime_error(run_attnlab(dir, args, input, "/dev/full"),
+                          {"writing standard output failed: No space left on device"});
+  }
 }
 
 TEST_CASE("a folder as standard input or as an input file is refused, naming it") {

@@ -86,6 +86,16 @@ TEST_CASE("integers out of their flag's range are command-line errors naming the
       run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--nwordssrc", "99999999999999999999"}), "--nwordssrc");
 }
 
+TEST_CASE("a non-integer for a text tool's integer flag is a command-line error saying the flag takes an integer") {
+  TempDir dir;
+  const std::string text = input_file(dir, "in.txt", "a b\n");
+  // CLI11 said "Could not convert: --paired-bs-n = 1.5".
+  require_command_line_error(run_attnlab(dir, {"score", "-r", text, "--paired-bs-n", "1.5"}, text),
+                             "--paired-bs-n: must be an integer, got '1.5'");
+  require_command_line_error(run_attnlab(dir, {"score", "-r", text, "--confidence-n", "1e3"}, text),
+                             "--confidence-n: must be an integer, got '1e3'");
+}
+
 TEST_CASE("preprocess bounds --padding-factor and writes an empty --destdir into the current folder") {
   TempDir dir;
   input_file(dir, "train.en", "a b c\n");
