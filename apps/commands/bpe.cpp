@@ -1,6 +1,8 @@
 // `attnlab bpe learn | apply | learn-joint`: subword-nmt's learn-bpe, apply-bpe and
 // learn-joint-bpe-and-vocab (docs/mt-tools.md §1). Standard input is split into lines like a
 // Python text stream, `-i FILE` like subword-nmt's codecs reader (§1.4).
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -32,6 +34,9 @@ TextLines read_input(const std::string& path) {
 void write_output(const std::string& path, const std::string& content) {
   if (path.empty()) {
     std::cout << content << std::flush;
+    // Checked here, while errno still says why: output this large bypasses std::cout's buffer,
+    // so the final check of apps/main.cpp could not learn the reason by writing it again.
+    if (!std::cout) throw Error(fmt::format("writing standard output failed: {}", std::strerror(errno)));
     return;
   }
   write_file_atomic(path, content);

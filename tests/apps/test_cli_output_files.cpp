@@ -26,10 +26,12 @@ TEST_CASE("a failed write to standard output is reported with its reason") {
   std::string lines;
   for (int i = 0; i < 100000; ++i) lines += "Hello, world.\n";
   const std::string many = write_file(dir.dir / "many.txt", lines);  // fails mid-run, at a full buffer
+  write_file(dir.dir / "codes", "#version: 0.2\nH e\n");
   // These flush their output themselves, or fill their buffer, so the write failed before the
   // final check, which found errno no longer saying why: "writing standard output failed".
   for (const auto& [args, input] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"tokenize"}, line}, {{"detokenize"}, line}, {{"tokenize"}, many}, {{"tokenize", "-j", "2"}, many}}) {
+           {{"tokenize"}, line}, {{"detokenize"}, line}, {{"tokenize"}, many}, {{"tokenize", "-j", "2"}, many},
+           {{"bpe", "learn", "-s", "5"}, many}, {{"bpe", "apply", "-c", "codes"}, many}}) {
     INFO(args.front() << " < " << input);
     require_runtime_error(run_attnlab(dir, args, input, "/dev/full"),
                           {"writing standard output failed: No space left on device"});
