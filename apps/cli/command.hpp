@@ -64,10 +64,30 @@ inline CLI::Validator finite_number() {
   return finite_number_that([](double) { return true; }, "", "FINITE");
 }
 
+// The integers of [low, high] in words, a bound that is T's own limit left unsaid: "an
+// integer in [1, 1024]", "a non-negative integer", "a positive integer", "an integer >= 2",
+// "an integer".
+template <std::integral T>
+std::string integer_range_words(T low, T high) {
+  constexpr T kMin = std::numeric_limits<T>::min(), kMax = std::numeric_limits<T>::max();
+  if (high != kMax) return low == kMin ? fmt::format("an integer <= {}", high) : fmt::format("an integer in [{}, {}]", low, high);
+  if (low == 0) return "a non-negative integer";
+  if (low == 1) return "a positive integer";
+  return low == kMin ? "an integer" : fmt::format("an integer >= {}", low);
+}
+
+// The same for --help, after the flag's type: "[1, 1024]", ">= 0", "<= 5".
+template <std::integral T>
+std::string integer_range_brief(T low, T high) {
+  if (high != std::numeric_limits<T>::max())
+    return low == std::numeric_limits<T>::min() ? fmt::format("<= {}", high) : fmt::format("[{}, {}]", low, high);
+  return fmt::format(">= {}", low);
+}
+
 // A validator for a flag read into an integer of type T: a decimal integer in [low, high], by
-// default anything T holds, else "--seed: must be an integer in [0, 18446744073709551615], got
-// '-1'". CLI11 alone reads "-1" into an unsigned flag as 2^64 - 1, and a number too large for T
-// as T's largest, silently.
+// default anything T holds, else "--seed: must be a non-negative integer, got '-1'" or
+// "--threads: must be an integer in [1, 1024], got '0'". CLI11 alone reads "-1" into an
+// unsigned flag as 2^64 - 1, and a number too large for T as T's largest, silently.
 template <std::integral T>
 CLI::Validator integer_in_range(std::type_identity_t<T> low = std::numeric_limits<T>::min(),
                                 std::type_identity_t<T> high = std::numeric_limits<T>::max()) {
@@ -78,9 +98,12 @@ CLI::Validator integer_in_range(std::type_identity_t<T> low = std::numeric_limit
         const char* end = text.data() + text.size();
         const auto [stop, error] = std::from_chars(text.data(), end, value);
         if (!text.empty() && error == std::errc() && stop == end && value >= low && value <= high) return {};
-        return fmt::format("must be an integer in [{}, {}], got '{}'", low, high, text);
+        if (error == std::errc::result_out_of_range && stop == end)
+          return fmt::format("must be {}, got '{}', beyond the {} it holds ({})", integer_range_words<T>(low, high),
+                             text, text.starts_with('-') ? "smallest" : "largest", text.starts_with('-') ? low : high);
+        return fmt::format("must be {}, got '{}'", integer_range_words<T>(low, high), text);
       },
-      whole_type ? std::string() : fmt::format("[{}, {}]", low, high));
+      whole_type ? std::string() : integer_range_brief<T>(low, high));
 }
 
 // Adds a flag read into the integer `variable`, checked by integer_in_range (by default: any

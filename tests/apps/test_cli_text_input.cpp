@@ -94,6 +94,15 @@ TEST_CASE("a non-integer for a text tool's integer flag is a command-line error 
                              "--paired-bs-n: must be an integer, got '1.5'");
   require_command_line_error(run_attnlab(dir, {"score", "-r", text, "--confidence-n", "1e3"}, text),
                              "--confidence-n: must be an integer, got '1e3'");
+  // A bound that is the type's own limit goes unsaid; a number beyond the type says so.
+  require_command_line_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--thresholdsrc", "1.5"}),
+                             "--thresholdsrc: must be an integer, got '1.5'");
+  require_command_line_error(run_attnlab(dir, {"bpe", "learn", "-s", "-5"}, text),
+                             "--symbols: must be a non-negative integer, got '-5'");
+  require_command_line_error(
+      run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--thresholdsrc", "-99999999999999999999"}),
+      "--thresholdsrc: must be an integer, got '-99999999999999999999', beyond the smallest it holds "
+      "(-9223372036854775808)");
 }
 
 TEST_CASE("preprocess bounds --padding-factor and writes an empty --destdir into the current folder") {
