@@ -118,7 +118,8 @@ CLI::Option* add_integer_option(CLI::App& cmd, const std::string& name, T& varia
 // Gives every flag of `cmd` and its subcommands that CLI11 reads into an integer a check that
 // its value is a decimal integer (no '-' for an unsigned one): "--beam: must be an integer,
 // got '1.5'", where CLI11 alone says "Could not convert: --beam = 1.5", and reads "-1" into an
-// unsigned flag as 2^64 - 1. Ranges stay with each flag's own check (integer_in_range).
+// unsigned flag as 2^64 - 1: integer_in_range over the whole of int64_t or uint64_t. Narrower
+// ranges stay with each flag's own check.
 void check_integer_flags(CLI::App& cmd);
 
 // A validator refusing an empty value, where an empty value would read as the flag left out
