@@ -1,7 +1,6 @@
 // `attnlab plot RUN... --out FILE.png`: training curves from runs' train_log.jsonl (a run is its
 // save dir or the log file itself), one panel per metric, every run on the same axes, against
 // updates or training minutes (apps/plotting/training_log.hpp).
-#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -10,11 +9,10 @@
 #include "apps/cli/command.hpp"
 #include "apps/plotting/training_log.hpp"
 #include "core/error.hpp"
+#include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct PlotArgs {
   std::vector<std::string> runs, labels;
@@ -22,17 +20,6 @@ struct PlotArgs {
   std::vector<std::string> metrics = {"loss", "ppl", "lr", "gnorm", "tokens_per_second"};
   int columns = 2;
 };
-
-std::string log_of(const std::string& run) {
-  return fs::is_directory(run) ? (fs::path(run) / "train_log.jsonl").string() : run;
-}
-
-// A run's default label: its save dir's name.
-std::string label_of(const std::string& run) {
-  const fs::path path = fs::absolute(run).lexically_normal();
-  const fs::path dir = fs::is_directory(path) ? path : path.parent_path();
-  return dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-}
 
 int run_plot(const PlotArgs& args) {
   if (!args.labels.empty() && args.labels.size() != args.runs.size())
@@ -42,10 +29,14 @@ int run_plot(const PlotArgs& args) {
   for (const std::string& metric : args.metrics)
     if (!named.insert(metric).second)
       throw Error(fmt::format("plot: --metrics names {} twice; each metric is one panel", metric));
+  std::vector<std::string> logs;
+  for (const std::string& run : args.runs) {
+    logs.push_back(plot::training_log_of(run));
+    data::refuse_output_over_input(args.out, logs.back(), "a run's training log");
+  }
+  const std::vector<std::string> labels = args.labels.empty() ? plot::run_labels(args.runs) : args.labels;
   std::vector<plot::Run> runs;
-  for (size_t i = 0; i < args.runs.size(); ++i)
-    runs.push_back({args.labels.empty() ? label_of(args.runs[i]) : args.labels[i],
-                    plot::read_training_log(log_of(args.runs[i]))});
+  for (size_t i = 0; i < logs.size(); ++i) runs.push_back({labels[i], plot::read_training_log(logs[i])});
   const plot::XAxis x = args.x_axis == "minutes" ? plot::XAxis::kMinutes : plot::XAxis::kUpdates;
   const auto canvas = plot::draw_line_charts(plot::training_panels(runs, args.metrics, x), args.columns);
   plot::write_png(*canvas, args.out);
@@ -58,7 +49,8 @@ CommandAction setup_plot(CLI::App& cmd) {
   auto args = std::make_shared<PlotArgs>();
   cmd.add_option("runs", args->runs, "Save dirs (or their train_log.jsonl)")->required()->check(CLI::ExistingPath);
   cmd.add_option("--out,-o", args->out, "PNG file to write")->required();
-  cmd.add_option("--label", args->labels, "Legend label of each run, in order (default: the save dir's name)");
+  cmd.add_option("--label", args->labels,
+                 "Legend label of each run, in order (default: the end of its path that tells it from the others)");
   cmd.add_option("--x", args->x_axis, "Horizontal axis")->check(CLI::IsMember({"updates", "minutes"}));
   cmd.add_option("--metrics", args->metrics,
                  "Panels: loss, nll_loss, ppl, lr, gnorm, tokens_per_second (comma separated)")

@@ -36,23 +36,65 @@ void Canvas::stroke_rect(double x, double y, double w, double h, Colour c, doubl
   cairo_stroke(cr_);
 }
 
-void Canvas::line(double x0, double y0, double x1, double y1, Colour c, double line_width) {
+void Canvas::line(double x0, double y0, double x1, double y1, Colour c, double line_width,
+                  const std::vector<double>& dashes) {
   const double xs[] = {x0, x1}, ys[] = {y0, y1};
-  polyline(xs, ys, 2, c, line_width);
+  polyline(xs, ys, 2, c, line_width, dashes);
 }
 
-void Canvas::polyline(const double* x, const double* y, size_t n, Colour c, double line_width) {
+void Canvas::fill_circle(double x, double y, double radius, Colour c) {
+  cairo_set_source_rgb(cr_, c.r, c.g, c.b);
+  cairo_new_sub_path(cr_);  // no line from the current point to the circle
+  cairo_arc(cr_, x, y, radius, 0, 2 * std::numbers::pi);
+  cairo_fill(cr_);
+}
+
+void Canvas::polyline(const double* x, const double* y, size_t n, Colour c, double line_width,
+                      const std::vector<double>& dashes) {
   if (n == 0) return;
+  cairo_save(cr_);  // the dashes are for this line only
   cairo_set_source_rgb(cr_, c.r, c.g, c.b);
   cairo_set_line_width(cr_, line_width);
   cairo_set_line_join(cr_, CAIRO_LINE_JOIN_ROUND);
+  cairo_set_dash(cr_, dashes.data(), int(dashes.size()), 0);
   cairo_move_to(cr_, x[0], y[0]);
   for (size_t i = 1; i < n; ++i) cairo_line_to(cr_, x[i], y[i]);
   if (n == 1) cairo_line_to(cr_, x[0] + 0.5, y[0]);  // a lone point still shows
   cairo_stroke(cr_);
+  cairo_restore(cr_);
 }
 
 namespace {
+
+// The length of the UTF-8 character that `lead` starts (1 to 4), or 0 for a byte that starts none.
+size_t character_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead >> 5 == 0b110) return 2;
+  if (lead >> 4 == 0b1110) return 3;
+  return lead >> 3 == 0b11110 ? 4 : 0;
+}
+
+// Unicode's noncharacters (U+FDD0 to U+FDEF, and the last two of every plane), which cairo
+// refuses as it refuses invalid UTF-8. `c` is one valid UTF-8 character.
+bool is_noncharacter(std::string_view c) {
+  char32_t code = c.size() == 1 ? char32_t(c[0]) : char32_t(c[0] & (0x7F >> c.size()));
+  for (size_t i = 1; i < c.size(); ++i) code = code << 6 | char32_t(c[i] & 0x3F);
+  return (code >= 0xFDD0 && code <= 0xFDEF) || (code & 0xFFFE) == 0xFFFE;
+}
+
+// Text as cairo takes it, every byte that does not belong to a character cairo draws replaced by
+// U+FFFD: on any other text cairo stops drawing altogether, leaving a blank image.
+std::string drawable_text(std::string_view utf8) {
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  std::string text;
+  for (size_t i = 0; i < utf8.size();) {
+    const std::string_view c = utf8.substr(i, character_length(static_cast<unsigned char>(utf8[i])));
+    const bool drawable = !c.empty() && data::find_invalid_utf8(c) == std::string_view::npos && !is_noncharacter(c);
+    text += drawable ? c : kReplacement;
+    i += drawable ? c.size() : 1;
+  }
+  return text;
+}
 
 void select_font(cairo_t* cr, double size, bool bold) {
   cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
@@ -64,9 +106,8 @@ void select_font(cairo_t* cr, double size, bool bold) {
 
 double Canvas::text_width(std::string_view utf8, double size, bool bold) {
   select_font(cr_, size, bold);
-  const std::string s(utf8);
   cairo_text_extents_t extents;
-  cairo_text_extents(cr_, s.c_str(), &extents);
+  cairo_text_extents(cr_, drawable_text(utf8).c_str(), &extents);
   return extents.x_advance;
 }
 
@@ -81,8 +122,7 @@ void Canvas::text(double x, double y, std::string_view utf8, double size, Align 
   cairo_rotate(cr_, -degrees * std::numbers::pi / 180);
   cairo_move_to(cr_, dx, (font.ascent - font.descent) / 2);  // vertically centred on the anchor
   cairo_set_source_rgb(cr_, c.r, c.g, c.b);
-  const std::string s(utf8);
-  cairo_show_text(cr_, s.c_str());
+  cairo_show_text(cr_, drawable_text(utf8).c_str());
   cairo_restore(cr_);
 }
 
@@ -96,6 +136,8 @@ cairo_status_t append_bytes(void* closure, const unsigned char* data, unsigned i
 }  // namespace
 
 std::string Canvas::png() const {
+  ATTN_CHECK(cairo_status(cr_) == CAIRO_STATUS_SUCCESS, "plot: drawing the image failed ({}); nothing written",
+             cairo_status_to_string(cairo_status(cr_)));
   std::string bytes;
   cairo_surface_flush(surface_);
   const cairo_status_t status = cairo_surface_write_to_png_stream(surface_, append_bytes, &bytes);

@@ -5,6 +5,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 typedef struct _cairo cairo_t;
 typedef struct _cairo_surface cairo_surface_t;
@@ -33,15 +34,22 @@ class Canvas {
 
   void fill_rect(double x, double y, double w, double h, Colour c);
   void stroke_rect(double x, double y, double w, double h, Colour c, double line_width = 1);
-  void line(double x0, double y0, double x1, double y1, Colour c, double line_width = 1);
-  // A polyline through the points (x[i], y[i]).
-  void polyline(const double* x, const double* y, size_t n, Colour c, double line_width = 1.5);
-  // UTF-8 text in DejaVu Sans at `size` px, rotated by `degrees` (counter-clockwise) about the anchor.
+  void line(double x0, double y0, double x1, double y1, Colour c, double line_width = 1,
+            const std::vector<double>& dashes = {});
+  void fill_circle(double x, double y, double radius, Colour c);
+  // A polyline through the points (x[i], y[i]); `dashes` alternates the lengths (px) drawn and
+  // left out, none for a solid line.
+  void polyline(const double* x, const double* y, size_t n, Colour c, double line_width = 1.5,
+                const std::vector<double>& dashes = {});
+  // UTF-8 text in DejaVu Sans at `size` px, rotated by `degrees` (counter-clockwise) about the
+  // anchor. Bytes that are not UTF-8 (a folder name in another encoding), and Unicode's
+  // noncharacters, show as U+FFFD.
   void text(double x, double y, std::string_view utf8, double size, Align align = Align::kStart, Colour c = kBlack,
             double degrees = 0, bool bold = false);
   double text_width(std::string_view utf8, double size, bool bold = false);
 
-  // The image as a PNG file's bytes.
+  // The image as a PNG file's bytes. Throws attn::Error when a drawing failed (cairo then
+  // ignores every later one, so the image would be incomplete).
   std::string png() const;
 
  private:

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -16,9 +17,15 @@ namespace {
 
 constexpr double kLabelSize = 11, kTitleSize = 13, kLegendRow = 22;
 
-// Distinct colours for the runs (the Tableau 10 palette's first six).
+// Distinct colours for the runs (the Tableau 10 palette), each taken with every dash pattern.
 constexpr Colour kPalette[] = {{0.122, 0.467, 0.706}, {1.000, 0.498, 0.055}, {0.173, 0.627, 0.173},
-                               {0.839, 0.153, 0.157}, {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}};
+                               {0.839, 0.153, 0.157}, {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294},
+                               {0.890, 0.467, 0.761}, {0.498, 0.498, 0.498}, {0.737, 0.741, 0.133},
+                               {0.090, 0.745, 0.812}};
+const std::vector<double> kDashPatterns[] = {{}, {7, 4}, {2, 3}, {7, 3, 2, 3}};  // solid, dashed, dotted, dash-dot
+static_assert(kMaxRuns == std::size(kPalette) * std::size(kDashPatterns));
+
+constexpr double kTickTolerance = 1e-9;  // of a step: a tick that rounding put just outside the range
 
 struct Range {
   double low = std::numeric_limits<double>::infinity(), high = -std::numeric_limits<double>::infinity();
@@ -36,15 +43,16 @@ class PanelPainter {
     canvas_.text((left_ + right_) / 2, y0 + 10, panel.title, kTitleSize, Align::kCentre, kBlack, 0, true);
   }
 
-  void paint(const std::map<std::string, Colour>& colours) {
+  void paint(const std::map<std::string, Look>& looks) {
     if (xs_.empty()) {
       canvas_.text((left_ + right_) / 2, (top_ + bottom_) / 2, "no data", kLabelSize, Align::kCentre, kGrey);
       return;
     }
-    if (xs_.high == xs_.low) xs_.high = xs_.low + 1;
+    // A single record, or values equal but for rounding, get a range around them: the point in the middle.
+    std::tie(xs_.low, xs_.high) = axis_range(xs_.low, xs_.high);
     std::tie(ys_.low, ys_.high) = axis_range(ys_.low, ys_.high);
     axes();
-    for (const Series& s : panel_.series) series(s, colours.at(s.label));
+    for (const Series& s : panel_.series) series(s, looks.at(s.label));
     canvas_.stroke_rect(left_, top_, right_ - left_, bottom_ - top_, kGrey);
   }
 
@@ -56,27 +64,36 @@ class PanelPainter {
     return bottom_ - (axis_value - ys_.low) / (ys_.high - ys_.low) * (bottom_ - top_);
   }
 
+  // The y ticks' values (not their logarithms on a log axis).
+  std::vector<double> y_ticks() const {
+    if (!panel_.log_y) return nice_ticks(ys_.low, ys_.high);
+    return log_ticks(std::pow(10.0, ys_.low), std::pow(10.0, ys_.high));
+  }
+
   void axes() {
     for (double t : nice_ticks(xs_.low, xs_.high)) {
       canvas_.line(px(t), top_, px(t), bottom_, kLightGrey);
       canvas_.text(px(t), bottom_ + 10, tick_label(t), kLabelSize, Align::kCentre);
     }
-    for (double t : nice_ticks(ys_.low, ys_.high)) {
-      canvas_.line(left_, py(t), right_, py(t), kLightGrey);
-      canvas_.text(left_ - 4, py(t), tick_label(panel_.log_y ? std::pow(10.0, t) : t), kLabelSize, Align::kEnd);
+    for (double t : y_ticks()) {
+      const double y = py(axis_y(t));
+      canvas_.line(left_, y, right_, y, kLightGrey);
+      canvas_.text(left_ - 4, y, tick_label(t), kLabelSize, Align::kEnd);
     }
     canvas_.text((left_ + right_) / 2, bottom_ + 27, panel_.x_label, kLabelSize, Align::kCentre);
   }
 
-  void series(const Series& s, Colour colour) {
+  void series(const Series& s, const Look& look) {
     std::vector<double> x, y;
     for (size_t i = 0; i < s.x.size(); ++i)
       if (usable(s.y[i])) x.push_back(px(s.x[i])), y.push_back(py(axis_y(s.y[i])));
-    if (!s.points_only) {
-      canvas_.polyline(x.data(), y.data(), x.size(), colour);
-      return;
+    if (s.points_only) {
+      for (size_t i = 0; i < x.size(); ++i) canvas_.fill_rect(x[i] - 2.5, y[i] - 2.5, 5, 5, look.colour);
+    } else if (x.size() == 1) {
+      canvas_.fill_circle(x[0], y[0], 3.5, look.colour);  // a line through one point would hardly show
+    } else {
+      canvas_.polyline(x.data(), y.data(), x.size(), look.colour, 1.5, look.dashes);
     }
-    for (size_t i = 0; i < x.size(); ++i) canvas_.fill_rect(x[i] - 2.5, y[i] - 2.5, 5, 5, colour);
   }
 
   Canvas& canvas_;
@@ -85,25 +102,79 @@ class PanelPainter {
   Range xs_, ys_;
 };
 
+// The smallest 1, 2 or 5 × 10^k at or above `rough` (> 0).
+double nice_step(double rough) {
+  const double magnitude = std::pow(10.0, std::floor(std::log10(rough)));
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * magnitude >= rough) return m * magnitude;
+  return 10 * magnitude;
+}
+
+// The multiples of `step` in [low, high], ascending, at most `most`. Each is its index times
+// the step, and the indices come from the range's ends: adding the step up instead never
+// passes a value whose rounding is coarser than the step (1e17 + 5 == 1e17). Where the
+// multiples are that close, rounding makes some equal; those are one tick.
+std::vector<double> multiples(double low, double high, double step, int most) {
+  const double first = std::ceil(low / step - kTickTolerance), last = std::floor(high / step + kTickTolerance);
+  const int count = int(std::clamp(last - first + 1, 0.0, double(most)));
+  std::vector<double> ticks;
+  for (int k = 0; k < count; ++k) {
+    const double t = (first + k) * step;
+    if (ticks.empty() || t > ticks.back()) ticks.push_back(std::abs(t) < step * kTickTolerance ? 0.0 : t);
+  }
+  return ticks;
+}
+
+// The series' labels in order of first appearance: one per run.
+std::vector<std::string> run_labels(const std::vector<Panel>& panels) {
+  std::vector<std::string> labels;
+  for (const Panel& p : panels)
+    for (const Series& s : p.series)
+      if (std::find(labels.begin(), labels.end(), s.label) == labels.end()) labels.push_back(s.label);
+  return labels;
+}
+
 }  // namespace
 
+Look run_look(size_t index) {
+  ATTN_CHECK(index < kMaxRuns, "plot: run {} has no look of its own; a figure tells {} runs apart", index + 1,
+             kMaxRuns);
+  return {kPalette[index % std::size(kPalette)], kDashPatterns[index / std::size(kPalette)]};
+}
+
 std::pair<double, double> axis_range(double low, double high) {
-  if (low != high) return {low, high};
-  const double half_span = low == 0 ? 0.5 : 0.05 * std::abs(low);
-  return {low - half_span, high + half_span};
+  constexpr double kResolution = 1e-12;  // some 4,500 times a double's rounding (2.2e-16 of the value)
+  if (high - low > kResolution * std::max(std::abs(low), std::abs(high))) return {low, high};
+  const double middle = low / 2 + high / 2, half_span = middle == 0 ? 0.5 : 0.05 * std::abs(middle);
+  return {middle - half_span, middle + half_span};
 }
 
 std::vector<double> nice_ticks(double low, double high, int count) {
-  ATTN_CHECK(low <= high && count > 0, "nice_ticks: bad range [{}, {}]", low, high);
+  ATTN_CHECK(low <= high && std::isfinite(high - low) && count > 0, "plot: no axis spans [{}, {}]", low, high);
   if (low == high) return {low};
-  const double rough = (high - low) / count, magnitude = std::pow(10.0, std::floor(std::log10(rough)));
-  double step = magnitude;
-  for (double m : {2.0, 5.0, 10.0})
-    if (step < rough) step = m * magnitude;
-  std::vector<double> ticks;
-  for (double t = std::ceil(low / step) * step; t <= high + step * 1e-9; t += step)
-    ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
-  return ticks;
+  return multiples(low, high, nice_step((high - low) / count), count + 1);
+}
+
+std::vector<double> log_ticks(double low, double high, int count) {
+  ATTN_CHECK(low > 0 && low <= high && std::isfinite(high) && count > 0, "plot: no log axis spans [{}, {}]", low, high);
+  const double first_decade = std::floor(std::log10(low)), last_decade = std::ceil(std::log10(high));
+  if (last_decade - first_decade > count) {
+    const double decades = std::log10(high) - std::log10(low);
+    std::vector<double> powers;
+    for (double e : multiples(std::log10(low), std::log10(high), std::max(1.0, nice_step(decades / count)), count + 1))
+      powers.push_back(std::pow(10.0, e));
+    return powers;
+  }
+  // 1, 2 and 5 times each power of ten in the range, and the powers alone: over at most count + 1 decades.
+  std::vector<double> ticks, powers;
+  for (double e = first_decade; e <= last_decade; ++e)
+    for (double m : {1.0, 2.0, 5.0})
+      if (const double t = m * std::pow(10.0, e); low <= t && t <= high) {
+        ticks.push_back(t);
+        if (m == 1) powers.push_back(t);
+      }
+  if (ticks.size() > size_t(count) + 1) return powers;
+  return ticks.size() >= 2 ? ticks : nice_ticks(low, high, count);
 }
 
 std::string tick_label(double v) {
@@ -114,14 +185,16 @@ std::string tick_label(double v) {
 std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int columns, int panel_width,
                                          int panel_height) {
   ATTN_CHECK(!panels.empty() && columns > 0, "plot: nothing to draw");
-  std::map<std::string, Colour> colours;  // one colour per label, in order of appearance
-  std::vector<std::string> labels;
-  bool any_dots = false;
-  for (const Panel& p : panels)
-    for (const Series& s : p.series) {
-      if (colours.emplace(s.label, kPalette[colours.size() % std::size(kPalette)]).second) labels.push_back(s.label);
-      any_dots = any_dots || s.points_only;
-    }
+  const std::vector<std::string> labels = run_labels(panels);
+  ATTN_CHECK(labels.size() <= kMaxRuns,
+             "plot: {} runs; a figure tells at most {} apart (10 colours, each solid, dashed, dotted and "
+             "dash-dotted): plot them in groups",
+             labels.size(), kMaxRuns);
+  std::map<std::string, Look> looks;
+  for (size_t i = 0; i < labels.size(); ++i) looks.emplace(labels[i], run_look(i));
+  const bool any_dots = std::ranges::any_of(panels, [](const Panel& p) {
+    return std::ranges::any_of(p.series, [](const Series& s) { return s.points_only; });
+  });
 
   const int rows = int((panels.size() + size_t(columns) - 1) / size_t(columns));
   const int used_columns = std::min<int>(columns, int(panels.size()));
@@ -129,15 +202,16 @@ std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int c
   auto canvas = std::make_unique<Canvas>(used_columns * panel_width, int(legend_h) + rows * panel_height);
   for (size_t i = 0; i < labels.size(); ++i) {
     const double y = 10 + kLegendRow * (double(i) + 0.5);
-    canvas->fill_rect(16, y - 2, 24, 4, colours.at(labels[i]));
-    canvas->text(48, y, labels[i], kLabelSize);
+    const Look& look = looks.at(labels[i]);
+    canvas->line(16, y, 44, y, look.colour, 3, look.dashes);
+    canvas->text(52, y, labels[i], kLabelSize);
   }
   if (any_dots)
     canvas->text(canvas->width() - 12.0, 10 + kLegendRow / 2, "lines: training · squares: validation", kLabelSize,
                  Align::kEnd, kGrey);
   for (size_t i = 0; i < panels.size(); ++i) {
     const double x0 = double(int(i) % columns * panel_width), y0 = legend_h + double(int(i) / columns * panel_height);
-    PanelPainter(*canvas, panels[i], x0, y0, panel_width, panel_height).paint(colours);
+    PanelPainter(*canvas, panels[i], x0, y0, panel_width, panel_height).paint(looks);
   }
   return canvas;
 }

@@ -2,8 +2,10 @@
 #include "apps/plotting/training_log.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -12,9 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "data/text_io.hpp"
 
 namespace attn::plot {
 namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kLogName = "train_log.jsonl";
 
 // A training or validation record; other records (the run's summary, "done") are skipped.
 std::optional<LogRecord> parse_record(const std::string& line, const std::string& where) {
@@ -37,6 +44,22 @@ std::optional<LogRecord> parse_record(const std::string& line, const std::string
   return r;
 }
 
+// A run resumed from an earlier checkpoint logs its updates again: a training record for
+// update u replaces every record before it at u or later. So a record stays when its update is
+// below every later training record's, which one pass from the end finds.
+std::vector<LogRecord> without_redone_updates(std::vector<LogRecord> records) {
+  std::vector<LogRecord> kept;
+  double later_training = std::numeric_limits<double>::infinity();  // the lowest update of those after
+  for (auto r = records.rbegin(); r != records.rend(); ++r) {
+    const double update = r->update;
+    const bool training = !r->valid;
+    if (update < later_training) kept.push_back(std::move(*r));
+    if (training) later_training = std::min(later_training, update);
+  }
+  std::reverse(kept.begin(), kept.end());
+  return kept;
+}
+
 // Validation records without their time (logs written before they carried "elapsed") take the
 // time their update had: interpolated by update between the training records around it, or
 // past the last one at the run's mean rate up to it. The time of the training record before
@@ -44,9 +67,10 @@ std::optional<LogRecord> parse_record(const std::string& line, const std::string
 void time_validations(std::vector<LogRecord>& records) {
   std::vector<std::pair<double, double>> timed = {{0.0, 0.0}};  // (update, elapsed), ascending
   for (const LogRecord& r : records)
-    if (!r.valid && r.elapsed >= 0) timed.emplace_back(r.update, r.elapsed);
+    if (!r.valid && r.elapsed) timed.emplace_back(r.update, *r.elapsed);
+  if (timed.size() == 1) return;  // no training time to go by
   for (LogRecord& r : records) {
-    if (!r.valid || r.elapsed >= 0) continue;
+    if (!r.valid || r.elapsed) continue;
     const double update = std::max(r.update, 0.0);
     const auto after =
         std::upper_bound(timed.begin(), timed.end(), update,
@@ -57,22 +81,59 @@ void time_validations(std::vector<LogRecord>& records) {
   }
 }
 
+// A run's path folder by folder, absolute: its save dir's, or its log file's when that is not
+// the save dir's train_log.jsonl.
+std::vector<std::string> name_parts(const std::string& run) {
+  fs::path path = fs::absolute(run).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // "dir/"
+  if (path.filename() == kLogName) path = path.parent_path();
+  std::vector<std::string> parts;
+  for (const fs::path& part : path.relative_path()) parts.push_back(part.string());
+  return parts;
+}
+
+// Whether a and b both have `parts` parts or more, the last `parts` of them the same.
+bool ends_alike(const std::vector<std::string>& a, const std::vector<std::string>& b, size_t parts) {
+  return a.size() >= parts && b.size() >= parts && std::equal(a.end() - long(parts), a.end(), b.end() - long(parts));
+}
+
+bool has_time(const Run& run) {
+  return std::ranges::any_of(run.records, [](const LogRecord& r) { return r.elapsed.has_value(); });
+}
+
+// Every run a legend entry of its own, and against minutes, a time to place it by.
+void check_runs(const std::vector<Run>& runs, XAxis x) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      ATTN_CHECK(runs[j].label != runs[i].label,
+                 "plot: runs {} and {} are both labelled '{}'; each run needs a label of its own", j + 1, i + 1,
+                 runs[i].label);
+    ATTN_CHECK(x == XAxis::kUpdates || has_time(runs[i]),
+               "plot: no record of run '{}' has \"elapsed\" (its training time); plot it against updates (--x updates)",
+               runs[i].label);
+  }
+}
+
+// Where a record sits on the x axis; against minutes, none for a record whose time is unknown.
+std::optional<double> x_of(const LogRecord& r, XAxis x) {
+  if (x == XAxis::kUpdates) return r.update;
+  return r.elapsed ? std::optional(*r.elapsed / 60) : std::nullopt;
+}
+
 }  // namespace
 
 std::vector<LogRecord> read_training_log(const std::string& path) {
-  std::ifstream in(path);
-  ATTN_CHECK(in.good(), "plot: cannot read the training log {}", path);
+  std::ifstream in = data::open_input_file(path);
   std::vector<LogRecord> records;
   size_t line_number = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::optional<LogRecord> r = parse_record(line, fmt::format("{}:{}", path, line_number));
-    if (!r) continue;
-    // A run resumed from an earlier checkpoint logs its updates again: what it redoes is replaced.
-    if (!r->valid) std::erase_if(records, [&](const LogRecord& old) { return old.update >= r->update; });
-    records.push_back(std::move(*r));
+    if (std::optional<LogRecord> r = parse_record(line, fmt::format("{}:{}", path, line_number)))
+      records.push_back(std::move(*r));
   }
+  data::check_read(in, path);
+  records = without_redone_updates(std::move(records));
   ATTN_CHECK(!records.empty(),
              "plot: {} has no training or validation record yet (the first comes after --log-interval updates)", path);
   std::stable_sort(records.begin(), records.end(),
@@ -81,12 +142,35 @@ std::vector<LogRecord> read_training_log(const std::string& path) {
   return records;
 }
 
+std::string training_log_of(const std::string& run) {
+  return fs::is_directory(run) ? (fs::path(run) / kLogName).string() : run;
+}
+
+std::vector<std::string> run_labels(const std::vector<std::string>& runs) {
+  std::vector<std::vector<std::string>> names;  // each run's path, folder by folder
+  for (const std::string& run : runs) names.push_back(name_parts(run));
+  std::vector<std::string> labels;
+  std::map<std::string, int> times_named;
+  for (const std::vector<std::string>& name : names) {
+    size_t parts = 1;
+    while (parts < name.size() && std::ranges::any_of(names, [&](const std::vector<std::string>& other) {
+             return other != name && ends_alike(other, name, parts);
+           }))
+      ++parts;
+    std::string label = name.empty() ? "/" : fmt::format("{}", fmt::join(name.end() - long(parts), name.end(), "/"));
+    const int times = ++times_named[label];
+    labels.push_back(times == 1 ? label : fmt::format("{} ({})", label, times));
+  }
+  return labels;
+}
+
 const std::vector<std::string>& plottable_metrics() {
   static const std::vector<std::string> metrics = {"loss", "nll_loss", "ppl", "lr", "gnorm", "tokens_per_second"};
   return metrics;
 }
 
 std::vector<Panel> training_panels(const std::vector<Run>& runs, const std::vector<std::string>& metrics, XAxis x) {
+  check_runs(runs, x);
   const std::map<std::string, std::string> titles = {
       {"loss", "loss (bits/token)"}, {"nll_loss", "NLL (bits/token)"}, {"ppl", "perplexity"},
       {"lr", "learning rate"},       {"gnorm", "gradient norm"},      {"tokens_per_second", "target tokens/s"}};
@@ -99,8 +183,8 @@ std::vector<Panel> training_panels(const std::vector<Run>& runs, const std::vect
       for (bool valid : {false, true}) {
         Series s{run.label, {}, {}, valid};
         for (const LogRecord& r : run.records)
-          if (r.valid == valid && r.values.count(metric))
-            s.x.push_back(x == XAxis::kUpdates ? r.update : r.elapsed / 60), s.y.push_back(r.values.at(metric));
+          if (const std::optional<double> at = x_of(r, x); r.valid == valid && r.values.count(metric) && at)
+            s.x.push_back(*at), s.y.push_back(r.values.at(metric));
         if (!s.x.empty()) panel.series.push_back(std::move(s));
       }
     panels.push_back(std::move(panel));
