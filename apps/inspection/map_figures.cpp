@@ -2,7 +2,6 @@
 #include "apps/inspection/map_figures.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <regex>
 
 #include <fmt/core.h>
@@ -10,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/plotting/heat_map.hpp"
-#include "data/text_io.hpp"
 #include "nn/transformer/layer_wiring.hpp"
 
 namespace attn::app {
@@ -72,18 +70,11 @@ nlohmann::json sentence_json(const SentenceAttention& s, const nn::TransformerCo
           {"places", places}};
 }
 
-std::vector<std::string> write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config,
-                                                  const std::string& dir) {
-  data::create_folders(dir, "the attention maps' folder");
-  std::vector<std::string> written;
-  for (const MapFigure& f : sentence_figures(s, config)) {
-    data::write_file_atomic((std::filesystem::path(dir) / f.file_name).string(), f.png);
-    written.push_back(f.file_name);
-  }
-  data::write_file_atomic((std::filesystem::path(dir) / kAttentionFile).string(),
-                          sentence_json(s, config).dump() + "\n");
-  written.push_back(kAttentionFile);
-  return written;
+std::vector<NamedFile> sentence_attention_files(const SentenceAttention& s, const nn::TransformerConfig& config) {
+  std::vector<NamedFile> files;
+  for (MapFigure& f : sentence_figures(s, config)) files.push_back({std::move(f.file_name), std::move(f.png)});
+  files.push_back({kAttentionFile, sentence_json(s, config).dump() + "\n"});
+  return files;
 }
 
 bool is_sentence_attention_file(const std::string& file_name) {

@@ -27,12 +27,16 @@ std::vector<MapFigure> sentence_figures(const SentenceAttention& s, const nn::Tr
 // [layer][head][query][key]}}}
 nlohmann::json sentence_json(const SentenceAttention& s, const nn::TransformerConfig& config);
 
-// Writes the figures and attention.json into dir (created when missing; each file atomically)
-// and returns the names of the files written.
-std::vector<std::string> write_sentence_attention(const SentenceAttention& s, const nn::TransformerConfig& config,
-                                                  const std::string& dir);
-// Whether a file name is one write_sentence_attention writes: a figure's
-// ("cross-layer2-head1.png") or attention.json.
+// A file of an output folder: its name there and its bytes.
+struct NamedFile {
+  std::string name, content;
+};
+
+// The files of a sentence's attention: every figure, then attention.json. The caller writes
+// them (`inspect` together with its other outputs, all or none).
+std::vector<NamedFile> sentence_attention_files(const SentenceAttention& s, const nn::TransformerConfig& config);
+// Whether a file name is one of sentence_attention_files: a figure's ("cross-layer2-head1.png")
+// or attention.json.
 bool is_sentence_attention_file(const std::string& file_name);
 
 }  // namespace attn::app

@@ -1,15 +1,18 @@
 // Per-head attention statistics (apps/inspection/attention_statistics.hpp): entropy and mean
 // distance of uniform rows against their closed forms, padding left out, the distance to a
-// teacher (0 to itself, the total variation to another map), mismatched models refused, and a
-// NaN weight in a real row refused naming its place, layer and head.
+// teacher (0 to itself, the total variation to another map), mismatched models refused, a
+// NaN weight in a real row refused naming its place, layer and head; and the axis labels of
+// the heat maps of a long sentence (apps/plotting/heat_map.hpp), thinned to stay legible.
 #include <catch.hpp>
 
 #include <cmath>
 #include <limits>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/inspection/attention_statistics.hpp"
+#include "apps/plotting/heat_map.hpp"
 #include "test_support.hpp"
 
 using namespace attn;
@@ -120,5 +123,36 @@ TEST_CASE("attention statistics: a NaN or infinite weight in a real row is an er
                                       "1 head 1"));
     CHECK_THROWS_WITH(teacher.add(uniform_maps(0.0), &maps, kGeometry),
                       Catch::Contains("the teacher (--compare-to) produced NaN"));
+  }
+}
+
+TEST_CASE("heat-map axes of many tokens label every k-th position with its index, labels a line apart") {
+  const auto tokens = [](size_t n) {
+    std::vector<std::string> words;
+    for (size_t i = 0; i < n; ++i) words.push_back("w" + std::to_string(i));
+    return words;
+  };
+  CHECK(plot::axis_labels(tokens(20), 22) == tokens(20));  // full-size cells: every token
+  // The cells draw_heat_map gives 120 and 1,000 tokens (1,400 px in all): every label on top of
+  // the next 12-px one, and at 1,000 tokens the label areas solid black.
+  for (const size_t n : {size_t(120), size_t(1000)}) {
+    INFO(n << " tokens");
+    const double cell = 1400.0 / double(n);
+    const std::vector<std::string> labels = plot::axis_labels(tokens(n), cell);
+    REQUIRE(labels.size() == n);
+    std::vector<size_t> labelled;
+    for (size_t i = 0; i < n; ++i)
+      if (!labels[i].empty()) labelled.push_back(i);
+    REQUIRE(labelled.size() > 1);
+    const size_t step = labelled[1] - labelled[0];
+    CHECK(labelled.front() == 0);
+    CHECK(double(step) * cell >= 12);  // a line apart...
+    CHECK(double(step) * cell <= 40);  // ...and not far more
+    for (size_t k = 0; k < labelled.size(); ++k) {
+      CHECK(labelled[k] == k * step);
+      CHECK(labels[labelled[k]] == fmt::format("#{} w{}", labelled[k], labelled[k]));
+    }
+    const plot::HeatMap map{"t", tokens(n), tokens(n), std::vector<double>(n * n, 1.0 / double(n))};
+    CHECK(plot::draw_heat_map(map)->width() < 1600);
   }
 }
