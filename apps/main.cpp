@@ -1,21 +1,21 @@
 // attnlab: one binary, one subcommand per file in apps/commands/ (see apps/cli/command.hpp).
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <map>
 #include <string>
+#include <system_error>
 #include <vector>
-
-#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/runtime_environment.hpp"
+#include "data/standard_streams.hpp"
 #ifdef ATTNLAB_WITH_CUDA
 #include "cuda/cuda_device_runtime.hpp"
 #endif
@@ -42,32 +42,35 @@ void refuse_folder_on_stdin() {
     throw std::runtime_error("standard input is a folder, not a file");
 }
 
-// The reason standard output could not be written, when a write tried again now fails with
-// one. The failed write's errno is gone by now (a stream in error writes nothing more, and
-// later calls reuse errno), but std::cout's own buffer (after sync_with_stdio(false)) keeps
-// the bytes it could not write, so writing them again fails the same way: "No space left on
-// device". Bytes written past the buffer, and stdio's buffer, are dropped on a failed write:
-// then no reason is known.
-std::string retried_write_error() {
-  errno = 0;
-  std::cout.clear();
-  std::cout.flush();
-  return errno != 0 ? std::strerror(errno) : "";
+// A standard descriptor the command was started without (`<&-`, `>&-`) would be taken by the
+// first file it opens: standard output written into a checkpoint, a checkpoint read as the
+// input. Each gets /dev/null opened the wrong way round, so that reading or writing it still
+// fails as on a closed descriptor ("Bad file descriptor").
+void hold_closed_standard_descriptors() {
+  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) ::open("/dev/null", fd == STDIN_FILENO ? O_WRONLY : O_RDONLY);
 }
 
-// Output that could not be written (a full disk, /dev/full) must not end in exit code 0: the
-// streams keep their error until the end, so one check after the command covers every write.
-void check_stdout_written() {
-  errno = 0;
-  std::cout.flush();
-  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout) return;
-  const std::string reason = errno != 0 ? std::strerror(errno) : retried_write_error();
-  throw std::runtime_error(fmt::format("writing standard output failed{}", reason.empty() ? "" : ": " + reason));
+// Output that could not be written (a full disk, /dev/full) must not end in exit code 0, and its
+// error says why: std::cout keeps the reason of its first failed write
+// (data::keep_standard_output_errors), and fmt::print throws "cannot write to file: REASON"
+// without saying which file, named here when stdout is the stream in error.
+int run_command(const attn::app::CommandAction& action) {
+  attn::data::keep_standard_output_errors();
+  try {
+    const int exit_code = action();
+    attn::data::check_standard_output_written();
+    return exit_code;
+  } catch (const std::system_error& error) {
+    if (!std::ferror(stdout)) throw;
+    attn::data::throw_standard_output_failed(error.code().value());
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  hold_closed_standard_descriptors();
   attn::app::prepare_runtime_environment(argv);
 #ifdef ATTNLAB_WITH_CUDA
   attn::cuda::install_cuda_runtime();  // lists GPUs in `info`; `--device cuda:N` switches one on
@@ -90,11 +93,7 @@ int main(int argc, char** argv) {
   try {
     refuse_folder_on_stdin();
     for (auto& [sub, action] : actions)
-      if (sub->parsed()) {
-        const int exit_code = action();
-        check_stdout_written();
-        return exit_code;
-      }
+      if (sub->parsed()) return run_command(action);
   } catch (const std::exception& e) {
     std::cerr << "attnlab: error: " << e.what() << "\n";
     return 1;

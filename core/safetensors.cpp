@@ -303,22 +303,25 @@ SafetensorsFile load_safetensors(const std::string& path) {
   return result;
 }
 
-void save_safetensors(const std::string& path, const NamedTensors& tensors, const TensorFileMetadata& metadata) {
+void write_safetensors_file(const std::string& path, const NamedTensors& tensors, const TensorFileMetadata& metadata) {
   const NamedTensors contiguous = contiguous_cpu_tensors(path, tensors);
   const std::string header = build_header(contiguous, metadata);
   const uint64_t header_bytes = header.size();
+  File out(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  out.write_all(&header_bytes, 8);
+  out.write_all(header.data(), header.size());
+  for (const auto& [name, t] : contiguous) out.write_all(t.raw_data(), t.nbytes());
+  out.sync_and_close();
+}
 
+void save_safetensors(const std::string& path, const NamedTensors& tensors, const TensorFileMetadata& metadata) {
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());
   ATTN_CHECK(fd >= 0, "{}: cannot create a temp file: {}", tmp, std::strerror(errno));
   ::fchmod(fd, 0644);  // mkstemp's 0600 would make checkpoints private to their writer
   ::close(fd);
   try {
-    File out(tmp, O_WRONLY | O_TRUNC);
-    out.write_all(&header_bytes, 8);
-    out.write_all(header.data(), header.size());
-    for (const auto& [name, t] : contiguous) out.write_all(t.raw_data(), t.nbytes());
-    out.sync_and_close();
+    write_safetensors_file(tmp, tensors, metadata);
     ATTN_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "{}: cannot rename {} over it: {}", path, tmp,
                std::strerror(errno));
   } catch (...) {

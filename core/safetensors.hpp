@@ -39,6 +39,11 @@ struct SafetensorsFile {
 // Writes the tensors (any device, any strides; stored contiguous, on CPU) and the metadata.
 // Names must be unique and not "__metadata__".
 void save_safetensors(const std::string& path, const NamedTensors& tensors, const TensorFileMetadata& metadata = {});
+// The same file written at `path` itself (created or truncated, then fsynced), without the temp
+// file and rename: for a caller that stages several files and renames them together
+// (data::OutputFiles::add_written, a checkpoint's weights and JSON).
+void write_safetensors_file(const std::string& path, const NamedTensors& tensors,
+                            const TensorFileMetadata& metadata = {});
 
 // Reads a whole file into fresh CPU tensors.
 SafetensorsFile load_safetensors(const std::string& path);

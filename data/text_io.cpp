@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -57,18 +58,22 @@ std::ifstream open_input_file(const std::string& path) {
 }
 
 void check_read(const std::istream& in, const std::string& path) {
-  if (in.bad()) throw DataError(fmt::format("{}: read failed", path));
+  if (in.bad()) throw DataError(fmt::format("{}: read failed: {}", path, std::strerror(errno)));
 }
 
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding) {
   std::ifstream in = open_input_file(path);
+  return read_lines(in, path, check_encoding);
+}
+
+std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_encoding) {
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
-    if (check_encoding) check_utf8(line, path, lines.size() + 1);
+    if (check_encoding) check_utf8(line, name, lines.size() + 1);
     lines.push_back(std::move(line));
   }
-  check_read(in, path);
+  check_read(in, name);
   return lines;
 }
 
@@ -85,10 +90,12 @@ bool write_all(int fd, std::string_view content) {
   return true;
 }
 
+std::string temp_file_name(const std::string& target) { return target + ".tmp." + std::to_string(::getpid()); }
+
 // Writes `content` into a new temp file beside `target` (fsync'd) with `mode`, and returns its name.
 std::string write_temp_file(const std::string& path, const std::string& target, std::string_view content,
                             mode_t mode) {
-  const std::string temp = target + ".tmp." + std::to_string(::getpid());
+  const std::string temp = temp_file_name(target);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
   if (fd < 0) throw DataError(fmt::format("{}: cannot write (its temp file {}): {}", path, temp, std::strerror(errno)));
   ::fchmod(fd, mode);  // the mode of the file it replaces, whatever the umask
@@ -102,6 +109,18 @@ std::string write_temp_file(const std::string& path, const std::string& target, 
   return temp;
 }
 
+// Gives the temp file a writer of its own wrote `mode` and puts it on disk (fsync).
+void settle_written_temp_file(const std::string& path, const std::string& temp, mode_t mode) {
+  const int fd = ::open(temp.c_str(), O_WRONLY);
+  if (fd < 0) throw DataError(fmt::format("{}: cannot write (its temp file {}): {}", path, temp, std::strerror(errno)));
+  ::fchmod(fd, mode);  // the mode of the file it replaces, whatever the umask
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_error = errno;
+  if (::close(fd) != 0 || !synced)
+    throw DataError(fmt::format("{}: write failed (its temp file {}): {}", path, temp,
+                                std::strerror(synced ? errno : sync_error)));
+}
+
 // Writes `content` into an existing file that is not a regular one (a device, a FIFO).
 void write_in_place(const std::string& path, std::string_view content) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
@@ -112,6 +131,14 @@ void write_in_place(const std::string& path, std::string_view content) {
     throw DataError(fmt::format("{}: write failed: {}", path, std::strerror(written ? errno : write_error)));
 }
 
+// Puts the renames into `folder` on disk (best effort: a file system may not sync folders).
+void sync_folder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 }  // namespace
 
 OutputFiles::~OutputFiles() {
@@ -119,7 +146,7 @@ OutputFiles::~OutputFiles() {
     if (!output.temp.empty()) ::unlink(output.temp.c_str());
 }
 
-void OutputFiles::add(const std::string& path, std::string_view content) {
+OutputFiles::Output OutputFiles::checked_output(const std::string& path, bool& is_regular, mode_t& mode) const {
   namespace fs = std::filesystem;
   std::error_code error;
   const fs::file_status status = fs::status(path, error);  // links followed
@@ -132,16 +159,41 @@ void OutputFiles::add(const std::string& path, std::string_view content) {
   for (const Output& earlier : outputs_)
     if (earlier.target == output.target)
       throw DataError(fmt::format("{}: named twice as an output (also as {})", path, earlier.path));
-  if (exists && !fs::is_regular_file(status)) {
-    output.content = content;
-  } else {
-    const auto mode = exists ? mode_t(status.permissions() & fs::perms::mask) : mode_t(0644);
+  is_regular = !exists || fs::is_regular_file(status);
+  mode = exists ? mode_t(status.permissions() & fs::perms::mask) : mode_t(0644);
+  return output;
+}
+
+void OutputFiles::add(const std::string& path, std::string_view content) {
+  bool is_regular = false;
+  mode_t mode = 0;
+  Output output = checked_output(path, is_regular, mode);
+  if (is_regular)
     output.temp = write_temp_file(path, output.target, content, mode);
+  else
+    output.content = content;
+  outputs_.push_back(std::move(output));
+}
+
+void OutputFiles::add_written(const std::string& path, const std::function<void(const std::string& temp)>& write) {
+  bool is_regular = false;
+  mode_t mode = 0;
+  Output output = checked_output(path, is_regular, mode);
+  if (!is_regular)
+    throw DataError(fmt::format("{}: is not a regular file (this output is written beside it, then renamed)", path));
+  output.temp = temp_file_name(output.target);
+  try {
+    write(output.temp);
+    settle_written_temp_file(path, output.temp, mode);
+  } catch (...) {
+    ::unlink(output.temp.c_str());
+    throw;
   }
   outputs_.push_back(std::move(output));
 }
 
 void OutputFiles::commit() {
+  std::set<std::string> folders;
   for (Output& output : outputs_) {
     if (output.temp.empty()) {
       write_in_place(output.path, output.content);
@@ -150,8 +202,11 @@ void OutputFiles::commit() {
     if (::rename(output.temp.c_str(), output.target.c_str()) != 0)
       throw DataError(fmt::format("{}: cannot replace it with {}: {}", output.path, output.temp, std::strerror(errno)));
     output.temp.clear();
+    const std::string folder = std::filesystem::path(output.target).parent_path().string();
+    folders.insert(folder.empty() ? "." : folder);
   }
   outputs_.clear();
+  for (const std::string& folder : folders) sync_folder(folder);
 }
 
 void refuse_output_over_input(const std::string& output, const std::string& input, std::string_view what) {

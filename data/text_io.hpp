@@ -1,8 +1,12 @@
 // Reading text files line by line with errors that name the file and line: a missing file, a
 // folder, invalid UTF-8 (with the byte offset), a read error. Writing files atomically, one or
-// several together, and making the folders they go in, with errors that name them.
+// several together, and making the folders they go in, with errors that name them. Standard
+// input and output: data/standard_streams.hpp.
 #pragma once
+#include <sys/types.h>
+
 #include <fstream>
+#include <functional>
 #include <istream>
 #include <string>
 #include <stdexcept>
@@ -26,18 +30,23 @@ void check_utf8(std::string_view s, const std::string& file, size_t line);
 // Opens file `path` for reading (binary). Throws DataError "PATH: cannot open: REASON", or
 // "PATH: is a folder, not a file" (a folder opens, and then reads as an empty file).
 std::ifstream open_input_file(const std::string& path);
-// Throws DataError "PATH: read failed" when reading `in` met an error rather than the end.
+// Throws DataError "PATH: read failed: REASON" when reading `in` met an error rather than the
+// end; called right after the read that stopped, whose errno gives the reason.
 void check_read(const std::istream& in, const std::string& path);
 // All lines of a file (without '\n'; a trailing '\r' is kept), each checked for UTF-8.
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding = true);
+// The same for the lines of `in`, named `name` in errors.
+std::vector<std::string> read_lines(std::istream& in, const std::string& name, bool check_encoding = true);
+
 
 // Files that one command writes together, all or none: add() writes each into a temp file
-// beside it (fsync'd), commit() renames them all into place, so an error before the commit (a
-// bad input found late, a full disk, a folder in a file's place) leaves every earlier output as
-// it was; the temp files of a set never committed are removed. A path that is a link is
-// followed, so the link stays and its file is replaced; one that is not a regular file
-// (/dev/null, a FIFO, a terminal) cannot be replaced and is written as it is at the commit. A
-// file replaced keeps its permissions. The same file named twice is an error naming it.
+// beside it (fsync'd), commit() renames them all into place and syncs their folders, so an
+// error before the commit (a bad input found late, a full disk, a folder in a file's place)
+// leaves every earlier output as it was; the temp files of a set never committed are removed.
+// A path that is a link is followed, so the link stays and its file is replaced; one that is
+// not a regular file (/dev/null, a FIFO, a terminal) cannot be replaced and is written as it is
+// at the commit. A file replaced keeps its permissions. The same file named twice is an error
+// naming it.
 class OutputFiles {
  public:
   OutputFiles() = default;
@@ -46,6 +55,9 @@ class OutputFiles {
   OutputFiles& operator=(const OutputFiles&) = delete;
 
   void add(const std::string& path, std::string_view content);
+  // Stages a file that `write` writes itself into the temp file it is given (content too large
+  // to hold as a string: tensors); it must be a regular file (or none yet).
+  void add_written(const std::string& path, const std::function<void(const std::string& temp)>& write);
   void commit();
 
  private:
@@ -55,6 +67,10 @@ class OutputFiles {
     std::string temp;     // the staged content; empty for a file written in place
     std::string content;  // the content of a file written in place
   };
+  // An output for `path` after the checks every one gets; says whether it is (or will be) a
+  // regular file and the mode it keeps.
+  Output checked_output(const std::string& path, bool& is_regular, mode_t& mode) const;
+
   std::vector<Output> outputs_;
 };
 

@@ -2,6 +2,7 @@
 #include "nn/checkpoint_average.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.hpp"
 
@@ -57,11 +58,23 @@ void check_same_names(const SafetensorsFile& first, const SafetensorsFile& other
     ATTN_CHECK(first.contains(name), "average: {} has a tensor '{}' that {} lacks", other.path, name, first.path);
 }
 
+// A diverged run's checkpoint (NaN or infinite weights) would turn the average into NaN.
+void check_finite(const SafetensorsFile& file) {
+  for (const auto& [name, t] : file.tensors) {
+    if (!is_floating(t.dtype())) continue;
+    const std::vector<double> values = t.to_vector();
+    ATTN_CHECK(std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); }),
+               "average: tensor '{}' of {} holds NaN or infinite values (a diverged run?); the average would too",
+               name, file.path);
+  }
+}
+
 }  // namespace
 
 SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs) {
   ATTN_CHECK(!inputs.empty(), "average: no checkpoints given");
   const SafetensorsFile first = load_safetensors(inputs.front());
+  check_finite(first);
   SafetensorsFile result{.path = "", .tensors = {}, .metadata = first.metadata};
   NamedTensors sums;
   for (const auto& [name, t] : first.tensors) sums.emplace_back(name, t.to(sum_dtype(t.dtype())).clone());
@@ -69,6 +82,7 @@ SafetensorsFile average_checkpoints(const std::vector<std::string>& inputs) {
   for (size_t f = 1; f < inputs.size(); ++f) {
     const SafetensorsFile other = load_safetensors(inputs[f]);
     check_same_names(first, other);
+    check_finite(other);
     for (size_t i = 0; i < sums.size(); ++i) {
       const auto& [name, reference] = first.tensors[i];
       const Tensor& t = other.at(name);

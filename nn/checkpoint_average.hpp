@@ -2,7 +2,8 @@
 // (docs/models.md §1.11): every tensor is the arithmetic mean θ̄ = (1/N)·Σθ_i over the N
 // files (summed in float64, then rounded to the tensor's dtype); integer and BOOL tensors
 // are floor-divided, ⌊Σθ_i / N⌋; the metadata is copied from the first file. All files
-// must hold the same names with the same dtypes and shapes.
+// must hold the same names with the same dtypes and shapes, and finite floating values (a
+// NaN or infinite weight, of a diverged run, is an error naming the tensor and the file).
 //
 // Fixed random draws (RFA's `random_matrices`, docs/models.md §5.2) are not averaged: a mean of
 // random features is not a random feature. They must be the same in every file (one run) and

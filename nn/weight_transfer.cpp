@@ -9,6 +9,7 @@ WeightTransfer transfer_weights(const std::map<std::string, Tensor>& source, Mod
   WeightTransfer report;
   std::vector<std::pair<Tensor, Tensor>> copies;  // (into, from)
   std::set<std::string> target_names;
+  std::set<const Storage*> copied_storage;
   for (const auto& [name, tensor] : target.state_dict()) {
     target_names.insert(name);
     auto it = source.find(name);
@@ -22,8 +23,10 @@ WeightTransfer transfer_weights(const std::map<std::string, Tensor>& source, Mod
                name, it->second.shape().str(), tensor.shape().str());
     copies.emplace_back(tensor, it->second);
     report.copied.push_back(name);
-    report.copied_values += tensor.numel();
+    copied_storage.insert(tensor.storage().get());
   }
+  for (const auto& [name, parameter] : target.named_parameters())
+    if (copied_storage.count(parameter.storage().get())) report.copied_parameters += parameter.numel();
   for (const auto& [name, tensor] : source)
     if (!target_names.count(name)) report.dropped.push_back(name);
   for (auto& [into, from] : copies) into.data_only().copy_(from);

@@ -17,7 +17,9 @@ struct WeightTransfer {
   std::vector<std::string> copied;   // in both, same shape: the source's values
   std::vector<std::string> added;    // only in the target: freshly initialised
   std::vector<std::string> dropped;  // only in the source
-  int64_t copied_values = 0;         // elements copied
+  // The target's parameters that hold copied values: a tied tensor (one storage under several
+  // names) counts once and buffers not at all, as in Module::num_parameters.
+  int64_t copied_parameters = 0;
 };
 
 // Copies every tensor of `source` whose name the target's state dict has into the target.

@@ -59,11 +59,6 @@ inline CLI::Validator number_in_range(double low, double high) {
                             fmt::format(" in [{}, {}]", low, high), fmt::format("[{}, {}]", low, high));
 }
 
-// Any finite number (a length penalty, an unknown-word penalty): NaN and infinities only are refused.
-inline CLI::Validator finite_number() {
-  return finite_number_that([](double) { return true; }, "", "FINITE");
-}
-
 // The integers of [low, high] in words, a bound that is T's own limit left unsaid: "an
 // integer in [1, 1024]", "a non-negative integer", "a positive integer", "an integer >= 2",
 // "an integer".
@@ -127,6 +122,15 @@ void check_integer_flags(CLI::App& cmd);
 inline CLI::Validator not_empty(std::string advice) {
   return CLI::Validator(
       [advice](std::string& text) { return text.empty() ? "is empty (" + advice + ")" : std::string(); }, "");
+}
+
+// The data dir argument of the commands that read `attnlab preprocess`'s output (train,
+// validate, generate): required and not empty ("" was looked for as a folder of that name:
+// "data dir  does not exist").
+inline CLI::Option* add_data_dir_argument(CLI::App& cmd, std::string& data_dir, const std::string& description) {
+  return cmd.add_option("data", data_dir, description)
+      ->required()
+      ->check(not_empty("name the folder `attnlab preprocess` wrote; '.' is the current one"));
 }
 
 // The most threads a thread-count flag takes (-j of tokenize and detokenize, --workers of

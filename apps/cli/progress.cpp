@@ -4,13 +4,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <system_error>
 
 #include <fmt/core.h>
 
 namespace attn::app {
 namespace {
 constexpr int kBarWidth = 24;
+}
+
+void flush_now(std::FILE* out) {
+  if (std::fflush(out) != 0) throw std::system_error(errno, std::generic_category(), "cannot write to file");
 }
 
 std::string format_duration(double seconds) {
@@ -26,7 +32,13 @@ std::string format_eta(double elapsed, double fraction) {
 
 ProgressDisplay::ProgressDisplay(std::FILE* out, bool live) : out_(out), live_(live) {}
 
-ProgressDisplay::~ProgressDisplay() { finish(); }
+ProgressDisplay::~ProgressDisplay() {
+  try {
+    finish();
+  } catch (const std::system_error&) {
+    // Not thrown out of a destructor; the stream keeps its error for the command's final check.
+  }
+}
 
 bool ProgressDisplay::is_terminal(std::FILE* out) { return ::isatty(::fileno(out)) == 1; }
 
@@ -36,21 +48,21 @@ void ProgressDisplay::update(double fraction, const std::string& status) {
   const int filled = int(fraction * kBarWidth);
   fmt::print(out_, "\r\033[K[{}{}] {:3.0f}% | {}", std::string(size_t(filled), '#'),
              std::string(size_t(kBarWidth - filled), '.'), 100.0 * fraction, status);
-  std::fflush(out_);
+  flush_now(out_);
   bar_drawn_ = true;
 }
 
 void ProgressDisplay::line(const std::string& text) {
   if (bar_drawn_) fmt::print(out_, "\r\033[K");
   fmt::print(out_, "{}\n", text);
-  std::fflush(out_);
+  flush_now(out_);
   bar_drawn_ = false;
 }
 
 void ProgressDisplay::finish() {
   if (!bar_drawn_) return;
   fmt::print(out_, "\n");
-  std::fflush(out_);
+  flush_now(out_);
   bar_drawn_ = false;
 }
 

@@ -7,6 +7,11 @@
 
 namespace attn::app {
 
+// Flushes `out` now (a line a log reader should see at once). A failure throws what a failed
+// fmt::print throws, std::system_error with errno, while errno still gives the reason; a flush
+// left unchecked loses it, and the failure is noticed only at the command's end.
+void flush_now(std::FILE* out);
+
 // "H:MM:SS" (or "-" for a negative or non-finite duration).
 std::string format_duration(double seconds);
 // Estimated time left when `fraction` of the work took `elapsed` seconds ("-" if unknown).

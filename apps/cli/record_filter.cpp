@@ -1,10 +1,10 @@
 #include "apps/cli/record_filter.hpp"
 
 #include <exception>
-#include <istream>
-#include <ostream>
+#include <iostream>
 #include <vector>
 
+#include "data/standard_streams.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::app {
@@ -56,6 +56,10 @@ void run_record_filter(std::istream& in, std::ostream& out, const std::string& s
     }
   }
   out.flush();
+}
+
+void run_standard_filter(int threads, const RecordFilter& filter) {
+  run_record_filter(data::standard_input(), std::cout, "<stdin>", threads, filter);
 }
 
 }  // namespace attn::app

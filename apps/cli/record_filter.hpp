@@ -15,4 +15,8 @@ using RecordFilter = std::function<std::string(std::string_view record)>;
 void run_record_filter(std::istream& in, std::ostream& out, const std::string& source_name, int threads,
                        const RecordFilter& filter);
 
+// run_record_filter from standard input ("<stdin>" in errors; a read error is an error, not its
+// end: data::standard_input) to standard output.
+void run_standard_filter(int threads, const RecordFilter& filter);
+
 }  // namespace attn::app

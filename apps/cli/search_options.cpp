@@ -21,9 +21,11 @@ CLI::Validator ngram_size() {
 
 void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags& sampling) {
   cmd.add_option("--beam", search.beam, "Beam size (1: greedy)")->check(positive_number())->capture_default_str();
-  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")->check(finite_number())->capture_default_str();
+  cmd.add_option("--lenpen", search.lenpen, "Length penalty exponent")
+      ->check(number_in_range(-nn::kMaxLengthPenalty, nn::kMaxLengthPenalty))
+      ->capture_default_str();
   cmd.add_option("--max-len-a", search.max_len_a, "max_len = a * src_len + b")
-      ->check(non_negative_number())
+      ->check(number_in_range(0, nn::kMaxLengthRatio))
       ->capture_default_str();
   cmd.add_option("--max-len-b", search.max_len_b, "max_len = a * src_len + b")
       ->check(non_negative_number())
@@ -34,10 +36,10 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
       ->capture_default_str();
   cmd.add_option("--unkpen", search.unk_penalty,
                  "Unknown-word penalty, subtracted from <unk>'s log-probability (> 0: fewer <unk>, < 0: more)")
-      ->check(finite_number())
+      ->check(number_in_range(-nn::kMaxUnknownPenalty, nn::kMaxUnknownPenalty))
       ->capture_default_str();
   cmd.add_option("--temperature", search.temperature, "Divide the logits by T before the softmax (< 1 sharper)")
-      ->check(positive_number())
+      ->check(number_in_range(nn::kMinTemperature, nn::kMaxTemperature))
       ->capture_default_str();
   cmd.add_flag("--sampling", sampling.sampling, "Draw each next token from the model's distribution instead of searching");
   // fairseq reads 0 and any negative value as off; only -1 is taken here, so that a typo is not

@@ -16,11 +16,13 @@ struct SamplingFlags {
   uint64_t seed = 1;   // --seed: fairseq-generate's default
 };
 
-// --beam, --lenpen, --max-len-a, --max-len-b, --no-repeat-ngram-size and --temperature into
-// `search`, and --sampling, --sampling-topk, --sampling-topp and --seed into `sampling`;
-// negative or non-finite lengths are refused (a maximum length below 1 would leave no
-// hypothesis to print), and so is an n-gram size of 1, a temperature that is not positive, a
-// --sampling-topk below 1 or a --sampling-topp outside (0, 1] (but -1, off, for both).
+// --beam, --lenpen, --max-len-a, --max-len-b, --no-repeat-ngram-size, --unkpen and
+// --temperature into `search`, and --sampling, --sampling-topk, --sampling-topp and --seed into
+// `sampling`; negative or non-finite lengths are refused (a maximum length below 1 would leave
+// no hypothesis to print), and so is an n-gram size of 1, a --lenpen, --unkpen, --temperature
+// or --max-len-a outside the range that keeps the search's numbers finite
+// (nn/search/hypothesis.hpp), a --sampling-topk below 1 or a --sampling-topp outside (0, 1]
+// (but -1, off, for both).
 void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags& sampling);
 
 // Sets search.sampling when --sampling was given; throws (attn::Error) for --sampling-topk or

@@ -1,8 +1,6 @@
 // `attnlab bpe learn | apply | learn-joint`: subword-nmt's learn-bpe, apply-bpe and
 // learn-joint-bpe-and-vocab (docs/mt-tools.md §1). Standard input is split into lines like a
 // Python text stream, `-i FILE` like subword-nmt's codecs reader (§1.4).
-#include <cerrno>
-#include <cstring>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -13,6 +11,8 @@
 #include "apps/cli/command.hpp"
 #include "data/bpe_apply.hpp"
 #include "data/bpe_learn.hpp"
+#include "data/standard_streams.hpp"
+#include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 using namespace attn::data;
 
 std::string read_standard_input() {
-  std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+  std::string text{std::istreambuf_iterator<char>(standard_input()), std::istreambuf_iterator<char>()};
   check_utf8_text(text, "<stdin>");
   return text;
 }
@@ -32,14 +32,10 @@ TextLines read_input(const std::string& path) {
 }
 
 void write_output(const std::string& path, const std::string& content) {
-  if (path.empty()) {
-    std::cout << content << std::flush;
-    // Checked here, while errno still says why: output this large bypasses std::cout's buffer,
-    // so the final check of apps/main.cpp could not learn the reason by writing it again.
-    if (!std::cout) throw Error(fmt::format("writing standard output failed: {}", std::strerror(errno)));
-    return;
-  }
-  write_file_atomic(path, content);
+  if (path.empty())
+    std::cout << content;
+  else
+    write_file_atomic(path, content);
 }
 
 void report(const BpeLearnResult& result, const BpeLearnOptions& options, bool verbose) {

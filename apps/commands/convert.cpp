@@ -24,7 +24,7 @@ int run_convert(const ConversionRequest& request) {
   const ConversionResult r = convert_checkpoint(request);
   fmt::print("converted {} ({}) into {} ({}): {} of {} parameters carried over\n",
              weights_path(checkpoint_base(request.from)), r.source.arch, weights_path(checkpoint_base(request.output)),
-             r.target.arch, r.transfer.copied_values, r.parameters);
+             r.target.arch, r.transfer.copied_parameters, r.parameters);
   print_names("copied", r.transfer.copied);
   print_names("new", r.transfer.added);
   print_names("dropped", r.transfer.dropped);

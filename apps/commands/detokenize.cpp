@@ -1,6 +1,5 @@
 // `attnlab detokenize`: the Moses detokenizer as a stdin -> stdout filter, byte-exact with
 // `detokenizer.perl -q -l LANG` (docs/mt-tools.md §2.4).
-#include <iostream>
 #include <memory>
 
 #include "apps/cli/command.hpp"
@@ -17,9 +16,8 @@ struct DetokenizeOptions {
 
 int run_detokenize(const DetokenizeOptions& options) {
   const data::MosesDetokenizer detokenizer(data::parse_moses_language(options.language));
-  std::ios::sync_with_stdio(false);
-  run_record_filter(std::cin, std::cout, "<stdin>", options.threads,
-                    [&](std::string_view record) { return detokenizer.detokenize_record(record); });
+  run_standard_filter(options.threads,
+                      [&](std::string_view record) { return detokenizer.detokenize_record(record); });
   return 0;
 }
 

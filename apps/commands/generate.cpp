@@ -146,7 +146,7 @@ int run_generate(const GenerateArgs& args) {
 CommandAction setup_generate(CLI::App& cmd) {
   auto args = std::make_shared<GenerateArgs>();
   nn::SearchOptions& search = args->decoding.search;
-  cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
+  add_data_dir_argument(cmd, args->data_dir, "Preprocessed data dir");
   cmd.add_option("--path", args->path,
                  "Checkpoint (NAME, NAME.safetensors or NAME.json); A:B:C decodes an ensemble of them")
       ->required();
@@ -211,8 +211,15 @@ CommandAction setup_generate(CLI::App& cmd) {
   add_compute_options(cmd, args->compute);
   return [args, alignment] {
     if (alignment->count() > 0 && args->print_alignment.empty()) args->print_alignment = "hard";
-    ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "generate: --nbest ({}) > --beam ({})",
-               args->decoding.search.nbest, args->decoding.search.beam);
+    const nn::SearchOptions& requested = args->decoding.search;
+    ATTN_CHECK(requested.nbest <= requested.beam, "generate: --nbest ({}) > --beam ({})", requested.nbest,
+               requested.beam);
+    // With --max-len-a 0 every sentence's longest output is --max-len-b (or less, by the model's
+    // positions): refused before the model loads. Otherwise translate_sentences checks each batch.
+    ATTN_CHECK(requested.max_len_a > 0 || requested.min_len <= requested.max_len_b,
+               "generate: --min-len ({}) is larger than --max-len-b ({}), the longest output any sentence may have "
+               "with --max-len-a 0; fairseq refuses this too",
+               requested.min_len, requested.max_len_b);
     apply_sampling_flags(args->sampling, args->decoding.search);
     ATTN_CHECK(!args->score_reference || args->knn_datastore.empty(),
                "generate: --score-reference scores with the model(s) alone; leave out --knn-datastore");

@@ -82,10 +82,16 @@ int run_info() {
 
 CommandAction setup(CLI::App& cmd) {
   auto args = std::make_shared<InfoArgs>();
-  cmd.add_option("--arch", args->arch, "Print this model preset's parameter count instead");
-  cmd.add_option("--vocab", args->vocab, "Vocabulary size for --arch")->check(positive_number())->capture_default_str();
-  cmd.add_flag("--share-all-embeddings", args->share_all_embeddings, "With --arch: one embedding matrix");
-  cmd.add_option("--model-override", args->model_overrides, "With --arch: any config field, key=value (repeatable)");
+  CLI::Option* arch = cmd.add_option("--arch", args->arch, "Print this model preset's parameter count instead")
+                          ->check(not_empty("name a preset; `attnlab train --help` lists them"));
+  // The model's flags mean nothing without a model: refused rather than ignored.
+  cmd.add_option("--vocab", args->vocab, "Vocabulary size for --arch")
+      ->check(positive_number())
+      ->capture_default_str()
+      ->needs(arch);
+  cmd.add_flag("--share-all-embeddings", args->share_all_embeddings, "With --arch: one embedding matrix")->needs(arch);
+  cmd.add_option("--model-override", args->model_overrides, "With --arch: any config field, key=value (repeatable)")
+      ->needs(arch);
   return [args]() { return args->arch.empty() ? run_info() : run_model_summary(*args); };
 }
 

@@ -4,14 +4,14 @@
 
 #include "apps/cli/command.hpp"
 #include "data/input_from_sgm.hpp"
+#include "data/standard_streams.hpp"
+#include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
 
 int run_input_from_sgm() {
-  std::ios::sync_with_stdio(false);
-  for (const auto& segment : data::read_sgm_segments(std::cin, "<stdin>")) std::cout << segment << '\n';
-  std::cout.flush();
+  for (const auto& segment : data::read_sgm_segments(data::standard_input(), "<stdin>")) std::cout << segment << '\n';
   return 0;
 }
 

@@ -1,6 +1,5 @@
 // `attnlab normalize-punctuation -l LANG`: Moses normalize-punctuation.perl as a stdin -> stdout
 // filter (docs/mt-tools.md §2.5; first step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
-#include <iostream>
 #include <memory>
 
 #include "apps/cli/command.hpp"
@@ -12,9 +11,7 @@ namespace {
 
 int run_normalize_punctuation(const data::NormalizePunctuationOptions& options) {
   const data::PunctuationNormalizer normalizer(options);
-  std::ios::sync_with_stdio(false);
-  run_record_filter(std::cin, std::cout, "<stdin>", 1,
-                    [&](std::string_view record) { return normalizer.normalize_record(record); });
+  run_standard_filter(1, [&](std::string_view record) { return normalizer.normalize_record(record); });
   return 0;
 }
 

@@ -1,7 +1,5 @@
 // `attnlab remove-non-printing-char`: Moses remove-non-printing-char.perl as a stdin -> stdout
 // filter (docs/mt-tools.md §2.5; second step of fairseq's prepare-wmt14en2de.sh, §1.5 A).
-#include <iostream>
-
 #include "apps/cli/command.hpp"
 #include "apps/cli/record_filter.hpp"
 #include "data/remove_non_printing.hpp"
@@ -10,9 +8,7 @@ namespace attn::app {
 namespace {
 
 int run_remove_non_printing() {
-  std::ios::sync_with_stdio(false);
-  run_record_filter(std::cin, std::cout, "<stdin>", 1,
-                    [](std::string_view record) { return data::remove_non_printing_record(record); });
+  run_standard_filter(1, [](std::string_view record) { return data::remove_non_printing_record(record); });
   return 0;
 }
 

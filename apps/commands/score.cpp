@@ -30,6 +30,7 @@
 #include "apps/cli/command.hpp"
 #include "data/bleu.hpp"
 #include "data/bleu_significance.hpp"
+#include "data/standard_streams.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::app {
@@ -72,7 +73,8 @@ std::vector<std::vector<std::string>> read_references(const std::vector<std::str
 
 // One system's hypotheses: stdin, or a file of -i (an empty one is an error naming it).
 std::vector<std::string> read_hypotheses(const std::string& path, bool check_encoding) {
-  std::vector<std::string> hypotheses = data::read_lines(path, check_encoding);
+  std::vector<std::string> hypotheses = path == kStdin ? data::read_lines(data::standard_input(), path, check_encoding)
+                                                       : data::read_lines(path, check_encoding);
   if (hypotheses.empty())
     throw data::DataError(path == kStdin ? std::string("no hypotheses on stdin") : path + ": no hypotheses");
   return hypotheses;

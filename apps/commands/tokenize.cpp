@@ -1,6 +1,5 @@
 // `attnlab tokenize`: the Moses tokenizer as a stdin -> stdout filter, byte-exact with
 // `tokenizer.perl -q [-a] [-no-escape] -l LANG` (docs/mt-tools.md §2.1-§2.3).
-#include <iostream>
 #include <memory>
 
 #include "apps/cli/command.hpp"
@@ -25,9 +24,7 @@ int run_tokenize(const TokenizeOptions& options) {
   tokenizer_options.escape = !options.no_escape;
   tokenizer_options.legacy2018 = options.legacy2018;
   const data::MosesTokenizer tokenizer(tokenizer_options);
-  std::ios::sync_with_stdio(false);
-  run_record_filter(std::cin, std::cout, "<stdin>", options.threads,
-                    [&](std::string_view record) { return tokenizer.tokenize_record(record); });
+  run_standard_filter(options.threads, [&](std::string_view record) { return tokenizer.tokenize_record(record); });
   return 0;
 }
 

@@ -97,7 +97,7 @@ int run_train(TrainCommandArgs& args) {
 CommandAction setup_train(CLI::App& cmd) {
   auto args = std::make_shared<TrainCommandArgs>();
   TrainerOptions& o = args->options;
-  cmd.add_option("data", o.data_dir, "Preprocessed data dir (attnlab preprocess)")->required();
+  add_data_dir_argument(cmd, o.data_dir, "Preprocessed data dir (attnlab preprocess)");
   cmd.add_option("-s,--source-lang", o.source_lang, "Source language (default: inferred)");
   cmd.add_option("-t,--target-lang", o.target_lang, "Target language (default: inferred)");
   cmd.add_option("--bpe-codes", o.bpe_codes, "BPE codes of the data, recorded for `attnlab translate`");

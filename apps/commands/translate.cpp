@@ -16,6 +16,8 @@
 #include "apps/task/translation_task.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/moses_detokenizer.hpp"
+#include "data/standard_streams.hpp"
+#include "data/text_io.hpp"
 
 namespace attn::app {
 namespace {
@@ -40,7 +42,7 @@ int run_translate(const TranslateArgs& args) {
   // The sources of the lines with tokens; a line without any is answered with an empty line.
   std::vector<std::vector<int64_t>> sources;
   std::vector<bool> line_is_empty;
-  for (std::string line; std::getline(std::cin, line);) {
+  for (std::string line; std::getline(data::standard_input(), line);) {
     const size_t line_number = line_is_empty.size() + 1;
     const std::vector<int32_t> ids = encoder.encode(line, "<stdin>", line_number);
     check_source_length(models, ids.size(), fmt::format("<stdin>:{}", line_number));

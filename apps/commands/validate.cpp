@@ -39,7 +39,7 @@ int run_validate(const ValidateArgs& args) {
 
 CommandAction setup_validate(CLI::App& cmd) {
   auto args = std::make_shared<ValidateArgs>();
-  cmd.add_option("data", args->data_dir, "Preprocessed data dir")->required();
+  add_data_dir_argument(cmd, args->data_dir, "Preprocessed data dir");
   cmd.add_option("--path", args->path, "Checkpoint (NAME, NAME.safetensors or NAME.json)")->required();
   cmd.add_option("--subset,--valid-subset", args->subset, "Split to evaluate")->capture_default_str();
   cmd.add_option("--max-tokens", args->max_tokens, "Tokens per batch")->check(positive_number())->capture_default_str();

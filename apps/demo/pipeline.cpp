@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "apps/cli/progress.hpp"
 #include "apps/demo/demo_report.hpp"
 #include "apps/demo/memory_table.hpp"
 #include "apps/demo/variant_comparison.hpp"
@@ -61,7 +62,7 @@ struct DemoPaths {
 
 void stage(int number, const std::string& what, bool skipped) {
   fmt::print("[{}/{}] {}{}\n", number, kStages, what, skipped ? " (done before, skipped)" : "");
-  std::fflush(stdout);
+  flush_now(stdout);
 }
 
 // True when every path exists (the outputs of a stage, each written atomically).

@@ -48,6 +48,24 @@ std::vector<data::Batch> checked_batches(const nn::ModelEnsemble& models,
   return data::inference_batches(sources, inference_batching(options));
 }
 
+// fairseq's generator refuses a batch whose max_len is below min_len ("min_len cannot be larger
+// than max_len"), where the search would cut every hypothesis at max_len, shorter than asked,
+// without a word. Checked for every batch before any is searched; the sentences of a batch share
+// its max_len (it counts the padded source), and the error names its first.
+void check_min_len(const nn::ModelEnsemble& models, const std::vector<data::Batch>& batches,
+                   const nn::SearchOptions& search) {
+  const int64_t positions = models.max_target_positions();
+  for (const data::Batch& batch : batches) {
+    const int64_t max_len = nn::max_output_length(search, batch.source_len, positions);
+    if (search.min_len > max_len)
+      throw Error(fmt::format("--min-len {} is larger than the longest output sentence {} (0-based) may have, {} "
+                              "tokens: min(--max-len-a {} × {} source tokens (its batch's longest, </s> included) + "
+                              "--max-len-b {}, the model's max_target_positions {} − 1); fairseq refuses this too",
+                              search.min_len, batch.ids.front(), max_len, search.max_len_a, batch.source_len,
+                              search.max_len_b, positions));
+  }
+}
+
 }  // namespace
 
 void check_source_length(const nn::ModelEnsemble& models, size_t length, const std::string& where) {
@@ -64,8 +82,10 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
                                                              const std::function<void(size_t)>& on_batch) {
   NoGradGuard no_grad;
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
+  const std::vector<data::Batch> batches = checked_batches(models, sources, options);
+  check_min_len(models, batches, options.search);
   size_t done = 0;
-  for (const data::Batch& batch : checked_batches(models, sources, options)) {
+  for (const data::Batch& batch : batches) {
     const Tensor src = to_tensors(batch, models.device()).src_tokens;
     std::vector<std::vector<nn::Hypothesis>> hypotheses;
     if (options.search.beam == 1) {

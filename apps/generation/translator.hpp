@@ -26,8 +26,8 @@ void check_source_length(const nn::ModelEnsemble& models, size_t length, const s
 
 // Hypotheses (options.search.nbest, best first) of every source sentence (ids ending in
 // </s>), in input order; every sentence has at least one. Throws attn::Error when a
-// hypothesis scores NaN or −∞ (the model produced NaN), or a source is longer than the
-// models' positions. One model or an ensemble (nn/search/model_ensemble.hpp). `on_batch`
+// hypothesis scores NaN or −∞ (the model produced NaN), a source is longer than the models'
+// positions, or min_len is larger than a sentence's max_len (before any search, as fairseq). One model or an ensemble (nn/search/model_ensemble.hpp). `on_batch`
 // (optional) is called with the number of sentences done.
 std::vector<std::vector<nn::Hypothesis>> translate_sentences(
     const nn::ModelEnsemble& models, const std::vector<std::vector<int64_t>>& sources, const DecodingOptions& options,

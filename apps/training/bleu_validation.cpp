@@ -40,23 +40,26 @@ nn::SearchOptions parse_eval_bleu_args(const std::string& json, nn::SearchOption
                  "--eval-bleu-args: \"{}\" must be an integer >= {}, got {}", key, least, value.dump());
       return value.get<int64_t>();
     };
-    const auto number = [&, key = key, value = value](double least) {
-      ATTN_CHECK(value.is_number() && value.get<double>() >= least,
-                 "--eval-bleu-args: \"{}\" must be a number >= {}, got {}", key, least, value.dump());
+    const auto number = [&, key = key, value = value](double least, double most) {
+      ATTN_CHECK(value.is_number() && value.get<double>() >= least && value.get<double>() <= most,
+                 "--eval-bleu-args: \"{}\" must be a number in [{}, {}], got {}", key, least, most, value.dump());
       return value.get<double>();
     };
     if (key == "beam") search.beam = integer(1);
-    else if (key == "lenpen") search.lenpen = number(-1e9);
-    else if (key == "max_len_a") search.max_len_a = number(0);
+    else if (key == "lenpen") search.lenpen = number(-nn::kMaxLengthPenalty, nn::kMaxLengthPenalty);
+    else if (key == "max_len_a") search.max_len_a = number(0, nn::kMaxLengthRatio);
     else if (key == "max_len_b") search.max_len_b = integer(0);
     else if (key == "min_len") search.min_len = integer(1);
     else if (key == "no_repeat_ngram_size") search.no_repeat_ngram_size = integer(0);
-    else if (key == "unkpen") search.unk_penalty = number(-1e9);
+    else if (key == "unkpen") search.unk_penalty = number(-nn::kMaxUnknownPenalty, nn::kMaxUnknownPenalty);
     else
       throw Error(fmt::format("--eval-bleu-args: unknown key \"{}\" (known: beam, lenpen, max_len_a, max_len_b, "
                               "min_len, no_repeat_ngram_size, unkpen)", key));
   }
   ATTN_CHECK(search.no_repeat_ngram_size != 1, "--eval-bleu-args: no_repeat_ngram_size must be 0 (off) or at least 2");
+  ATTN_CHECK(search.max_len_a > 0 || search.min_len <= search.max_len_b,
+             "--eval-bleu-args: min_len ({}) is larger than max_len_b ({}), the longest output with max_len_a 0",
+             search.min_len, search.max_len_b);
   return search;
 }
 

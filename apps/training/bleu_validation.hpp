@@ -31,7 +31,8 @@ struct BleuValidationOptions {
 
 // --eval-bleu-args: a JSON object of generation options, fairseq's keys — beam, lenpen,
 // max_len_a, max_len_b, min_len, no_repeat_ngram_size, unkpen — over the defaults in `search`.
-// Another key, a wrong type or a value out of range is an error naming it.
+// Another key, a wrong type or a value out of range (for lenpen, max_len_a and unkpen: the
+// ranges of nn/search/hypothesis.hpp) is an error naming it.
 nn::SearchOptions parse_eval_bleu_args(const std::string& json, nn::SearchOptions search = {});
 
 struct BleuValidation {

@@ -2,7 +2,9 @@
 #include "apps/training/checkpoint.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,17 +27,32 @@ namespace {
 
 constexpr const char* kFormat = "attnlab-checkpoint-1";
 
-std::string read_file_bytes(const std::string& path) {
+// A checkpoint's file opened for reading; a folder in its place is refused (it would read as an
+// empty file). Errors are CheckpointErrors, so a resume goes on to an older checkpoint.
+std::ifstream open_checkpoint_file(const std::string& path) {
+  if (fs::is_directory(path)) throw CheckpointError(fmt::format("{}: is a folder, not a file", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(fmt::format("{}: cannot open", path));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (!in) throw CheckpointError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  return in;
 }
 
-// {"file": name relative to the save dir, "bytes": size, "checksum": ...} of a written file.
-nlohmann::json describe_file(const std::string& path) {
+void check_checkpoint_read(const std::ifstream& in, const std::string& path) {
+  if (in.bad()) throw CheckpointError(fmt::format("{}: read failed", path));
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in = open_checkpoint_file(path);
+  std::string bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>{});
+  check_checkpoint_read(in, path);
+  return bytes;
+}
+
+// {"file": name relative to the save dir, "bytes": size, "checksum": ...} of file `path`,
+// whose bytes are in `written` (itself, or the temp file that stages it).
+nlohmann::json describe_file(const std::string& written, const std::string& path) {
   return {{"file", fs::path(path).filename().string()},
-          {"bytes", uint64_t(fs::file_size(path))},
-          {"checksum", file_checksum(path)}};
+          {"bytes", uint64_t(fs::file_size(written))},
+          {"checksum", file_checksum(written)}};
 }
 
 // The path of a file the JSON describes, after checking its size and checksum.
@@ -47,6 +64,8 @@ std::string verified_file(const std::string& base, const nlohmann::json& descrip
                                       std::string(role) == "optimizer"
                                           ? " (to continue from its weights only, pass --reset-optimizer)"
                                           : ""));
+  if (fs::is_directory(path))
+    throw CheckpointError(fmt::format("checkpoint {}: its {} file {} is a folder, not a file", json_path, role, path));
   const uint64_t expected_bytes = description.at("bytes").get<uint64_t>();
   const uint64_t bytes = fs::file_size(path);
   if (bytes != expected_bytes)
@@ -275,33 +294,37 @@ std::string metadata_path(const std::string& base) { return base + ".json"; }
 bool checkpoint_exists(const std::string& base) { return fs::exists(metadata_path(base)); }
 
 std::string file_checksum(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(fmt::format("{}: cannot open", path));
+  std::ifstream in = open_checkpoint_file(path);
   uint64_t hash = kFnv1a64OffsetBasis;
   std::vector<char> buffer(1 << 20);
   while (in) {
     in.read(buffer.data(), std::streamsize(buffer.size()));
     hash = fnv1a64(hash, buffer.data(), size_t(in.gcount()));
   }
+  check_checkpoint_read(in, path);
   return format_checksum(hash);
 }
 
 void save_checkpoint(const std::string& base, const CheckpointContent& content) {
   ATTN_CHECK(content.metadata.is_object(), "checkpoint {}: metadata must be a JSON object", base);
   data::create_folders(fs::path(base).parent_path().string(), "the checkpoint's folder");
+  // Every file staged before any is renamed into place, the JSON last: a failed write (a full
+  // disk) leaves the checkpoint of that name as it was.
+  data::OutputFiles outputs;
   nlohmann::json files;
-  save_safetensors(weights_path(base), content.model);
-  files["weights"] = describe_file(weights_path(base));
-  pause_inside_save_for_tests();
-  if (!content.optimizer.empty()) {
-    save_safetensors(optimizer_path(base), content.optimizer);
-    files["optimizer"] = describe_file(optimizer_path(base));
-  } else {
-    fs::remove(optimizer_path(base));
-  }
-  pause_inside_save_for_tests();
+  auto stage_tensors = [&](const char* role, const std::string& path, const NamedTensors& tensors) {
+    outputs.add_written(path, [&](const std::string& temp) {
+      write_safetensors_file(temp, tensors);
+      files[role] = describe_file(temp, path);
+    });
+    pause_inside_save_for_tests();
+  };
+  stage_tensors("weights", weights_path(base), content.model);
+  if (!content.optimizer.empty()) stage_tensors("optimizer", optimizer_path(base), content.optimizer);
   const nlohmann::json j = {{"format", kFormat}, {"files", files}, {"metadata", content.metadata}};
-  data::write_file_atomic(metadata_path(base), j.dump(2) + "\n");
+  outputs.add(metadata_path(base), j.dump(2) + "\n");
+  outputs.commit();
+  if (content.optimizer.empty()) fs::remove(optimizer_path(base));
 }
 
 nlohmann::json load_checkpoint_metadata(const std::string& path, bool with_optimizer) {
@@ -330,14 +353,16 @@ CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer) 
 
 void copy_checkpoint(const std::string& from_base, const std::string& to_base) {
   nlohmann::json j = read_metadata_json(from_base);
+  data::OutputFiles outputs;  // as in save_checkpoint: all staged, then renamed, the JSON last
   for (auto& [role, description] : j.at("files").items()) {
     const std::string from = verified_file(from_base, description, role.c_str());
     const std::string to = role == "weights" ? weights_path(to_base) : optimizer_path(to_base);
-    data::write_file_atomic(to, read_file_bytes(from));
+    outputs.add(to, read_file_bytes(from));
     description["file"] = fs::path(to).filename().string();
   }
+  outputs.add(metadata_path(to_base), j.dump(2) + "\n");
+  outputs.commit();
   if (!j.at("files").contains("optimizer")) fs::remove(optimizer_path(to_base));
-  data::write_file_atomic(metadata_path(to_base), j.dump(2) + "\n");
 }
 
 void remove_checkpoint(const std::string& base) {
@@ -347,8 +372,11 @@ void remove_checkpoint(const std::string& base) {
   fs::remove(optimizer_path(base));
 }
 
-void check_weights_only_output(const std::string& output, const std::string& command) {
+void check_weights_only_output(const std::string& output, const std::string& command,
+                               const std::vector<std::string>& inputs) {
   const std::string base = checkpoint_base(output), optimizer = optimizer_path(base);
+  if (fs::path(base).filename().empty())
+    throw CheckpointError(fmt::format("{}: --output '{}' names no checkpoint (give NAME or DIR/NAME)", command, output));
   if (fs::exists(optimizer))
     throw CheckpointError(fmt::format("{}: {} is a checkpoint of a training run: writing it would delete its "
                                       "optimizer state {}, which resuming the run needs; choose another --output",
@@ -358,11 +386,15 @@ void check_weights_only_output(const std::string& output, const std::string& com
     throw CheckpointError(fmt::format("{}: {} is in the save dir of a training run that is running now ({}); choose "
                                       "another --output, or wait for the run to end",
                                       command, base, *owner));
+  for (const std::string& input : inputs)
+    for (const auto& file_of : {weights_path, metadata_path})
+      data::refuse_output_over_input(file_of(base), file_of(checkpoint_base(input)),
+                                     fmt::format("an input of {}", command));
 }
 
 void average_checkpoints_into(const std::vector<std::string>& bases, const std::string& output) {
   ATTN_CHECK(!bases.empty(), "average: no checkpoints given");
-  check_weights_only_output(output, "average");
+  check_weights_only_output(output, "average", bases);
   // Loading verifies the weights before averaging them.
   const nlohmann::json first_metadata = load_checkpoint_metadata(bases.front(), /*with_optimizer=*/false);
   std::vector<std::string> weights = {weights_path(bases.front())};

@@ -8,8 +8,9 @@
 //                               loader position, counters, best loss: the trainer's
 //                               "metadata"), plus the name, size and FNV-1a-64 checksum of
 //                               both tensor files
-// Each file is written to a temp file, fsynced and renamed; the JSON goes last, so a crash
-// leaves either a complete pair or a JSON whose checksums do not match the tensor files. A
+// Every file is written to a temp file and fsynced before any is renamed (data::OutputFiles),
+// the JSON last: a failed write leaves the checkpoint of that name as it was, and a crash
+// between the renames leaves a JSON whose checksums do not match the tensor files. A
 // torn pair, a truncated file or a missing file is rejected with a CheckpointError naming
 // the file and the problem. Only the weights are needed to decode or average: a checkpoint
 // whose optimizer file is missing can still be used for that.
@@ -68,14 +69,17 @@ void save_checkpoint(const std::string& base, const CheckpointContent& content);
 nlohmann::json load_checkpoint_metadata(const std::string& path, bool with_optimizer = true);
 // The whole checkpoint, verified; the optimizer state only when asked (and present).
 CheckpointContent load_checkpoint(const std::string& path, bool with_optimizer = true);
-// Copies a verified checkpoint under a new name (tensor files first, JSON last).
+// Copies a verified checkpoint under a new name (all staged, then renamed, the JSON last).
 void copy_checkpoint(const std::string& from_base, const std::string& to_base);
 void remove_checkpoint(const std::string& base);
 // Refuses (CheckpointError naming the path and `command`) to write a weights-only checkpoint
-// as `output` where that would lose a training run's state: over a checkpoint that has a
-// NAME.optimizer.safetensors (writing it removes that file, which resuming needs), or into the
-// save dir of a training run that holds its lock now (apps/training/save_dir_lock.hpp).
-void check_weights_only_output(const std::string& output, const std::string& command);
+// as `output` where that would lose a training run's state or the command's own input: over a
+// checkpoint that has a NAME.optimizer.safetensors (writing it removes that file, which
+// resuming needs), into the save dir of a training run that holds its lock now
+// (apps/training/save_dir_lock.hpp), or over one of `inputs` under any name (a DataError, as
+// data::refuse_output_over_input). An `output` that names no file ("", "DIR/") is refused too.
+void check_weights_only_output(const std::string& output, const std::string& command,
+                               const std::vector<std::string>& inputs);
 // Averages the weights of checkpoints `bases` (docs/models.md §1.11, nn/checkpoint_average)
 // into checkpoint `output`, with the first one's metadata (the files it references copied
 // beside `output`) and no optimizer state. The inputs need only their weights. Checks

@@ -42,7 +42,7 @@ nn::TransformerConfig target_config(const nn::TransformerConfig& source, const C
 
 ConversionResult convert_checkpoint(const ConversionRequest& request) {
   const std::string base = checkpoint_base(request.from), output = checkpoint_base(request.output);
-  check_weights_only_output(output, "convert");
+  check_weights_only_output(output, "convert", {base});
   const CheckpointContent source = load_checkpoint(base, /*with_optimizer=*/false);
   ConversionResult result;
   TranslationTask task;

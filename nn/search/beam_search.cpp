@@ -91,8 +91,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
   NoGradGuard no_grad;
   const int64_t batch = src_tokens.size(0), beam = options.beam, eos = config.eos_idx;
   const Device device = src_tokens.device();
-  const int64_t max_len =
-      search_detail::max_output_length(options, src_tokens.size(1), models.max_target_positions());
+  const int64_t max_len = max_output_length(options, src_tokens.size(1), models.max_target_positions());
 
   ModelEnsemble::State state = models.start(src_tokens);
   const std::vector<int64_t> expand = repeated_rows(batch, beam);

@@ -17,8 +17,7 @@ std::vector<Hypothesis> greedy_search(const ModelEnsemble& models, const Tensor&
   const TransformerConfig& config = models.config();
   const int64_t batch = src_tokens.size(0), eos = config.eos_idx;
   const Device device = src_tokens.device();
-  const int64_t max_len =
-      search_detail::max_output_length(options, src_tokens.size(1), models.max_target_positions());
+  const int64_t max_len = max_output_length(options, src_tokens.size(1), models.max_target_positions());
 
   ModelEnsemble::State state = models.start(src_tokens);
   std::vector<Hypothesis> results(batch);

@@ -23,6 +23,23 @@ struct Hypothesis {
   Tensor attention;  // float32 [tokens.size(), S] or undefined
 };
 
+// The ranges of the search's real-valued options that keep its arithmetic finite, checked where
+// the options are read (the flags, --eval-bleu-args); they lie far beyond any setting in use.
+//   |lenpen| <= 20: a score (a float32 sum, below 2^128) is divided by L^lenpen in double, and
+//     a length L of at most 2^24 (the most positions a model has) gives L^20 <= 2^480, within
+//     double's 2^1024; -1e308 made the score infinite. Published settings lie in [0.6, 2].
+//   |unk_penalty| <= 1000: <unk>'s float32 log-probability lowered by it and summed over 2^24
+//     steps stays near 2^34; a few hundred already puts <unk> below every token float32 can
+//     give a probability at all (its smallest is e^-103).
+//   temperature in [1e-6, 1e6]: log-probabilities are divided by it in float32 (largest 3.4e38);
+//     1e-40 made every score infinite. Settings in use lie in [0.1, 10].
+//   max_len_a <= 2^24: a larger one allows every output the model's whole length anyway, and
+//     1e308 times a source length is infinite.
+constexpr double kMaxLengthPenalty = 20;
+constexpr double kMaxUnknownPenalty = 1000;
+constexpr double kMinTemperature = 1e-6, kMaxTemperature = 1e6;
+constexpr double kMaxLengthRatio = 16777216;
+
 struct SearchOptions {
   int64_t beam = 5;
   double lenpen = 1.0;
@@ -37,5 +54,11 @@ struct SearchOptions {
   std::optional<SamplingOptions> sampling;  // draw the tokens instead of searching (nn/search/sampling.hpp)
   std::shared_ptr<const KnnRetrieval> knn;  // kNN-MT: each step's distribution interpolated (null: off)
 };
+
+// The tokens a hypothesis may have before its </s>: max_len = min(a·src_len + b,
+// max_positions − 1), src_len the padded source length, at least 0 (a search always makes one
+// step: at worst the hypothesis is </s> alone). Throws when a·src_len + b is NaN or infinite.
+// Where max_len < min_len, max_len wins: the search cuts every hypothesis there.
+int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
 
 }  // namespace attn::nn

@@ -7,9 +7,7 @@
 #include "autograd/ops.hpp"
 #include "nn/search/knn_datastore.hpp"
 
-namespace attn::nn::search_detail {
-
-constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+namespace attn::nn {
 
 int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_positions) {
   const double length = o.max_len_a * double(src_len) + double(o.max_len_b);
@@ -19,6 +17,12 @@ int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_p
   const double limit = double(max_positions - 1);
   return int64_t(std::clamp(length, 0.0, std::max(limit, 0.0)));
 }
+
+}  // namespace attn::nn
+
+namespace attn::nn::search_detail {
+
+constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
 
 Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEnsemble::State& state, Tensor* attention,
                       const SearchOptions& options) {

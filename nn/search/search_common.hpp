@@ -1,6 +1,6 @@
-// Pieces shared by greedy and beam search (docs/models.md §1.10): the output-length
-// limit, the per-step constraints on the log-probabilities, and a hypothesis under
-// construction with its cumulative scores.
+// Pieces shared by greedy and beam search (docs/models.md §1.10): the per-step constraints on
+// the log-probabilities, and a hypothesis under construction with its cumulative scores (the
+// output-length limit is nn::max_output_length, nn/search/hypothesis.hpp).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -9,11 +9,6 @@
 #include "nn/search/model_ensemble.hpp"
 
 namespace attn::nn::search_detail {
-
-// max_len = min(a·src_len + b, max_positions − 1), src_len the padded source length, at
-// least 0 (a search always makes one step: at worst the hypothesis is </s> alone). Throws
-// when a·src_len + b is NaN or infinite.
-int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
 
 // The next-token log-probabilities [N, V] of the hypotheses whose last tokens are `tokens`:
 // the models', interpolated with the kNN-MT datastore's when options.knn is set.

@@ -33,22 +33,31 @@ inline std::string shell_quoted(const std::string& word) {
   return quoted + "'";
 }
 
-// Runs `attnlab ARGS...` in `dir` with standard input from the file `input`, and standard
-// output into `output` when one is given (such as /dev/full; `out` stays empty), else into a
-// file read back as `out`.
-inline CommandResult run_attnlab(const TempDir& dir, const std::vector<std::string>& args,
-                          const std::string& input = "/dev/null", const std::string& output = "") {
+// Runs `attnlab ARGS...` in `dir` with standard input and output as the shell redirections
+// `input` ("< FILE", "<&3" for a descriptor of this process, "<&-" for none) and `output`
+// ("> FILE", ">&-"; empty: a file read back as `out`).
+inline CommandResult run_attnlab_redirected(const TempDir& dir, const std::vector<std::string>& args,
+                                            const std::string& input, const std::string& output = "") {
   std::string command = fmt::format("cd {} && timeout -k 5 {} {}", shell_quoted(dir.dir.string()), kTimeoutSeconds,
                                     shell_quoted(ATTNLAB_BINARY));
   for (const std::string& arg : args) command += fmt::format(" {}", shell_quoted(arg));
-  const std::string out = output.empty() ? dir.file("command.stdout") : output, err = dir.file("command.stderr");
-  command += fmt::format(" < {} > {} 2> {}", shell_quoted(input), shell_quoted(out), shell_quoted(err));
+  const std::string out = dir.file("command.stdout"), err = dir.file("command.stderr");
+  command += fmt::format(" {} {} 2> {}", input, output.empty() ? "> " + shell_quoted(out) : output, shell_quoted(err));
   const int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (output.empty()) result.out = read_file(out);
   result.err = read_file(err);
   return result;
+}
+
+// Runs `attnlab ARGS...` in `dir` with standard input from the file `input`, and standard
+// output into `output` when one is given (such as /dev/full; `out` stays empty), else into a
+// file read back as `out`.
+inline CommandResult run_attnlab(const TempDir& dir, const std::vector<std::string>& args,
+                                 const std::string& input = "/dev/null", const std::string& output = "") {
+  return run_attnlab_redirected(dir, args, "< " + shell_quoted(input),
+                                output.empty() ? "" : "> " + shell_quoted(output));
 }
 
 inline void require_success(const CommandResult& result) {

@@ -44,6 +44,11 @@ TEST_CASE("--eval-bleu-args: fairseq's generation keys over the defaults; anythi
   CHECK_THROWS_WITH(parse_eval_bleu_args(R"({"beam_size": 4})"), Catch::Contains("unknown key \"beam_size\""));
   CHECK_THROWS_WITH(parse_eval_bleu_args(R"({"beam": 0})"), Catch::Contains("\"beam\" must be an integer >= 1"));
   CHECK_THROWS_WITH(parse_eval_bleu_args(R"({"max_len_a": "1.2"})"), Catch::Contains("\"max_len_a\" must be a number"));
+  // Beyond these, length normalisation or the <unk> penalty overflowed into a NaN "model".
+  CHECK_THROWS_WITH(parse_eval_bleu_args(R"({"lenpen": -1e308})"),
+                    Catch::Contains("\"lenpen\" must be a number in [-20, 20]"));
+  CHECK_THROWS_WITH(parse_eval_bleu_args(R"({"unkpen": -1e39})"),
+                    Catch::Contains("\"unkpen\" must be a number in [-1000, 1000]"));
   CHECK_THROWS_WITH(parse_eval_bleu_args("beam=4"), Catch::Contains("must be a JSON object"));
 }
 

@@ -98,6 +98,36 @@ TEST_CASE("checkpoint: truncated, torn, modified and missing files are rejected"
   }
 }
 
+TEST_CASE("checkpoint: a save that fails leaves the checkpoint of that name as it was", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_failed_save");
+  const std::string base = dir + "/averaged";
+  CheckpointContent weights_only = sample_content(1.0f, 1);
+  weights_only.optimizer.clear();
+  save_checkpoint(base, weights_only);
+  fs::create_directory(optimizer_path(base));  // the second file of the next save cannot be written
+  CHECK_THROWS_WITH(save_checkpoint(base, sample_content(2.0f, 2)),
+                    Catch::Contains(optimizer_path(base)) && Catch::Contains("is a folder, not a file"));
+  // Nothing was renamed into place: the old weights and the JSON that describes them.
+  CHECK(load_checkpoint(base, /*with_optimizer=*/false).model[0].second.to_vector()[0] == 1);
+  for (const auto& entry : fs::directory_iterator(dir))
+    CHECK(entry.path().string().find(".tmp.") == std::string::npos);  // no temp file left
+}
+
+TEST_CASE("checkpoint: a folder in a file's place is named, not read as an empty file", "[checkpoint]") {
+  const std::string dir = testing::fresh_temp_dir("ckpt_folder_in_place");
+  for (const auto& file_of : {weights_path, metadata_path}) {
+    const std::string base = dir + "/checkpoint_last";
+    save_checkpoint(base, sample_content(1.0f, 1));
+    const std::string path = file_of(base);
+    INFO(path);
+    fs::remove(path);
+    fs::create_directory(path);
+    CHECK_THROWS_WITH(load_checkpoint(base), Catch::Contains(path) && Catch::Contains("is a folder, not a file"));
+    CHECK_THROWS_AS(load_checkpoint_metadata(base), CheckpointError);  // a resume goes on to an older one
+    fs::remove_all(path);
+  }
+}
+
 TEST_CASE("checkpoint: a path naming no checkpoint lists those its folder holds", "[checkpoint]") {
   const std::string dir = testing::fresh_temp_dir("ckpt_not_named");
   for (const char* name : {"checkpoint_last", "checkpoint_best", "averaged"})
@@ -332,6 +362,17 @@ TEST_CASE("checkpoint: averaging refuses an output that holds a run's optimizer 
     CHECK_FALSE(fs::exists(dir + "/save/averaged.json"));
   }
   average_checkpoints_into(inputs, dir + "/save/averaged");  // the run ended: its dir takes the average
+  // Nor over one of its inputs, under any name, nor into a name that is no file.
+  average_checkpoints_into(inputs, dir + "/first");
+  const std::vector<std::string> weights_only = {dir + "/first", dir + "/save/averaged"};
+  for (const std::string& output : {dir + "/first", dir + "/first.safetensors", dir + "/./save/averaged.json"}) {
+    INFO(output);
+    CHECK_THROWS_WITH(average_checkpoints_into(weights_only, output),
+                      Catch::Contains("is also an input of average") && Catch::Contains("writing there would lose it"));
+  }
+  CHECK_THROWS_WITH(average_checkpoints_into(weights_only, dir + "/"), Catch::Contains("names no checkpoint"));
+  CHECK_THROWS_WITH(average_checkpoints_into(weights_only, ""), Catch::Contains("names no checkpoint"));
+  CHECK_FALSE(fs::exists(dir + "/.safetensors"));
   average_checkpoints_into(inputs, dir + "/save/averaged");  // and a weights-only checkpoint is rewritten
   CHECK(load_checkpoint(dir + "/save/averaged").model[0].second.to_vector()[0] == 1.5);
 }

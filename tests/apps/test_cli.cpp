@@ -192,6 +192,19 @@ TEST_CASE("info --arch prints a preset's parameter count, and refuses a bad vari
                                                  "decoder_self_mixer=linformer"});
   CHECK(causal.exit_code == 1);
   CHECK(contains(causal.err, "cannot be causal"));
+  // The model's flags without a model are refused, not ignored; so is an empty preset name.
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--vocab", "500"}, {"--share-all-embeddings"}, {"--model-override", "dropout=0.2"}}) {
+    std::vector<std::string> command = {"info"};
+    command.insert(command.end(), flags.begin(), flags.end());
+    const CommandResult alone = run_attnlab(dir, command);
+    INFO(alone.err);
+    CHECK(alone.exit_code == 2);
+    CHECK(contains(alone.err, flags.front() + " requires --arch"));
+  }
+  const CommandResult empty = run_attnlab(dir, {"info", "--arch", ""});
+  CHECK(empty.exit_code == 2);
+  CHECK(contains(empty.err, "--arch: is empty"));
 }
 
 TEST_CASE("--help lists every command of the README") {
@@ -817,6 +830,9 @@ TEST_CASE("convert swaps the decoder's attention for T2R, carrying every shared 
                                                "--model-override", "cross_mixer=softmax"});
   require_success(back);
   CHECK(contains(back.out, "new 0 tensors\n"));
+  std::smatch counts;  // every parameter carried over, the tied embeddings counted once
+  REQUIRE(std::regex_search(back.out, counts, std::regex(R"((\d+) of (\d+) parameters carried over)")));
+  CHECK(counts[1] == counts[2]);
   CHECK(contains(back.out, "dropped 4 tensors:"));
   CHECK(attn::load_safetensors(dir.file("back.safetensors")).tensors.size() == before.tensors.size());
 }
@@ -835,6 +851,12 @@ TEST_CASE("convert refuses widths and head counts that cannot map, naming the ke
                                           "cross_mixer=kernel:elu+decay"}),
                         {"cross_mixer", "kernel:elu+decay", "decoder self-attention only"});
   CHECK_FALSE(fs::exists(dir.file("wide.safetensors")));
+  fs::copy_file(source + ".safetensors", dir.file("own.safetensors"));
+  fs::copy_file(source + ".json", dir.file("own.json"));
+  const std::string own_weights = read_file(dir.file("own.safetensors"));
+  require_runtime_error(run_attnlab(dir, {"convert", "--from", "own", "--output", "./own.json"}),
+                        {"is also an input of convert", "writing there would lose it"});
+  CHECK(read_file(dir.file("own.safetensors")) == own_weights);
 }
 
 TEST_CASE("average and convert refuse to write over a training run's state or into a running run's save dir") {
@@ -1202,7 +1224,7 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--beam", "0"}),
                              "--beam: must be a finite number > 0, got '0'");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--lenpen", "nan"}),
-                             "--lenpen: must be a finite number, got 'nan'");
+                             "--lenpen: must be a finite number in [-20, 20], got 'nan'");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--temperature", "inf"}),
                              "--temperature");
   require_command_line_error(run_attnlab(dir, {"train", "data", "--max-time-minutes", "nan"}), "--max-time-minutes");

@@ -2,7 +2,8 @@
 // full disk on standard output is an error, not exit code 0; a folder as standard input or as
 // an input file is refused instead of read as empty; /dev/null and links stay what they are;
 // the files of one command (clean-corpus, bpe learn-joint, preprocess) are written all or none;
-// an output over a file the command reads is refused.
+// an output over a file the command reads is refused (bpe's model files and text, plot's
+// training logs).
 #include <catch.hpp>
 
 #include <filesystem>
@@ -27,8 +28,8 @@ TEST_CASE("a failed write to standard output is reported with its reason") {
   for (int i = 0; i < 100000; ++i) lines += "Hello, world.\n";
   const std::string many = write_file(dir.dir / "many.txt", lines);  // fails mid-run, at a full buffer
   write_file(dir.dir / "codes", "#version: 0.2\nH e\n");
-  // These flush their output themselves, or fill their buffer, so the write failed before the
-  // final check, which found errno no longer saying why: "writing standard output failed".
+  // These flush their output themselves, or fill their buffer, so the write fails before the
+  // final check: std::cout keeps the reason of its first failed write (data/text_io.hpp).
   for (const auto& [args, input] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"tokenize"}, line}, {{"detokenize"}, line}, {{"tokenize"}, many}, {{"tokenize", "-j", "2"}, many},
            {{"bpe", "learn", "-s", "5"}, many}, {{"bpe", "apply", "-c", "codes"}, many}}) {
@@ -112,4 +113,22 @@ TEST_CASE("bpe refuses an output that is one of the files it reads, except apply
   CHECK(read_file(dir.file("words.txt")) == "low lower lowest\n");
   require_success(run_attnlab(dir, {"bpe", "apply", "-c", "codes", "-i", "words.txt", "-o", "words.txt"}));
   CHECK(read_file(dir.file("words.txt")) != "low lower lowest\n");  // segmented in place
+}
+
+TEST_CASE("plot refuses an output that is a training log it reads, under any name") {
+  TempDir dir;
+  const std::string log =
+      "{\"type\": \"train\", \"update\": 1, \"loss\": 4}\n{\"type\": \"train\", \"update\": 2, \"loss\": 3}\n";
+  write_file(dir.dir / "v.jsonl", log);
+  fs::create_directory(dir.dir / "run");
+  write_file(dir.dir / "run" / "train_log.jsonl", log);
+  fs::create_symlink("run/train_log.jsonl", dir.dir / "curves.png");
+  require_runtime_error(run_attnlab(dir, {"plot", "v.jsonl", "-o", "v.jsonl"}),
+                        {"v.jsonl: is also a run's training log"});
+  require_runtime_error(run_attnlab(dir, {"plot", "v.jsonl", "run", "-o", "run/train_log.jsonl"}),
+                        {"run/train_log.jsonl: is also a run's training log"});
+  require_runtime_error(run_attnlab(dir, {"plot", "run", "-o", "curves.png"}),
+                        {"curves.png: is also a run's training log (run/train_log.jsonl)"});
+  CHECK(read_file(dir.file("v.jsonl")) == log);
+  CHECK(read_file(dir.file("run/train_log.jsonl")) == log);
 }

@@ -2,17 +2,30 @@
 // hostile input) on input and flags built to break them: numbers beyond every sensible bound
 // (thread counts, seeds, sizes, the padding factor, BLEU's smoothing value), words and
 // segments hundreds of thousands of characters long, regexes that backtrack without end,
-// malformed SGML and dictionaries. Each must end in a clear error naming the flag, file or
-// line — exit code 2 (a command-line error) or 1 ("attnlab: error: ...") — or in the right
-// output within seconds: never a signal, a hang, or output that silently means something else.
+// malformed SGML and dictionaries; and the streams of every command that reads standard input
+// or writes standard output (a read error, a closed descriptor, a full disk), with the decoding
+// commands' search flags whose extremes overflow. Each must end in a clear error naming the
+// flag, file, line or stream — exit code 2 (a command-line error) or 1 ("attnlab: error: ...")
+// — or in the right output within seconds: never a signal, a hang, or output that silently
+// means something else (a truncated input taken for the whole, exit code 0).
 #include <catch.hpp>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "apps/training/trainer.hpp"
 #include "cli_runner.hpp"
+#include "synthetic_corpus.hpp"
 
 using namespace attn::test;
 namespace fs = std::filesystem;
@@ -37,6 +50,106 @@ CommandResult run_fast(const TempDir& dir, const std::vector<std::string>& args,
 // A file of `dir` holding `text`, by its path.
 std::string input_file(const TempDir& dir, const std::string& name, const std::string& text) {
   return write_file(dir.dir / name, text);
+}
+
+// `line` repeated to `size` bytes (the last copy cut short).
+std::string repeated(const std::string& line, size_t size) {
+  std::string text;
+  while (text.size() < size) text += line;
+  return text.substr(0, size);
+}
+
+// Standard input that fails mid-stream, as a failing disk or network file system does: two
+// pages of `line` repeated, then EIO. They are the memory of a child process read through
+// /proc/PID/mem, up to a page left unmapped; the child only waits, so nothing maps that page
+// again. The descriptor is inherited by the shell that runs attnlab (redirection()).
+class InputFailingAfterTwoPages {
+ public:
+  explicit InputFailingAfterTwoPages(const std::string& line) : text_(repeated(line, 2 * page_size())) {
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
+    holder_ = ::fork();
+    REQUIRE(holder_ >= 0);
+    if (holder_ == 0) hold_pages(ready[1]);
+    ::close(ready[1]);
+    uintptr_t address = 0;
+    REQUIRE(::read(ready[0], &address, sizeof address) == sizeof address);
+    ::close(ready[0]);
+    fd_ = ::open(fmt::format("/proc/{}/mem", holder_).c_str(), O_RDONLY);
+    REQUIRE(fd_ >= 0);
+    REQUIRE(::lseek(fd_, off_t(address), SEEK_SET) == off_t(address));
+  }
+  ~InputFailingAfterTwoPages() {
+    ::close(fd_);
+    ::kill(holder_, SIGKILL);
+    ::waitpid(holder_, nullptr, 0);
+  }
+  InputFailingAfterTwoPages(const InputFailingAfterTwoPages&) = delete;
+  InputFailingAfterTwoPages& operator=(const InputFailingAfterTwoPages&) = delete;
+
+  std::string redirection() const { return fmt::format("<&{}", fd_); }
+  const std::string& text() const { return text_; }  // what can be read before the error
+
+ private:
+  static size_t page_size() { return size_t(::sysconf(_SC_PAGESIZE)); }
+
+  // In the child: the pages, their address written to `ready`, then waiting to be killed.
+  [[noreturn]] void hold_pages(int ready) const {
+    const size_t page = page_size();
+    void* mapped = ::mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) ::_exit(1);
+    char* pages = static_cast<char*>(mapped);
+    ::munmap(pages + 2 * page, page);
+    text_.copy(pages, text_.size());
+    const auto address = reinterpret_cast<uintptr_t>(pages);
+    if (::write(ready, &address, sizeof address) != sizeof address) ::_exit(1);
+    for (;;) ::pause();
+  }
+
+  std::string text_;
+  pid_t holder_ = -1;
+  int fd_ = -1;
+};
+
+// A model for the decoding commands: the tiny Transformer of synthetic_corpus.hpp after two
+// updates on the reversal corpus (data-bin/, languages src and tgt, sentences of words w0..w15)
+// as checkpoints/checkpoint_last, and BPE codes without merges (codes) for translate.
+struct DecodingWorkspace {
+  TempDir dir;
+
+  static const DecodingWorkspace& get() {
+    static const DecodingWorkspace workspace;
+    return workspace;
+  }
+
+  // `translate` with the model, greedy, one thread, the search cut at 4 tokens.
+  std::vector<std::string> translate() const {
+    return {"translate", "--path", dir.file("checkpoints/checkpoint_last"), "--bpe-codes", dir.file("codes"),
+            "--beam", "1", "--max-len-b", "4", "--threads", "1"};
+  }
+
+  // `generate` of the data's `split` with the model, greedy, one thread, the search cut at 4 tokens.
+  std::vector<std::string> generate(const std::string& split) const {
+    return {"generate", dir.file("data-bin"), "--path", dir.file("checkpoints/checkpoint_last"), "--gen-subset",
+            split, "--beam", "1", "--max-len-b", "4", "--threads", "1"};
+  }
+
+ private:
+  DecodingWorkspace() {
+    fs::create_directories(dir.dir / "data-bin");
+    attn::app::testing::write_reversal_corpus(dir.file("data-bin"));
+    attn::app::TrainerOptions options =
+        attn::app::testing::tiny_trainer_options(dir.file("data-bin"), dir.file("checkpoints"));
+    options.max_update = 2;
+    attn::app::Trainer(options).train();
+    write_file(dir.dir / "codes", "#version: 0.2\n");
+  }
+};
+
+// A runtime error whose one line is exactly "attnlab: error: MESSAGE".
+void require_error_line(const CommandResult& result, const std::string& message) {
+  require_runtime_error(result, {});
+  CHECK(result.err == "attnlab: error: " + message + "\n");
 }
 
 }  // namespace
@@ -209,4 +322,100 @@ TEST_CASE("bpe learn --dict-input refuses a negative count naming the file and l
   const std::string dictionary = input_file(dir, "dict.txt", "high 3\nlow -5\n");
   require_runtime_error(run_attnlab(dir, {"bpe", "learn", "--dict-input", "-i", dictionary}),
                         {"dict.txt:2", "negative count '-5'"});
+}
+
+TEST_CASE("a read error on standard input is an error naming it, never the end of the input") {
+  TempDir dir;
+  const std::string codes = input_file(dir, "codes", "#version: 0.2\n");
+  const std::vector<std::vector<std::string>> readers = {
+      {"tokenize"}, {"tokenize", "-j", "2"}, {"detokenize"}, {"normalize-punctuation"}, {"remove-non-printing-char"},
+      {"input-from-sgm"}, {"score", "-r", codes}, {"bpe", "learn", "-s", "5"}, {"bpe", "apply", "-c", codes}};
+  for (const std::vector<std::string>& args : readers) {
+    INFO(args.front() << " " << (args.size() > 1 ? args[1] : ""));
+    // Each exited 0, its output cut where the read failed (score: "/dev/stdin: read failed").
+    const InputFailingAfterTwoPages input("the cat sat on the mat .\n");
+    const CommandResult failed = run_attnlab_redirected(dir, args, input.redirection());
+    require_error_line(failed, "standard input: read failed: Input/output error");
+    // What came before the error may be printed, line by line; the torn last line never is.
+    CHECK(failed.out.size() < input.text().size());
+    CHECK((failed.out.empty() || failed.out.ends_with("\n")));
+    require_error_line(run_attnlab_redirected(dir, args, "<&-"), "standard input: read failed: Bad file descriptor");
+  }
+}
+
+TEST_CASE("translate refuses standard input that fails, mid-stream or closed") {
+  const DecodingWorkspace& workspace = DecodingWorkspace::get();
+  const InputFailingAfterTwoPages input("w3 w4 w5\n");
+  const CommandResult failed = run_attnlab_redirected(workspace.dir, workspace.translate(), input.redirection());
+  require_error_line(failed, "standard input: read failed: Input/output error");
+  CHECK(failed.out.empty());  // translated only once all is read
+  require_error_line(run_attnlab_redirected(workspace.dir, workspace.translate(), "<&-"),
+                     "standard input: read failed: Bad file descriptor");
+}
+
+TEST_CASE("standard output that cannot be written is named, with the reason, by every kind of writer") {
+  const DecodingWorkspace& workspace = DecodingWorkspace::get();
+  TempDir dir;
+  // Each writes more than stdio's buffer, so a write fails before the end: fmt::print said
+  // "cannot write to file: ..." (score, generate), std::cout lost the reason (translate).
+  const std::string hypotheses = input_file(dir, "hyp.txt", repeated("the cat sat on the mat\n", 23 * 200));
+  const std::string sources = input_file(dir, "src.txt", repeated("w3 w4 w5\n", 9 * 3000));
+  for (const auto& [args, input] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"score", "-r", hypotheses, "--sentence"}, hypotheses},
+           {workspace.generate("train"), "/dev/null"},
+           {workspace.translate(), sources}}) {
+    INFO(args.front());
+    require_error_line(run_attnlab(dir, args, input, "/dev/full"),
+                       "writing standard output failed: No space left on device");
+  }
+  // Closed, it stays closed: `train` wrote its progress lines into the first file it opened,
+  // its log, and exited 0.
+  std::vector<std::string> train = attn::app::testing::tiny_training_command(
+      ATTNLAB_BINARY, workspace.dir.file("data-bin"), dir.file("checkpoints"));
+  train.erase(train.begin());  // the binary
+  train.insert(train.end(), {"--max-update", "1"});
+  require_error_line(run_attnlab_redirected(dir, train, "< /dev/null", ">&-"),
+                     "writing standard output failed: Bad file descriptor");
+  for (const std::string& line : lines_of(read_file(dir.file("checkpoints/train_log.jsonl"))))
+    CHECK(line.starts_with("{"));
+}
+
+TEST_CASE("search flags whose extremes overflow the search are command-line errors naming the flag and its range") {
+  TempDir dir;
+  // --lenpen -1e308 passed, then the length penalty overflowed: "the model produced NaN scores".
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"generate", "data", "--path", "ckpt"},
+                                                  std::vector<std::string>{"translate", "--path", "ckpt"}})
+    for (const auto& [flag, value, range] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"--lenpen", "-1e308", "[-20, 20]"}, {"--lenpen", "21", "[-20, 20]"},
+             {"--unkpen", "-1e39", "[-1000, 1000]"}, {"--temperature", "1e-40", "[1e-06, 1000000]"},
+             {"--temperature", "1e30", "[1e-06, 1000000]"}, {"--max-len-a", "1e308", "[0, 16777216]"}}) {
+      std::vector<std::string> args = command;
+      args.insert(args.end(), {flag, value});
+      INFO(args.front() << " " << flag << " " << value);
+      require_command_line_error(run_attnlab(dir, args), flag + ": must be a finite number in " + range);
+    }
+}
+
+TEST_CASE("generate refuses a --min-len longer than any output may be, as fairseq does, naming both flags") {
+  TempDir dir;
+  // Ignored: exit 0, every hypothesis cut at --max-len-b. Refused before the model loads.
+  require_error_line(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--min-len", "5", "--max-len-b", "3"}),
+                     "generate: --min-len (5) is larger than --max-len-b (3), the longest output any sentence may "
+                     "have with --max-len-a 0; fairseq refuses this too");
+  const DecodingWorkspace& workspace = DecodingWorkspace::get();
+  std::vector<std::string> args = workspace.generate("test");
+  args.insert(args.end(), {"--min-len", "9", "--max-len-a", "0.5"});  // sources of at most 8 tokens
+  require_runtime_error(run_attnlab(dir, args), {"--min-len 9 is larger than the longest output sentence",
+                                                 "--max-len-a 0.5", "--max-len-b 4"});
+}
+
+TEST_CASE("an empty data dir is a command-line error naming the argument") {
+  TempDir dir;
+  // "data dir  does not exist": the empty name between two spaces.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"generate", "", "--path", "ckpt"},
+                                               std::vector<std::string>{"validate", "", "--path", "ckpt"},
+                                               std::vector<std::string>{"train", ""}}) {
+    INFO(args.front());
+    require_command_line_error(run_attnlab(dir, args), "data: is empty");
+  }
 }

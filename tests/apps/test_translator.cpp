@@ -1,7 +1,8 @@
 // Tests of apps/generation/translator (the generation driver behind `attnlab generate` /
 // `translate`; its batches are data::inference_batches, tested in tests/data/test_batching):
 // results come back in input order and do not depend on the batching (padding is masked);
-// beam 1 goes through greedy search and equals beam search with beam 1.
+// beam 1 goes through greedy search and equals beam search with beam 1; a min_len that a
+// sentence's max_len cannot reach is refused, as fairseq does.
 #include <catch.hpp>
 
 #include "apps/generation/translator.hpp"
@@ -67,6 +68,23 @@ TEST_CASE("translator: beam 1 (greedy) equals beam search with one hypothesis", 
     CHECK(results[i].front().tokens == beam_one[0].front().tokens);
     CHECK(results[i].front().tokens.back() == 2);
   }
+}
+
+TEST_CASE("translator: a min_len above a sentence's max_len is refused before any search, naming it",
+          "[translator]") {
+  auto model = tiny_model();
+  DecodingOptions options;
+  options.search.beam = 2;
+  options.max_sentences = 1;  // each sentence its own batch: its own max_len
+  options.search.max_len_a = 1;
+  options.search.max_len_b = 0;
+  options.search.min_len = 3;  // sentence 1 and 5 have 2 tokens, so max_len 2; the search cut them at 2
+  CHECK_THROWS_WITH(translate_sentences(*model, sample_sources(), options),
+                    Catch::Contains("--min-len 3 is larger than the longest output sentence 1 (0-based) may have, 2 "
+                                    "tokens"));
+  options.search.min_len = 2;
+  for (const auto& nbest : translate_sentences(*model, sample_sources(), options))
+    CHECK(nbest.front().tokens.size() >= 3);  // at least min_len tokens and </s>
 }
 
 TEST_CASE("score_references: each target token's log-probability as the full forward gives it, batched or not",

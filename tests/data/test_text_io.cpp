@@ -2,7 +2,7 @@
 // positions in UTF-8 text are moved back to the start of their code point; a folder or file
 // that cannot be made gives an error naming it and who asked for it; files written together
 // land all or none, through links and onto devices, keeping their permissions; a folder is no
-// input file.
+// input file, and a read error is reported with its reason.
 #include <catch.hpp>
 
 #include <filesystem>
@@ -86,6 +86,29 @@ TEST_CASE("OutputFiles writes all its files at the commit, or none when it is no
   CHECK(attn::test::read_file(second) == "new de\n");
 }
 
+TEST_CASE("OutputFiles stages a file its writer writes, and removes it when the writer fails", "[text_io]") {
+  TempDir tmp;
+  const std::string file = attn::test::write_file(tmp.dir / "weights", "old\n");
+  {
+    attn::data::OutputFiles outputs;
+    CHECK_THROWS_WITH(outputs.add_written(file,
+                                          [](const std::string& temp) {
+                                            attn::test::write_file(temp, "half");
+                                            throw attn::data::DataError("disk full");
+                                          }),
+                      "disk full");
+  }
+  CHECK(attn::test::read_file(file) == "old\n");
+  CHECK(std::distance(std::filesystem::directory_iterator(tmp.dir), {}) == 1);  // no temp file left
+  attn::data::OutputFiles outputs;
+  outputs.add_written(file, [](const std::string& temp) { attn::test::write_file(temp, "new\n"); });
+  CHECK(attn::test::read_file(file) == "old\n");  // staged, not yet in place
+  outputs.commit();
+  CHECK(attn::test::read_file(file) == "new\n");
+  CHECK_THROWS_WITH(outputs.add_written("/dev/null", [](const std::string&) {}),
+                    Catch::Contains("/dev/null: is not a regular file"));
+}
+
 TEST_CASE("OutputFiles refuses a folder in a file's place and a file named twice before writing any", "[text_io]") {
   TempDir tmp;
   const std::string file = attn::test::write_file(tmp.dir / "out.en", "old\n");
@@ -119,4 +142,9 @@ TEST_CASE("write_file_atomic replaces the file behind a link and keeps its permi
 TEST_CASE("read_lines refuses a folder, which would read as an empty file", "[text_io]") {
   TempDir tmp;
   CHECK_THROWS_WITH(attn::data::read_lines(tmp.dir.string()), tmp.dir.string() + ": is a folder, not a file");
+}
+
+TEST_CASE("read_lines names the reason of a read error", "[text_io]") {
+  // Offset 0 of a process's memory is never mapped: the first read fails with EIO.
+  CHECK_THROWS_WITH(attn::data::read_lines("/proc/self/mem"), "/proc/self/mem: read failed: Input/output error");
 }

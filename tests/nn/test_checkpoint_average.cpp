@@ -70,6 +70,19 @@ TEST_CASE("averaging names the file and tensor that do not match", "[checkpoint_
   CHECK_THROWS_WITH(average_checkpoints({}), Contains("no checkpoints"));
 }
 
+TEST_CASE("averaging refuses a checkpoint with NaN or infinite weights, naming the tensor and the file",
+          "[checkpoint_average]") {
+  TempDir tmp;
+  const std::string a = write_checkpoint(tmp, "a", 1, 1, 1, true);
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    INFO(bad);
+    const std::string diverged = write_checkpoint(tmp, "diverged", 1, bad, 1, true);
+    CHECK_THROWS_WITH(average_checkpoints({a, diverged}),
+                      Contains(diverged) && Contains("'precise'") && Contains("NaN or infinite"));
+    CHECK_THROWS_WITH(average_checkpoints({diverged}), Contains(diverged));
+  }
+}
+
 TEST_CASE("the last N checkpoints are chosen by number, newest first", "[checkpoint_average]") {
   TempDir tmp;
   for (const char* name : {"checkpoint1.safetensors", "checkpoint2.safetensors", "checkpoint10.safetensors",
