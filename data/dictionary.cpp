@@ -183,7 +183,7 @@ std::string Dictionary::decode(std::span<const int64_t> ids, std::string_view bp
                                bool include_eos) const {
   std::string sentence;
   for (int64_t id : ids) {
-    if (id == kPad || (id == kEos && !include_eos)) continue;
+    if (id == kBos || id == kPad || (id == kEos && !include_eos)) continue;
     if (!sentence.empty()) sentence += ' ';
     sentence += symbol(static_cast<int32_t>(id));
   }

@@ -61,12 +61,8 @@ class Dictionary {
 
   // Token ids of a line (unknown words -> <unk>, counted), followed by </s> if append_eos.
   EncodedLine encode_line(std::string_view line, bool append_eos = true) const;
-  // Symbols of ids joined by spaces, skipping <pad> and </s> (unless include_eos).
-  // A non-empty bpe_separator (e.g. "@@ ") is removed as fairseq's post_process does. <s> is
-  // printed, where fairseq's string() drops it: sentences are made without it (a text holds
-  // one only as the word "<s>"), so an <s> in a hypothesis is a token the model chose (the
-  // search may choose it, as fairseq's does), and dropping it would hide that: a hypothesis of
-  // <s> tokens was printed as an empty line.
+  // Symbols of ids joined by spaces, skipping <s>, <pad> and </s> (unless include_eos).
+  // A non-empty bpe_separator (e.g. "@@ ") is removed as fairseq's post_process does.
   std::string decode(std::span<const int64_t> ids, std::string_view bpe_separator = "",
                      bool include_eos = false) const;
 
