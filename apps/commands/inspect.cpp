@@ -234,7 +234,9 @@ CommandAction setup_inspect(CLI::App& cmd) {
                       "give the target sentence, or leave --target out to decode the model's own translation");
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "--source/--target are tokenized already");
-  cmd.add_option("--data", args->data, "Binarized data dir: statistics of a split")->check(CLI::ExistingDirectory);
+  cmd.add_option("--data", args->data, "Binarized data dir: statistics of a split")
+      ->check(not_empty("name the folder `attnlab preprocess` wrote; '.' is the current one"))
+      ->check(CLI::ExistingDirectory);
   cmd.add_option("--subset", args->subset, "Split of --data (train, valid, test)");
   cmd.add_option("--compare-to", args->compare_to, "A teacher checkpoint: each head's distance to its map");
   cmd.add_option("--max-tokens", args->max_tokens, "Tokens per batch for --data (longer pairs are left out, counted)")

@@ -113,6 +113,8 @@ std::vector<std::string> checkpoints_in(const fs::path& folder) {
 // A path that names no checkpoint: what was looked for and, since a fairseq user types
 // checkpoint_best.pt or the save dir itself, the checkpoints the folder does hold.
 [[noreturn]] void no_checkpoint(const std::string& base) {
+  if (base.empty())
+    throw CheckpointError("a checkpoint path is empty (give NAME, NAME.safetensors or NAME.json)");
   constexpr size_t kNamesShown = 8;
   const fs::path named(base);
   const bool is_folder = fs::is_directory(named);

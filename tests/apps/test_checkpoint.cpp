@@ -147,6 +147,7 @@ TEST_CASE("checkpoint: a path naming no checkpoint lists those its folder holds"
 
   const std::string empty = testing::fresh_temp_dir("ckpt_not_named_empty");
   CHECK_THROWS_WITH(load_checkpoint(empty + "/checkpoint_last"), !Catch::Contains("holds"));
+  CHECK_THROWS_WITH(load_checkpoint(""), "a checkpoint path is empty (give NAME, NAME.safetensors or NAME.json)");
 }
 
 TEST_CASE("checkpoint: wrong JSON types are errors naming the file and the key", "[checkpoint]") {

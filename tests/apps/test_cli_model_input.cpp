@@ -113,7 +113,7 @@ TEST_CASE("a mixer kind its place cannot take is refused naming the mixer flag, 
                         {"config: decoder_self_mixer: unknown update rule 'nope'"});
 }
 
-TEST_CASE("inspect refuses an empty --target or --source instead of taking it as left out") {
+TEST_CASE("inspect refuses an empty --target, --source, --data or --path instead of taking it as left out") {
   TempDir dir;
   // An empty --target decoded the model's own translation, as if there were none.
   require_command_line_error(
@@ -122,6 +122,10 @@ TEST_CASE("inspect refuses an empty --target or --source instead of taking it as
   require_command_line_error(
       run_attnlab(dir, {"inspect", "--path", "ckpt", "--source", "", "--data", ".", "--out", "maps"}),
       "--source: is empty");
+  require_command_line_error(run_attnlab(dir, {"inspect", "--path", "ckpt", "--data", "", "--out", "maps"}),
+                             "--data: is empty");
+  require_runtime_error(run_attnlab(dir, {"inspect", "--path", "", "--source", "a", "--out", "maps"}),
+                        {"a checkpoint path is empty"});
 }
 
 namespace {
