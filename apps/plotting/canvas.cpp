@@ -3,6 +3,9 @@
 
 #include <cairo.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <numbers>
 
 #include "core/error.hpp"
@@ -40,6 +43,35 @@ void Canvas::line(double x0, double y0, double x1, double y1, Colour c, double l
                   const std::vector<double>& dashes) {
   const double xs[] = {x0, x1}, ys[] = {y0, y1};
   polyline(xs, ys, 2, c, line_width, dashes);
+}
+
+void Canvas::fill_cells(double x, double y, double cell, size_t rows, size_t columns,
+                        const std::vector<Colour>& colours) {
+  ATTN_CHECK(colours.size() == rows * columns, "plot: {} colours for {} × {} cells", colours.size(), rows, columns);
+  cairo_surface_t* cells = cairo_image_surface_create(CAIRO_FORMAT_RGB24, int(columns), int(rows));
+  ATTN_CHECK(cairo_surface_status(cells) == CAIRO_STATUS_SUCCESS, "plot: cannot make a {}x{} image: {}", columns, rows,
+             cairo_status_to_string(cairo_surface_status(cells)));
+  cairo_surface_flush(cells);
+  unsigned char* data = cairo_image_surface_get_data(cells);
+  const int stride = cairo_image_surface_get_stride(cells);
+  const auto byte = [](double channel) { return uint32_t(std::lround(std::clamp(channel, 0.0, 1.0) * 255)); };
+  for (size_t r = 0; r < rows; ++r) {
+    auto* row = reinterpret_cast<uint32_t*>(data + r * size_t(stride));  // RGB24: 0x00RRGGBB
+    for (size_t c = 0; c < columns; ++c) {
+      const Colour& colour = colours[r * columns + c];
+      row[c] = byte(colour.r) << 16 | byte(colour.g) << 8 | byte(colour.b);
+    }
+  }
+  cairo_surface_mark_dirty(cells);
+  cairo_save(cr_);
+  cairo_translate(cr_, x, y);
+  cairo_scale(cr_, cell, cell);
+  cairo_set_source_surface(cr_, cells, 0, 0);
+  cairo_pattern_set_filter(cairo_get_source(cr_), CAIRO_FILTER_NEAREST);
+  cairo_rectangle(cr_, 0, 0, double(columns), double(rows));
+  cairo_fill(cr_);
+  cairo_restore(cr_);
+  cairo_surface_destroy(cells);
 }
 
 void Canvas::fill_circle(double x, double y, double radius, Colour c) {

@@ -37,6 +37,10 @@ class Canvas {
   void line(double x0, double y0, double x1, double y1, Colour c, double line_width = 1,
             const std::vector<double>& dashes = {});
   void fill_circle(double x, double y, double radius, Colour c);
+  // A grid of rows × columns square cells of `cell` px from (x, y), cell (r, c) in
+  // colours[r * columns + c]: one image of a pixel per cell, scaled up without smoothing, so the
+  // cells meet without seams and a map of a thousand tokens is one draw, not a million.
+  void fill_cells(double x, double y, double cell, size_t rows, size_t columns, const std::vector<Colour>& colours);
   // A polyline through the points (x[i], y[i]); `dashes` alternates the lengths (px) drawn and
   // left out, none for a solid line.
   void polyline(const double* x, const double* y, size_t n, Colour c, double line_width = 1.5,

@@ -73,10 +73,10 @@ std::unique_ptr<Canvas> draw_heat_map(const HeatMap& map, double cell) {
   auto canvas = std::make_unique<Canvas>(int(width), int(top + bar_h + kMargin));
 
   canvas->text(kMargin, kMargin + kTitleSize / 2, map.title, kTitleSize, Align::kStart, kBlack, 0, true);
-  for (size_t r = 0; r < rows; ++r)
-    for (size_t c = 0; c < columns; ++c)
-      canvas->fill_rect(left + cell * double(c), top + cell * double(r), cell, cell,
-                        colour_at((map.values[r * columns + c] - low) / (high - low)));
+  std::vector<Colour> colours;
+  colours.reserve(map.values.size());
+  for (double v : map.values) colours.push_back(colour_at((v - low) / (high - low)));
+  canvas->fill_cells(left, top, cell, rows, columns, colours);
   for (size_t r = 0; r < rows; ++r) {
     if (row_labels[r].empty()) continue;
     const double y = top + cell * (double(r) + 0.5);

@@ -169,6 +169,19 @@ TEST_CASE("plot: a heat map's cells take the scale's colours, from its lowest to
   CHECK_THROWS_WITH(draw_heat_map({"t", {"a"}, {"x"}, {1.0, 2.0}}), Contains("2 values for 1 rows × 1 columns"));
 }
 
+TEST_CASE("plot: the cells of a large heat map meet without seams") {
+  // 1,000 tokens make cells of 1.4 px: drawn as rectangles, each pixel a cell edge crosses was
+  // blended with the white below, a grid of light seams over the map.
+  constexpr size_t kTokens = 1000;
+  const std::vector<std::string> tokens(kTokens, "w");
+  const HeatMap map{"t", tokens, tokens, std::vector<double>(kTokens * kTokens, 1.0)};
+  const Pixels p = decode(draw_heat_map(map)->png());
+  const size_t full = size_t(std::count_if(p.rgb.begin(), p.rgb.end(), [](uint32_t px) {
+    return Pixels::near(px, viridis(1.0));
+  }));
+  CHECK(full >= 1398 * 1398);  // the 1,400 px grid but its anti-aliased border
+}
+
 TEST_CASE("plot: a map with negative weights is drawn blue-white-red, symmetric about 0") {
   const HeatMap map{"t", {"a", "b"}, {"x", "y"}, {-0.5, 0.0, 0.25, 0.5}};
   const Pixels p = decode(draw_heat_map(map)->png());
