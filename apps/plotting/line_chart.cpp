@@ -36,7 +36,8 @@ struct Range {
 class PanelPainter {
  public:
   PanelPainter(Canvas& canvas, const Panel& panel, double x0, double y0, double w, double h)
-      : canvas_(canvas), panel_(panel), left_(x0 + 58), top_(y0 + 24), right_(x0 + w - 24), bottom_(y0 + h - 40) {
+      : canvas_(canvas), panel_(panel), x0_(x0), left_(x0 + 58), top_(y0 + 24), right_(x0 + w - 24),
+        bottom_(y0 + h - 40) {
     for (const Series& s : panel.series)
       for (size_t i = 0; i < s.x.size(); ++i)
         if (usable(s.y[i])) xs_.take(s.x[i]), ys_.take(axis_y(s.y[i]));
@@ -71,14 +72,21 @@ class PanelPainter {
   }
 
   void axes() {
-    for (double t : nice_ticks(xs_.low, xs_.high)) {
-      canvas_.line(px(t), top_, px(t), bottom_, kLightGrey);
-      canvas_.text(px(t), bottom_ + 10, tick_label(t), kLabelSize, Align::kCentre);
+    const std::vector<double> x_ticks = nice_ticks(xs_.low, xs_.high), y_values = y_ticks();
+    const std::vector<std::string> x_labels = tick_labels(x_ticks), y_labels = tick_labels(y_values);
+    // The panel moves right where the y labels need more room than its margin (long labels of
+    // a fine range, 4.0000015).
+    for (const std::string& label : y_labels)
+      left_ = std::max(left_, x0_ + 8 + canvas_.text_width(label, kLabelSize));
+    for (size_t i = 0; i < x_ticks.size(); ++i) {
+      const double x = px(x_ticks[i]);
+      canvas_.line(x, top_, x, bottom_, kLightGrey);
+      canvas_.text(x, bottom_ + 10, x_labels[i], kLabelSize, Align::kCentre);
     }
-    for (double t : y_ticks()) {
-      const double y = py(axis_y(t));
+    for (size_t i = 0; i < y_values.size(); ++i) {
+      const double y = py(axis_y(y_values[i]));
       canvas_.line(left_, y, right_, y, kLightGrey);
-      canvas_.text(left_ - 4, y, tick_label(t), kLabelSize, Align::kEnd);
+      canvas_.text(left_ - 4, y, y_labels[i], kLabelSize, Align::kEnd);
     }
     canvas_.text((left_ + right_) / 2, bottom_ + 27, panel_.x_label, kLabelSize, Align::kCentre);
   }
@@ -98,7 +106,7 @@ class PanelPainter {
 
   Canvas& canvas_;
   const Panel& panel_;
-  double left_, top_, right_, bottom_;
+  double x0_, left_, top_, right_, bottom_;
   Range xs_, ys_;
 };
 
@@ -177,9 +185,18 @@ std::vector<double> log_ticks(double low, double high, int count) {
   return ticks.size() >= 2 ? ticks : nice_ticks(low, high, count);
 }
 
-std::string tick_label(double v) {
+std::string tick_label(double v, int digits) {
   if (std::abs(v) < 1e7 && v == std::round(v)) return fmt::format("{:.0f}", v + 0.0);  // + 0.0: no "-0"
-  return fmt::format("{:.4g}", v);
+  return fmt::format("{:.{}g}", v, digits);
+}
+
+std::vector<std::string> tick_labels(const std::vector<double>& ticks) {
+  constexpr int kFewestDigits = 4, kMostDigits = 15;  // 15: the digits a double holds exactly
+  for (int digits = kFewestDigits;; ++digits) {
+    std::vector<std::string> labels;
+    for (double t : ticks) labels.push_back(tick_label(t, digits));
+    if (digits == kMostDigits || std::adjacent_find(labels.begin(), labels.end()) == labels.end()) return labels;
+  }
 }
 
 std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int columns, int panel_width,

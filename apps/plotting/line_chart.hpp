@@ -60,7 +60,10 @@ std::vector<double> nice_ticks(double low, double high, int count = 5);
 std::vector<double> log_ticks(double low, double high, int count = 5);
 
 // A tick's label: whole numbers in full (14000, not 1.4e+04: tokens/s, updates, a perplexity
-// axis), others to 4 significant digits.
-std::string tick_label(double v);
+// axis), others to `digits` significant digits.
+std::string tick_label(double v, int digits = 4);
+// The labels of an axis's ticks, with as many significant digits as tell them apart (4 at the
+// least, 15 at the most): the ticks of 4.000001 to 4.000002 would all read "4" at 4.
+std::vector<std::string> tick_labels(const std::vector<double>& ticks);
 
 }  // namespace attn::plot

@@ -106,6 +106,14 @@ TEST_CASE("plot: tick labels write whole numbers in full and others to 4 signifi
   CHECK(tick_label(-0.0) == "0");
   CHECK(tick_label(0.6000000000000001) == "0.6");
   CHECK(tick_label(0.0025) == "0.0025");
+  // Ticks closer than 4 digits tell apart get the digits that do.
+  CHECK(tick_labels({0.5, 1.0, 1.5}) == std::vector<std::string>{"0.5", "1", "1.5"});
+  const std::vector<double> fine = nice_ticks(4.000001, 4.000002);
+  const std::vector<std::string> fine_labels = tick_labels(fine);
+  REQUIRE(fine.size() >= 2);
+  CHECK(tick_label(fine.front()) == tick_label(fine.back()));  // "4" each at 4 digits
+  CHECK(std::adjacent_find(fine_labels.begin(), fine_labels.end()) == fine_labels.end());
+  for (size_t i = 0; i < fine.size(); ++i) CHECK(std::abs(std::stod(fine_labels[i]) - fine[i]) < 1e-9);
   CHECK(tick_label(2.5e8) == "2.5e+08");
 }
 
