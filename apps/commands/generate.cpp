@@ -216,7 +216,7 @@ CommandAction setup_generate(CLI::App& cmd) {
                requested.beam);
     // With --max-len-a 0 every sentence's longest output is --max-len-b (or less, by the model's
     // positions): refused before the model loads. Otherwise translate_sentences checks each batch.
-    ATTN_CHECK(requested.max_len_a > 0 || requested.min_len <= requested.max_len_b,
+    ATTN_CHECK(!nn::min_len_beyond_every_max_len(requested),
                "generate: --min-len ({}) is larger than --max-len-b ({}), the longest output any sentence may have "
                "with --max-len-a 0; fairseq refuses this too",
                requested.min_len, requested.max_len_b);

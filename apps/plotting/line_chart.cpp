@@ -134,7 +134,7 @@ std::vector<double> multiples(double low, double high, double step, int most) {
 }
 
 // The series' labels in order of first appearance: one per run.
-std::vector<std::string> run_labels(const std::vector<Panel>& panels) {
+std::vector<std::string> labels_in_order(const std::vector<Panel>& panels) {
   std::vector<std::string> labels;
   for (const Panel& p : panels)
     for (const Series& s : p.series)
@@ -202,7 +202,7 @@ std::vector<std::string> tick_labels(const std::vector<double>& ticks) {
 std::unique_ptr<Canvas> draw_line_charts(const std::vector<Panel>& panels, int columns, int panel_width,
                                          int panel_height) {
   ATTN_CHECK(!panels.empty() && columns > 0, "plot: nothing to draw");
-  const std::vector<std::string> labels = run_labels(panels);
+  const std::vector<std::string> labels = labels_in_order(panels);
   ATTN_CHECK(labels.size() <= kMaxRuns,
              "plot: {} runs; a figure tells at most {} apart (10 colours, each solid, dashed, dotted and "
              "dash-dotted): plot them in groups",

@@ -57,7 +57,7 @@ nn::SearchOptions parse_eval_bleu_args(const std::string& json, nn::SearchOption
                               "min_len, no_repeat_ngram_size, unkpen)", key));
   }
   ATTN_CHECK(search.no_repeat_ngram_size != 1, "--eval-bleu-args: no_repeat_ngram_size must be 0 (off) or at least 2");
-  ATTN_CHECK(search.max_len_a > 0 || search.min_len <= search.max_len_b,
+  ATTN_CHECK(!nn::min_len_beyond_every_max_len(search),
              "--eval-bleu-args: min_len ({}) is larger than max_len_b ({}), the longest output with max_len_a 0",
              search.min_len, search.max_len_b);
   return search;

@@ -2,9 +2,7 @@
 #include "apps/training/checkpoint.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,17 +25,23 @@ namespace {
 
 constexpr const char* kFormat = "attnlab-checkpoint-1";
 
-// A checkpoint's file opened for reading; a folder in its place is refused (it would read as an
-// empty file). Errors are CheckpointErrors, so a resume goes on to an older checkpoint.
+// Runs data's file reading (data/text_io.hpp: a folder is refused, not read as an empty file),
+// its errors as CheckpointErrors, so that a resume goes on to an older checkpoint.
+template <typename Read>
+auto as_checkpoint_error(Read read) {
+  try {
+    return read();
+  } catch (const data::DataError& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
 std::ifstream open_checkpoint_file(const std::string& path) {
-  if (fs::is_directory(path)) throw CheckpointError(fmt::format("{}: is a folder, not a file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  return in;
+  return as_checkpoint_error([&] { return data::open_input_file(path); });
 }
 
 void check_checkpoint_read(const std::ifstream& in, const std::string& path) {
-  if (in.bad()) throw CheckpointError(fmt::format("{}: read failed", path));
+  as_checkpoint_error([&] { data::check_read(in, path); });
 }
 
 std::string read_file_bytes(const std::string& path) {

@@ -60,5 +60,11 @@ struct SearchOptions {
 // step: at worst the hypothesis is </s> alone). Throws when a·src_len + b is NaN or infinite.
 // Where max_len < min_len, max_len wins: the search cuts every hypothesis there.
 int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
+// Whether min_len exceeds every sentence's max_len, whatever its source: with max_len_a 0 the
+// longest output is max_len_b. Checked where the options are read, before a model is loaded
+// (fairseq refuses min_len > max_len per batch; translate_sentences does too).
+inline bool min_len_beyond_every_max_len(const SearchOptions& options) {
+  return options.max_len_a == 0 && options.min_len > options.max_len_b;
+}
 
 }  // namespace attn::nn
