@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <new>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -94,6 +95,11 @@ int main(int argc, char** argv) {
     refuse_folder_on_stdin();
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return run_command(action);
+  } catch (const std::bad_alloc&) {
+    // "std::bad_alloc" alone does not say what ran out, nor what to do about it.
+    std::cerr << "attnlab: error: out of memory: what the command was given (an input, a model, a batch of "
+                 "--max-tokens) does not fit in the memory this process may use\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "attnlab: error: " << e.what() << "\n";
     return 1;

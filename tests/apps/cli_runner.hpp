@@ -35,11 +35,13 @@ inline std::string shell_quoted(const std::string& word) {
 
 // Runs `attnlab ARGS...` in `dir` with standard input and output as the shell redirections
 // `input` ("< FILE", "<&3" for a descriptor of this process, "<&-" for none) and `output`
-// ("> FILE", ">&-"; empty: a file read back as `out`).
+// ("> FILE", ">&-"; empty: a file read back as `out`), after the shell commands `setup` (such
+// as a `ulimit`; empty: none).
 inline CommandResult run_attnlab_redirected(const TempDir& dir, const std::vector<std::string>& args,
-                                            const std::string& input, const std::string& output = "") {
-  std::string command = fmt::format("cd {} && timeout -k 5 {} {}", shell_quoted(dir.dir.string()), kTimeoutSeconds,
-                                    shell_quoted(ATTNLAB_BINARY));
+                                            const std::string& input, const std::string& output = "",
+                                            const std::string& setup = "") {
+  std::string command = fmt::format("cd {} && {} timeout -k 5 {} {}", shell_quoted(dir.dir.string()),
+                                    setup.empty() ? "" : setup + " &&", kTimeoutSeconds, shell_quoted(ATTNLAB_BINARY));
   for (const std::string& arg : args) command += fmt::format(" {}", shell_quoted(arg));
   const std::string out = dir.file("command.stdout"), err = dir.file("command.stderr");
   command += fmt::format(" {} {} 2> {}", input, output.empty() ? "> " + shell_quoted(out) : output, shell_quoted(err));

@@ -343,6 +343,17 @@ TEST_CASE("a read error on standard input is an error naming it, never the end o
   }
 }
 
+TEST_CASE("running out of memory is an error that says so, not a bare std::bad_alloc") {
+  TempDir dir;
+  const std::string reference = input_file(dir, "reference", "the cat sat on the mat .\n");
+  // One line without end: score holds its input, so 1 GB of address space runs out within
+  // seconds. (Far less stops OpenBLAS before main: its start-up allocation retries forever.)
+  const CommandResult result =
+      run_attnlab_redirected(dir, {"score", "-r", reference}, "< /dev/zero", "", "ulimit -v 1000000");
+  require_runtime_error(result, {"out of memory"});
+  CHECK(result.err.find("std::bad_alloc") == std::string::npos);
+}
+
 TEST_CASE("translate refuses standard input that fails, mid-stream or closed") {
   const DecodingWorkspace& workspace = DecodingWorkspace::get();
   const InputFailingAfterTwoPages input("w3 w4 w5\n");
