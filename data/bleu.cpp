@@ -58,6 +58,22 @@ int64_t closest_reference_length(int64_t hyp_len, const std::vector<std::vector<
   return best_len;
 }
 
+// multi-bleu.perl's closest reference length. Its search starts from length 9999 at distance
+// 9999, as if every sentence had one more reference that far away: a hypothesis whose references
+// all differ from it in length by more than 9999 tokens (or that has none) gets 9999.
+int64_t multibleu_reference_length(int64_t hyp_len, const std::vector<std::vector<std::string_view>>& references) {
+  constexpr int64_t kStart = 9999;
+  int64_t best_len = kStart, best_diff = kStart;
+  for (const Tokens& reference : references) {
+    int64_t len = int64_t(reference.size()), diff = std::llabs(hyp_len - len);
+    if (diff < best_diff || (diff == best_diff && len < best_len)) {
+      best_diff = diff;
+      best_len = len;
+    }
+  }
+  return best_len;
+}
+
 // Python's my_log / Perl's my_log in sacreBLEU and multi-bleu.perl: log(0) is −9999999999.
 double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
 
@@ -324,7 +340,9 @@ BleuStats multibleu_stats(const std::vector<std::string>& hypotheses,
       reference_tokens[r] = split_perl_byte_whitespace(references[r]);
     }
     std::string hypothesis = prepare(hypotheses[i]);
-    corpus += segment_stats(split_perl_byte_whitespace(hypothesis), reference_tokens);
+    BleuStats segment = segment_stats(split_perl_byte_whitespace(hypothesis), reference_tokens);
+    segment.ref_len = multibleu_reference_length(segment.sys_len, reference_tokens);
+    corpus += segment;
   }
   return corpus;
 }

@@ -129,6 +129,8 @@ std::string format_sacrebleu_score(const BleuScore& score, std::string_view sign
 
 // Statistics the way multi-bleu.perl gathers them: bytes split on ASCII whitespace,
 // `lowercase` = Perl lc (A–Z only). Reference streams must match the hypotheses in length.
+// A sentence whose references all differ from it by more than 9999 tokens gets reference
+// length 9999, multi-bleu.perl's starting value.
 BleuStats multibleu_stats(const std::vector<std::string>& hypotheses,
                           const std::vector<std::vector<std::string>>& reference_streams, bool lowercase);
 // multi-bleu.perl's arithmetic (no smoothing). An empty hypothesis side with a non-empty

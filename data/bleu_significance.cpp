@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "data/numpy_random.hpp"
+#include "data/python_statistics_mean.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::data {
@@ -145,7 +146,14 @@ SignificanceSignature bootstrap_signature(const BootstrapOptions& bootstrap) {
 
 BleuConfidence bootstrap_confidence(const std::vector<BleuStats>& segment_stats, const SacreBleuOptions& options,
                                     const BootstrapOptions& bootstrap) {
-  return *paired_bootstrap({segment_stats}, options, bootstrap).front().confidence;
+  check_test_input({segment_stats}, bootstrap.samples, "bootstrap", "resamples");
+  std::vector<double> scores =
+      resampled_scores(segment_stats, seed_or_random(bootstrap.seed), bootstrap.samples, options);
+  // sacreBLEU's corpus score takes its interval from the paired test's estimate_ci but its mean
+  // from statistics.mean (Score.estimate_ci), which can differ from NumPy's in the last bit.
+  BleuConfidence confidence = estimate_interval(scores);
+  confidence.mean = python_statistics_mean(scores);
+  return confidence;
 }
 
 std::vector<SystemSignificance> paired_approximate_randomization(

@@ -51,7 +51,9 @@ std::vector<SystemSignificance> paired_bootstrap(const std::vector<std::vector<B
 // The signature entries of a bootstrap with these options (`none` for a seed from the OS).
 SignificanceSignature bootstrap_signature(const BootstrapOptions& bootstrap);
 
-// One system's resampled estimate (sacreBLEU's --confidence): the baseline's of paired_bootstrap.
+// One system's resampled estimate (sacreBLEU's --confidence): the resamples of the baseline of
+// paired_bootstrap, but averaged as Python's statistics.mean averages (exactly, rounded once),
+// where the paired test takes NumPy's mean.
 BleuConfidence bootstrap_confidence(const std::vector<BleuStats>& segment_stats, const SacreBleuOptions& options,
                                     const BootstrapOptions& bootstrap);
 

@@ -226,7 +226,8 @@ int run_score(ScoreOptions options) {
       const std::vector<data::BleuStats> segments = data::sacrebleu_segments_stats(hypotheses, references, sacrebleu);
       data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu.max_order), sacrebleu);
       std::optional<data::BleuConfidence> confidence;
-      if (options.confidence) {
+      // sacreBLEU resamples only for more than one resample: --confidence-n 1 prints the plain line.
+      if (options.confidence && options.confidence_samples > 1) {
         const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = sacrebleu_seed()};
         confidence = data::bootstrap_confidence(segments, sacrebleu, bootstrap);
         signature =

@@ -372,6 +372,11 @@ TEST_CASE("score --paired-bs compares -i systems with the first by sacreBLEU's p
   const std::string mean_and_ci = baseline_cell.substr(baseline_cell.find('(') + 1);
   const std::string signature = "BLEU|nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0";
   CHECK(confident.out.starts_with(signature + " = " + corpus_bleu + " (μ = " + mean_and_ci + " "));
+  // One resample is none, as in sacreBLEU (it resamples for counts above 1): the plain line.
+  const CommandResult once =
+      run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--confidence", "--confidence-n", "1"});
+  require_success(once);
+  CHECK(once.out == alone.out);
   require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--confidence", "--sentence"}),
                         {"--paired-bs, --paired-ar and --confidence test a corpus, not --sentence"});
 }

@@ -304,6 +304,29 @@ TEST_CASE("multi-bleu.perl: the expected stdout table", "[bleu][multibleu]") {
   }
 }
 
+// Expected lines: multi-bleu.perl (moses 3445289) on these inputs.
+TEST_CASE("multi-bleu.perl: references more than 9999 tokens away count 9999", "[bleu][multibleu]") {
+  const auto repeat = [](const std::string& word, size_t count) {
+    std::string line = word;
+    for (size_t i = 1; i < count; ++i) line += " " + word;
+    return line;
+  };
+  const auto line_of = [](const std::vector<std::string>& hypotheses,
+                          const std::vector<std::vector<std::string>>& references) {
+    return format_multibleu_score(multibleu_compute(multibleu_stats(hypotheses, references, false)));
+  };
+  // Distance 9999 still takes the reference, 10009 gives the length 9999.
+  CHECK(line_of({repeat("a", 10000)}, {{"a"}}) ==
+        "BLEU = 0.00, 0.0/0.0/0.0/0.0 (BP=1.000, ratio=10000.000, hyp_len=10000, ref_len=1)");
+  CHECK(line_of({repeat("a", 10010), "b c"}, {{"a", "b c"}}) ==
+        "BLEU = 0.00, 0.0/0.0/0.0/0.0 (BP=1.000, ratio=1.001, hyp_len=10012, ref_len=10001)");
+  CHECK(line_of({"", "b c"}, {{repeat("a", 10005), "b c"}}) ==
+        "BLEU = 0.00, 100.0/100.0/0.0/0.0 (BP=0.000, ratio=0.000, hyp_len=2, ref_len=10001)");
+  // A nearer second reference is taken as usual.
+  CHECK(line_of({repeat("a", 10010)}, {{"a"}, {repeat("a", 20)}}) ==
+        "BLEU = 0.18, 0.2/0.2/0.2/0.2 (BP=1.000, ratio=500.500, hyp_len=10010, ref_len=20)");
+}
+
 TEST_CASE("fairseq-score: 6 runs, printed lines (empty lines count one token)", "[bleu][fairseq]") {
   std::vector<std::string> rows = read_lines(kBleuVectors + "fairseq_score_expected.tsv");
   REQUIRE(rows.size() == 7);

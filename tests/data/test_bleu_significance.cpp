@@ -11,6 +11,7 @@
 
 #include "data/bleu_significance.hpp"
 #include "data/numpy_random.hpp"
+#include "data/python_statistics_mean.hpp"
 #include "data/text_io.hpp"
 
 using namespace attn::data;
@@ -132,6 +133,32 @@ TEST_CASE("paired_bootstrap reproduces sacreBLEU's paired bootstrap test", "[ble
   const BleuConfidence alone = bootstrap_confidence(systems[0], options, {.samples = 1000, .seed = 12345});
   CHECK(alone.mean == results[0].confidence->mean);
   CHECK(alone.ci == results[0].confidence->ci);
+}
+
+// Expected: sacreBLEU 2.6.0's BLEU(tokenize='none').corpus_score(hypotheses, [references],
+// n_bootstrap=N) on the corpus above (NumPy 1.24.2 with NumPy 2's promotion, 'weak'): its mean is
+// Python's statistics.mean of the resampled scores, here one ulp from NumPy's mean that the paired
+// test takes (results[2].confidence->mean above is ...45e1p+1).
+TEST_CASE("bootstrap_confidence averages as sacreBLEU's --confidence does", "[bleu_significance]") {
+  SacreBleuOptions options;
+  options.tokenizer = BleuTokenizer::kNone;
+  const std::vector<std::vector<BleuStats>> systems = three_systems(options);
+  const BleuConfidence worse = bootstrap_confidence(systems[2], options, {.samples = 1000, .seed = 12345});
+  CHECK(worse.mean == 0x1.f71c849c645e2p+1);
+  CHECK(worse.ci == 0x1.eddb4d7e24a5ap+1);
+  const BleuConfidence better = bootstrap_confidence(systems[1], options, {.samples = 41, .seed = 12345});
+  CHECK(better.mean == 0x1.fb9232b9d2c47p+5);  // NumPy's mean: ...2c48p+5
+  CHECK(better.ci == 0x1.16c16e78f1af9p+4);
+}
+
+TEST_CASE("python_statistics_mean rounds the exact mean once", "[bleu_significance]") {
+  CHECK(python_statistics_mean({0.1, 0.2, 0.3}) == 0.2);  // summed in order and divided: 0.20000000000000004
+  CHECK(python_statistics_mean({5e-324, 0.0}) == 0.0);    // half the smallest double: a tie, to even
+  CHECK(python_statistics_mean({5e-324, 5e-324, 5e-324, 0.0}) == 5e-324);
+  CHECK(python_statistics_mean({1.7976931348623157e308, 1.7976931348623157e308}) == 1.7976931348623157e308);
+  CHECK(python_statistics_mean({-1.0, -2.0}) == -1.5);
+  CHECK_THROWS_AS(python_statistics_mean({}), DataError);
+  CHECK_THROWS_AS(python_statistics_mean({1.0, -1.0}), DataError);
 }
 
 TEST_CASE("paired_bootstrap refuses systems of different lengths and empty input", "[bleu_significance]") {
