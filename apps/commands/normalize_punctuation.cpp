@@ -11,7 +11,9 @@ namespace {
 
 int run_normalize_punctuation(const data::NormalizePunctuationOptions& options) {
   const data::PunctuationNormalizer normalizer(options);
-  run_standard_filter(1, [&](std::string_view record) { return normalizer.normalize_record(record); });
+  // The script works on bytes: invalid UTF-8 passes through as it comes.
+  run_standard_filter(1, [&](std::string_view record) { return normalizer.normalize_record(record); },
+                      RecordBytes::kAny);
   return 0;
 }
 

@@ -8,7 +8,9 @@ namespace attn::app {
 namespace {
 
 int run_remove_non_printing() {
-  run_standard_filter(1, [](std::string_view record) { return data::remove_non_printing_record(record); });
+  // The script decodes more loosely than UTF-8 allows (data/remove_non_printing.hpp).
+  run_standard_filter(1, [](std::string_view record) { return data::remove_non_printing_record(record); },
+                      RecordBytes::kAny);
   return 0;
 }
 
