@@ -1,8 +1,8 @@
 // Moses detokenizer: a byte-exact port of detokenizer.perl (mosesdecoder 3445289) for
-// English, German and languages without special rules (docs/mt-tools.md §2.4): " @-@ "
-// joined, entities decoded, then each token attached to its left or right neighbour by the
-// script's rules (CJK runs, currency and opening brackets, closing punctuation, English
-// contractions and possessives, alternating quotes).
+// every language (docs/mt-tools.md §2.4): " @-@ " joined, entities decoded, then each token
+// attached to its left or right neighbour by the script's rules (CJK runs, currency and
+// opening brackets, closing punctuation, English contractions and possessives, alternating
+// quotes, and the rules of fr, it, cs, fi and ko).
 #pragma once
 #include <string>
 #include <string_view>

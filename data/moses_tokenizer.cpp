@@ -12,6 +12,7 @@ using Text = std::u32string;
 using perl::is_alnum;
 using perl::is_alpha;
 using perl::is_number;
+using perl::is_lowercase_letter;
 using perl::is_space;
 using perl::squeeze_spaces;
 
@@ -53,15 +54,34 @@ void delete_control_characters(Text& t) {
   std::erase_if(t, [](char32_t c) { return c < 0x20; });
 }
 
-// Step 6, s/([^\p{IsAlnum}\s\.\'\`\,\-])/ $1 /g.
-Text pad_special_characters(const Text& t) {
-  auto is_special = [](char32_t c) {
-    return !is_alnum(c) && !is_space(c) && c != U'.' && c != U'\'' && c != U'`' && c != U',' && c != U'-';
+// Step 6, s/([^\p{IsAlnum}\s\.\'\`\,\-])/ $1 /g; `kept` holds the characters a language adds
+// to the class (none for most languages).
+Text pad_special_characters(const Text& t, std::u32string_view kept) {
+  auto is_special = [kept](char32_t c) {
+    return !is_alnum(c) && !is_space(c) && c != U'.' && c != U'\'' && c != U'`' && c != U',' && c != U'-' &&
+           kept.find(c) == std::u32string_view::npos;
   };
   return substitute(
       t, 1, [&](const Text& s, size_t i) { return is_special(s[i]); },
       [](Text& out, const Text& s, size_t i) { out.append(U" ").append(1, s[i]).append(U" "); });
 }
+
+// Step 6's second rule for fi, sv, ca and tdt, s/(P)(?=$|[^\p{Ll}])/ $1 /g: P stays inside a
+// word only before a lowercase letter ("EU:ssa").
+Text pad_unless_before_lowercase(const Text& t, std::u32string_view p) {
+  return substitute(
+      t, p.size(),
+      [p](const Text& s, size_t i) {
+        const size_t after = i + p.size();
+        return s.compare(i, p.size(), p) == 0 && (after == s.size() || !is_lowercase_letter(s[after]));
+      },
+      [p](Text& out, const Text&, size_t) { out.append(U" ").append(p).append(U" "); });
+}
+
+// tokenizer.perl is read as Latin-1 (it has no `use utf8`), so the middle dot of its Catalan
+// rules is the two characters U+00C2 U+00B7: both are kept out of the padding, and the
+// second rule looks for the pair "Â·" (a lone "·" is never split off: "a·B" stays).
+constexpr std::u32string_view kCatalanMiddleDot = U"\u00C2\u00B7";
 
 // Step 7 (-a), s/([\p{IsAlnum}])\-(?=[\p{IsAlnum}])/$1 \@-\@ /g.
 Text split_aggressive_hyphens(const Text& t) {
@@ -175,6 +195,21 @@ Text split_english_apostrophes(Text t) {
   return split_apostrophe(t, [](char32_t l, char32_t r) { return is_number(l) && r == U's'; }, U" '");
 }
 
+// Step 10 for fr, it, ga and ca: elisions split to the left ("l'homme" -> "l' homme").
+Text split_left_apostrophes(Text t) {
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return !is_alpha(l) && !is_alpha(r); }, U" ' ");
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return !is_alpha(l) && is_alpha(r); }, U" ' ");
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return is_alpha(l) && !is_alpha(r); }, U" ' ");
+  return split_apostrophe(t, [](char32_t l, char32_t r) { return is_alpha(l) && is_alpha(r); }, U"' ");
+}
+
+// Step 10 for so and tdt: as the left split, but an apostrophe between letters stays.
+Text split_apostrophes_outside_words(Text t) {
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return !is_alpha(l) && !is_alpha(r); }, U" ' ");
+  t = split_apostrophe(t, [](char32_t l, char32_t r) { return !is_alpha(l) && is_alpha(r); }, U" ' ");
+  return split_apostrophe(t, [](char32_t l, char32_t r) { return is_alpha(l) && !is_alpha(r); }, U" ' ");
+}
+
 // Step 10 for every other language, s/\'/ \' /g.
 Text split_all_apostrophes(const Text& t) {
   return substitute(
@@ -229,12 +264,24 @@ bool starts_with_ascii_digit(std::u32string_view word) {
   return !word.empty() && word.front() >= U'0' && word.front() <= U'9';
 }
 
+constexpr std::pair<std::string_view, MosesLanguage> kLanguageCodes[] = {
+    {"en", MosesLanguage::English}, {"de", MosesLanguage::German},  {"fr", MosesLanguage::French},
+    {"it", MosesLanguage::Italian}, {"ga", MosesLanguage::Irish},   {"ca", MosesLanguage::Catalan},
+    {"cs", MosesLanguage::Czech},   {"fi", MosesLanguage::Finnish}, {"sv", MosesLanguage::Swedish},
+    {"so", MosesLanguage::Somali},  {"tdt", MosesLanguage::Tetun},  {"ko", MosesLanguage::Korean}};
+
 }  // namespace
 
 MosesLanguage parse_moses_language(std::string_view code) {
-  if (code == "en") return MosesLanguage::English;
-  if (code == "de") return MosesLanguage::German;
+  for (const auto& [name, language] : kLanguageCodes)
+    if (code == name) return language;
   return MosesLanguage::Other;
+}
+
+std::vector<std::string> moses_language_codes() {
+  std::vector<std::string> codes;
+  for (const auto& entry : kLanguageCodes) codes.emplace_back(entry.first);
+  return codes;
 }
 
 MosesTokenizer::MosesTokenizer(MosesTokenizerOptions options)
@@ -284,17 +331,49 @@ MosesTokenizer::Text MosesTokenizer::split_final_periods(const Text& t) const {
   return out;
 }
 
+// Step 6 with the exceptions of fi and sv (':'), ca (the middle dot) and tdt (the apostrophe).
+MosesTokenizer::Text MosesTokenizer::pad_special_characters_for_language(const Text& text) const {
+  switch (options_.language) {
+    case MosesLanguage::Finnish:
+    case MosesLanguage::Swedish:
+      return pad_unless_before_lowercase(pad_special_characters(text, U":"), U":");
+    case MosesLanguage::Catalan:
+      return pad_unless_before_lowercase(pad_special_characters(text, kCatalanMiddleDot), kCatalanMiddleDot);
+    case MosesLanguage::Tetun:
+      return pad_unless_before_lowercase(pad_special_characters(text, U""), U"'");
+    default:
+      return pad_special_characters(text, U"");
+  }
+}
+
+// Step 10: the apostrophe rules of each language.
+MosesTokenizer::Text MosesTokenizer::split_apostrophes_for_language(Text text) const {
+  switch (options_.language) {
+    case MosesLanguage::English:
+      return split_english_apostrophes(std::move(text));
+    case MosesLanguage::French:
+    case MosesLanguage::Italian:
+    case MosesLanguage::Irish:
+    case MosesLanguage::Catalan:
+      return split_left_apostrophes(std::move(text));
+    case MosesLanguage::Somali:
+    case MosesLanguage::Tetun:
+      return split_apostrophes_outside_words(std::move(text));
+    default:
+      return split_all_apostrophes(text);
+  }
+}
+
 MosesTokenizer::Text MosesTokenizer::tokenize_text(Text text) const {
   text = U" " + text + U" ";                                                   // step 1
   text = collapse_whitespace(text);                                            // step 2
   delete_control_characters(text);                                             // step 3
-  squeeze_spaces(text);                                                        // step 5  
-  text = pad_special_characters(text);                                         // step 6
+  squeeze_spaces(text);                                                        // step 5
+  text = pad_special_characters_for_language(text);                            // step 6
   if (options_.aggressive_hyphen_splitting) text = split_aggressive_hyphens(text);  // step 7
   text = resolve_dot_multi(insert_dot_multi(text));                            // step 8
   text = separate_commas(text);                                                // step 9
-  text = options_.language == MosesLanguage::English ? split_english_apostrophes(std::move(text))
-                                                     : split_all_apostrophes(text);  // step 10
+  text = split_apostrophes_for_language(std::move(text));                      // step 10
   text = split_final_periods(text);                                            // step 11
   squeeze_spaces(text);                                                        // step 12
   split_final_period_quote(text);                                              // step 13

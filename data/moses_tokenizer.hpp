@@ -1,5 +1,5 @@
-// Moses tokenizer: a byte-exact port of tokenizer.perl (mosesdecoder 3445289, non-Penn mode)
-// for English, German and languages without special rules. docs/mt-tools.md §2.1-§2.3: the
+// Moses tokenizer: a byte-exact port of tokenizer.perl (mosesdecoder 3445289, non-Penn mode),
+// language rules included (fr it ga ca, fi sv, so tdt). docs/mt-tools.md §2.1-§2.3: the
 // line loop (§2.2) and the seventeen rules of tokenize() in the script's order (§2.3).
 // Legacy2018 reproduces the script before 2018-11-07 (commit 9fc964da7), whose last word keeps
 // its final period when it is a non-breaking prefix (== sacremoses 0.1.1 on the WMT17 data).
@@ -12,15 +12,33 @@
 
 namespace attn::data {
 
-// The language-dependent parts of the Moses scripts that attnlab implements.
+// The languages whose rules differ in the Moses scripts that attnlab implements.
 enum class MosesLanguage {
-  English,  // English apostrophe rules and prefixes
+  English,  // English apostrophe rules and prefixes; English contractions when detokenizing
   German,   // every apostrophe split off; German prefixes
   Other,    // as German, with the English prefix list (tokenizer.perl's fallback)
+  French,   // fr: apostrophes split to the left ("l'homme" -> "l' homme"); detokenizer: a space
+            //     before ? ! : ; \ %, left contractions joined
+  Italian,  // it: as French, without the detokenizer's space before punctuation
+  Irish,    // ga: apostrophes as French
+  Catalan,  // ca: apostrophes as French; "·" and "Â" not padded, "Â·" padded unless a
+            //     lowercase letter follows (the script's middle dot, read as Latin-1)
+  Czech,    // cs: detokenizer joins "3 , 14", "je - li", "e - mail" and treats „ as opening quote
+  Finnish,  // fi: a colon before a lowercase letter stays in the word ("EU:ssa"); detokenizer
+            //     joins case endings after a colon
+  Swedish,  // sv: the tokenizer's colon rule of Finnish
+  Somali,   // so: apostrophes between letters stay ("ba'an")
+  Tetun,    // tdt: as Somali, and an apostrophe before a lowercase letter stays in the word
+  Korean,   // ko: the detokenizer does not join CJK tokens
 };
 
-// "en" -> English, "de" -> German, anything else -> Other.
+// Maps a language code to its rules: "en", "de", "fr", "it", "ga", "ca", "cs", "fi", "sv",
+// "so", "tdt", "ko"; anything else -> Other. Non-breaking prefixes are built in for English
+// and German only; every other language uses the English list (tokenizer.perl itself has
+// lists of its own for fr, it, ga, ca, cs, fi, sv, tdt and others, so final periods can differ).
 MosesLanguage parse_moses_language(std::string_view code);
+// The codes parse_moses_language knows, for command-line checks.
+std::vector<std::string> moses_language_codes();
 
 struct MosesTokenizerOptions {
   MosesLanguage language = MosesLanguage::English;
@@ -46,6 +64,9 @@ class MosesTokenizer {
   using Text = std::u32string;
   // Rules 1-15 of §2.3 on the decoded line (escaping happens when encoding the result).
   Text tokenize_text(Text text) const;
+  // Rules 6 and 10, whose patterns depend on the language.
+  Text pad_special_characters_for_language(const Text& text) const;
+  Text split_apostrophes_for_language(Text text) const;
   // Rule 11: the word loop deciding which final periods are split off.
   Text split_final_periods(const Text& text) const;
   bool keeps_final_period(const std::vector<std::u32string_view>& words, size_t i) const;

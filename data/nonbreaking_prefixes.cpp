@@ -50,6 +50,8 @@ const NonbreakingPrefixes& NonbreakingPrefixes::builtin(std::string_view languag
   return language == "de" ? german : english;
 }
 
+bool NonbreakingPrefixes::has_builtin(std::string_view language) { return language == "en" || language == "de"; }
+
 PrefixKind NonbreakingPrefixes::kind(std::string_view word) const {
   auto it = kinds_.find(std::string(word));
   return it == kinds_.end() ? PrefixKind::None : it->second;

@@ -24,6 +24,8 @@ class NonbreakingPrefixes {
   static NonbreakingPrefixes parse(std::string_view content);
   // The built-in list for a language; languages without one get English, as tokenizer.perl does.
   static const NonbreakingPrefixes& builtin(std::string_view language);
+  // Whether `language` has a list of its own built in (en, de).
+  static bool has_builtin(std::string_view language);
 
   PrefixKind kind(std::string_view word) const;
   size_t size() const { return kinds_.size(); }

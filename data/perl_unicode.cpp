@@ -13,8 +13,23 @@ namespace attn::data::perl {
 namespace {
 
 enum ClassBit : uint8_t {
-  kAlpha = 1, kDecimal = 2, kNumber = 4, kLower = 8, kCurrency = 16, kSpace = 32,
+  kAlpha = 1, kDecimal = 2, kNumber = 4, kLower = 8, kCurrency = 16, kSpace = 32, kLowercaseLetter = 64,
 };
+
+// Perl 5.36 answers from Unicode 14, ICU 72 from Unicode 15, which made ten characters of
+// Unicode 14 Alphabetic or Lowercase (Other_Alphabetic / Other_Lowercase additions). Perl does
+// not see those properties, so the tokenizer must not either: U+0F82 is padded like any other
+// mark, and U+A7F2 does not count as a lowercase first letter.
+uint8_t unicode15_additions(char32_t c) {
+  switch (c) {
+    case 0x0C04: case 0x0F82: case 0x0F83: case 0x11080: case 0x11081:
+      return kAlpha;
+    case 0x10FC: case 0xA7F2: case 0xA7F3: case 0xA7F4: case 0xAB69:
+      return kLower;
+    default:
+      return 0;
+  }
+}
 
 uint8_t classes_from_icu(char32_t c) {
   auto cp = static_cast<UChar32>(c);
@@ -25,8 +40,9 @@ uint8_t classes_from_icu(char32_t c) {
   if (category_mask & U_GC_N_MASK) bits |= kNumber;
   if (u_hasBinaryProperty(cp, UCHAR_LOWERCASE)) bits |= kLower;
   if (category_mask & U_GC_SC_MASK) bits |= kCurrency;
+  if (category_mask & U_GC_LL_MASK) bits |= kLowercaseLetter;
   if (u_hasBinaryProperty(cp, UCHAR_WHITE_SPACE)) bits |= kSpace;
-  return bits;
+  return bits & ~unicode15_additions(c);
 }
 
 // The Basic Multilingual Plane is tabulated once; rarer code points ask ICU directly.
@@ -112,6 +128,7 @@ bool is_alpha(char32_t c) { return classes(c) & kAlpha; }
 bool is_alnum(char32_t c) { return classes(c) & (kAlpha | kDecimal); }
 bool is_number(char32_t c) { return classes(c) & kNumber; }
 bool is_lower(char32_t c) { return classes(c) & kLower; }
+bool is_lowercase_letter(char32_t c) { return classes(c) & kLowercaseLetter; }
 bool is_currency(char32_t c) { return classes(c) & kCurrency; }
 bool is_space(char32_t c) { return classes(c) & kSpace; }
 

@@ -4,6 +4,9 @@
 //   \p{IsAlpha} = Alphabetic            \p{IsAlnum} = Alphabetic ∪ Nd
 //   \p{IsN}     = gc N (Nd|Nl|No)       \p{IsLower} = Lowercase
 //   \p{IsSc}    = gc Sc                 \s          = White_Space ("PerlUWS")
+//   \p{Ll}      = gc Ll
+// with Perl's Unicode 14 values for the ten older characters whose Alphabetic or Lowercase
+// property Unicode 15 (ICU 72) changed.
 #pragma once
 #include <string>
 #include <string_view>
@@ -24,6 +27,7 @@ bool is_alpha(char32_t c);
 bool is_alnum(char32_t c);
 bool is_number(char32_t c);
 bool is_lower(char32_t c);
+bool is_lowercase_letter(char32_t c);
 bool is_currency(char32_t c);
 bool is_space(char32_t c);
 

@@ -24,8 +24,9 @@ int run_detokenize(const DetokenizeOptions& options) {
 CommandRegistration detokenize_command(
     "detokenize", "Moses detokenizer (detokenizer.perl), stdin -> stdout", [](CLI::App& cmd) -> CommandAction {
       auto options = std::make_shared<DetokenizeOptions>();
-      cmd.add_option("-l,--language", options->language, "Language rules")
-          ->check(CLI::IsMember({"en", "de"}))
+      cmd.add_option("-l,--language", options->language,
+                     "Language (rules of detokenizer.perl)")
+          ->check(CLI::IsMember(data::moses_language_codes()))
           ->capture_default_str();
       cmd.add_option("-j,--threads", options->threads, "Threads (output order is kept)")
           ->check(thread_count())

@@ -1,6 +1,10 @@
 // `attnlab tokenize`: the Moses tokenizer as a stdin -> stdout filter, byte-exact with
-// `tokenizer.perl -q [-a] [-no-escape] -l LANG` (docs/mt-tools.md §2.1-§2.3).
+// `tokenizer.perl -q [-a] [-no-escape] -l LANG` (docs/mt-tools.md §2.1-§2.3) for en and de;
+// other languages get their character rules but the English non-breaking prefixes.
+#include <iostream>
 #include <memory>
+
+#include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/record_filter.hpp"
@@ -18,6 +22,11 @@ struct TokenizeOptions {
 };
 
 int run_tokenize(const TokenizeOptions& options) {
+  if (!data::NonbreakingPrefixes::has_builtin(options.language))
+    std::cerr << fmt::format(
+        "attnlab tokenize: no non-breaking prefix list for '{}', using the English one "
+        "(tokenizer.perl may keep or split other final periods)\n",
+        options.language);
   data::MosesTokenizerOptions tokenizer_options;
   tokenizer_options.language = data::parse_moses_language(options.language);
   tokenizer_options.aggressive_hyphen_splitting = options.aggressive;
@@ -31,8 +40,9 @@ int run_tokenize(const TokenizeOptions& options) {
 CommandRegistration tokenize_command(
     "tokenize", "Moses tokenizer (tokenizer.perl), stdin -> stdout", [](CLI::App& cmd) -> CommandAction {
       auto options = std::make_shared<TokenizeOptions>();
-      cmd.add_option("-l,--language", options->language, "Language rules and non-breaking prefixes")
-          ->check(CLI::IsMember({"en", "de"}))
+      cmd.add_option("-l,--language", options->language,
+                     "Language (rules of tokenizer.perl; non-breaking prefixes for en, de only)")
+          ->check(CLI::IsMember(data::moses_language_codes()))
           ->capture_default_str();
       cmd.add_flag("-a,--aggressive", options->aggressive, "Aggressive hyphen splitting: a-b -> a @-@ b");
       cmd.add_flag("--no-escape", options->no_escape, "Do not escape & | < > ' \" [ ] as entities");

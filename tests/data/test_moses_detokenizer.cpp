@@ -39,3 +39,18 @@ TEST_CASE("Moses detokenizer rejects invalid UTF-8", "[moses]") {
   MosesDetokenizer detokenizer;
   CHECK_THROWS_WITH(detokenizer.detokenize("ok \xFF"), Catch::Contains("invalid UTF-8 at byte 4"));
 }
+
+TEST_CASE("Moses detokenizer: the rules of fr, it, cs, fi and ko", "[moses]") {
+  // detokenizer.perl -l LANG's outputs.
+  auto detokenize = [](const char* code, std::string_view line) {
+    return MosesDetokenizer(attn::data::parse_moses_language(code)).detokenize(line);
+  };
+  CHECK(detokenize("fr", "L&apos; homme a dit : « oui ! » ( 5 % ) ?") == "L'homme a dit : « oui ! » (5 %) ?");
+  CHECK(detokenize("fr", "a ( ? b") == "a ( ? b");
+  CHECK(detokenize("it", "dell&apos; arte e l&apos; anno .") == "dell'arte e l'anno.");
+  CHECK(detokenize("cs", "„ Je - li to 3 , 14 nebo 2 . 5 ? “ e - mail je - li") ==
+        "„Je-li to 3,14 nebo 2.5?“ e-mail je - li");
+  CHECK(detokenize("fi", "EU : ssa ja USA : N ja EU : Hän , kello 3 : 30") == "EU:ssa ja USA:n ja EU:hän, kello 3: 30");
+  CHECK(detokenize("ko", "한 국 어 中 文") == "한 국 어 中 文");
+  CHECK(detokenize("en", "한 국 어 中 文") == "한국어中文");
+}

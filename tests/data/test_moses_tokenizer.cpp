@@ -105,3 +105,39 @@ TEST_CASE("Moses tokenizer rejects invalid UTF-8", "[moses]") {
   CHECK_THROWS_AS(tokenizer.tokenize("bad \xC3\x28 byte"), attn::data::DataError);
   CHECK_THROWS_WITH(tokenizer.tokenize("bad \xC3\x28 byte"), Catch::Contains("invalid UTF-8 at byte 5"));
 }
+
+TEST_CASE("Moses tokenizer: character classes are Perl's Unicode 14 ones", "[moses]") {
+  // Unicode 15 (ICU) made U+0F82 and U+0C04 Alphabetic and U+A7F2, U+10FC, U+AB69 Lowercase;
+  // tokenizer.perl -l en (Perl 5.36) pads the marks and does not see a lowercase next word.
+  MosesTokenizer english;
+  CHECK(english.tokenize("a\xE0\xBE\x82" "b \xE0\xB0\x84x") == "a \xE0\xBE\x82 b \xE0\xB0\x84 x");
+  CHECK(english.tokenize("Hello. \xEA\x9F\xB2x end") == "Hello . \xEA\x9F\xB2x end");
+  CHECK(english.tokenize("Hello. \xE1\x83\xBCx end") == "Hello . \xE1\x83\xBCx end");
+  CHECK(english.tokenize("Hello. \xEA\xAD\xA9x end") == "Hello . \xEA\xAD\xA9x end");
+}
+
+TEST_CASE("Moses tokenizer: the character rules of other languages", "[moses]") {
+  // tokenizer.perl -l LANG's outputs (none of these lines depends on the prefix lists).
+  auto tokenize = [](const char* code, std::string_view line) {
+    return MosesTokenizer({.language = attn::data::parse_moses_language(code)}).tokenize(line);
+  };
+  SECTION("fr, it, ga: elisions split to the left") {
+    CHECK(tokenize("fr", "L'homme qu'il a vu aujourd'hui, c'est 'ça'") ==
+          "L&apos; homme qu&apos; il a vu aujourd&apos; hui , c&apos; est &apos; ça&apos;");
+    CHECK(tokenize("it", "Dell'arte e l'anno '90") == "Dell&apos; arte e l&apos; anno &apos; 90");
+    CHECK(tokenize("ga", "go dtí an t-siopa 'nois") == "go dtí an t-siopa &apos; nois");
+  }
+  SECTION("fi, sv: a colon before a lowercase letter stays in the word") {
+    CHECK(tokenize("fi", "EU:ssa ja USA:n 20:een S:t kello 3:30 EU: loppu:") ==
+          "EU:ssa ja USA:n 20:een S:t kello 3 : 30 EU : loppu :");
+    CHECK(tokenize("sv", "S:t Eriks gata EU:s budget: stor") == "S:t Eriks gata EU:s budget : stor");
+  }
+  SECTION("ca: the script's middle dot is the two characters U+00C2 U+00B7") {
+    CHECK(tokenize("ca", "il·lusió col·lecció a·B Â·b Â·B Âx l'home") ==
+          "il·lusió col·lecció a·B Â·b Â· B Âx l&apos; home");
+  }
+  SECTION("so, tdt: an apostrophe between letters stays") {
+    CHECK(tokenize("so", "ba'an 'Soomaali' ka'") == "ba&apos;an &apos; Soomaali &apos; ka&apos;");
+    CHECK(tokenize("tdt", "ba'a 'Ita ema'Nia' rua'") == "ba&apos;a &apos; Ita ema &apos; Nia &apos; rua &apos;");
+  }
+}
