@@ -15,6 +15,7 @@
 #include <unicode/regex.h>
 #include <unicode/utext.h>
 
+#include "data/python_regex.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::data {
@@ -332,10 +333,11 @@ GlossaryRegex::GlossaryRegex(const std::string& regex, std::string label) : labe
   UErrorCode status = U_ZERO_ERROR;
   UParseError where{};
   // UREGEX_UNIX_LINES: only '\n' ends a line for '.', '^' and '$', as in Python.
-  pattern_.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(regex), UREGEX_UNIX_LINES, where, status));
+  const std::string icu_regex = python_regex_to_icu(regex, label_);
+  pattern_.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(icu_regex), UREGEX_UNIX_LINES, where, status));
   if (U_FAILURE(status))
-    throw DataError(fmt::format("--glossaries '{}': invalid regex ({} at character {} of '{}')", label_,
-                                u_errorName(status), where.offset + 1, regex));
+    throw DataError(fmt::format("--glossaries '{}': invalid regex ({} at character {} of '{}', as rewritten for ICU)",
+                                label_, u_errorName(status), where.offset + 1, icu_regex));
 }
 
 GlossaryPattern::GlossaryPattern(const std::string& glossary)

@@ -60,15 +60,14 @@ StringSet parse_bpe_vocabulary(std::string_view text, const std::string& name, s
 
 struct BpeApplyOptions {
   std::string separator = "@@";
-  std::vector<std::string> glossaries;  // regexes (GlossaryRegex: ICU's syntax standing in for Python's re)
+  std::vector<std::string> glossaries;  // regexes in Python's syntax (GlossaryRegex)
   StringSet vocabulary;                 // empty: no vocabulary filter (as upstream's `if vocab:`)
 };
 
 // A regex made from --glossaries, in the three uses subword-nmt makes of Python's re. ICU
-// compiles it: for what glossaries are made of (literals, classes, \d \w \s, groups,
-// alternatives, quantifiers, anchors) its syntax is Python's, with '\n' as the only line end as
-// in Python; rare constructs differ (Python's (?P<name>...) is ICU's (?<name>...)), and so does a
-// split where a pattern prefers an empty match to a longer one at the same place. ICU keeps its
+// compiles it after python_regex_to_icu, with '\n' as the only line end as in Python; what
+// still differs is rare (case-insensitive matching of a few characters, Unicode versions), and
+// so is a split where a pattern prefers an empty match to a longer one at the same place. ICU keeps its
 // backtracking on the heap and bounds it (std::regex recursed once per character and crashed on a
 // 30,000-character word): a match that backtracks too long, like (a+)+c on 25 letters, or too
 // deep is a DataError naming `label` (the glossary), never a hang or a crash.

@@ -47,7 +47,7 @@ TextLines split_lines(std::string text, LineMode mode) {
   std::string_view all = result.buffer;
   size_t start = 0;
   for (size_t i = 0; i < all.size();) {
-    size_t boundary = mode == LineMode::Universal ? (all[i] == '\n' ? 1 : 0) : splitlines_boundary(all, i);
+    size_t boundary = mode == LineMode::SplitLines ? splitlines_boundary(all, i) : (all[i] == '\n' ? 1 : 0);
     if (boundary == 0) { ++i; continue; }
     result.lines.push_back(all.substr(start, i + boundary - start));
     i += boundary;

@@ -1,8 +1,10 @@
 // subword-nmt's text conventions, shared by BPE learning and applying (docs/mt-tools.md §1.1
 // step 1, §1.4, §0 "Conventions"):
-//   * which characters end a line depends on how subword-nmt opened the input: standard input
-//     is a Python text stream (universal newlines: \n, \r, \r\n, each read as \n), `-i FILE`
-//     is read through `codecs` (str.splitlines boundaries, the terminator kept as it is);
+//   * which characters end a line depends on how subword-nmt opened the input: learn-bpe's
+//     standard input is Python's own sys.stdin (only \n ends a line; a \r stays in it),
+//     apply-bpe's is a text stream it wraps itself (universal newlines: \n, \r, \r\n, each
+//     read as \n), `-i FILE` is read through `codecs` (str.splitlines boundaries, the
+//     terminator kept as it is);
 //   * a line is stripped of '\r', '\n' and ' ' at both ends and split into words on ' ' only;
 //   * symbols are Unicode code points (UTF-8 decoded); Python's `\s` is the PyWS set.
 #pragma once
@@ -27,7 +29,8 @@ using StringMap = std::unordered_map<std::string, T, StringViewHash, std::equal_
 using StringSet = std::unordered_set<std::string, StringViewHash, std::equal_to<>>;
 
 enum class LineMode {
-  Universal,   // Python text stream (stdin): \n, \r, \r\n end a line and are read as "\n"
+  Newline,     // Python's sys.stdin on POSIX (learn-bpe's input): only \n ends a line
+  Universal,   // Python text stream (apply-bpe's stdin): \n, \r, \r\n end a line and are read as "\n"
   SplitLines,  // codecs reader (-i FILE): str.splitlines boundaries, terminator kept verbatim
 };
 

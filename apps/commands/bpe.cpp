@@ -1,6 +1,6 @@
 // `attnlab bpe learn | apply | learn-joint`: subword-nmt's learn-bpe, apply-bpe and
-// learn-joint-bpe-and-vocab (docs/mt-tools.md §1). Standard input is split into lines like a
-// Python text stream, `-i FILE` like subword-nmt's codecs reader (§1.4).
+// learn-joint-bpe-and-vocab (docs/mt-tools.md §1). Standard input is split into lines like the
+// Python stream each of them reads (§1.4), `-i FILE` like subword-nmt's codecs reader.
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -25,9 +25,10 @@ std::string read_standard_input() {
   return text;
 }
 
-// The text of `path` split as subword-nmt would, or of standard input when path is empty.
-TextLines read_input(const std::string& path) {
-  if (path.empty()) return split_lines(read_standard_input(), LineMode::Universal);
+// The text of `path` split as subword-nmt would, or of standard input when path is empty
+// (learn-bpe and apply-bpe split standard input differently: `stdin_mode`).
+TextLines read_input(const std::string& path, LineMode stdin_mode) {
+  if (path.empty()) return split_lines(read_standard_input(), stdin_mode);
   return split_lines(read_utf8_file(path), LineMode::SplitLines);
 }
 
@@ -57,7 +58,7 @@ int learn(const LearnArgs& args) {
   WordCounts words;
   std::vector<std::string> inputs = args.inputs.empty() ? std::vector<std::string>{""} : args.inputs;
   for (const auto& input : inputs) {
-    TextLines text = read_input(input);
+    TextLines text = read_input(input, LineMode::Newline);
     if (args.dict_input)
       read_dictionary(text, input.empty() ? "<stdin>" : input, words);
     else
@@ -82,7 +83,7 @@ int apply(ApplyArgs& args) {
   refuse_output_over_input(args.output, args.vocabulary, "the vocabulary (--vocabulary)");
   if (!args.vocabulary.empty()) args.options.vocabulary = read_bpe_vocabulary(args.vocabulary, args.vocabulary_threshold);
   BpeEncoder encoder(BpeCodes::read(args.codes, args.merges), args.options);
-  write_output(args.output, encoder.apply(read_input(args.input)));
+  write_output(args.output, encoder.apply(read_input(args.input, LineMode::Universal)));
   return 0;
 }
 
@@ -111,6 +112,14 @@ int learn_joint(const JointArgs& args) {
   return 0;
 }
 
+// A list option whose values are taken as typed. By default CLI11 reads a value "[...]" as a
+// comma-separated list and drops the brackets, and "[A-Z]" is a glossary regex or "[x].txt" a
+// file here. Turning that off (allow_extra_args) would also limit the option to one value per
+// flag unless its maximum is set, so it is: any number of values below CLI11's "unlimited".
+CLI::Option* take_values_verbatim(CLI::Option* option) {
+  return option->expected(1, 1 << 24)->allow_extra_args(false)->type_name("TEXT ...");
+}
+
 CommandAction setup_bpe(CLI::App& cmd) {
   cmd.require_subcommand(1);
   auto learn_args = std::make_shared<LearnArgs>();
@@ -121,7 +130,8 @@ CommandAction setup_bpe(CLI::App& cmd) {
                      "stop below this pair frequency", 1)
       ->capture_default_str();
   learn_cmd->add_flag("--dict-input", learn_args->dict_input, "input lines are 'word count'");
-  learn_cmd->add_option("-i,--input", learn_args->inputs, "input files (default: standard input)");
+  take_values_verbatim(
+      learn_cmd->add_option("-i,--input", learn_args->inputs, "input files (default: standard input)"));
   learn_cmd->add_option("-o,--output", learn_args->output, "codes file (default: standard output)");
   learn_cmd->add_flag("-v,--verbose", learn_args->verbose, "print every merge and its frequency to stderr");
 
@@ -130,7 +140,8 @@ CommandAction setup_bpe(CLI::App& cmd) {
   apply_cmd->add_option("-c,--codes", apply_args->codes, "codes file")->required();
   add_integer_option(*apply_cmd, "-m,--merges", apply_args->merges, "use only the first N merges (default -1: all)",
                      -1);
-  apply_cmd->add_option("--glossaries", apply_args->options.glossaries, "regexes of words never split");
+  take_values_verbatim(
+      apply_cmd->add_option("--glossaries", apply_args->options.glossaries, "regexes of words never split"));
   apply_cmd->add_option("--vocabulary", apply_args->vocabulary, "vocabulary file ('word count' lines)");
   apply_cmd->add_option("--vocabulary-threshold", apply_args->vocabulary_threshold, "minimum count in the vocabulary")
       ->check(integer_in_range<int64_t>());
@@ -143,11 +154,13 @@ CommandAction setup_bpe(CLI::App& cmd) {
   CLI::App* joint_cmd =
       cmd.add_subcommand("learn-joint", "learn BPE on several files and write their vocabularies "
                                         "(subword-nmt learn-joint-bpe-and-vocab)");
-  joint_cmd->add_option("--input", joint_args->inputs, "training files")->required();
+  take_values_verbatim(joint_cmd->add_option("--input", joint_args->inputs, "training files"))->required();
   add_integer_option(*joint_cmd, "-s,--symbols", joint_args->options.num_symbols, "number of merges", 0)
       ->capture_default_str();
   joint_cmd->add_option("-o,--output", joint_args->output, "codes file")->required();
-  joint_cmd->add_option("--write-vocabulary", joint_args->vocabularies, "one vocabulary file per input")->required();
+  take_values_verbatim(
+      joint_cmd->add_option("--write-vocabulary", joint_args->vocabularies, "one vocabulary file per input"))
+      ->required();
   add_integer_option(*joint_cmd, "--min-frequency", joint_args->options.min_frequency,
                      "stop below this pair frequency", 1)
       ->capture_default_str();

@@ -280,6 +280,22 @@ TEST_CASE("bpe apply --glossaries: words of 100,000 characters, and runaway rege
                         {"--glossaries '(a'", "invalid regex"});
 }
 
+TEST_CASE("bpe takes a value in [...] as typed, not as a list of values") {
+  TempDir dir;
+  const std::string codes = input_file(dir, "codes", "#version: 0.2\na a\naa a\n");
+  const std::string text = input_file(dir, "text.txt", "a]a b,a\n");
+  // CLI11 read '[]a]+' as the glossary ']a]+', and '[b,a]+' as the two glossaries '[b' and 'a]+'.
+  for (const std::string glossary : {"[]a]+", "[b,a]+"}) {
+    const CommandResult result = run_attnlab(dir, {"bpe", "apply", "-c", codes, "--glossaries", glossary, "-i", text});
+    require_success(result);
+    CHECK(result.out == (glossary == "[]a]+" ? "a]a b@@ ,@@ a\n" : "a@@ ]@@ a b,a\n"));
+  }
+  const std::string bracketed = input_file(dir, "[x].txt", "ab ab\n");
+  const CommandResult learned = run_attnlab(dir, {"bpe", "learn", "-s", "1", "-i", bracketed});
+  require_success(learned);
+  CHECK(learned.out == "#version: 0.2\na b</w>\n");
+}
+
 TEST_CASE("tokenize and detokenize are linear on runs of 100,000 dots, dashes, quotes, commas or digits") {
   TempDir dir;
   // tokenizer.perl's multi-dot loops take one pass over the line per dot: 100,000 dots took

@@ -103,6 +103,19 @@ TEST_CASE("learn_bpe: corner cases of the input") {
   CHECK(format_bpe_codes(merges) == "#version: 0.2\na \t\na\t b</w>\n");
 }
 
+TEST_CASE("learn_bpe: standard input ends lines at '\\n' only, a '\\r' inside a line is part of a word") {
+  // Expected codes and frequencies from upstream learn_bpe.py -s 4 --min-frequency 1 -v reading
+  // "xy\rxy yx\r\n\rxy\n" on standard input: "xy\rxy" is one word, the other '\r's are stripped.
+  const TextLines lines = split_lines("xy\rxy yx\r\n\rxy\n", LineMode::Newline);
+  CHECK(lines.lines.size() == 2);
+  WordCounts counts;
+  count_words(lines, counts);
+  const BpeLearnResult result = learn_bpe(counts, {4, 1});
+  CHECK(format_bpe_codes(result.merges) == "#version: 0.2\nx y</w>\ny x</w>\ny \r\ny\r xy</w>\n");
+  REQUIRE(result.merges.size() == 4);
+  CHECK(result.merges[0].frequency == 2);
+}
+
 TEST_CASE("learn_joint_bpe: codes equal learn_bpe on both files, vocabularies as upstream") {
   JointBpeResult joint = learn_joint_bpe({kOwn + "corpus.tok.en", kOwn + "corpus.tok.de"}, {200, 2});
   CHECK(format_bpe_codes(joint.codes.merges) == read_file(kOwn + "codes.200"));
