@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "data/text_io.hpp"
 
@@ -310,19 +311,64 @@ std::string sacrebleu_signature(const SacreBleuOptions& options, int num_referen
                      bleu_tokenizer_name(options.tokenizer), smoothing, kSacreBleuVersion);
 }
 
-std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width,
-                                   const std::optional<BleuConfidence>& confidence) {
+namespace {
+
+// `p1/p2/p3/p4 (BP = … ratio = … hyp_len = … ref_len = …)`: what follows the score.
+std::string sacrebleu_verbose_part(const BleuScore& score) {
   std::string precisions;
   for (double p : score.precisions) {
     if (!precisions.empty()) precisions.push_back('/');
     precisions.append(fixed(p, 1));
   }
+  return fmt::format("{} (BP = {} ratio = {} hyp_len = {} ref_len = {})", precisions, fixed(score.bp, 3),
+                     fixed(score.ratio, 3), score.sys_len, score.ref_len);
+}
+
+bool has_interval(const std::optional<BleuConfidence>& confidence) { return confidence && confidence->mean > 0; }
+
+// `μ = {mean} ± {ci}`.
+std::string interval_text(const BleuConfidence& confidence, int width) {
+  return fmt::format("μ = {} ± {}", fixed(confidence.mean, width), fixed(confidence.ci, width));
+}
+
+// Python's float(f"{value:.{width}f}"): the value as printed, read back.
+double rounded_as_printed(double value, int width) { return std::strtod(fixed(value, width).c_str(), nullptr); }
+
+}  // namespace
+
+std::string format_sacrebleu_score_only(const BleuScore& score, int width,
+                                        const std::optional<BleuConfidence>& confidence) {
   std::string value = fixed(score.score, width);
-  if (confidence && confidence->mean > 0)
-    value += fmt::format(" (μ = {} ± {})", fixed(confidence->mean, width), fixed(confidence->ci, width));
-  return fmt::format("BLEU{}{} = {} {} (BP = {} ratio = {} hyp_len = {} ref_len = {})", signature.empty() ? "" : "|",
-                     signature, value, precisions, fixed(score.bp, 3), fixed(score.ratio, 3), score.sys_len,
-                     score.ref_len);
+  if (has_interval(confidence)) value += " (" + interval_text(*confidence, width) + ")";
+  return value;
+}
+
+std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width,
+                                   const std::optional<BleuConfidence>& confidence) {
+  return fmt::format("BLEU{}{} = {} {}", signature.empty() ? "" : "|", signature,
+                     format_sacrebleu_score_only(score, width, confidence), sacrebleu_verbose_part(score));
+}
+
+std::string format_sacrebleu_json(const BleuScore& score, std::string_view signature, int width,
+                                  const std::optional<BleuConfidence>& confidence) {
+  nlohmann::ordered_json json;
+  json["name"] = "BLEU";
+  json["score"] = rounded_as_printed(score.score, width);
+  json["signature"] = signature;
+  if (has_interval(confidence)) {
+    json["confidence_mean"] = rounded_as_printed(confidence->mean, width);
+    json["confidence_var"] = rounded_as_printed(confidence->ci, width);  // sacreBLEU's name for the half-width
+    json["confidence"] = interval_text(*confidence, width);
+  }
+  json["verbose_score"] = sacrebleu_verbose_part(score);
+  for (size_t start = 0; start < signature.size();) {
+    const size_t end = std::min(signature.find('|', start), signature.size());
+    const std::string_view field = signature.substr(start, end - start);
+    const size_t colon = field.find(':');
+    json[std::string(field.substr(0, colon))] = field.substr(colon + 1);
+    start = end + 1;
+  }
+  return json.dump(1);
 }
 
 // ---------------------------------------------------------------------- multi-bleu.perl

@@ -124,6 +124,15 @@ struct BleuConfidence {
 // positive, ` (μ = {mean} ± {ci})` follows the score, as sacreBLEU's --confidence prints it.
 std::string format_sacrebleu_score(const BleuScore& score, std::string_view signature, int width = 2,
                                    const std::optional<BleuConfidence>& confidence = std::nullopt);
+// The score alone as sacreBLEU's --score-only prints it: `{score:.{width}f}`, with
+// ` (μ = {mean} ± {ci})` for a confidence whose mean is positive.
+std::string format_sacrebleu_score_only(const BleuScore& score, int width,
+                                        const std::optional<BleuConfidence>& confidence = std::nullopt);
+// sacreBLEU's JSON of one score (its command line's default output): name, score rounded to
+// `width` decimals, the signature, the confidence fields when there is one, the verbose part of
+// the text line, then each `key:value` of the (long-form) signature, indented by one space.
+std::string format_sacrebleu_json(const BleuScore& score, std::string_view signature, int width,
+                                  const std::optional<BleuConfidence>& confidence = std::nullopt);
 
 // ---------------------------------------------------------------------- multi-bleu.perl
 

@@ -11,7 +11,8 @@
 // or approximate randomization test (data/bleu_significance.hpp; --paired-bs-n resamples,
 // --paired-ar-n trials, the seed from SACREBLEU_SEED as in sacreBLEU: 12345 by default, `none`
 // for one from the OS). --confidence adds to one system's corpus BLEU the mean and 95% interval
-// of its resamples, as sacreBLEU's --confidence does.
+// of its resamples, as sacreBLEU's --confidence does. --json prints one system's corpus score as
+// sacreBLEU's default JSON, --score-only the score alone, --short the short signature.
 //
 // --lowercase means each tool's own case folding (sacreBLEU -lc and fairseq --ignore-case:
 // full Unicode; multi-bleu -lc: ASCII only). --compound-split applies the WMT14 EN-DE
@@ -41,7 +42,7 @@ struct ScoreOptions {
   std::string format = "sacrebleu", tokenize = "13a", smooth = "exp";
   double smooth_value = 0;
   bool lowercase = false, sentence = false, compound_split = false, paired_bs = false, paired_ar = false,
-       confidence = false;
+       confidence = false, json = false, score_only = false, short_signature = false;
   int width = 1, paired_bs_samples = 1000, paired_ar_trials = 10000, confidence_samples = 1000;
   // Options that only sacreBLEU has (to reject them for the other formats).
   std::vector<CLI::Option*> sacrebleu_only;
@@ -114,6 +115,10 @@ void check_systems(const ScoreOptions& options) {
   if (paired && options.confidence)
     throw data::DataError(fmt::format("--confidence is for one system{}",
                                       options.paired_bs ? "; --paired-bs prints every system's interval" : ""));
+  if (options.json && (paired || options.sentence))
+    throw data::DataError("--json prints one system's corpus score (not --sentence, --paired-bs or --paired-ar)");
+  if (options.json && (options.score_only || options.short_signature))
+    throw data::DataError("--json writes the score and the whole signature: leave out --score-only and --short");
 }
 
 data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
@@ -178,15 +183,24 @@ void print_paired_test(const ScoreOptions& options, const std::vector<std::vecto
   const int num_references = int(references.size());
   if (options.paired_bs) {
     const data::BootstrapOptions bootstrap{.samples = options.paired_bs_samples, .seed = sacrebleu_seed()};
-    print_paired_table(
-        options.inputs, data::paired_bootstrap(stats, sacrebleu, bootstrap), options.width,
-        data::sacrebleu_signature(sacrebleu, num_references, false, data::bootstrap_signature(bootstrap)));
+    print_paired_table(options.inputs, data::paired_bootstrap(stats, sacrebleu, bootstrap), options.width,
+                       data::sacrebleu_signature(sacrebleu, num_references, options.short_signature,
+                                                 data::bootstrap_signature(bootstrap)));
   } else {
     const data::RandomizationOptions randomization{.trials = options.paired_ar_trials, .seed = sacrebleu_seed()};
-    print_paired_table(
-        options.inputs, data::paired_approximate_randomization(stats, sacrebleu, randomization), options.width,
-        data::sacrebleu_signature(sacrebleu, num_references, false, data::randomization_signature(randomization)));
+    print_paired_table(options.inputs, data::paired_approximate_randomization(stats, sacrebleu, randomization),
+                       options.width,
+                       data::sacrebleu_signature(sacrebleu, num_references, options.short_signature,
+                                                 data::randomization_signature(randomization)));
   }
+}
+
+// One system's corpus score as --json, --score-only or the text line asks.
+std::string format_corpus_score(const ScoreOptions& options, const data::BleuScore& score,
+                                const std::string& signature, const std::optional<data::BleuConfidence>& confidence) {
+  if (options.json) return data::format_sacrebleu_json(score, signature, options.width, confidence);
+  if (options.score_only) return data::format_sacrebleu_score_only(score, options.width, confidence);
+  return data::format_sacrebleu_score(score, signature, options.width, confidence);
 }
 
 int run_score(ScoreOptions options) {
@@ -221,7 +235,7 @@ int run_score(ScoreOptions options) {
                            data::fairseq_stats(hypotheses, references.front(), options.lowercase))));
   } else {
     data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
-    std::string signature = data::sacrebleu_signature(sacrebleu, int(references.size()));
+    std::string signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature);
     if (!options.sentence) {
       const std::vector<data::BleuStats> segments = data::sacrebleu_segments_stats(hypotheses, references, sacrebleu);
       data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu.max_order), sacrebleu);
@@ -230,17 +244,18 @@ int run_score(ScoreOptions options) {
       if (options.confidence && options.confidence_samples > 1) {
         const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = sacrebleu_seed()};
         confidence = data::bootstrap_confidence(segments, sacrebleu, bootstrap);
-        signature =
-            data::sacrebleu_signature(sacrebleu, int(references.size()), false, data::bootstrap_signature(bootstrap));
+        signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature,
+                                              data::bootstrap_signature(bootstrap));
       }
-      fmt::print("{}\n", data::format_sacrebleu_score(score, signature, options.width, confidence));
+      fmt::print("{}\n", format_corpus_score(options, score, signature, confidence));
       return 0;
     }
     std::vector<std::string> segment_references(references.size());
     for (size_t i = 0; i < hypotheses.size(); ++i) {
       for (size_t r = 0; r < references.size(); ++r) segment_references[r] = references[r][i];
       data::BleuScore score = data::sacrebleu_sentence_score(hypotheses[i], segment_references, sacrebleu);
-      fmt::print("{}\n", data::format_sacrebleu_score(score, signature, options.width));
+      fmt::print("{}\n", options.score_only ? data::format_sacrebleu_score_only(score, options.width)
+                                             : data::format_sacrebleu_score(score, signature, options.width));
     }
   }
   return 0;
@@ -290,6 +305,9 @@ CommandRegistration score_command(
           cmd.add_option("--confidence-n", options->confidence_samples, "Resamples of --confidence")
               ->check(positive_number())
               ->capture_default_str(),
+          cmd.add_flag("--json", options->json, "One system's corpus score as sacreBLEU's JSON (its -f json)"),
+          cmd.add_flag("-b,--score-only", options->score_only, "Print the score alone (sacreBLEU's -b)"),
+          cmd.add_flag("--short", options->short_signature, "The short signature (sacreBLEU's --short)"),
       };
       cmd.add_option("-i,--input", options->inputs,
                      "Hypothesis files instead of stdin (several with --paired-bs or --paired-ar)")

@@ -325,6 +325,42 @@ TEST_CASE("score prints sacreBLEU's line, and BLEU 100 for a file against itself
   CHECK(fairseq.out.starts_with("BLEU4 = 100.00, 100.0/100.0/100.0/100.0 "));
 }
 
+// Expected: sacreBLEU 2.6.0's command line on the same files (its default -f json; -f text -b, -sh).
+TEST_CASE("score --json, --score-only and --short print what sacreBLEU's command line prints") {
+  TempDir dir;
+  const std::string hypotheses = vector_path("own/bleu/hyp.txt"), references = vector_path("own/bleu/ref.txt");
+  const std::string verbose = "85.6/69.4/58.8/53.0 (BP = 0.897 ratio = 0.902 hyp_len = 2903 ref_len = 3218)";
+  const std::string fields = " \"case\": \"mixed\",\n \"eff\": \"no\",\n \"tok\": \"13a\",\n \"smooth\": \"exp\",\n"
+                             " \"version\": \"2.6.0\"\n}\n";
+  const CommandResult json = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--json"});
+  require_success(json);
+  CHECK(json.out == "{\n \"name\": \"BLEU\",\n \"score\": 58.8,\n"
+                    " \"signature\": \"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0\",\n"
+                    " \"verbose_score\": \"" + verbose + "\",\n \"nrefs\": \"1\",\n" + fields);
+  const CommandResult confident =
+      run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--json", "--confidence", "-w", "2"});
+  require_success(confident);
+  CHECK(confident.out ==
+        "{\n \"name\": \"BLEU\",\n \"score\": 58.84,\n"
+        " \"signature\": \"nrefs:1|bs:1000|seed:12345|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0\",\n"
+        " \"confidence_mean\": 58.84,\n \"confidence_var\": 3.94,\n \"confidence\": \"μ = 58.84 ± 3.94\",\n"
+        " \"verbose_score\": \"" + verbose + "\",\n \"nrefs\": \"1\",\n \"bs\": \"1000\",\n \"seed\": \"12345\",\n" +
+        fields);
+  const CommandResult score_only = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-b"});
+  require_success(score_only);
+  CHECK(score_only.out == "58.8\n");
+  const CommandResult short_signature = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--short"});
+  require_success(short_signature);
+  CHECK(short_signature.out == "BLEU|#:1|c:mixed|e:no|tok:13a|s:exp|v:2.6.0 = 58.8 " + verbose + "\n");
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--json", "--sentence"}),
+                        {"--json prints one system's corpus score"});
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--json", "-b"}),
+                        {"leave out --score-only and --short"});
+  require_runtime_error(
+      run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--json", "--format", "multi-bleu"}),
+      {"--json applies to --format sacrebleu only"});
+}
+
 TEST_CASE("score --paired-bs compares -i systems with the first by sacreBLEU's paired bootstrap") {
   TempDir dir;
   const std::string hypotheses = vector_path("own/bleu/hyp.txt"), references = vector_path("own/bleu/ref.txt");

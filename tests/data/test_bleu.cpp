@@ -130,6 +130,20 @@ TEST_CASE("sacreBLEU corpus BLEU: 14 configurations on 318 segments", "[bleu][sa
   }
 }
 
+TEST_CASE("sacreBLEU's JSON writes the rounded score as Python writes a float", "[bleu][sacrebleu]") {
+  BleuScore score;
+  score.score = 99.96;
+  score.precisions = {100, 100, 100, 100};
+  score.bp = 1;
+  score.ratio = 1;
+  // float(f"{99.96:.0f}") is 100.0, and json.dumps writes it so, not as the integer 100.
+  CHECK(format_sacrebleu_json(score, "nrefs:1|version:2.6.0", 0).starts_with(
+      "{\n \"name\": \"BLEU\",\n \"score\": 100.0,\n \"signature\": \"nrefs:1|version:2.6.0\",\n"));
+  score.score = 0.00001;
+  CHECK(format_sacrebleu_json(score, "nrefs:1", 5).find("\"score\": 1e-05,") != std::string::npos);
+  CHECK(format_sacrebleu_score_only(score, 5) == "0.00001");
+}
+
 TEST_CASE("sacreBLEU sentence BLEU: 318 segments × 6 configurations", "[bleu][sacrebleu]") {
   std::vector<std::string> records = read_lines(kBleuVectors + "sacrebleu_sentence_expected.jsonl");
   REQUIRE(records.size() == 318);
