@@ -1,6 +1,7 @@
 // Learning-rate schedules (docs/models.md §1.8). See lr_scheduler.hpp.
 #include "nn/lr_scheduler.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -69,13 +70,15 @@ double InverseSqrtScheduler::lr_at(int64_t num_updates) const {
 // --- cosine ---
 
 CosineScheduler::CosineScheduler(const CosineOptions& options) : options_(options) {
-  if (options_.warmup_init_lr < 0) options_.warmup_init_lr = options_.min_lr;
   ATTN_CHECK(options_.warmup_updates >= 0, "cosine schedule: --warmup-updates must be >= 0, got {}",
              options_.warmup_updates);
+  check_learning_rate(options_.max_lr, "cosine", "the peak max lr");
   check_learning_rate(options_.min_lr, "cosine", "the floor min lr");
+  // A floor above the peak is lowered to it (fairseq does so), which makes the lr constant;
+  // it happens before the floor becomes the default warmup start.
+  options_.min_lr = std::min(options_.min_lr, options_.max_lr);
+  if (options_.warmup_init_lr < 0) options_.warmup_init_lr = options_.min_lr;
   check_learning_rate(options_.warmup_init_lr, "cosine", "--warmup-init-lr");
-  ATTN_CHECK(options_.max_lr > options_.min_lr, "cosine schedule: max lr ({}) must exceed the floor min lr ({})",
-             options_.max_lr, options_.min_lr);
   ATTN_CHECK(options_.t_mult > 0, "cosine schedule: --t-mult must be > 0, got {}", options_.t_mult);
   check_learning_rate(options_.lr_shrink, "cosine", "--lr-shrink");
   int64_t period = options_.lr_period_updates;

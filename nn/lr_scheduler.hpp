@@ -9,7 +9,8 @@
 //
 // * InverseSqrt: linear warmup from warmup_init_lr to lr over W updates, then lr·√W/√n.
 // * Cosine: linear warmup to max_lr, then cosine cycles between max_lr and min_lr with warm
-//   restarts (period P, period growth t_mult, per-cycle shrink s^i).
+//   restarts (period P, period growth t_mult, per-cycle shrink s^i). A min_lr above max_lr is
+//   lowered to max_lr (a constant lr), as fairseq does.
 //   Flag names changed in Nov 2020 (§1.8 table): with the old flags `--max-lr A --lr B
 //   --min-lr C`, pass max_lr = A and min_lr = B (C is the trainer's stop threshold); with the
 //   current flags `--lr A --min-lr B --stop-min-lr C`, the same.

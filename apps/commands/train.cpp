@@ -149,7 +149,9 @@ CommandAction setup_train(CLI::App& cmd) {
       ->check(non_negative_number())
       ->capture_default_str();
   cmd.add_option("--max-lr", o.max_lr, "Cosine peak (old flags: then --lr is the floor, --min-lr the stop)");
-  cmd.add_option("--min-lr", o.min_lr, "Cosine floor, or with --max-lr the lr below which training stops");
+  cmd.add_option("--min-lr", o.min_lr, "Cosine floor, or with --max-lr the lr at or below which training stops");
+  cmd.add_option("--stop-min-lr", o.stop_min_lr, "Stop when an epoch ends with the lr at or below this (-1: never)")
+      ->capture_default_str();
   cmd.add_option("--force-anneal", o.force_anneal, "fixed: shrink the lr from this epoch on")
       ->check(non_negative_number());
   // batches and stopping

@@ -234,6 +234,10 @@ void Trainer::build_scheduler() {
     // Old flags: --max-lr peak, --lr floor; current flags: --lr peak, --min-lr floor (§1.8).
     cosine.max_lr = options_.max_lr.value_or(options_.lr.front());
     cosine.min_lr = options_.max_lr ? options_.lr.front() : std::max(options_.min_lr, 0.0);
+    // The old flags refused a floor at or above the peak; the current ones lower it (the schedule).
+    ATTN_CHECK(!options_.max_lr || cosine.max_lr > cosine.min_lr,
+               "train: --max-lr ({}) must exceed --lr ({}), the cosine floor in the old flags", cosine.max_lr,
+               cosine.min_lr);
     cosine.warmup_updates = warmup_updates;
     cosine.warmup_init_lr = options_.warmup_init_lr;
     cosine.lr_period_updates = options_.lr_period_updates;
@@ -573,8 +577,12 @@ std::optional<std::string> Trainer::stop_reason(bool end_of_epoch) const {
     return fmt::format("reached --max-time-minutes {}", options_.max_time_minutes);
   if (end_of_epoch && options_.max_epoch > 0 && loader_->position().epoch > options_.max_epoch)
     return fmt::format("reached --max-epoch {}", options_.max_epoch);
-  if (end_of_epoch && options_.max_lr && options_.min_lr > 0 && optimizer_->lr() < options_.min_lr)
-    return fmt::format("lr {} fell below --min-lr {}", optimizer_->lr(), options_.min_lr);
+  // fairseq stops at lr <= the threshold: --min-lr in the old flags (where a threshold of 0, the
+  // default, means none), --stop-min-lr in the current ones (-1 by default: never).
+  if (end_of_epoch && options_.max_lr && options_.min_lr > 0 && optimizer_->lr() <= options_.min_lr)
+    return fmt::format("lr {} reached --min-lr {}", optimizer_->lr(), options_.min_lr);
+  if (end_of_epoch && !options_.max_lr && optimizer_->lr() <= options_.stop_min_lr)
+    return fmt::format("lr {} reached --stop-min-lr {}", optimizer_->lr(), options_.stop_min_lr);
   return early_stopping_.stop_reason();
 }
 

@@ -140,6 +140,7 @@ struct TrainerOptions {
   double lr_shrink = 0.1;
   std::optional<double> max_lr;  // cosine, old flags: --max-lr is the peak, --lr the floor
   double min_lr = -1.0;          // cosine floor (current flags) or stop threshold (old flags)
+  double stop_min_lr = -1.0;     // current flags: stop once an epoch ends with lr <= this (-1: never)
   std::optional<int64_t> force_anneal;
 
   // Batches and stopping.

@@ -317,3 +317,38 @@ TEST_CASE("trainer: data binarized with another dictionary of the same size is r
                                           Catch::Contains("another dictionary than") &&
                                           Catch::Contains("dict.tgt.txt") && Catch::Contains("preprocess"));
 }
+
+TEST_CASE("trainer: a cosine floor above the peak is lowered in the current flags, refused in the old ones",
+          "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_cosine_floor");
+  testing::write_reversal_corpus(root);
+  TrainerOptions options = testing::tiny_trainer_options(root, root + "/current");
+  options.lr_scheduler = "cosine";
+  options.lr = {1e-3};
+  options.min_lr = 1e-2;  // above the peak: the lr is the peak (a flat cycle)
+  options.lr_period_updates = 10;
+  options.warmup_updates = 0;
+  Trainer current(options);
+  CHECK(current.train_step({make_batch(kRows)}).lr == 1e-3);
+  CHECK(current.train_step({make_batch(kRows)}).lr == 1e-3);
+  options.save_dir = root + "/old";
+  options.max_lr = 1e-3;  // the old flags: --lr is the floor, and must lie below --max-lr
+  options.lr = {1e-2};
+  options.min_lr = 0;
+  CHECK_THROWS_WITH(Trainer(options), Catch::Contains("--max-lr") && Catch::Contains("must exceed"));
+}
+
+TEST_CASE("trainer: an epoch that ends with the lr at --stop-min-lr stops training, as fairseq's lr <= test does",
+          "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_stop_min_lr");
+  testing::write_reversal_corpus(root);
+  TrainerOptions options = testing::tiny_trainer_options(root, root + "/ck");
+  options.lr_scheduler = "fixed";
+  options.lr = {1e-3};
+  options.warmup_updates = 0;
+  options.max_epoch = 3;
+  options.stop_min_lr = 1e-3;  // reached, not passed: fairseq stops all the same
+  const TrainingSummary stopped = Trainer(options).train();
+  CHECK(stopped.stop_reason == "lr 0.001 reached --stop-min-lr 0.001");
+  CHECK_FALSE(fs::exists(root + "/ck/checkpoint2.json"));
+}

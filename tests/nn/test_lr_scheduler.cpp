@@ -95,8 +95,6 @@ TEST_CASE("cosine: warmup starts at min_lr by default and the period defaults to
   CHECK(s.lr_at(60) == rel(1e-5 + 0.5 * (1e-3 - 1e-5), 1e-12));  // half of the 100-update period
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .lr_period_updates = 0, .max_update = 0}),
                     Contains("--max-update"));
-  CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .min_lr = 1e-2, .lr_period_updates = 5}),
-                    Contains("must exceed"));
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .min_lr = -1e-2, .lr_period_updates = 5}), Contains("min lr"));
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .warmup_init_lr = std::nan(""), .lr_period_updates = 5}),
                     Contains("--warmup-init-lr"));
@@ -104,6 +102,19 @@ TEST_CASE("cosine: warmup starts at min_lr by default and the period defaults to
                     Contains("--lr-shrink"));
   CHECK_THROWS_WITH(CosineScheduler({.max_lr = 1e-3, .lr_period_updates = 5, .lr_shrink = -0.5}),
                     Contains("--lr-shrink") && Contains("-0.5"));
+}
+
+TEST_CASE("cosine: a floor at or above the peak is lowered to it, so each cycle is flat", "[lr_scheduler]") {
+  // Values from fairseq's cosine schedule with --lr 1e-3 --min-lr 1e-2 (and 1e-3), which it accepts.
+  CosineScheduler above({.max_lr = 1e-3, .min_lr = 1e-2, .warmup_updates = 4, .lr_period_updates = 5});
+  CHECK(above.lr() == 1e-3);  // the warmup starts at the lowered floor
+  for (int64_t n : {0, 3, 4, 8}) CHECK(above.lr_at(n) == rel(1e-3, 1e-12));
+  for (int64_t n : {9, 13}) CHECK(above.lr_at(n) == rel(1e-4, 1e-12));
+  CHECK(above.lr_at(14) == rel(1e-5, 1e-12));
+  CosineScheduler equal({.max_lr = 1e-3, .min_lr = 1e-3, .lr_period_updates = 5, .lr_shrink = 0.5});
+  for (int64_t n : {0, 4}) CHECK(equal.lr_at(n) == rel(1e-3, 1e-12));
+  for (int64_t n : {5, 9}) CHECK(equal.lr_at(n) == rel(5e-4, 1e-12));
+  CHECK(equal.lr_at(10) == rel(2.5e-4, 1e-12));
 }
 
 TEST_CASE("fixed: per-epoch lrs, force-anneal and warmup follow fairseq", "[lr_scheduler]") {
