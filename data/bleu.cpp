@@ -9,8 +9,8 @@
 #include <unordered_map>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
+#include "data/sacrebleu_output.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::data {
@@ -79,11 +79,6 @@ int64_t multibleu_reference_length(int64_t hyp_len, const std::vector<std::vecto
 double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
 
 // printf("%.*f") — glibc rounds the exact binary value as Python's format and Perl's printf do.
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 void check_streams(size_t num_hypotheses, const std::vector<std::vector<std::string>>& reference_streams) {
   if (reference_streams.empty()) throw DataError("BLEU: no reference stream given");
@@ -112,9 +107,9 @@ std::vector<double> fractions(const BleuStats& stats) {
 // labels: "<bleu> = S, p1/p2/p3/p4 (BP=…, ratio=…, <sys_len>=…, <ref_len>=…)".
 std::string format_bleu4_line(const BleuScore& score, std::string_view bleu, std::string_view sys_len,
                               std::string_view ref_len) {
-  return fmt::format("{} = {}, {}/{}/{}/{} (BP={}, ratio={}, {}={}, {}={})", bleu, fixed(score.score, 2),
-                     fixed(score.precisions[0], 1), fixed(score.precisions[1], 1), fixed(score.precisions[2], 1),
-                     fixed(score.precisions[3], 1), fixed(score.bp, 3), fixed(score.ratio, 3), sys_len, score.sys_len,
+  return fmt::format("{} = {}, {}/{}/{}/{} (BP={}, ratio={}, {}={}, {}={})", bleu, fixed_decimals(score.score, 2),
+                     fixed_decimals(score.precisions[0], 1), fixed_decimals(score.precisions[1], 1), fixed_decimals(score.precisions[2], 1),
+                     fixed_decimals(score.precisions[3], 1), fixed_decimals(score.bp, 3), fixed_decimals(score.ratio, 3), sys_len, score.sys_len,
                      ref_len, score.ref_len);
 }
 
@@ -300,7 +295,7 @@ std::string sacrebleu_signature(const SacreBleuOptions& options, int num_referen
   std::string smoothing(bleu_smoothing_name(options.smoothing));
   if (smoothing_has_value(options.smoothing))
     smoothing = fmt::format("{}[{}]", smoothing,
-                            fixed(options.smooth_value.value_or(default_smooth_value(options.smoothing)), 2));
+                            fixed_decimals(options.smooth_value.value_or(default_smooth_value(options.smoothing)), 2));
   std::string test;  // sacreBLEU keeps its fields in order: nrefs, bs or ar, seed, then the metric's
   if (significance)
     test = fmt::format(fmt::runtime(short_form ? "|{}:{}|rs:{}" : "|{}:{}|seed:{}"), significance->test,
@@ -318,27 +313,24 @@ std::string sacrebleu_verbose_part(const BleuScore& score) {
   std::string precisions;
   for (double p : score.precisions) {
     if (!precisions.empty()) precisions.push_back('/');
-    precisions.append(fixed(p, 1));
+    precisions.append(fixed_decimals(p, 1));
   }
-  return fmt::format("{} (BP = {} ratio = {} hyp_len = {} ref_len = {})", precisions, fixed(score.bp, 3),
-                     fixed(score.ratio, 3), score.sys_len, score.ref_len);
+  return fmt::format("{} (BP = {} ratio = {} hyp_len = {} ref_len = {})", precisions, fixed_decimals(score.bp, 3),
+                     fixed_decimals(score.ratio, 3), score.sys_len, score.ref_len);
 }
 
 bool has_interval(const std::optional<BleuConfidence>& confidence) { return confidence && confidence->mean > 0; }
 
 // `μ = {mean} ± {ci}`.
 std::string interval_text(const BleuConfidence& confidence, int width) {
-  return fmt::format("μ = {} ± {}", fixed(confidence.mean, width), fixed(confidence.ci, width));
+  return fmt::format("μ = {} ± {}", fixed_decimals(confidence.mean, width), fixed_decimals(confidence.ci, width));
 }
-
-// Python's float(f"{value:.{width}f}"): the value as printed, read back.
-double rounded_as_printed(double value, int width) { return std::strtod(fixed(value, width).c_str(), nullptr); }
 
 }  // namespace
 
 std::string format_sacrebleu_score_only(const BleuScore& score, int width,
                                         const std::optional<BleuConfidence>& confidence) {
-  std::string value = fixed(score.score, width);
+  std::string value = fixed_decimals(score.score, width);
   if (has_interval(confidence)) value += " (" + interval_text(*confidence, width) + ")";
   return value;
 }
@@ -353,22 +345,15 @@ std::string format_sacrebleu_json(const BleuScore& score, std::string_view signa
                                   const std::optional<BleuConfidence>& confidence) {
   nlohmann::ordered_json json;
   json["name"] = "BLEU";
-  json["score"] = rounded_as_printed(score.score, width);
+  json["score"] = printed_value(score.score, width);
   json["signature"] = signature;
   if (has_interval(confidence)) {
-    json["confidence_mean"] = rounded_as_printed(confidence->mean, width);
-    json["confidence_var"] = rounded_as_printed(confidence->ci, width);  // sacreBLEU's name for the half-width
+    json["confidence_mean"] = printed_value(confidence->mean, width);
+    json["confidence_var"] = printed_value(confidence->ci, width);  // sacreBLEU's name for the half-width
     json["confidence"] = interval_text(*confidence, width);
   }
   json["verbose_score"] = sacrebleu_verbose_part(score);
-  for (size_t start = 0; start < signature.size();) {
-    const size_t end = std::min(signature.find('|', start), signature.size());
-    const std::string_view field = signature.substr(start, end - start);
-    const size_t colon = field.find(':');
-    json[std::string(field.substr(0, colon))] = field.substr(colon + 1);
-    start = end + 1;
-  }
-  return json.dump(1);
+  return sacrebleu_score_json(std::move(json), signature);
 }
 
 // ---------------------------------------------------------------------- multi-bleu.perl

@@ -14,6 +14,10 @@
 // of its resamples, as sacreBLEU's --confidence does. --json prints one system's corpus score as
 // sacreBLEU's default JSON, --score-only the score alone, --short the short signature.
 //
+// -m chrf scores chrF instead, -m bleu chrf both (one line each, sacreBLEU's order and alignment;
+// --json: a list), as sacreBLEU's -m does, with its --chrf-* options (data/chrf.hpp); --chrf-word-order 2
+// is chrF++. chrF has no paired tests or --confidence here, and is for --format sacrebleu only.
+//
 // --lowercase means each tool's own case folding (sacreBLEU -lc and fairseq --ignore-case:
 // full Unicode; multi-bleu -lc: ASCII only). --compound-split applies the WMT14 EN-DE
 // `##AT##-##AT##` rewrite to hypotheses and references first. Lines end at '\n' only (a '\r'
@@ -31,6 +35,7 @@
 #include "apps/cli/command.hpp"
 #include "data/bleu.hpp"
 #include "data/bleu_significance.hpp"
+#include "data/chrf.hpp"
 #include "data/standard_streams.hpp"
 #include "data/text_io.hpp"
 
@@ -47,6 +52,9 @@ struct ScoreOptions {
   // Options that only sacreBLEU has (to reject them for the other formats).
   std::vector<CLI::Option*> sacrebleu_only;
   CLI::Option* smooth_value_option = nullptr;  // unset: the smoothing method's default
+  std::vector<std::string> metrics = {"bleu"};  // as given: sacreBLEU's -m
+  data::ChrfOptions chrf;
+  std::vector<CLI::Option*> chrf_only;  // the --chrf-* options (to reject them without -m chrf)
 };
 
 const std::string kStdin = "/dev/stdin";
@@ -119,6 +127,27 @@ void check_systems(const ScoreOptions& options) {
     throw data::DataError("--json prints one system's corpus score (not --sentence, --paired-bs or --paired-ar)");
   if (options.json && (options.score_only || options.short_signature))
     throw data::DataError("--json writes the score and the whole signature: leave out --score-only and --short");
+}
+
+bool scores_metric(const ScoreOptions& options, std::string_view metric) {
+  return std::find(options.metrics.begin(), options.metrics.end(), metric) != options.metrics.end();
+}
+
+// -m and the --chrf-* options: chrF is sacreBLEU's, of one system, without resampling (sacreBLEU
+// resamples chrF statistics in float32, whose arithmetic is not reproduced here).
+void check_metrics(const ScoreOptions& options) {
+  if (options.sentence && options.metrics.size() > 1)
+    throw data::DataError("--sentence scores one metric: give -m bleu or -m chrf");
+  if (!scores_metric(options, "chrf")) {
+    for (const CLI::Option* option : options.chrf_only)
+      if (option->count() > 0) throw data::DataError(fmt::format("{} applies to -m chrf", option->get_name()));
+    return;
+  }
+  if (options.format != "sacrebleu")
+    throw data::DataError(fmt::format("-m chrf is sacreBLEU's: use --format sacrebleu (not {})", options.format));
+  if (options.paired_bs || options.paired_ar || options.confidence)
+    throw data::DataError("chrF has no --paired-bs, --paired-ar or --confidence here: score BLEU alone for them");
+  data::check_chrf_options(options.chrf);
 }
 
 data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
@@ -203,8 +232,85 @@ std::string format_corpus_score(const ScoreOptions& options, const data::BleuSco
   return data::format_sacrebleu_score(score, signature, options.width, confidence);
 }
 
+// sacreBLEU's corpus BLEU line (or JSON, or score), with --confidence's interval when asked.
+std::string bleu_corpus_result(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
+                               const std::vector<std::vector<std::string>>& references) {
+  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
+  std::string signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature);
+  const std::vector<data::BleuStats> segments = data::sacrebleu_segments_stats(hypotheses, references, sacrebleu);
+  const data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu.max_order), sacrebleu);
+  std::optional<data::BleuConfidence> confidence;
+  // sacreBLEU resamples only for more than one resample: --confidence-n 1 prints the plain line.
+  if (options.confidence && options.confidence_samples > 1) {
+    const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = sacrebleu_seed()};
+    confidence = data::bootstrap_confidence(segments, sacrebleu, bootstrap);
+    signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature,
+                                          data::bootstrap_signature(bootstrap));
+  }
+  return format_corpus_score(options, score, signature, confidence);
+}
+
+std::string chrf_corpus_result(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
+                               const std::vector<std::vector<std::string>>& references) {
+  const double score = data::chrf_corpus_score(hypotheses, references, options.chrf);
+  const std::string signature = data::chrf_signature(options.chrf, int(references.size()), options.short_signature);
+  if (options.json) return data::format_chrf_json(options.chrf, score, signature, options.width);
+  if (options.score_only) return data::format_chrf_score_only(score, options.width);
+  return data::format_chrf_score(options.chrf, score, signature, options.width);
+}
+
+// Each metric's corpus result in sacreBLEU's order (BLEU before chrF, as it sorts the names). Several
+// are printed as sacreBLEU prints them: a JSON list, or text lines right-aligned on their ` = `
+// (score-only lines as they are).
+void print_corpus_scores(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
+                         const std::vector<std::vector<std::string>>& references) {
+  std::vector<std::string> results;
+  if (scores_metric(options, "bleu")) results.push_back(bleu_corpus_result(options, hypotheses, references));
+  if (scores_metric(options, "chrf")) results.push_back(chrf_corpus_result(options, hypotheses, references));
+  if (results.size() == 1) {
+    fmt::print("{}\n", results.front());
+  } else if (options.json) {
+    std::string list = "[\n";
+    for (size_t m = 0; m < results.size(); ++m) list += (m > 0 ? ",\n" : "") + results[m];
+    fmt::print("{}\n]\n", list);
+  } else if (options.score_only) {
+    for (const std::string& result : results) fmt::print("{}\n", result);
+  } else {
+    // The name and signature are ASCII: bytes count as sacreBLEU's characters.
+    size_t name_width = 0;
+    for (const std::string& result : results) name_width = std::max(name_width, result.find('=') - 1);
+    for (const std::string& result : results)
+      fmt::print("{}{}\n", std::string(name_width - (result.find('=') - 1), ' '), result);
+  }
+}
+
+// One line per hypothesis: sentence BLEU (effective order, as sacreBLEU's --sentence-level) or chrF.
+void print_sentence_scores(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
+                           const std::vector<std::vector<std::string>>& references) {
+  const bool chrf = scores_metric(options, "chrf");
+  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
+  const std::string signature =
+      chrf ? data::chrf_signature(options.chrf, int(references.size()), options.short_signature)
+           : data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature);
+  std::vector<std::string> segment_references(references.size());
+  for (size_t i = 0; i < hypotheses.size(); ++i) {
+    for (size_t r = 0; r < references.size(); ++r) segment_references[r] = references[r][i];
+    if (chrf) {
+      const double score = data::chrf_compute(
+          data::chrf_segment_stats(hypotheses[i], segment_references, options.chrf), options.chrf);
+      fmt::print("{}\n", options.score_only ? data::format_chrf_score_only(score, options.width)
+                                             : data::format_chrf_score(options.chrf, score, signature, options.width));
+    } else {
+      const data::BleuScore score = data::sacrebleu_sentence_score(hypotheses[i], segment_references, sacrebleu);
+      fmt::print("{}\n", options.score_only ? data::format_sacrebleu_score_only(score, options.width)
+                                             : data::format_sacrebleu_score(score, signature, options.width));
+    }
+  }
+}
+
 int run_score(ScoreOptions options) {
   check_option_combination(options);
+  check_metrics(options);
   check_systems(options);
   if (options.inputs.empty()) options.inputs = {kStdin};
   const bool bytes_only = options.format == "multi-bleu";  // multi-bleu.perl reads bytes
@@ -233,37 +339,17 @@ int run_score(ScoreOptions options) {
   } else if (options.format == "fairseq") {
     fmt::print("{}\n", data::format_fairseq_score(data::fairseq_compute(
                            data::fairseq_stats(hypotheses, references.front(), options.lowercase))));
+  } else if (options.sentence) {
+    print_sentence_scores(options, hypotheses, references);
   } else {
-    data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
-    std::string signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature);
-    if (!options.sentence) {
-      const std::vector<data::BleuStats> segments = data::sacrebleu_segments_stats(hypotheses, references, sacrebleu);
-      data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu.max_order), sacrebleu);
-      std::optional<data::BleuConfidence> confidence;
-      // sacreBLEU resamples only for more than one resample: --confidence-n 1 prints the plain line.
-      if (options.confidence && options.confidence_samples > 1) {
-        const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = sacrebleu_seed()};
-        confidence = data::bootstrap_confidence(segments, sacrebleu, bootstrap);
-        signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature,
-                                              data::bootstrap_signature(bootstrap));
-      }
-      fmt::print("{}\n", format_corpus_score(options, score, signature, confidence));
-      return 0;
-    }
-    std::vector<std::string> segment_references(references.size());
-    for (size_t i = 0; i < hypotheses.size(); ++i) {
-      for (size_t r = 0; r < references.size(); ++r) segment_references[r] = references[r][i];
-      data::BleuScore score = data::sacrebleu_sentence_score(hypotheses[i], segment_references, sacrebleu);
-      fmt::print("{}\n", options.score_only ? data::format_sacrebleu_score_only(score, options.width)
-                                             : data::format_sacrebleu_score(score, signature, options.width));
-    }
+    print_corpus_scores(options, hypotheses, references);
   }
   return 0;
 }
 
 CommandRegistration score_command(
     "score",
-    "BLEU of stdin or -i files against references (sacreBLEU and its paired tests, multi-bleu.perl, fairseq-score)",
+    "BLEU or chrF of stdin or -i files against references (sacreBLEU and its paired tests, multi-bleu.perl, fairseq-score)",
     [](CLI::App& cmd) -> CommandAction {
       auto options = std::make_shared<ScoreOptions>();
       cmd.add_option("-r,--ref", options->references, "Reference file (repeat for several references)")
@@ -308,6 +394,21 @@ CommandRegistration score_command(
           cmd.add_flag("--json", options->json, "One system's corpus score as sacreBLEU's JSON (its -f json)"),
           cmd.add_flag("-b,--score-only", options->score_only, "Print the score alone (sacreBLEU's -b)"),
           cmd.add_flag("--short", options->short_signature, "The short signature (sacreBLEU's --short)"),
+      };
+      cmd.add_option("-m,--metrics", options->metrics, "bleu and/or chrf (sacreBLEU's -m)")
+          ->check(CLI::IsMember({"bleu", "chrf"}))
+          ->capture_default_str();
+      options->chrf_only = {
+          cmd.add_option("--chrf-char-order", options->chrf.char_order, "chrF character n-gram order")
+              ->capture_default_str(),
+          cmd.add_option("--chrf-word-order", options->chrf.word_order, "chrF word n-gram order (2: chrF++)")
+              ->capture_default_str(),
+          cmd.add_option("--chrf-beta", options->chrf.beta, "chrF: weight of recall against precision")
+              ->capture_default_str(),
+          cmd.add_flag("--chrf-whitespace", options->chrf.whitespace, "chrF: keep whitespace in character n-grams"),
+          cmd.add_flag("--chrf-lowercase", options->chrf.lowercase, "chrF: case-insensitive (Unicode lower-casing)"),
+          cmd.add_flag("--chrf-eps-smoothing", options->chrf.eps_smoothing,
+                       "chrF: average per-order F-scores with epsilon smoothing instead of the effective order"),
       };
       cmd.add_option("-i,--input", options->inputs,
                      "Hypothesis files instead of stdin (several with --paired-bs or --paired-ar)")
