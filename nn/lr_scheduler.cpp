@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include <nlohmann/json.hpp>
@@ -168,6 +169,140 @@ void FixedScheduler::load_state_dict(const nlohmann::json& state) {
   LRScheduler::load_state_dict(state);
   epoch_lr_ = state_number(state, name(), "epoch_lr");
   warmup_factor_ = state_number(state, name(), "warmup_factor");
+}
+
+// --- polynomial_decay ---
+
+PolynomialDecayScheduler::PolynomialDecayScheduler(const PolynomialDecayOptions& options) : options_(options) {
+  ATTN_CHECK(!options_.lr.empty(), "polynomial_decay schedule: --lr needs at least one value");
+  for (double lr : options_.lr) check_learning_rate(lr, "polynomial_decay", "every --lr value");
+  check_learning_rate(options_.end_learning_rate, "polynomial_decay", "--end-learning-rate");
+  ATTN_CHECK(std::isfinite(options_.power), "polynomial_decay schedule: --power must be finite, got {}", options_.power);
+  ATTN_CHECK(options_.total_num_update > 0,
+             "polynomial_decay schedule: the decay needs its length: pass --total-num-update or --max-update (got {})",
+             options_.total_num_update);
+  ATTN_CHECK(!options_.force_anneal || *options_.force_anneal >= 0,
+             "polynomial_decay schedule: --force-anneal is an epoch, must be >= 0, got {}", *options_.force_anneal);
+  ATTN_CHECK(options_.warmup_updates >= 0, "polynomial_decay schedule: --warmup-updates must be >= 0, got {}",
+             options_.warmup_updates);
+  peak_lr_ = options_.lr.front();
+  warmup_factor_ = options_.warmup_updates > 0 ? 1.0 / double(options_.warmup_updates) : 1.0;
+  lr_ = warmup_factor_ * peak_lr_;
+}
+
+double PolynomialDecayScheduler::step_begin_epoch(int64_t epoch) {
+  // A run resumed inside an epoch begins it again; with --force-anneal that would restart the
+  // decay from a later lr than the uninterrupted run did.
+  if (epoch == epoch_) return lr_;
+  epoch_ = epoch;
+  const auto& lrs = options_.lr;
+  if (!options_.force_anneal || epoch < *options_.force_anneal)
+    peak_lr_ = lrs[size_t(std::min<int64_t>(epoch, int64_t(lrs.size()) - 1))];  // the 1-based epoch indexes the list
+  else
+    peak_lr_ = lr_;  // annealing: the decay restarts from where the last epoch left the lr
+  lr_ = warmup_factor_ * peak_lr_;
+  return lr_;
+}
+
+double PolynomialDecayScheduler::step_update(int64_t num_updates) {
+  const int64_t warmup = options_.warmup_updates;
+  const double total = options_.total_num_update;
+  if (warmup > 0 && num_updates <= warmup) {
+    warmup_factor_ = double(num_updates) / double(warmup);
+    lr_ = warmup_factor_ * peak_lr_;
+  } else if (double(num_updates) >= total) {
+    lr_ = options_.end_learning_rate;
+  } else {
+    const double remaining = 1.0 - double(num_updates - warmup) / (total - double(warmup));
+    lr_ = (peak_lr_ - options_.end_learning_rate) * std::pow(remaining, options_.power) + options_.end_learning_rate;
+  }
+  return lr_;
+}
+
+nlohmann::json PolynomialDecayScheduler::state_dict() const {
+  nlohmann::json state = LRScheduler::state_dict();
+  state["peak_lr"] = peak_lr_;
+  state["warmup_factor"] = warmup_factor_;
+  state["epoch"] = epoch_;
+  return state;
+}
+
+void PolynomialDecayScheduler::load_state_dict(const nlohmann::json& state) {
+  LRScheduler::load_state_dict(state);
+  peak_lr_ = state_number(state, name(), "peak_lr");
+  warmup_factor_ = state_number(state, name(), "warmup_factor");
+  epoch_ = int64_t(state_number(state, name(), "epoch"));
+}
+
+// --- reduce_lr_on_plateau ---
+
+ReduceLROnPlateauScheduler::ReduceLROnPlateauScheduler(const ReduceLROnPlateauOptions& options) : options_(options) {
+  check_learning_rate(options_.lr, "reduce_lr_on_plateau", "--lr");
+  ATTN_CHECK(std::isfinite(options_.lr_shrink) && options_.lr_shrink >= 0 && options_.lr_shrink < 1,
+             "reduce_lr_on_plateau schedule: --lr-shrink must be >= 0 and < 1, got {}", options_.lr_shrink);
+  ATTN_CHECK(std::isfinite(options_.lr_threshold), "reduce_lr_on_plateau schedule: --lr-threshold must be finite, got {}",
+             options_.lr_threshold);
+  ATTN_CHECK(options_.lr_patience >= 0, "reduce_lr_on_plateau schedule: --lr-patience must be >= 0, got {}",
+             options_.lr_patience);
+  ATTN_CHECK(options_.warmup_updates >= 0, "reduce_lr_on_plateau schedule: --warmup-updates must be >= 0, got {}",
+             options_.warmup_updates);
+  if (options_.warmup_init_lr < 0) options_.warmup_init_lr = options_.warmup_updates > 0 ? 0.0 : options_.lr;
+  check_learning_rate(options_.warmup_init_lr, "reduce_lr_on_plateau", "--warmup-init-lr");
+  lr_step_ = options_.warmup_updates > 0 ? (options_.lr - options_.warmup_init_lr) / double(options_.warmup_updates) : 0.0;
+  warmup_end_ = options_.warmup_updates == 0;
+  lr_ = warmup_end_ ? options_.lr : options_.warmup_init_lr;
+  best_ = options_.maximize ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+}
+
+bool ReduceLROnPlateauScheduler::improves(double metric) const {
+  const double threshold = options_.lr_threshold;
+  return options_.maximize ? metric > best_ * (threshold + 1.0) : metric < best_ * (1.0 - threshold);
+}
+
+double ReduceLROnPlateauScheduler::step(int64_t /*epoch*/, double metric) {
+  if (!warmup_end_) return lr_;  // epochs that end inside the warmup do not count
+  if (improves(metric)) {
+    best_ = metric;
+    bad_epochs_ = 0;
+  } else {
+    ++bad_epochs_;
+  }
+  if (bad_epochs_ > options_.lr_patience) {
+    // A change of at most 1e-8 is not made (torch's eps), but the count restarts anyway.
+    const double reduced = std::max(lr_ * options_.lr_shrink, 0.0);
+    if (lr_ - reduced > 1e-8) lr_ = reduced;
+    bad_epochs_ = 0;
+  }
+  return lr_;
+}
+
+double ReduceLROnPlateauScheduler::step_update(int64_t num_updates) {
+  if (options_.warmup_updates > 0) {
+    if (num_updates <= options_.warmup_updates)
+      lr_ = options_.warmup_init_lr + double(num_updates) * lr_step_;
+    else
+      warmup_end_ = true;
+  }
+  return lr_;
+}
+
+nlohmann::json ReduceLROnPlateauScheduler::state_dict() const {
+  nlohmann::json state = LRScheduler::state_dict();
+  state["warmup_end"] = warmup_end_;
+  state["best"] = std::isfinite(best_) ? nlohmann::json(best_) : nlohmann::json(nullptr);  // JSON has no infinity
+  state["bad_epochs"] = bad_epochs_;
+  return state;
+}
+
+void ReduceLROnPlateauScheduler::load_state_dict(const nlohmann::json& state) {
+  LRScheduler::load_state_dict(state);
+  ATTN_CHECK(state.contains("warmup_end") && state.at("warmup_end").is_boolean(),
+             "{} lr scheduler state: missing boolean field 'warmup_end' in {}", name(), state.dump());
+  warmup_end_ = state.at("warmup_end").get<bool>();
+  const bool no_best = state.contains("best") && state.at("best").is_null();
+  best_ = no_best ? (options_.maximize ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity())
+                  : state_number(state, name(), "best");
+  bad_epochs_ = int64_t(state_number(state, name(), "bad_epochs"));
 }
 
 }  // namespace attn::nn

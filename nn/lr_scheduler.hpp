@@ -18,6 +18,14 @@
 //   fixed_schedule.py): `--lr` is a per-epoch list (the last value repeats), from epoch
 //   `--force-anneal` on the lr shrinks by `--lr-shrink` per epoch, and during the first
 //   `--warmup-updates` updates the epoch lr is scaled by (n+1)/W.
+// * PolynomialDecay: linear warmup to the epoch's lr over W updates, then a decay
+//   (lr - end)·(1 - (n-W)/(T-W))^power + end down to `--end-learning-rate` at update T. Epoch e
+//   takes lr[min(e, len-1)] (fairseq indexes the list by the 1-based epoch); from epoch
+//   `--force-anneal` on, the epoch instead restarts the decay from the lr it begins with.
+// * ReduceLROnPlateau: linear warmup from warmup_init_lr to lr, then the lr is multiplied by
+//   `--lr-shrink` whenever the validation metric passed to step() has not improved by the
+//   relative `--lr-threshold` for more than `--lr-patience` epochs (torch's ReduceLROnPlateau
+//   with threshold_mode 'rel', cooldown 0, min_lr 0, eps 1e-8).
 //
 // State: state_dict() / load_state_dict() as JSON, enough to continue bit-identically after
 // a resume (the schedule's options come from the run's config, not from the state).
@@ -41,6 +49,9 @@ class LRScheduler {
   virtual double step_begin_epoch(int64_t epoch) { return lr_; }
   // Called after update `num_updates` (1-based); returns the lr for the next update.
   virtual double step_update(int64_t num_updates) = 0;
+  // Called when epoch `epoch` ends, with the validation metric it measured (the trainer then
+  // calls step_update); returns the lr to use. Only reduce_lr_on_plateau reads the metric.
+  virtual double step(int64_t epoch, double metric) { return lr_; }
 
   virtual nlohmann::json state_dict() const;
   // Throws attn::Error when the state belongs to another schedule or misses a field.
@@ -127,6 +138,62 @@ class FixedScheduler : public LRScheduler {
   FixedOptions options_;
   double epoch_lr_;
   double warmup_factor_;
+};
+
+struct PolynomialDecayOptions {
+  std::vector<double> lr = {0.25};        // --lr: lr[min(epoch, len-1)] is epoch `epoch`'s peak
+  std::optional<int64_t> force_anneal{};  // --force-anneal: from this epoch on, decay from the current lr
+  double end_learning_rate = 0.0;         // --end-learning-rate
+  double power = 1.0;                     // --power
+  double total_num_update = 0;            // --total-num-update (the trainer passes --max-update if unset)
+  int64_t warmup_updates = 0;             // --warmup-updates
+};
+
+class PolynomialDecayScheduler : public LRScheduler {
+ public:
+  explicit PolynomialDecayScheduler(const PolynomialDecayOptions& options);
+  std::string name() const override { return "polynomial_decay"; }
+  double step_begin_epoch(int64_t epoch) override;
+  double step_update(int64_t num_updates) override;
+
+  nlohmann::json state_dict() const override;
+  void load_state_dict(const nlohmann::json& state) override;
+
+ private:
+  PolynomialDecayOptions options_;
+  double peak_lr_;        // the lr the warmup climbs to and the decay starts from
+  double warmup_factor_;  // the last warmup fraction, used by step_begin_epoch
+  int64_t epoch_ = 0;     // the epoch begun last: a resume inside it must not begin it twice
+};
+
+struct ReduceLROnPlateauOptions {
+  double lr = 0.25;               // --lr (a single value)
+  double lr_shrink = 0.1;         // --lr-shrink: the factor applied on a plateau, in [0, 1)
+  double lr_threshold = 1e-4;     // --lr-threshold: the relative improvement that counts
+  int64_t lr_patience = 0;        // --lr-patience: epochs without improvement tolerated
+  int64_t warmup_updates = 0;     // --warmup-updates
+  double warmup_init_lr = -1.0;   // --warmup-init-lr; < 0 means 0 with a warmup, lr without
+  bool maximize = false;          // --maximize-best-checkpoint-metric: higher is better
+};
+
+class ReduceLROnPlateauScheduler : public LRScheduler {
+ public:
+  explicit ReduceLROnPlateauScheduler(const ReduceLROnPlateauOptions& options);
+  std::string name() const override { return "reduce_lr_on_plateau"; }
+  double step(int64_t epoch, double metric) override;
+  double step_update(int64_t num_updates) override;
+
+  nlohmann::json state_dict() const override;
+  void load_state_dict(const nlohmann::json& state) override;
+
+ private:
+  bool improves(double metric) const;
+
+  ReduceLROnPlateauOptions options_;
+  double lr_step_;            // the warmup's increment per update
+  bool warmup_end_;           // set by the first step_update past the warmup; plateaus count from then
+  double best_;               // the best metric so far (+inf, or -inf when maximising, before any)
+  int64_t bad_epochs_ = 0;    // epochs since the best one
 };
 
 }  // namespace attn::nn

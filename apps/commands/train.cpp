@@ -132,10 +132,12 @@ CommandAction setup_train(CLI::App& cmd) {
                  "The moving average takes its step (or, before --ema-start-update, its copy) every N updates")
       ->check(positive_number())
       ->capture_default_str();
-  cmd.add_option("--lr-scheduler", o.lr_scheduler, "inverse_sqrt | cosine | fixed")
-      ->check(CLI::IsMember({"inverse_sqrt", "cosine", "fixed"}))
+  cmd.add_option("--lr-scheduler", o.lr_scheduler,
+                 "inverse_sqrt | cosine | fixed | polynomial_decay | reduce_lr_on_plateau")
+      ->check(CLI::IsMember({"inverse_sqrt", "cosine", "fixed", "polynomial_decay", "reduce_lr_on_plateau"}))
       ->capture_default_str();
-  cmd.add_option("--lr", args->lr, "Learning rate (fixed: a comma-separated list per epoch)")->capture_default_str();
+  cmd.add_option("--lr", args->lr, "Learning rate (fixed, polynomial_decay: a comma-separated list per epoch)")
+      ->capture_default_str();
   cmd.add_option("--warmup-updates", o.warmup_updates,
                  "Warmup updates (default: 4000 for inverse_sqrt, 0 for the others, as in fairseq)");
   // fairseq reads any negative value of these two as unset; only its -1 is taken here, so that a
@@ -145,15 +147,30 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--lr-period-updates", o.lr_period_updates, "Cosine period (-1: max-update - warmup)")
       ->check(finite_number_that([](double v) { return v >= 1 || v == -1; }, " >= 1 (or -1: unset)", "N|-1"));
   cmd.add_option("--t-mult", o.t_mult, "Cosine period growth factor")->capture_default_str();
-  cmd.add_option("--lr-shrink", o.lr_shrink, "Cosine per-cycle / fixed per-epoch shrink")
+  cmd.add_option("--lr-shrink", o.lr_shrink, "Cosine per-cycle / fixed per-epoch / reduce_lr_on_plateau shrink")
       ->check(non_negative_number())
       ->capture_default_str();
   cmd.add_option("--max-lr", o.max_lr, "Cosine peak (old flags: then --lr is the floor, --min-lr the stop)");
   cmd.add_option("--min-lr", o.min_lr, "Cosine floor, or with --max-lr the lr at or below which training stops");
   cmd.add_option("--stop-min-lr", o.stop_min_lr, "Stop when an epoch ends with the lr at or below this (-1: never)")
       ->capture_default_str();
-  cmd.add_option("--force-anneal", o.force_anneal, "fixed: shrink the lr from this epoch on")
+  cmd.add_option("--force-anneal", o.force_anneal,
+                 "fixed: shrink the lr from this epoch on; polynomial_decay: restart the decay from the current lr")
       ->check(non_negative_number());
+  cmd.add_option("--end-learning-rate", o.end_learning_rate, "polynomial_decay: the lr the decay ends at")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  cmd.add_option("--power", o.power, "polynomial_decay: the decay's exponent")->capture_default_str();
+  cmd.add_option("--total-num-update", o.total_num_update,
+                 "polynomial_decay: updates over which the lr decays (default: --max-update)")
+      ->check(positive_number());
+  cmd.add_option("--lr-threshold", o.lr_threshold,
+                 "reduce_lr_on_plateau: the relative improvement of the validation metric that counts")
+      ->capture_default_str();
+  cmd.add_option("--lr-patience", o.lr_patience,
+                 "reduce_lr_on_plateau: epochs without improvement before the lr shrinks")
+      ->check(non_negative_number())
+      ->capture_default_str();
   // batches and stopping
   cmd.add_option("--max-tokens", o.max_tokens, "Tokens per batch, padding included")->check(positive_number());
   cmd.add_option("--max-sentences,--batch-size", o.max_sentences, "Sentences per batch")->check(positive_number());

@@ -220,9 +220,10 @@ void Trainer::build_optimizer() {
 void Trainer::build_scheduler() {
   ATTN_CHECK(!options_.lr.empty(), "train: --lr needs a value");
   const std::string& kind = options_.lr_scheduler;
-  // As fairseq refuses it: only the fixed schedule reads a list (one rate per epoch).
-  ATTN_CHECK(kind == "fixed" || options_.lr.size() == 1,
-             "train: --lr {} gives {} rates, one per epoch, which only --lr-scheduler fixed reads; {} takes one",
+  // As fairseq refuses it: only fixed and polynomial_decay read a list (one rate per epoch).
+  ATTN_CHECK(kind == "fixed" || kind == "polynomial_decay" || options_.lr.size() == 1,
+             "train: --lr {} gives {} rates, one per epoch, which only --lr-scheduler fixed or polynomial_decay "
+             "reads; {} takes one",
              fmt::join(options_.lr, ","), options_.lr.size(), kind);
   const int64_t warmup_updates =
       options_.warmup_updates.value_or(kind == "inverse_sqrt" ? nn::InverseSqrtOptions{}.warmup_updates : 0);
@@ -248,8 +249,19 @@ void Trainer::build_scheduler() {
   } else if (kind == "fixed") {
     scheduler_ = std::make_unique<nn::FixedScheduler>(
         nn::FixedOptions{options_.lr, options_.force_anneal, options_.lr_shrink, warmup_updates});
+  } else if (kind == "polynomial_decay") {
+    ATTN_CHECK(options_.total_num_update || options_.max_update > 0,
+               "train: --lr-scheduler polynomial_decay decays over --total-num-update updates; pass it or --max-update");
+    scheduler_ = std::make_unique<nn::PolynomialDecayScheduler>(nn::PolynomialDecayOptions{
+        options_.lr, options_.force_anneal, options_.end_learning_rate, options_.power,
+        options_.total_num_update.value_or(double(options_.max_update)), warmup_updates});
+  } else if (kind == "reduce_lr_on_plateau") {
+    scheduler_ = std::make_unique<nn::ReduceLROnPlateauScheduler>(nn::ReduceLROnPlateauOptions{
+        options_.lr.front(), options_.lr_shrink, options_.lr_threshold, options_.lr_patience, warmup_updates,
+        options_.warmup_init_lr, best_metric_ == ValidationMetric::bleu});
   } else {
-    throw Error(fmt::format("train: unknown --lr-scheduler '{}' (inverse_sqrt, cosine, fixed)", kind));
+    throw Error(fmt::format(
+        "train: unknown --lr-scheduler '{}' (inverse_sqrt, cosine, fixed, polynomial_decay, reduce_lr_on_plateau)", kind));
   }
   optimizer_->set_lr(scheduler_->lr());
 }
@@ -577,13 +589,19 @@ std::optional<std::string> Trainer::stop_reason(bool end_of_epoch) const {
     return fmt::format("reached --max-time-minutes {}", options_.max_time_minutes);
   if (end_of_epoch && options_.max_epoch > 0 && loader_->position().epoch > options_.max_epoch)
     return fmt::format("reached --max-epoch {}", options_.max_epoch);
+  if (end_of_epoch)
+    if (std::optional<std::string> low = lr_stop_reason()) return low;
+  return early_stopping_.stop_reason();
+}
+
+std::optional<std::string> Trainer::lr_stop_reason() const {
   // fairseq stops at lr <= the threshold: --min-lr in the old flags (where a threshold of 0, the
   // default, means none), --stop-min-lr in the current ones (-1 by default: never).
-  if (end_of_epoch && options_.max_lr && options_.min_lr > 0 && optimizer_->lr() <= options_.min_lr)
+  if (options_.max_lr && options_.min_lr > 0 && optimizer_->lr() <= options_.min_lr)
     return fmt::format("lr {} reached --min-lr {}", optimizer_->lr(), options_.min_lr);
-  if (end_of_epoch && !options_.max_lr && optimizer_->lr() <= options_.stop_min_lr)
+  if (!options_.max_lr && optimizer_->lr() <= options_.stop_min_lr)
     return fmt::format("lr {} reached --stop-min-lr {}", optimizer_->lr(), options_.stop_min_lr);
-  return early_stopping_.stop_reason();
+  return std::nullopt;
 }
 
 void Trainer::begin_epoch() {
@@ -667,6 +685,12 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   info(fmt::format("epoch {:03d} | valid on 'valid' subset | {} | num_updates {} | {}", finished_epoch,
                    validation_text(valid), num_updates_, best_text));
   log_json(record);
+  // The schedule's end-of-epoch step (reduce_lr_on_plateau reads the metric) comes before the
+  // save, so that a run resumed from this checkpoint goes on as the uninterrupted one.
+  if (end_of_epoch) {
+    scheduler_->step(finished_epoch, best_checkpoint_metric(valid));
+    optimizer_->set_lr(scheduler_->step_update(num_updates_));
+  }
   save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
 }
 
@@ -706,7 +730,9 @@ TrainingSummary Trainer::train() {
       stop = parallel_.agree(stop_reason(end_of_epoch));
     }
     end_of_epoch_or_stop(end_of_epoch, summary);
-    if (!stop) stop = parallel_.agree(early_stopping_.stop_reason());  // the epoch's validation may stop it
+    // The epoch's validation may stop it, and so may the lr the schedule's end-of-epoch step set.
+    if (!stop) stop = parallel_.agree(lr_stop_reason());
+    if (!stop) stop = parallel_.agree(early_stopping_.stop_reason());
   }
   progress_.finish();
   summary.stop_reason = *stop;

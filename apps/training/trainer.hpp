@@ -130,7 +130,7 @@ struct TrainerOptions {
   int64_t ema_update_freq = 1;   // the average takes a step (or copies) every that many updates
 
   // Schedule (§1.8).
-  std::string lr_scheduler = "fixed";  // inverse_sqrt | cosine | fixed
+  std::string lr_scheduler = "fixed";  // inverse_sqrt | cosine | fixed | polynomial_decay | reduce_lr_on_plateau
   std::vector<double> lr = {0.25};
   // Unset: each schedule's fairseq default, 4000 for inverse_sqrt (which needs a warmup), 0 otherwise.
   std::optional<int64_t> warmup_updates;
@@ -142,6 +142,11 @@ struct TrainerOptions {
   double min_lr = -1.0;          // cosine floor (current flags) or stop threshold (old flags)
   double stop_min_lr = -1.0;     // current flags: stop once an epoch ends with lr <= this (-1: never)
   std::optional<int64_t> force_anneal;
+  double end_learning_rate = 0.0;           // polynomial_decay: the lr at --total-num-update
+  double power = 1.0;                       // polynomial_decay: the decay's exponent
+  std::optional<double> total_num_update;   // polynomial_decay: the decay's length (unset: --max-update)
+  double lr_threshold = 1e-4;               // reduce_lr_on_plateau: the relative improvement that counts
+  int64_t lr_patience = 0;                  // reduce_lr_on_plateau: epochs without one before a shrink
 
   // Batches and stopping.
   int64_t max_tokens = 0, max_sentences = 0, update_freq = 1;
@@ -244,6 +249,8 @@ class Trainer {
   // validate("valid"), or its result at this update when it ran already (a stop right after
   // an interval validation).
   ValidationResult validate_these_weights();
+  // Why to stop for a low lr (--min-lr with the old cosine flags, --stop-min-lr), or nothing.
+  std::optional<std::string> lr_stop_reason() const;
   // The value --best-checkpoint-metric (and --patience) compare: the loss, or BLEU.
   double best_checkpoint_metric(const ValidationResult& valid) const;
   static std::string validation_text(const ValidationResult& valid);

@@ -361,6 +361,32 @@ TEST_CASE("score --json, --score-only and --short print what sacreBLEU's command
       {"--json applies to --format sacrebleu only"});
 }
 
+// Expected: sacreBLEU 2.6.0's command line on the same files (-m bleu chrf -f text; -m chrf -cw 2).
+TEST_CASE("score -m chrf prints sacreBLEU's chrF and chrF++ lines, next to BLEU's when both are asked") {
+  TempDir dir;
+  const std::string hypotheses = vector_path("own/bleu/hyp.txt"), references = vector_path("own/bleu/ref.txt");
+  const CommandResult both = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "chrf", "bleu"});
+  require_success(both);
+  CHECK(both.out == "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 58.8 85.6/69.4/58.8/53.0 "
+                    "(BP = 0.897 ratio = 0.902 hyp_len = 2903 ref_len = 3218)\n"
+                    "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0 = 75.1\n");
+  const CommandResult json =
+      run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "chrf", "--chrf-word-order", "2", "--json"});
+  require_success(json);
+  CHECK(json.out == "{\n \"name\": \"chrF2++\",\n \"score\": 74.0,\n"
+                    " \"signature\": \"nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0\",\n"
+                    " \"nrefs\": \"1\",\n \"case\": \"mixed\",\n \"eff\": \"yes\",\n \"nc\": \"6\",\n \"nw\": \"2\",\n"
+                    " \"space\": \"no\",\n \"version\": \"2.6.0\"\n}\n");
+  const CommandResult score_only = run_attnlab(
+      dir, {"score", "-r", references, "-i", hypotheses, "-m", "chrf", "--chrf-word-order", "2", "-w", "2", "-b"});
+  require_success(score_only);
+  CHECK(score_only.out == "73.98\n");
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "chrf", "--confidence"}),
+                        {"chrF has no --paired-bs, --paired-ar or --confidence"});
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--chrf-word-order", "2"}),
+                        {"--chrf-word-order applies to -m chrf"});
+}
+
 TEST_CASE("score --paired-bs compares -i systems with the first by sacreBLEU's paired bootstrap") {
   TempDir dir;
   const std::string hypotheses = vector_path("own/bleu/hyp.txt"), references = vector_path("own/bleu/ref.txt");
@@ -1561,7 +1587,7 @@ TEST_CASE("inverse_sqrt without --warmup-updates warms up over fairseq's 4000 up
   std::vector<std::string> listed = tiny_training_args("data-bin", dir.file("listed"));
   *(std::find(listed.begin(), listed.end(), "--lr") + 1) = "0.001,0.002";
   listed.insert(listed.end(), {"--max-update", "1"});
-  require_runtime_error(run_attnlab(workspace.dir, listed), {"only --lr-scheduler fixed reads", "inverse_sqrt"});
+  require_runtime_error(run_attnlab(workspace.dir, listed), {"only --lr-scheduler fixed or polynomial_decay reads", "inverse_sqrt"});
 }
 
 TEST_CASE("plot draws the runs' curves as a PNG, and names the line of a broken log") {

@@ -352,3 +352,34 @@ TEST_CASE("trainer: an epoch that ends with the lr at --stop-min-lr stops traini
   CHECK(stopped.stop_reason == "lr 0.001 reached --stop-min-lr 0.001");
   CHECK_FALSE(fs::exists(root + "/ck/checkpoint2.json"));
 }
+
+TEST_CASE("trainer: a reduce_lr_on_plateau run resumed inside an epoch goes on bit-identically", "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_plateau_resume");
+  testing::write_reversal_corpus(root);
+  // 4 updates an epoch. No epoch gains the 50% it takes to count as better than epoch 1, so with
+  // patience 1 the lr shrinks when epoch 3 ends; the run is cut inside epoch 3, after epoch 2
+  // was the first bad one: the resumed run must remember both the best loss and that count.
+  TrainerOptions straight = testing::tiny_trainer_options(root, root + "/straight");
+  straight.lr_scheduler = "reduce_lr_on_plateau";
+  straight.lr = {3e-3};
+  straight.warmup_updates = 2;
+  straight.lr_threshold = 0.5;
+  straight.lr_patience = 1;
+  straight.max_update = 16;
+  Trainer uninterrupted(straight);
+  REQUIRE(uninterrupted.train().epoch == 4);
+  const nlohmann::json last = load_checkpoint_metadata(root + "/straight/checkpoint_last").at("scheduler");
+  CHECK(last.at("lr").get<double>() == Approx(3e-4).epsilon(1e-12));
+  CHECK(last.at("bad_epochs") == 0);  // restarted by the shrink; the run stops before epoch 4's end counts
+
+  TrainerOptions first_part = straight;
+  first_part.save_dir = root + "/resumed";
+  first_part.max_update = 10;
+  Trainer(first_part).train();
+  TrainerOptions rest = first_part;
+  rest.max_update = 16;
+  Trainer resumed(rest);
+  REQUIRE(resumed.num_updates() == 10);
+  resumed.train();
+  CHECK(bitwise_equal(resumed.model(), uninterrupted.model()));
+}

@@ -165,3 +165,131 @@ TEST_CASE("loading another schedule's state is rejected", "[lr_scheduler]") {
   CHECK_THROWS_WITH(s.load_state_dict(nlohmann::json{{"name", "inverse_sqrt"}}), Contains("'lr'"));
   CHECK_THROWS_AS(s.load_state_dict(nlohmann::json::array()), attn::Error);
 }
+
+namespace {
+
+// The lr of updates 1..total when the trainer drives `s` (begin each epoch of `per_epoch`
+// updates, step_update after each update, step(epoch, metric) at each epoch's end), with
+// `metrics[e - 1]` measured at the end of epoch e.
+std::vector<double> drive(LRScheduler& s, int64_t total, int64_t per_epoch, const std::vector<double>& metrics = {}) {
+  std::vector<double> lrs;
+  int64_t epoch = 1;
+  s.step_begin_epoch(epoch);
+  double lr = s.step_update(0);
+  for (int64_t n = 1; n <= total; ++n) {
+    lrs.push_back(lr);
+    lr = s.step_update(n);
+    if (n % per_epoch == 0) {
+      s.step(epoch, metrics.empty() ? 1.0 : metrics[size_t(epoch - 1) % metrics.size()]);
+      s.step_update(n);
+      s.step_begin_epoch(++epoch);
+      lr = s.step_update(n);
+    }
+  }
+  return lrs;
+}
+
+// Expected values below are the lrs fairseq's own schedule classes gave for the same calls.
+void check_lrs(const std::vector<double>& got, const std::vector<double>& fairseq) {
+  REQUIRE(got.size() == fairseq.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("update " << i + 1);
+    CHECK(got[i] == rel(fairseq[i], 1e-12));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("polynomial_decay: warmup to lr, then (lr - end)·remaining^power + end, then end", "[lr_scheduler]") {
+  PolynomialDecayScheduler s(
+      {.lr = {1e-3}, .end_learning_rate = 1e-5, .power = 2.0, .total_num_update = 20, .warmup_updates = 4});
+  check_lrs(drive(s, 22, 5),
+            {0.0, 0.00025, 0.0005, 0.00075, 0.001, 0.0008801171875, 0.00076796875, 0.0006635546875, 0.000566875,
+             0.0004779296875, 0.00039671875000000004, 0.0003232421875, 0.0002575, 0.0001994921875, 0.00014921875,
+             0.0001066796875, 7.1875e-05, 4.48046875e-05, 2.546875e-05, 1.38671875e-05, 1e-05, 1e-05});
+}
+
+TEST_CASE("polynomial_decay: a --lr list is indexed by the 1-based epoch, the last value repeating",
+          "[lr_scheduler]") {
+  PolynomialDecayScheduler s({.lr = {0.1, 0.05, 0.02}, .total_num_update = 30});
+  const std::vector<double> lrs = drive(s, 30, 10);
+  CHECK(lrs[0] == rel(0.05, 1e-12));                    // epoch 1 takes lr[1]
+  CHECK(lrs[10] == rel(0.013333333333333336, 1e-12));   // epoch 2: lr[2] · (1 - 10/30)
+  CHECK(lrs[20] == rel(0.006666666666666668, 1e-12));   // epoch 3: lr[2] again
+  CHECK(lrs[29] == rel(0.0006666666666666665, 1e-12));
+}
+
+TEST_CASE("polynomial_decay: from --force-anneal on, each epoch decays again from the lr it begins with",
+          "[lr_scheduler]") {
+  PolynomialDecayScheduler s({.lr = {1e-3}, .force_anneal = 2, .total_num_update = 30});
+  const std::vector<double> lrs = drive(s, 30, 10);
+  CHECK(lrs[9] == rel(0.0007, 1e-12));
+  CHECK(lrs[10] == rel(0.0004444444444444446, 1e-12));  // 0.0007·(2/3) decayed again at update 10
+  CHECK(lrs[19] == rel(0.0002444444444444445, 1e-12));
+  CHECK(lrs[20] == rel(7.40740740740741e-05, 1e-12));
+  CHECK(lrs[29] == rel(7.407407407407408e-06, 1e-12));
+}
+
+TEST_CASE("polynomial_decay: a resume inside an annealing epoch does not begin the epoch again", "[lr_scheduler]") {
+  const PolynomialDecayOptions options{.lr = {1e-3}, .force_anneal = 1, .total_num_update = 30};
+  PolynomialDecayScheduler a(options);
+  a.step_begin_epoch(1);
+  a.step_update(7);
+  PolynomialDecayScheduler b(options);
+  b.load_state_dict(nlohmann::json::parse(a.state_dict().dump()));
+  b.step_begin_epoch(1);  // the trainer begins the epoch it resumes in
+  CHECK(b.step_update(7) == a.step_update(7));
+  CHECK(b.step_update(8) == a.step_update(8));
+  CHECK(b.step_begin_epoch(2) == a.step_begin_epoch(2));
+  CHECK(b.step_update(10) == a.step_update(10));
+}
+
+TEST_CASE("polynomial_decay refuses a decay without a length and bad values", "[lr_scheduler]") {
+  CHECK_THROWS_WITH(PolynomialDecayScheduler({.lr = {1e-3}}), Contains("--total-num-update") && Contains("--max-update"));
+  CHECK_THROWS_WITH(PolynomialDecayScheduler({.lr = {1e-3}, .end_learning_rate = -1, .total_num_update = 10}),
+                    Contains("--end-learning-rate"));
+  CHECK_THROWS_WITH(PolynomialDecayScheduler({.lr = {1e-3}, .power = std::nan(""), .total_num_update = 10}),
+                    Contains("--power"));
+}
+
+TEST_CASE("reduce_lr_on_plateau: warmup, then a shrink after more than patience epochs without a relative gain",
+          "[lr_scheduler]") {
+  // Epoch 1 ends inside the warmup and is not counted; 4.47 after 4.5 is within the 1% threshold.
+  ReduceLROnPlateauScheduler s({.lr = 1e-3, .lr_threshold = 1e-2, .lr_patience = 1, .warmup_updates = 3});
+  check_lrs(drive(s, 16, 2, {5.0, 4.96, 4.9, 4.9, 4.5, 4.47, 4.47, 4.0}),
+            {0.0, 0.0003333333333333333, 0.0006666666666666666, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001, 0.001,
+             0.001, 0.001, 0.001, 0.0001, 0.0001});
+}
+
+TEST_CASE("reduce_lr_on_plateau: maximising (BLEU), and no shrink of 1e-8 or less", "[lr_scheduler]") {
+  ReduceLROnPlateauScheduler up({.lr = 1e-3, .lr_shrink = 0.5, .maximize = true});
+  check_lrs(drive(up, 10, 2, {20.0, 20.001, 21.0, 21.0, 19.0}),
+            {0.001, 0.001, 0.001, 0.001, 0.0005, 0.0005, 0.0005, 0.0005, 0.00025, 0.00025});
+  ReduceLROnPlateauScheduler tiny({.lr = 2e-8});
+  check_lrs(drive(tiny, 6, 1, {3.0}), {2e-08, 2e-08, 2e-09, 2e-09, 2e-09, 2e-09});
+  CHECK_THROWS_WITH(ReduceLROnPlateauScheduler({.lr = 1e-3, .lr_shrink = 1.0}), Contains("--lr-shrink"));
+  CHECK_THROWS_WITH(ReduceLROnPlateauScheduler({.lr = 1e-3, .lr_patience = -1}), Contains("--lr-patience"));
+}
+
+TEST_CASE("reduce_lr_on_plateau: the best value, bad-epoch count and lr survive a state round trip",
+          "[lr_scheduler]") {
+  const ReduceLROnPlateauOptions options{.lr = 1e-3, .lr_patience = 2, .warmup_updates = 2};
+  ReduceLROnPlateauScheduler a(options);
+  a.step_update(2);  // the end of the warmup: lr
+  a.step_update(3);  // past it: plateaus count from now
+  a.step(1, 5.0);
+  a.step(2, 6.0);
+  a.step(3, 6.0);  // two bad epochs: one more shrinks the lr
+  ReduceLROnPlateauScheduler b(options);
+  b.load_state_dict(nlohmann::json::parse(a.state_dict().dump()));
+  CHECK(b.lr() == a.lr());
+  CHECK(b.step(4, 4.9999) == a.step(4, 4.9999));  // not a 1e-4 relative gain over 5.0
+  CHECK(b.lr() == rel(1e-4, 1e-12));
+  // A fresh schedule's best is infinite: JSON has no infinity, the state writes null.
+  ReduceLROnPlateauScheduler c(options), d(options);
+  d.load_state_dict(nlohmann::json::parse(c.state_dict().dump()));
+  for (int64_t n : {2, 3}) CHECK(d.step_update(n) == c.step_update(n));
+  CHECK(d.step(1, 1e300) == c.step(1, 1e300));
+  CHECK(d.step(2, 1e300) == c.step(2, 1e300));
+  CHECK(d.step(3, 1e300) == c.step(3, 1e300));
+}
