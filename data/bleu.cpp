@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/core.h>
@@ -46,9 +47,12 @@ NgramCounts count_ngrams(const Tokens& tokens, size_t max_order) {
 }
 
 // The reference length closest to the hypothesis length; ties go to the shorter reference
-// (sacreBLEU _get_closest_ref_len, multi-bleu.perl).
-int64_t closest_reference_length(int64_t hyp_len, const std::vector<std::vector<std::string_view>>& references) {
-  int64_t best_len = 0, best_diff = -1;
+// (sacreBLEU _get_closest_ref_len, multi-bleu.perl). multi-bleu.perl's search starts from a
+// length `start` at distance `start` (9999), as if every sentence had one more reference that far
+// away: a hypothesis whose references all differ from it by more than that gets `start`.
+int64_t closest_reference_length(int64_t hyp_len, const std::vector<std::vector<std::string_view>>& references,
+                                 std::optional<int64_t> start = std::nullopt) {
+  int64_t best_len = start.value_or(0), best_diff = start.value_or(-1);
   for (const Tokens& reference : references) {
     int64_t len = int64_t(reference.size()), diff = std::llabs(hyp_len - len);
     if (best_diff < 0 || diff < best_diff || (diff == best_diff && len < best_len)) {
@@ -59,21 +63,7 @@ int64_t closest_reference_length(int64_t hyp_len, const std::vector<std::vector<
   return best_len;
 }
 
-// multi-bleu.perl's closest reference length. Its search starts from length 9999 at distance
-// 9999, as if every sentence had one more reference that far away: a hypothesis whose references
-// all differ from it in length by more than 9999 tokens (or that has none) gets 9999.
-int64_t multibleu_reference_length(int64_t hyp_len, const std::vector<std::vector<std::string_view>>& references) {
-  constexpr int64_t kStart = 9999;
-  int64_t best_len = kStart, best_diff = kStart;
-  for (const Tokens& reference : references) {
-    int64_t len = int64_t(reference.size()), diff = std::llabs(hyp_len - len);
-    if (diff < best_diff || (diff == best_diff && len < best_len)) {
-      best_diff = diff;
-      best_len = len;
-    }
-  }
-  return best_len;
-}
+constexpr int64_t kMultiBleuFarthestLength = 9999;  // multi-bleu.perl's starting closest length
 
 // Python's my_log / Perl's my_log in sacreBLEU and multi-bleu.perl: log(0) is −9999999999.
 double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
@@ -372,7 +362,7 @@ BleuStats multibleu_stats(const std::vector<std::string>& hypotheses,
     }
     std::string hypothesis = prepare(hypotheses[i]);
     BleuStats segment = segment_stats(split_perl_byte_whitespace(hypothesis), reference_tokens);
-    segment.ref_len = multibleu_reference_length(segment.sys_len, reference_tokens);
+    segment.ref_len = closest_reference_length(segment.sys_len, reference_tokens, kMultiBleuFarthestLength);
     corpus += segment;
   }
   return corpus;

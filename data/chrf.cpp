@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "data/bleu_tokenizers.hpp"
+#include "data/bpe_text.hpp"
 #include "data/perl_unicode.hpp"
 #include "data/sacrebleu_output.hpp"
 #include "data/text_io.hpp"
@@ -45,7 +46,7 @@ std::vector<std::string_view> chrf_words(std::string_view segment) {
   for (std::string_view word : split_python_whitespace(segment)) {
     // Multi-byte UTF-8 never contains ASCII bytes, so the first and last bytes tell the first and
     // last code points apart from ASCII punctuation, and one byte of punctuation is one code point.
-    const bool single = perl::decode_utf8(word, "chrF word").size() == 1;
+    const bool single = utf8_char_length(static_cast<unsigned char>(word.front())) == word.size();
     if (!single && is_ascii_punctuation(word.back())) {
       words.push_back(word.substr(0, word.size() - 1));
       words.push_back(word.substr(word.size() - 1));
