@@ -284,9 +284,25 @@ std::vector<std::string> moses_language_codes() {
   return codes;
 }
 
+MosesTokenizerOptions moses_tokenizer_options(std::string_view code) {
+  return {.language = parse_moses_language(code), .prefix_language = std::string(code)};
+}
+
+namespace {
+
+// The code whose prefix list a tokenizer uses: the one given, else the first code with these
+// rules (none for Other, which therefore gets the English list).
+std::string_view prefix_language_of(const MosesTokenizerOptions& options) {
+  if (!options.prefix_language.empty()) return options.prefix_language;
+  for (const auto& [name, language] : kLanguageCodes)
+    if (language == options.language) return name;
+  return "en";
+}
+
+}  // namespace
+
 MosesTokenizer::MosesTokenizer(MosesTokenizerOptions options)
-    : options_(options),
-      prefixes_(NonbreakingPrefixes::builtin(options.language == MosesLanguage::German ? "de" : "en")) {}
+    : options_(options), prefixes_(NonbreakingPrefixes::builtin(prefix_language_of(options))) {}
 
 std::string MosesTokenizer::tokenize(std::string_view line) const {
   if (line.ends_with('\n')) line.remove_suffix(1);  // chomp

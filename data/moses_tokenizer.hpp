@@ -33,19 +33,26 @@ enum class MosesLanguage {
 };
 
 // Maps a language code to its rules: "en", "de", "fr", "it", "ga", "ca", "cs", "fi", "sv",
-// "so", "tdt", "ko"; anything else -> Other. Non-breaking prefixes are built in for English
-// and German only; every other language uses the English list (tokenizer.perl itself has
-// lists of its own for fr, it, ga, ca, cs, fi, sv, tdt and others, so final periods can differ).
+// "so", "tdt", "ko"; anything else -> Other. The non-breaking prefix list is chosen by the
+// code itself (MosesTokenizerOptions::prefix_language), since many codes share rules (es, pt,
+// nl, ... are all Other) but each has a list of its own.
 MosesLanguage parse_moses_language(std::string_view code);
 // The codes parse_moses_language knows, for command-line checks.
 std::vector<std::string> moses_language_codes();
 
 struct MosesTokenizerOptions {
   MosesLanguage language = MosesLanguage::English;
+  // The -l code whose non-breaking prefix list is used ("es" has Other's rules and a list of
+  // its own). Empty: the code of `language` ("fr" for French; Other -> English). A code
+  // without a list gets the English one, as in tokenizer.perl.
+  std::string prefix_language = {};
   bool aggressive_hyphen_splitting = false;  // -a: "a-b" -> "a @-@ b"
   bool escape = true;                        // off: -no-escape
   bool legacy2018 = false;                   // the final-period rule before 2018-11
 };
+
+// The options of `tokenizer.perl -l CODE`: the code's rules and its own prefix list.
+MosesTokenizerOptions moses_tokenizer_options(std::string_view code);
 
 class MosesTokenizer {
  public:

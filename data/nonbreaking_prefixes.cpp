@@ -1,13 +1,17 @@
 #include "data/nonbreaking_prefixes.hpp"
 
+#include <map>
+#include <span>
+#include <utility>
+
 #include "data/perl_unicode.hpp"
 
 namespace attn::data {
 
 namespace embedded {
-// Defined in the file data/CMakeLists.txt generates from data/resources/.
-extern const std::string_view nonbreaking_prefix_en;
-extern const std::string_view nonbreaking_prefix_de;
+// Defined in the file data/CMakeLists.txt generates from data/resources/: (language code,
+// content of nonbreaking_prefix.CODE) for every list.
+extern const std::span<const std::pair<std::string_view, std::string_view>> nonbreaking_prefix_lists;
 }  // namespace embedded
 
 namespace {
@@ -44,13 +48,34 @@ NonbreakingPrefixes NonbreakingPrefixes::parse(std::string_view content) {
   return prefixes;
 }
 
-const NonbreakingPrefixes& NonbreakingPrefixes::builtin(std::string_view language) {
-  static const NonbreakingPrefixes english = parse(embedded::nonbreaking_prefix_en);
-  static const NonbreakingPrefixes german = parse(embedded::nonbreaking_prefix_de);
-  return language == "de" ? german : english;
+namespace {
+
+// Every built-in list, parsed once on first use (all of them take well under a millisecond).
+const std::map<std::string, NonbreakingPrefixes, std::less<>>& builtin_lists() {
+  static const auto lists = [] {
+    std::map<std::string, NonbreakingPrefixes, std::less<>> parsed;
+    for (const auto& [language, content] : embedded::nonbreaking_prefix_lists)
+      parsed.emplace(language, NonbreakingPrefixes::parse(content));
+    return parsed;
+  }();
+  return lists;
 }
 
-bool NonbreakingPrefixes::has_builtin(std::string_view language) { return language == "en" || language == "de"; }
+}  // namespace
+
+const NonbreakingPrefixes& NonbreakingPrefixes::builtin(std::string_view language) {
+  const auto& lists = builtin_lists();
+  auto it = lists.find(language);
+  return it != lists.end() ? it->second : lists.at("en");
+}
+
+bool NonbreakingPrefixes::has_builtin(std::string_view language) { return builtin_lists().contains(language); }
+
+std::vector<std::string> NonbreakingPrefixes::builtin_languages() {
+  std::vector<std::string> languages;
+  for (const auto& entry : builtin_lists()) languages.push_back(entry.first);
+  return languages;
+}
 
 PrefixKind NonbreakingPrefixes::kind(std::string_view word) const {
   auto it = kinds_.find(std::string(word));

@@ -1,8 +1,12 @@
 // `attnlab tokenize`: the Moses tokenizer as a stdin -> stdout filter, byte-exact with
-// `tokenizer.perl -q [-a] [-no-escape] -l LANG` (docs/mt-tools.md §2.1-§2.3) for en and de;
-// other languages get their character rules but the English non-breaking prefixes.
+// `tokenizer.perl -q [-a] [-no-escape] -l LANG` (docs/mt-tools.md §2.1-§2.3). The code picks
+// the rules (the default ones for codes without rules of their own) and the non-breaking prefix
+// list (English, with a warning, for codes without one: so, ko).
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -21,14 +25,23 @@ struct TokenizeOptions {
   int threads = 1;
 };
 
+// The codes -l accepts: those with rules of their own and those with a prefix list. The
+// script takes any code, falling back to the default rules and the English list; attnlab
+// refuses a code it knows nothing about, as that is more likely a typo than a language.
+std::vector<std::string> tokenizer_language_codes() {
+  std::vector<std::string> codes = data::moses_language_codes();
+  for (std::string& code : data::NonbreakingPrefixes::builtin_languages()) codes.push_back(std::move(code));
+  std::sort(codes.begin(), codes.end());
+  codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
+  return codes;
+}
+
 int run_tokenize(const TokenizeOptions& options) {
+  // tokenizer.perl warns the same way (even with -q) and falls back to English.
   if (!data::NonbreakingPrefixes::has_builtin(options.language))
-    std::cerr << fmt::format(
-        "attnlab tokenize: no non-breaking prefix list for '{}', using the English one "
-        "(tokenizer.perl may keep or split other final periods)\n",
-        options.language);
-  data::MosesTokenizerOptions tokenizer_options;
-  tokenizer_options.language = data::parse_moses_language(options.language);
+    std::cerr << fmt::format("attnlab tokenize: no non-breaking prefix list for '{}', using the English one\n",
+                             options.language);
+  data::MosesTokenizerOptions tokenizer_options = data::moses_tokenizer_options(options.language);
   tokenizer_options.aggressive_hyphen_splitting = options.aggressive;
   tokenizer_options.escape = !options.no_escape;
   tokenizer_options.legacy2018 = options.legacy2018;
@@ -41,8 +54,9 @@ CommandRegistration tokenize_command(
     "tokenize", "Moses tokenizer (tokenizer.perl), stdin -> stdout", [](CLI::App& cmd) -> CommandAction {
       auto options = std::make_shared<TokenizeOptions>();
       cmd.add_option("-l,--language", options->language,
-                     "Language (rules of tokenizer.perl; non-breaking prefixes for en, de only)")
-          ->check(CLI::IsMember(data::moses_language_codes()))
+                     "Language: its rules and non-breaking prefixes, as in tokenizer.perl (so and ko have no "
+                     "prefix list and get the English one, with a warning)")
+          ->check(CLI::IsMember(tokenizer_language_codes()))
           ->capture_default_str();
       cmd.add_flag("-a,--aggressive", options->aggressive, "Aggressive hyphen splitting: a-b -> a @-@ b");
       cmd.add_flag("--no-escape", options->no_escape, "Do not escape & | < > ' \" [ ] as entities");

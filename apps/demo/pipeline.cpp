@@ -104,7 +104,7 @@ void tokenize(const DemoPaths& paths) {
   if (done) return;
   data::create_folders(paths.tok.string(), kDemoFolders);
   for (const char* lang : {kSource, kTarget}) {
-    const data::MosesTokenizer tokenizer({.language = data::parse_moses_language(lang)});
+    const data::MosesTokenizer tokenizer(data::moses_tokenizer_options(lang));
     for (const char* split : kSplits) {
       std::vector<std::string> lines = data::read_lines(DemoPaths::file(paths.raw, split, lang));
 #pragma omp parallel for schedule(dynamic, 64)

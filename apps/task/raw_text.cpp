@@ -22,7 +22,7 @@ std::string find_bpe_codes(const TranslationTask& task, const std::string& check
 
 RawTextEncoder::RawTextEncoder(const std::string& language, const std::string& bpe_codes,
                                const data::Dictionary& dictionary, bool tokenize)
-    : tokenizer_({.language = data::parse_moses_language(language)}),
+    : tokenizer_(data::moses_tokenizer_options(language)),
       bpe_(data::BpeCodes::read(bpe_codes), {}),
       dictionary_(dictionary),
       tokenize_(tokenize) {}

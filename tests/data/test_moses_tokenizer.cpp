@@ -141,3 +141,80 @@ TEST_CASE("Moses tokenizer: the character rules of other languages", "[moses]") 
     CHECK(tokenize("tdt", "ba'a 'Ita ema'Nia' rua'") == "ba&apos;a &apos; Ita ema &apos; Nia &apos; rua &apos;");
   }
 }
+
+TEST_CASE("Moses tokenizer: the non-breaking prefix list of the -l language", "[moses]") {
+  // tokenizer.perl -q -l LANG's outputs; each line keeps or splits final periods by LANG's
+  // own list, and differs from what the English list gives.
+  struct Case {
+    const char* code;
+    std::string_view line, expected;
+  };
+  const Case cases[] = {
+      {"fr", "M. Dupont et Mme. Durand, voir p. 5 et av. J.-C. Fin.",
+       "M. Dupont et Mme . Durand , voir p. 5 et av. J.-C. Fin ."},
+      // es, pt, nl have the default rules (Other) and lists of their own; pt's "No" and nl's
+      // "Nr" are numeric-only, and so is pt's "Art" (its line "Art #NUMERIC_ONLY#" comes after
+      // a plain "Art", and the later line wins).
+      {"es", "El Sr. Gómez y la Sra. López, pág. 12. Fin.", "El Sr. Gómez y la Sra. López , pág. 12 . Fin ."},
+      {"pt", "Ver No. 5 e No. Lisboa, Art. Sete e Sra. Costa.", "Ver No. 5 e No . Lisboa , Art . Sete e Sra. Costa ."},
+      {"nl", "Zie Nr. 5 en Nr. Amsterdam, blz. Tien.", "Zie Nr. 5 en Nr . Amsterdam , blz . Tien ."},
+      {"it", "Il Sig. Rossi e la Dott. Bianchi, Art. 7 e Art. Roma.",
+       "Il Sig. Rossi e la Dott. Bianchi , Art. 7 e Art . Roma ."},
+      {"ga", "Féach uimh. 4 agus uimh. Seán, lch. 9 agus lch. X.",
+       "Féach uimh. 4 agus uimh . Seán , lch. 9 agus lch . X ."},
+      {"ca", "El Sr. Puig i la Sra. Vila, pàg. 3.", "El Sr. Puig i la Sra. Vila , pàg. 3 ."},
+      {"cs", "Viz str. 5 a čl. Praha, prof. Novák.", "Viz str . 5 a čl . Praha , prof. Novák ."},
+      {"pl", "Zob. nr 5, nr. 7 i nr. Kraków, ul. Długa, prof. Nowak.",
+       "Zob. nr 5 , nr. 7 i nr . Kraków , ul. Długa , prof. Nowak ."},
+      {"ru", "Г. Москва, ул. Ленина, т. е. Пушкин.", "Г. Москва , ул. Ленина , т. е. Пушкин ."},
+      {"el", "Ο κ. Παπαδόπουλος και η κα. Νίκου.", "Ο κ. Παπαδόπουλος και η κα. Νίκου ."},
+      {"fi", "Ks. Helsinki ja esim. Turku, huom. Tämä.", "Ks . Helsinki ja esim. Turku , huom. Tämä ."},
+      // The sv file's line "Ö" ends in two spaces, so "Ö." is split: the lists are used as
+      // they are, trailing spaces included.
+      {"sv", "Se s. Stockholm och ca. Tio, jfr. EU:s plan, Ö. Ek.",
+       "Se s. Stockholm och ca . Tio , jfr. EU:s plan , Ö . Ek ."},
+      {"hu", "Jan. 5 és Jan. Péter, dr. Kovács.", "Jan. 5 és Jan . Péter , dr. Kovács ."},
+      {"hi", "डॉ. शर्मा और श्री. वर्मा।", "डॉ. शर ् मा और श ् री . वर ् मा ।"},
+      {"zh", "No. 5 and No. Beijing, Art. 3 and Mr. Wang.", "No. 5 and No . Beijing , Art . 3 and Mr . Wang ."},
+      {"tdt", "Sr. Xanana ho Sra. Ramos, Art. 5 no Art. Díli.", "Sr. Xanana ho Sra. Ramos , Art. 5 no Art . Díli ."},
+      // Codes without a list use the English one, rules or not.
+      {"en", "Mr. Smith, No. 5 and No. Y, Sra. López.", "Mr. Smith , No. 5 and No . Y , Sra . López ."},
+      {"so", "Mr. Smith, No. 5 and No. Y, Sra. López.", "Mr. Smith , No. 5 and No . Y , Sra . López ."},
+      {"ko", "Mr. Smith, No. 5 and No. Y, Sra. López.", "Mr. Smith , No. 5 and No . Y , Sra . López ."},
+      {"xx", "Mr. Smith, No. 5 and No. Y, Sra. López.", "Mr. Smith , No. 5 and No . Y , Sra . López ."},
+  };
+  for (const Case& c : cases) {
+    INFO(c.code << ": " << c.line);
+    MosesTokenizer tokenizer({.language = attn::data::parse_moses_language(c.code), .prefix_language = c.code});
+    CHECK(tokenizer.tokenize(c.line) == c.expected);
+  }
+  SECTION("without a prefix_language, a language with rules of its own uses its list") {
+    MosesTokenizer french({.language = MosesLanguage::French});
+    CHECK(french.tokenize("M. Dupont et Mme. Durand") == "M. Dupont et Mme . Durand");
+  }
+}
+
+TEST_CASE("Moses non-breaking prefixes: every list of mosesdecoder 3445289 is built in", "[moses]") {
+  using attn::data::NonbreakingPrefixes;
+  // The number of distinct keys tokenizer.perl's load_prefixes makes of each file.
+  const std::pair<const char*, size_t> key_counts[] = {
+      {"as", 27},  {"bn", 27},  {"ca", 75},   {"cs", 348}, {"de", 298},  {"el", 1564}, {"en", 105}, {"es", 110},
+      {"et", 124}, {"fi", 124}, {"fr", 144},  {"ga", 45},  {"gu", 64},   {"hi", 73},   {"hu", 87},  {"is", 245},
+      {"it", 163}, {"kn", 30},  {"lt", 365},  {"lv", 86},  {"ml", 28},   {"mni", 27},  {"mr", 72},  {"nl", 96},
+      {"or", 37},  {"pa", 61},  {"pl", 279},  {"pt", 182}, {"ro", 38},   {"ru", 279},  {"sk", 470}, {"sl", 76},
+      {"sv", 91},  {"ta", 31},  {"tdt", 183}, {"te", 30},  {"yue", 39},  {"zh", 39}};
+  CHECK(NonbreakingPrefixes::builtin_languages().size() == std::size(key_counts));
+  for (auto [code, count] : key_counts) {
+    INFO(code);
+    CHECK(NonbreakingPrefixes::has_builtin(code));
+    CHECK(NonbreakingPrefixes::builtin(code).size() == count);
+  }
+  // Codes are matched exactly, as file names are.
+  CHECK_FALSE(NonbreakingPrefixes::has_builtin("FR"));
+  CHECK_FALSE(NonbreakingPrefixes::has_builtin("so"));
+  CHECK(&NonbreakingPrefixes::builtin("FR") == &NonbreakingPrefixes::builtin("en"));
+  // hu: month abbreviations are numeric-only; pt's "No #NUMERIC_ONLY# " line has a trailing space.
+  CHECK(NonbreakingPrefixes::builtin("hu").kind("Szept") == attn::data::PrefixKind::NumericOnly);
+  CHECK(NonbreakingPrefixes::builtin("pt").kind("No") == attn::data::PrefixKind::NumericOnly);
+  CHECK(NonbreakingPrefixes::builtin("sv").kind("Ö") == attn::data::PrefixKind::None);
+}
