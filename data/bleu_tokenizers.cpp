@@ -7,6 +7,8 @@
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
+#include <utility>
+
 #include <fmt/core.h>
 
 #include "data/text_io.hpp"
@@ -147,20 +149,46 @@ std::vector<std::string_view> split_on(std::string_view line, bool decode, IsSpa
   return tokens;
 }
 
+// 13a rules 1–4 and the final space collapsing, shared by 13a and zh (sacreBLEU's
+// TokenizerRegexp): pad ASCII symbols, split period/comma next to non-digits, dash after a digit.
+std::string apply_13a_rules(std::string text) {
+  text = pad_characters(text, is_13a_padded_symbol);
+  text = rewrite_adjacent_pairs(text, PairSpacing::kBetweenAndAfter,
+                                [](char a, char b) { return !is_ascii_digit(a) && is_period_or_comma(b); });
+  text = rewrite_adjacent_pairs(text, PairSpacing::kBeforeAndBetween,
+                                [](char a, char b) { return is_period_or_comma(a) && !is_ascii_digit(b); });
+  text = rewrite_adjacent_pairs(text, PairSpacing::kBetweenAndAfter,
+                                [](char a, char b) { return is_ascii_digit(a) && b == '-'; });
+  return normalize_python_spaces(text);
+}
+
+// Python str.strip(): line without leading and trailing PyWS.
+std::string_view strip_python_whitespace(std::string_view line) {
+  std::vector<std::string_view> tokens = split_python_whitespace(line);
+  if (tokens.empty()) return line.substr(0, 0);
+  const char* begin = tokens.front().data();
+  const char* end = tokens.back().data() + tokens.back().size();
+  return line.substr(size_t(begin - line.data()), size_t(end - begin));
+}
+
 }  // namespace
 
 BleuTokenizer parse_bleu_tokenizer(std::string_view name) {
   if (name == "13a") return BleuTokenizer::k13a;
   if (name == "intl") return BleuTokenizer::kIntl;
+  if (name == "zh") return BleuTokenizer::kZh;
   if (name == "char") return BleuTokenizer::kChar;
   if (name == "none") return BleuTokenizer::kNone;
-  throw DataError(fmt::format("unknown BLEU tokenizer '{}' (choose 13a, intl, char or none)", name));
+  throw DataError(fmt::format("unknown BLEU tokenizer '{}' (choose 13a, intl, zh, char or none)", name));
 }
+
+std::vector<std::string> bleu_tokenizer_names() { return {"13a", "intl", "zh", "char", "none"}; }
 
 std::string_view bleu_tokenizer_name(BleuTokenizer tokenizer) {
   switch (tokenizer) {
     case BleuTokenizer::k13a: return "13a";
     case BleuTokenizer::kIntl: return "intl";
+    case BleuTokenizer::kZh: return "zh";
     case BleuTokenizer::kChar: return "char";
     case BleuTokenizer::kNone: return "none";
   }
@@ -178,15 +206,38 @@ std::string tokenize_13a(std::string_view line) {
     replace_all(text, "&lt;", "<");
     replace_all(text, "&gt;", ">");
   }
-  text = " " + text + " ";
-  text = pad_characters(text, is_13a_padded_symbol);
-  text = rewrite_adjacent_pairs(text, PairSpacing::kBetweenAndAfter,
-                                [](char a, char b) { return !is_ascii_digit(a) && is_period_or_comma(b); });
-  text = rewrite_adjacent_pairs(text, PairSpacing::kBeforeAndBetween,
-                                [](char a, char b) { return is_period_or_comma(a) && !is_ascii_digit(b); });
-  text = rewrite_adjacent_pairs(text, PairSpacing::kBetweenAndAfter,
-                                [](char a, char b) { return is_ascii_digit(a) && b == '-'; });
-  return normalize_python_spaces(text);
+  return apply_13a_rules(" " + text + " ");
+}
+
+bool is_sacrebleu_chinese_character(char32_t c) {
+  // Sorted, disjoint, inclusive; adjacent blocks of sacreBLEU's list are merged.
+  static constexpr std::pair<char32_t, char32_t> kRanges[] = {
+      {0x2001, 0x2A6D}, {0x2E80, 0x2FDF}, {0x2FF0, 0x303F}, {0x3100, 0x312F}, {0x31A0, 0x31EF},
+      {0x3200, 0x4DB5}, {0x4E00, 0x9FBB}, {0xF900, 0xFA2D}, {0xFA30, 0xFA6A}, {0xFA70, 0xFAD9},
+      {0xFE10, 0xFE1F}, {0xFE30, 0xFE4F}, {0xFF00, 0xFFEF},
+  };
+  for (const auto& [first, last] : kRanges)
+    if (c >= first && c <= last) return true;
+  return false;
+}
+
+std::string tokenize_zh(std::string_view line) {
+  line = strip_python_whitespace(line);
+  std::string text;
+  text.reserve(line.size() * 2);
+  int32_t i = 0, n = int32_t(line.size());
+  while (i < n) {
+    int32_t start = i;
+    UChar32 c;
+    U8_NEXT(line.data(), i, n, c);
+    // Invalid UTF-8 (c < 0) is copied unchanged: the 13a rules look at ASCII bytes only.
+    const bool chinese = c >= 0 && is_sacrebleu_chinese_character(char32_t(c));
+    if (chinese) text.push_back(' ');
+    text.append(line.substr(size_t(start), size_t(i - start)));
+    if (chinese) text.push_back(' ');
+  }
+  // No spaces are added at the ends here (13a adds them), so a final `5.` or initial `.5` stays.
+  return apply_13a_rules(std::move(text));
 }
 
 std::string tokenize_intl(std::string_view line) {
@@ -214,6 +265,7 @@ std::string apply_bleu_tokenizer(BleuTokenizer tokenizer, std::string_view line)
   switch (tokenizer) {
     case BleuTokenizer::k13a: return tokenize_13a(line);
     case BleuTokenizer::kIntl: return tokenize_intl(line);
+    case BleuTokenizer::kZh: return tokenize_zh(line);
     case BleuTokenizer::kChar: return tokenize_char(line);
     case BleuTokenizer::kNone: break;
   }

@@ -1,7 +1,7 @@
 // How BLEU scorers cut a line into tokens (docs/mt-tools.md §0 whitespace sets, §3.1, §3.2,
 // §3.4, §3.5). Each scorer has its own rules and the differences change scores:
 //
-//   sacreBLEU   rstrip() → lower() (full Unicode) → tokenizer 13a | intl | char | none →
+//   sacreBLEU   rstrip() → lower() (full Unicode) → tokenizer 13a | intl | zh | char | none →
 //               str.split() on Python whitespace (PyWS, code points);
 //   multi-bleu  Perl `lc` (ASCII A–Z only) → split on the ASCII whitespace bytes (PerlBWS);
 //   fairseq     Python lower() → split on PyWS.
@@ -17,10 +17,12 @@
 namespace attn::data {
 
 // sacreBLEU's tokenizers (`--tokenize`); char is sacreBLEU's character-level tokenizer.
-enum class BleuTokenizer { k13a, kIntl, kChar, kNone };
+enum class BleuTokenizer { k13a, kIntl, kZh, kChar, kNone };
 
-// "13a" | "intl" | "char" | "none"; anything else throws DataError listing the choices.
+// "13a" | "intl" | "zh" | "char" | "none"; anything else throws DataError listing the choices.
 BleuTokenizer parse_bleu_tokenizer(std::string_view name);
+// Every name parse_bleu_tokenizer accepts, in that order (for a command line's choices).
+std::vector<std::string> bleu_tokenizer_names();
 // The name as it appears in sacreBLEU's signature (`tok:13a`).
 std::string_view bleu_tokenizer_name(BleuTokenizer tokenizer);
 
@@ -31,6 +33,18 @@ std::string tokenize_13a(std::string_view line);
 // TokenizerV14International: splits Unicode punctuation (\p{P}) not between digits, and
 // symbols (\p{S}) everywhere; single spaces.
 std::string tokenize_intl(std::string_view line);
+// TokenizerZh: strips PyWS at both ends, puts spaces around each character that sacreBLEU
+// counts as Chinese (is_sacrebleu_chinese_character), then applies the 13a padding and
+// splitting rules without 13a's `<skipped>`, `-\n` and entity steps and without its added
+// end spaces (so `中5.` keeps `5.`); single spaces.
+std::string tokenize_zh(std::string_view line);
+// The characters tokenize_zh separates, 13 ranges: CJK ideographs of the BMP (Extension A to
+// U+4DB5, unified to U+9FBB, compatibility), radicals, strokes, ideographic description, CJK
+// punctuation, Bopomofo, enclosed CJK and CJK compatibility, vertical and small forms,
+// fullwidth and halfwidth forms (halfwidth kana and Hangul included) — and U+2001–U+2A6D
+// (general punctuation to supplemental math operators), sacreBLEU's reading of its own
+// Extension B bounds. Not Extension B and later, kana (U+3040–U+30FF), Hangul syllables.
+bool is_sacrebleu_chinese_character(char32_t c);
 // TokenizerChar: every code point joined by one space (spaces included, as sacreBLEU does).
 std::string tokenize_char(std::string_view line);
 // Applies the chosen tokenizer (kNone returns the line unchanged).
