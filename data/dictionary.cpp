@@ -1,6 +1,7 @@
 #include "data/dictionary.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include <fmt/core.h>
@@ -57,10 +58,30 @@ std::string remove_bpe_separator(const std::string& sentence, std::string_view s
   return std::string(strip_trailing_whitespace(out));
 }
 
+// The digits of a count as Python's int() reads them: after leading whitespace (the line's
+// trailing whitespace is already gone) and an optional sign, ASCII digits with single
+// underscores between them ("1_000"). Returns the sign and digits without the underscores,
+// or "" when the field is not such a number.
+std::string python_int_digits(std::string_view field) {
+  while (size_t ws = whitespace_length(field, 0)) field.remove_prefix(ws);
+  std::string digits;
+  if (!field.empty() && (field.front() == '+' || field.front() == '-')) {
+    if (field.front() == '-') digits += '-';
+    field.remove_prefix(1);
+  }
+  for (size_t i = 0; i < field.size(); ++i) {
+    const bool between_digits = i > 0 && i + 1 < field.size() && std::isdigit(static_cast<unsigned char>(field[i - 1])) &&
+                                std::isdigit(static_cast<unsigned char>(field[i + 1]));
+    if (field[i] == '_' && between_digits) continue;
+    if (!std::isdigit(static_cast<unsigned char>(field[i]))) return "";
+    digits += field[i];
+  }
+  return digits.empty() || digits == "-" ? "" : digits;
+}
+
 int64_t parse_count(std::string_view field, const std::string& source_name, size_t line_number) {
   int64_t value = 0;
-  std::string_view digits = field;
-  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+  const std::string digits = python_int_digits(field);
   auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
     throw DataError(fmt::format("{}:{}: invalid count '{}' (expected '<symbol> <count> [#fairseq:overwrite]')",
@@ -222,9 +243,12 @@ Dictionary Dictionary::parse(std::string_view text, const std::string& source_na
   Dictionary dictionary;
   size_t line_number = 0;
   while (!text.empty()) {
-    size_t end = text.find('\n');
+    // Lines end at \n, \r\n or a lone \r, as Python's universal newlines read them: a
+    // dictionary saved with old Mac line ends is a list of entries, not one long symbol.
+    size_t end = text.find_first_of("\r\n");
     std::string_view line = strip_trailing_whitespace(text.substr(0, end));
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    size_t next = end == std::string_view::npos ? text.size() : text.compare(end, 2, "\r\n") == 0 ? end + 2 : end + 1;
+    text.remove_prefix(next);
     ++line_number;
     auto split_last = [&](std::string_view s) {
       size_t space = s.rfind(' ');

@@ -99,6 +99,12 @@ int run_preprocess(PreprocessOptions options) {
   // The paths below are DESTDIR/NAME: an empty --destdir would make them /NAME, in the root
   // folder. It means the current folder, as `prepare ding --out ''` does.
   if (options.dest_dir.empty()) options.dest_dir = ".";
+  // One language on both sides would name the same dict.LANG.txt and SPLIT.LANG-LANG.LANG.bin for
+  // both: fairseq writes each twice, the target side's last, over the source side's.
+  if (options.source_lang == options.target_lang)
+    throw data::DataError(fmt::format("--source-lang and --target-lang are both '{0}': both sides would be written to "
+                                      "the same files (dict.{0}.txt, SPLIT.{0}-{0}.{0}.bin)",
+                                      options.source_lang));
   if (options.joined_dictionary && !options.source_dict.empty() && !options.target_dict.empty())
     throw data::DataError("--joined-dictionary takes --srcdict or --tgtdict, not both");
   if (options.target_first && (!options.joined_dictionary || options.train_prefix.empty() ||

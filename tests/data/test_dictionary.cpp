@@ -154,3 +154,26 @@ TEST_CASE("dict.txt overwrite flag, spaces in symbols, trailing whitespace", "[d
   CHECK(dictionary.index("a") == 6);
   CHECK(dictionary.count(6) == 7);
 }
+
+TEST_CASE("dict.txt lines end at \\n, \\r\\n or a lone \\r, as fairseq reads them", "[dictionary]") {
+  Dictionary dictionary = Dictionary::parse("a 5\rb 3\r\nc 1\n", "d.txt");
+  REQUIRE(dictionary.size() == 7);
+  CHECK(dictionary.symbol(4) == "a");
+  CHECK(dictionary.count(4) == 5);
+  CHECK(dictionary.symbol(5) == "b");
+  CHECK(dictionary.symbol(6) == "c");
+  // Two lone \r in a row leave an empty line between them: an error in fairseq too.
+  CHECK_THROWS_WITH(Dictionary::parse("a 5\r\rb 3\n", "d.txt"), Catch::Contains("d.txt:2"));
+}
+
+TEST_CASE("dict.txt counts are read as Python's int() reads them", "[dictionary]") {
+  Dictionary dictionary = Dictionary::parse("a 1_0\nb \t5\nc +1_0\nd -0\ne 007\n", "d.txt");
+  REQUIRE(dictionary.size() == 9);
+  CHECK(dictionary.count(4) == 10);
+  CHECK(dictionary.count(5) == 5);
+  CHECK(dictionary.count(6) == 10);
+  CHECK(dictionary.count(7) == 0);
+  CHECK(dictionary.count(8) == 7);
+  for (const char* text : {"a 1__0\n", "a _1\n", "a 1_\n", "a +_1\n", "a 0x5\n", "a \t\n"})
+    CHECK_THROWS_WITH(Dictionary::parse(text, "d.txt"), Catch::Contains("d.txt:1"));
+}

@@ -1,0 +1,26 @@
+// `attnlab preprocess` as a user runs it, on inputs where fairseq-preprocess writes files that
+// attnlab refuses or reads differently (docs/mt-tools.md §4).
+#include <catch.hpp>
+
+#include "cli_runner.hpp"
+
+using namespace attn::test;
+
+TEST_CASE("preprocess refuses one language on both sides, whose files would coincide") {
+  TempDir dir;
+  write_file(dir.dir / "train.en", "a b\n");
+  const CommandResult result = run_attnlab(dir, {"preprocess", "-s", "en", "-t", "en", "--trainpref", "train"});
+  require_runtime_error(result, {"--source-lang", "--target-lang", "'en'", "dict.en.txt"});
+  CHECK(!std::filesystem::exists(dir.dir / "data-bin" / "dict.en.txt"));
+}
+
+TEST_CASE("preprocess --srcdict reads a dictionary with lone \\r line ends and Python-style counts as fairseq does") {
+  TempDir dir;
+  write_file(dir.dir / "train.en", "a b\n");
+  write_file(dir.dir / "train.de", "x\n");
+  write_file(dir.dir / "given.txt", "a 5\rb 1_0\r\nc \t3\n");
+  require_success(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", "train", "--srcdict",
+                                    "given.txt", "--destdir", "bin"}));
+  // fairseq-preprocess (3d262bb) writes this dict.en.txt from the same given.txt.
+  CHECK(read_file(dir.file("bin/dict.en.txt")) == "a 5\nb 10\nc 3\n");
+}
