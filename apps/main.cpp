@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
     actions[sub] = info.setup(*sub);
   }
   attn::app::check_integer_flags(app);
+  attn::app::take_list_values_as_typed(app);  // after every flag is set up: it keeps their --help
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -117,6 +117,15 @@ CLI::Option* add_integer_option(CLI::App& cmd, const std::string& name, T& varia
 // ranges stay with each flag's own check.
 void check_integer_flags(CLI::App& cmd);
 
+// Makes every list flag of `cmd` and its subcommands take its values as typed. CLI11 reads a
+// value "[...]" given to a list flag as a comma-separated list without its brackets: `--inputs
+// '[a,b]'` gave two checkpoints a and b, `--glossaries '[A-Z]'` the regex A-Z, and `--inputs
+// '[]'` none, the flag then taking the next word (`--output`) as its value. Each such flag keeps
+// taking several values per flag (`--inputs a b c`), repeats, and a delimiter it has; --help
+// prints it as before ("TEXT ..."). A positional list (`plot RUNS...`) keeps CLI11's reading:
+// CLI11 2.1 feeds a positional several words only while that reading is on.
+void take_list_values_as_typed(CLI::App& cmd);
+
 // A validator refusing an empty value, where an empty value would read as the flag left out
 // (`inspect --target ""` decoded the model's own translation): "--target: is empty (ADVICE)".
 inline CLI::Validator not_empty(std::string advice) {

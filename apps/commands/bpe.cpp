@@ -112,14 +112,6 @@ int learn_joint(const JointArgs& args) {
   return 0;
 }
 
-// A list option whose values are taken as typed. By default CLI11 reads a value "[...]" as a
-// comma-separated list and drops the brackets, and "[A-Z]" is a glossary regex or "[x].txt" a
-// file here. Turning that off (allow_extra_args) would also limit the option to one value per
-// flag unless its maximum is set, so it is: any number of values below CLI11's "unlimited".
-CLI::Option* take_values_verbatim(CLI::Option* option) {
-  return option->expected(1, 1 << 24)->allow_extra_args(false)->type_name("TEXT ...");
-}
-
 CommandAction setup_bpe(CLI::App& cmd) {
   cmd.require_subcommand(1);
   auto learn_args = std::make_shared<LearnArgs>();
@@ -130,8 +122,7 @@ CommandAction setup_bpe(CLI::App& cmd) {
                      "stop below this pair frequency", 1)
       ->capture_default_str();
   learn_cmd->add_flag("--dict-input", learn_args->dict_input, "input lines are 'word count'");
-  take_values_verbatim(
-      learn_cmd->add_option("-i,--input", learn_args->inputs, "input files (default: standard input)"));
+  learn_cmd->add_option("-i,--input", learn_args->inputs, "input files (default: standard input)");
   learn_cmd->add_option("-o,--output", learn_args->output, "codes file (default: standard output)");
   learn_cmd->add_flag("-v,--verbose", learn_args->verbose, "print every merge and its frequency to stderr");
 
@@ -140,8 +131,7 @@ CommandAction setup_bpe(CLI::App& cmd) {
   apply_cmd->add_option("-c,--codes", apply_args->codes, "codes file")->required();
   add_integer_option(*apply_cmd, "-m,--merges", apply_args->merges, "use only the first N merges (default -1: all)",
                      -1);
-  take_values_verbatim(
-      apply_cmd->add_option("--glossaries", apply_args->options.glossaries, "regexes of words never split"));
+  apply_cmd->add_option("--glossaries", apply_args->options.glossaries, "regexes of words never split");
   apply_cmd->add_option("--vocabulary", apply_args->vocabulary, "vocabulary file ('word count' lines)");
   apply_cmd->add_option("--vocabulary-threshold", apply_args->vocabulary_threshold, "minimum count in the vocabulary")
       ->check(integer_in_range<int64_t>());
@@ -154,13 +144,11 @@ CommandAction setup_bpe(CLI::App& cmd) {
   CLI::App* joint_cmd =
       cmd.add_subcommand("learn-joint", "learn BPE on several files and write their vocabularies "
                                         "(subword-nmt learn-joint-bpe-and-vocab)");
-  take_values_verbatim(joint_cmd->add_option("--input", joint_args->inputs, "training files"))->required();
+  joint_cmd->add_option("--input", joint_args->inputs, "training files")->required();
   add_integer_option(*joint_cmd, "-s,--symbols", joint_args->options.num_symbols, "number of merges", 0)
       ->capture_default_str();
   joint_cmd->add_option("-o,--output", joint_args->output, "codes file")->required();
-  take_values_verbatim(
-      joint_cmd->add_option("--write-vocabulary", joint_args->vocabularies, "one vocabulary file per input"))
-      ->required();
+  joint_cmd->add_option("--write-vocabulary", joint_args->vocabularies, "one vocabulary file per input")->required();
   add_integer_option(*joint_cmd, "--min-frequency", joint_args->options.min_frequency,
                      "stop below this pair frequency", 1)
       ->capture_default_str();

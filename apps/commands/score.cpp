@@ -14,9 +14,10 @@
 // of its resamples, as sacreBLEU's --confidence does. --json prints one system's corpus score as
 // sacreBLEU's default JSON, --score-only the score alone, --short the short signature.
 //
-// -m chrf scores chrF instead, -m bleu chrf both (one line each, sacreBLEU's order and alignment;
-// --json: a list), as sacreBLEU's -m does, with its --chrf-* options (data/chrf.hpp); --chrf-word-order 2
-// is chrF++. chrF has no paired tests or --confidence here, and is for --format sacrebleu only.
+// -m chrf scores chrF instead, -m ter TER, -m bleu chrf ter all three (one line each, sacreBLEU's
+// order and alignment; --json: a list), as sacreBLEU's -m does, with its --chrf-* options
+// (data/chrf.hpp; --chrf-word-order 2 is chrF++) and --ter-* options (data/ter.hpp). chrF and TER
+// have no paired tests or --confidence here, and are for --format sacrebleu only.
 //
 // --lowercase means each tool's own case folding (sacreBLEU -lc and fairseq --ignore-case:
 // full Unicode; multi-bleu -lc: ASCII only). --compound-split applies the WMT14 EN-DE
@@ -36,6 +37,7 @@
 #include "data/bleu.hpp"
 #include "data/bleu_significance.hpp"
 #include "data/chrf.hpp"
+#include "data/ter.hpp"
 #include "data/standard_streams.hpp"
 #include "data/text_io.hpp"
 
@@ -55,6 +57,8 @@ struct ScoreOptions {
   std::vector<std::string> metrics = {"bleu"};  // as given: sacreBLEU's -m
   data::ChrfOptions chrf;
   std::vector<CLI::Option*> chrf_only;  // the --chrf-* options (to reject them without -m chrf)
+  data::TerOptions ter;
+  std::vector<CLI::Option*> ter_only;  // the --ter-* options (to reject them without -m ter)
 };
 
 const std::string kStdin = "/dev/stdin";
@@ -133,21 +137,30 @@ bool scores_metric(const ScoreOptions& options, std::string_view metric) {
   return std::find(options.metrics.begin(), options.metrics.end(), metric) != options.metrics.end();
 }
 
-// -m and the --chrf-* options: chrF is sacreBLEU's, of one system, without resampling (sacreBLEU
-// resamples chrF statistics in float32, whose arithmetic is not reproduced here).
-void check_metrics(const ScoreOptions& options) {
-  if (options.sentence && options.metrics.size() > 1)
-    throw data::DataError("--sentence scores one metric: give -m bleu or -m chrf");
-  if (!scores_metric(options, "chrf")) {
-    for (const CLI::Option* option : options.chrf_only)
-      if (option->count() > 0) throw data::DataError(fmt::format("{} applies to -m chrf", option->get_name()));
+// chrF or TER, named as -m and as printed, with its own options: sacreBLEU's, of one system,
+// without resampling (sacreBLEU resamples their statistics in float32, whose arithmetic is not
+// reproduced here).
+void check_resampling_free_metric(const ScoreOptions& options, std::string_view metric, std::string_view name,
+                                  const std::vector<CLI::Option*>& own_options) {
+  if (!scores_metric(options, metric)) {
+    for (const CLI::Option* option : own_options)
+      if (option->count() > 0) throw data::DataError(fmt::format("{} applies to -m {}", option->get_name(), metric));
     return;
   }
   if (options.format != "sacrebleu")
-    throw data::DataError(fmt::format("-m chrf is sacreBLEU's: use --format sacrebleu (not {})", options.format));
+    throw data::DataError(fmt::format("-m {} is sacreBLEU's: use --format sacrebleu (not {})", metric, options.format));
   if (options.paired_bs || options.paired_ar || options.confidence)
-    throw data::DataError("chrF has no --paired-bs, --paired-ar or --confidence here: score BLEU alone for them");
-  data::check_chrf_options(options.chrf);
+    throw data::DataError(
+        fmt::format("{} has no --paired-bs, --paired-ar or --confidence here: score BLEU alone for them", name));
+}
+
+// -m and each metric's options.
+void check_metrics(const ScoreOptions& options) {
+  if (options.sentence && options.metrics.size() > 1)
+    throw data::DataError("--sentence scores one metric: give -m bleu, -m chrf or -m ter");
+  check_resampling_free_metric(options, "chrf", "chrF", options.chrf_only);
+  if (scores_metric(options, "chrf")) data::check_chrf_options(options.chrf);
+  check_resampling_free_metric(options, "ter", "TER", options.ter_only);
 }
 
 data::SacreBleuOptions sacrebleu_options(const ScoreOptions& options) {
@@ -224,49 +237,134 @@ void print_paired_test(const ScoreOptions& options, const std::vector<std::vecto
   }
 }
 
-// One system's corpus score as --json, --score-only or the text line asks.
-std::string format_corpus_score(const ScoreOptions& options, const data::BleuScore& score,
-                                const std::string& signature, const std::optional<data::BleuConfidence>& confidence) {
-  if (options.json) return data::format_sacrebleu_json(score, signature, options.width, confidence);
-  if (options.score_only) return data::format_sacrebleu_score_only(score, options.width, confidence);
-  return data::format_sacrebleu_score(score, signature, options.width, confidence);
+// A score in the three forms sacreBLEU prints it.
+struct PrintedScore {
+  std::string text, score_only, json;
+};
+
+// The form asked for: --json, --score-only, or else the text line. The one place that chooses.
+const std::string& chosen_form(const ScoreOptions& options, const PrintedScore& score) {
+  if (options.json) return score.json;
+  if (options.score_only) return score.score_only;
+  return score.text;
 }
 
-// sacreBLEU's corpus BLEU line (or JSON, or score), with --confidence's interval when asked.
-std::string bleu_corpus_result(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
-                               const std::vector<std::vector<std::string>>& references) {
-  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
-  std::string signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature);
-  const std::vector<data::BleuStats> segments = data::sacrebleu_segments_stats(hypotheses, references, sacrebleu);
-  const data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu.max_order), sacrebleu);
-  std::optional<data::BleuConfidence> confidence;
-  // sacreBLEU resamples only for more than one resample: --confidence-n 1 prints the plain line.
-  if (options.confidence && options.confidence_samples > 1) {
-    const data::BootstrapOptions bootstrap{.samples = options.confidence_samples, .seed = sacrebleu_seed()};
-    confidence = data::bootstrap_confidence(segments, sacrebleu, bootstrap);
-    signature = data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature,
-                                          data::bootstrap_signature(bootstrap));
+// One sacreBLEU metric of -m: how it scores a corpus and one sentence, each score printed in all
+// three forms with the metric's signature.
+class Metric {
+ public:
+  virtual ~Metric() = default;
+  virtual PrintedScore corpus(const std::vector<std::string>& hypotheses,
+                              const std::vector<std::vector<std::string>>& references) const = 0;
+  virtual PrintedScore sentence(const std::string& hypothesis, const std::vector<std::string>& references) const = 0;
+};
+
+// BLEU, corpus-level with --confidence's interval when asked, sentence-level with the effective order.
+class BleuMetric : public Metric {
+ public:
+  BleuMetric(const ScoreOptions& options, int num_references)
+      : options_(options), sacrebleu_(sacrebleu_options(options)), num_references_(num_references),
+        signature_(data::sacrebleu_signature(sacrebleu_, num_references, options.short_signature)) {}
+
+  PrintedScore corpus(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::vector<std::string>>& references) const override {
+    const std::vector<data::BleuStats> segments = data::sacrebleu_segments_stats(hypotheses, references, sacrebleu_);
+    const data::BleuScore score = data::sacrebleu_compute(data::sum_stats(segments, sacrebleu_.max_order), sacrebleu_);
+    // sacreBLEU resamples only for more than one resample: --confidence-n 1 prints the plain line.
+    if (!options_.confidence || options_.confidence_samples <= 1) return printed(score, signature_, std::nullopt);
+    const data::BootstrapOptions bootstrap{.samples = options_.confidence_samples, .seed = sacrebleu_seed()};
+    return printed(score,
+                   data::sacrebleu_signature(sacrebleu_, num_references_, options_.short_signature,
+                                             data::bootstrap_signature(bootstrap)),
+                   data::bootstrap_confidence(segments, sacrebleu_, bootstrap));
   }
-  return format_corpus_score(options, score, signature, confidence);
+
+  PrintedScore sentence(const std::string& hypothesis, const std::vector<std::string>& references) const override {
+    return printed(data::sacrebleu_sentence_score(hypothesis, references, sacrebleu_), signature_, std::nullopt);
+  }
+
+ private:
+  PrintedScore printed(const data::BleuScore& score, const std::string& signature,
+                       const std::optional<data::BleuConfidence>& confidence) const {
+    return {data::format_sacrebleu_score(score, signature, options_.width, confidence),
+            data::format_sacrebleu_score_only(score, options_.width, confidence),
+            data::format_sacrebleu_json(score, signature, options_.width, confidence)};
+  }
+
+  const ScoreOptions& options_;
+  data::SacreBleuOptions sacrebleu_;
+  int num_references_;
+  std::string signature_;
+};
+
+// chrF and chrF++ (--chrf-*).
+class ChrfMetric : public Metric {
+ public:
+  ChrfMetric(const ScoreOptions& options, int num_references)
+      : options_(options), signature_(data::chrf_signature(options.chrf, num_references, options.short_signature)) {}
+
+  PrintedScore corpus(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::vector<std::string>>& references) const override {
+    return printed(data::chrf_corpus_score(hypotheses, references, options_.chrf));
+  }
+
+  PrintedScore sentence(const std::string& hypothesis, const std::vector<std::string>& references) const override {
+    return printed(data::chrf_compute(data::chrf_segment_stats(hypothesis, references, options_.chrf), options_.chrf));
+  }
+
+ private:
+  PrintedScore printed(double score) const {
+    return {data::format_chrf_score(options_.chrf, score, signature_, options_.width),
+            data::format_chrf_score_only(score, options_.width),
+            data::format_chrf_json(options_.chrf, score, signature_, options_.width)};
+  }
+
+  const ScoreOptions& options_;
+  std::string signature_;
+};
+
+// TER (--ter-*).
+class TerMetric : public Metric {
+ public:
+  TerMetric(const ScoreOptions& options, int num_references)
+      : options_(options), signature_(data::ter_signature(options.ter, num_references, options.short_signature)) {}
+
+  PrintedScore corpus(const std::vector<std::string>& hypotheses,
+                      const std::vector<std::vector<std::string>>& references) const override {
+    return printed(data::ter_corpus_score(hypotheses, references, options_.ter));
+  }
+
+  PrintedScore sentence(const std::string& hypothesis, const std::vector<std::string>& references) const override {
+    return printed(data::ter_compute(data::ter_segment_stats(hypothesis, references, options_.ter)));
+  }
+
+ private:
+  PrintedScore printed(double score) const {
+    return {data::format_ter_score(score, signature_, options_.width),
+            data::format_ter_score_only(score, options_.width),
+            data::format_ter_json(score, signature_, options_.width)};
+  }
+
+  const ScoreOptions& options_;
+  std::string signature_;
+};
+
+// The metrics of -m in sacreBLEU's order: it sorts their names (BLEU, CHRF, TER).
+std::vector<std::unique_ptr<Metric>> selected_metrics(const ScoreOptions& options, int num_references) {
+  std::vector<std::unique_ptr<Metric>> metrics;
+  if (scores_metric(options, "bleu")) metrics.push_back(std::make_unique<BleuMetric>(options, num_references));
+  if (scores_metric(options, "chrf")) metrics.push_back(std::make_unique<ChrfMetric>(options, num_references));
+  if (scores_metric(options, "ter")) metrics.push_back(std::make_unique<TerMetric>(options, num_references));
+  return metrics;
 }
 
-std::string chrf_corpus_result(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
-                               const std::vector<std::vector<std::string>>& references) {
-  const double score = data::chrf_corpus_score(hypotheses, references, options.chrf);
-  const std::string signature = data::chrf_signature(options.chrf, int(references.size()), options.short_signature);
-  if (options.json) return data::format_chrf_json(options.chrf, score, signature, options.width);
-  if (options.score_only) return data::format_chrf_score_only(score, options.width);
-  return data::format_chrf_score(options.chrf, score, signature, options.width);
-}
-
-// Each metric's corpus result in sacreBLEU's order (BLEU before chrF, as it sorts the names). Several
-// are printed as sacreBLEU prints them: a JSON list, or text lines right-aligned on their ` = `
-// (score-only lines as they are).
+// Each metric's corpus result in sacreBLEU's order. Several are printed as sacreBLEU prints them:
+// a JSON list, or text lines right-aligned on their ` = ` (score-only lines as they are).
 void print_corpus_scores(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
                          const std::vector<std::vector<std::string>>& references) {
   std::vector<std::string> results;
-  if (scores_metric(options, "bleu")) results.push_back(bleu_corpus_result(options, hypotheses, references));
-  if (scores_metric(options, "chrf")) results.push_back(chrf_corpus_result(options, hypotheses, references));
+  for (const auto& metric : selected_metrics(options, int(references.size())))
+    results.push_back(chosen_form(options, metric->corpus(hypotheses, references)));
   if (results.size() == 1) {
     fmt::print("{}\n", results.front());
   } else if (options.json) {
@@ -284,27 +382,15 @@ void print_corpus_scores(const ScoreOptions& options, const std::vector<std::str
   }
 }
 
-// One line per hypothesis: sentence BLEU (effective order, as sacreBLEU's --sentence-level) or chrF.
+// One line per hypothesis, of the one metric (sentence BLEU with the effective order, as
+// sacreBLEU's --sentence-level).
 void print_sentence_scores(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
                            const std::vector<std::vector<std::string>>& references) {
-  const bool chrf = scores_metric(options, "chrf");
-  const data::SacreBleuOptions sacrebleu = sacrebleu_options(options);
-  const std::string signature =
-      chrf ? data::chrf_signature(options.chrf, int(references.size()), options.short_signature)
-           : data::sacrebleu_signature(sacrebleu, int(references.size()), options.short_signature);
+  const std::unique_ptr<Metric> metric = std::move(selected_metrics(options, int(references.size())).front());
   std::vector<std::string> segment_references(references.size());
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     for (size_t r = 0; r < references.size(); ++r) segment_references[r] = references[r][i];
-    if (chrf) {
-      const double score = data::chrf_compute(
-          data::chrf_segment_stats(hypotheses[i], segment_references, options.chrf), options.chrf);
-      fmt::print("{}\n", options.score_only ? data::format_chrf_score_only(score, options.width)
-                                             : data::format_chrf_score(options.chrf, score, signature, options.width));
-    } else {
-      const data::BleuScore score = data::sacrebleu_sentence_score(hypotheses[i], segment_references, sacrebleu);
-      fmt::print("{}\n", options.score_only ? data::format_sacrebleu_score_only(score, options.width)
-                                             : data::format_sacrebleu_score(score, signature, options.width));
-    }
+    fmt::print("{}\n", chosen_form(options, metric->sentence(hypotheses[i], segment_references)));
   }
 }
 
@@ -349,7 +435,8 @@ int run_score(ScoreOptions options) {
 
 CommandRegistration score_command(
     "score",
-    "BLEU or chrF of stdin or -i files against references (sacreBLEU and its paired tests, multi-bleu.perl, fairseq-score)",
+    "BLEU, chrF or TER of stdin or -i files against references (sacreBLEU and its paired tests, multi-bleu.perl, "
+    "fairseq-score)",
     [](CLI::App& cmd) -> CommandAction {
       auto options = std::make_shared<ScoreOptions>();
       cmd.add_option("-r,--ref", options->references, "Reference file (repeat for several references)")
@@ -366,7 +453,7 @@ CommandRegistration score_command(
               ->check(number_in_range(0, kMaxSmoothValue));
       options->sacrebleu_only = {
           cmd.add_option("-t,--tokenize", options->tokenize, "sacreBLEU tokenizer")
-              ->check(CLI::IsMember({"13a", "intl", "char", "none"}))
+              ->check(CLI::IsMember(data::bleu_tokenizer_names()))
               ->capture_default_str(),
           cmd.add_option("-s,--smooth", options->smooth, "Smoothing method")
               ->check(CLI::IsMember({"exp", "floor", "add-k", "none"}))
@@ -395,8 +482,8 @@ CommandRegistration score_command(
           cmd.add_flag("-b,--score-only", options->score_only, "Print the score alone (sacreBLEU's -b)"),
           cmd.add_flag("--short", options->short_signature, "The short signature (sacreBLEU's --short)"),
       };
-      cmd.add_option("-m,--metrics", options->metrics, "bleu and/or chrf (sacreBLEU's -m)")
-          ->check(CLI::IsMember({"bleu", "chrf"}))
+      cmd.add_option("-m,--metrics", options->metrics, "bleu, chrf and/or ter (sacreBLEU's -m)")
+          ->check(CLI::IsMember({"bleu", "chrf", "ter"}))
           ->capture_default_str();
       options->chrf_only = {
           cmd.add_option("--chrf-char-order", options->chrf.char_order, "chrF character n-gram order")
@@ -409,6 +496,14 @@ CommandRegistration score_command(
           cmd.add_flag("--chrf-lowercase", options->chrf.lowercase, "chrF: case-insensitive (Unicode lower-casing)"),
           cmd.add_flag("--chrf-eps-smoothing", options->chrf.eps_smoothing,
                        "chrF: average per-order F-scores with epsilon smoothing instead of the effective order"),
+      };
+      options->ter_only = {
+          cmd.add_flag("--ter-case-sensitive", options->ter.case_sensitive, "TER: do not lower-case"),
+          cmd.add_flag("--ter-normalized", options->ter.normalized,
+                       "TER: Tercom's normalization (entities, punctuation and number tokenization)"),
+          cmd.add_flag("--ter-no-punct", options->ter.no_punct, "TER: remove punctuation"),
+          cmd.add_flag("--ter-asian-support", options->ter.asian_support,
+                       "TER: with --ter-normalized split CJK characters, with --ter-no-punct remove CJK punctuation"),
       };
       cmd.add_option("-i,--input", options->inputs,
                      "Hypothesis files instead of stdin (several with --paired-bs or --paired-ar)")

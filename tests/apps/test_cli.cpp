@@ -217,6 +217,32 @@ TEST_CASE("--help lists every command of the README") {
     CHECK(contains(help.out, std::string("  ") + command + " "));
 }
 
+TEST_CASE("a value in brackets reaches every command as typed; a list flag still takes several values") {
+  TempDir dir;
+  const std::string sentence = "the cat sat on the mat all day long\n";
+  write_file(dir.file("[hyp]"), sentence);
+  write_file(dir.file("[ref]"), sentence);
+  write_file(dir.file("ref2"), sentence);
+  // A list flag read '[ref]' as the file ref, and '[a,b]' as two values.
+  const CommandResult scored = run_attnlab(dir, {"score", "-i", "[hyp]", "-r", "[ref]", "ref2", "-b"});
+  require_success(scored);
+  CHECK(scored.out == "100.0\n");
+  require_runtime_error(run_attnlab(dir, {"average", "--inputs", "[a,b]", "--output", "o"}), {"checkpoint [a,b]:"});
+  // '[]' was no value at all: --inputs then took "--output" as its value.
+  require_runtime_error(run_attnlab(dir, {"average", "--inputs=[]", "--output", "o"}), {"checkpoint []:"});
+  // '[encoder_layers=2]' was the override encoder_layers=2, applied without a word.
+  require_runtime_error(
+      run_attnlab(dir, {"info", "--arch", "transformer_tiny", "--model-override", "[encoder_layers=2]"}),
+      {"unknown key '[encoder_layers'"});
+  // A flag of one value never was a list; these stay as typed.
+  require_runtime_error(run_attnlab(dir, {"generate", "data", "--path", "[a,b]"}), {"checkpoint [a,b]:"});
+  require_command_line_error(run_attnlab(dir, {"score", "-r", "[ref]", "-f", "[sacrebleu]"}), "[sacrebleu] not in");
+  // --help still shows a list flag as one of any length.
+  const CommandResult help = run_attnlab(dir, {"score", "--help"});
+  require_success(help);
+  CHECK(contains(help.out, "-r,--ref TEXT:FILE ... REQUIRED"));
+}
+
 TEST_CASE("tokenize and detokenize reproduce tokenizer.perl -a and detokenizer.perl") {
   TempDir dir;
   for (const std::string lang : {"en", "de"}) {
@@ -385,6 +411,69 @@ TEST_CASE("score -m chrf prints sacreBLEU's chrF and chrF++ lines, next to BLEU'
                         {"chrF has no --paired-bs, --paired-ar or --confidence"});
   require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--chrf-word-order", "2"}),
                         {"--chrf-word-order applies to -m chrf"});
+}
+
+// Expected: sacreBLEU 2.6.0's command line on the same files (-m ter chrf bleu -f text, the other
+// flags as named; --json as its default -f json).
+TEST_CASE("score -m ter prints sacreBLEU's TER lines, beside BLEU's and chrF's when asked") {
+  TempDir dir;
+  const std::string hypotheses = vector_path("own/bleu/hyp.txt"), references = vector_path("own/bleu/ref.txt");
+  const CommandResult all =
+      run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "ter", "chrf", "bleu"});
+  require_success(all);
+  CHECK(all.out == "        BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = 58.8 85.6/69.4/58.8/53.0 "
+                   "(BP = 0.897 ratio = 0.902 hyp_len = 2903 ref_len = 3218)\n"
+                   "      chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0 = 75.1\n"
+                   "TER|nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0 = 25.9\n");
+  const CommandResult json = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "ter",
+                                               "--ter-normalized", "--ter-asian-support", "--json"});
+  require_success(json);
+  CHECK(json.out == "{\n \"name\": \"TER\",\n \"score\": 25.1,\n"
+                    " \"signature\": \"nrefs:1|case:lc|tok:tercom|norm:yes|punct:yes|asian:yes|version:2.6.0\",\n"
+                    " \"nrefs\": \"1\",\n \"case\": \"lc\",\n \"tok\": \"tercom\",\n \"norm\": \"yes\",\n"
+                    " \"punct\": \"yes\",\n \"asian\": \"yes\",\n \"version\": \"2.6.0\"\n}\n");
+  const CommandResult score_only = run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "ter",
+                                                     "--ter-no-punct", "--ter-case-sensitive", "-w", "2", "-b"});
+  require_success(score_only);
+  CHECK(score_only.out == "26.54\n");
+  const CommandResult short_signature =
+      run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "ter", "--short"});
+  require_success(short_signature);
+  CHECK(short_signature.out == "TER|#:1|c:lc|t:tercom|nr:no|pn:yes|as:no|v:2.6.0 = 25.9\n");
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "ter", "--confidence"}),
+                        {"TER has no --paired-bs, --paired-ar or --confidence"});
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "--ter-normalized"}),
+                        {"--ter-normalized applies to -m ter"});
+  require_runtime_error(
+      run_attnlab(dir, {"score", "-r", references, "-i", hypotheses, "-m", "ter", "--format", "multi-bleu"}),
+      {"-m ter is sacreBLEU's"});
+}
+
+TEST_CASE("score -m ter --sentence prints each hypothesis's TER against its references") {
+  TempDir dir;
+  write_file(dir.file("hyp"), "a cat sat mat on the\nMüller's. House\n\n我们的猫。\n");
+  write_file(dir.file("ref1"), "the cat sat on the mat\nMüller's. House\nsomething\n我们 的 猫\n");
+  write_file(dir.file("ref2"), "The cat sat on the mat.\nMuller's house\n\n我们的狗\n");
+  const std::string line = "TER|nrefs:1|case:lc|tok:tercom|norm:yes|punct:yes|asian:yes|version:2.6.0 = ";
+  const CommandResult normalized =
+      run_attnlab(dir, {"score", "-r", dir.file("ref1"), "-i", dir.file("hyp"), "-m", "ter", "--sentence",
+                        "--ter-normalized", "--ter-asian-support", "-w", "2"});
+  require_success(normalized);
+  CHECK(normalized.out == line + "33.33\n" + line + "50.00\n" + line + "100.00\n" + line + "25.00\n");
+  const std::vector<std::string> both = {"score", "-r", dir.file("ref1"), "-r", dir.file("ref2"), "-i", dir.file("hyp")};
+  std::vector<std::string> args = both;
+  args.insert(args.end(), {"-m", "ter", "--sentence", "-b"});
+  const CommandResult two_references = run_attnlab(dir, args);
+  require_success(two_references);
+  CHECK(two_references.out == "33.3\n0.0\n0.0\n50.0\n");
+  args = both;
+  args.insert(args.end(), {"-m", "ter", "chrf", "--ter-no-punct", "-w", "3", "-b"});
+  const CommandResult with_chrf = run_attnlab(dir, args);
+  require_success(with_chrf);
+  CHECK(with_chrf.out == "64.695\n28.571\n");
+  require_runtime_error(run_attnlab(dir, {"score", "-r", dir.file("ref1"), "-i", dir.file("hyp"), "-m", "ter", "bleu",
+                                          "--sentence"}),
+                        {"--sentence scores one metric"});
 }
 
 TEST_CASE("score --paired-bs compares -i systems with the first by sacreBLEU's paired bootstrap") {

@@ -284,14 +284,20 @@ TEST_CASE("bpe takes a value in [...] as typed, not as a list of values") {
   TempDir dir;
   const std::string codes = input_file(dir, "codes", "#version: 0.2\na a\naa a\n");
   const std::string text = input_file(dir, "text.txt", "a]a b,a\n");
-  // CLI11 read '[]a]+' as the glossary ']a]+', and '[b,a]+' as the two glossaries '[b' and 'a]+'.
+  // Regexes that open with a bracket but end past it: a character class, then '+'.
   for (const std::string glossary : {"[]a]+", "[b,a]+"}) {
     const CommandResult result = run_attnlab(dir, {"bpe", "apply", "-c", codes, "--glossaries", glossary, "-i", text});
     require_success(result);
     CHECK(result.out == (glossary == "[]a]+" ? "a]a b@@ ,@@ a\n" : "a@@ ]@@ a b,a\n"));
   }
-  const std::string bracketed = input_file(dir, "[x].txt", "ab ab\n");
-  const CommandResult learned = run_attnlab(dir, {"bpe", "learn", "-s", "1", "-i", bracketed});
+  // A glossary in brackets is a character class (subword-nmt: "a@@ a a@@ b"); CLI11 read '[ab]' as the word ab.
+  const std::string merge = input_file(dir, "merge", "#version: 0.2\na a\n");
+  const std::string words = input_file(dir, "words.txt", "aa ab\n");
+  const CommandResult classed = run_attnlab(dir, {"bpe", "apply", "-c", merge, "--glossaries", "[ab]", "-i", words});
+  require_success(classed);
+  CHECK(classed.out == "a@@ a a@@ b\n");
+  input_file(dir, "[x]", "ab ab\n");  // named as typed, not by its whole path, which does not start with '['
+  const CommandResult learned = run_attnlab(dir, {"bpe", "learn", "-s", "1", "-i", "[x]"});
   require_success(learned);
   CHECK(learned.out == "#version: 0.2\na b</w>\n");
 }
