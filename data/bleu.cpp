@@ -11,6 +11,7 @@
 
 #include <fmt/core.h>
 
+#include "data/reference_streams.hpp"
 #include "data/sacrebleu_output.hpp"
 #include "data/text_io.hpp"
 
@@ -69,14 +70,6 @@ constexpr int64_t kMultiBleuFarthestLength = 9999;  // multi-bleu.perl's startin
 double log_or_floor(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
 
 // printf("%.*f") — glibc rounds the exact binary value as Python's format and Perl's printf do.
-
-void check_streams(size_t num_hypotheses, const std::vector<std::vector<std::string>>& reference_streams) {
-  if (reference_streams.empty()) throw DataError("BLEU: no reference stream given");
-  for (size_t r = 0; r < reference_streams.size(); ++r)
-    if (reference_streams[r].size() != num_hypotheses)
-      throw DataError(fmt::format("BLEU: reference stream {} has {} lines but there are {} hypotheses", r + 1,
-                                  reference_streams[r].size(), num_hypotheses));
-}
 
 double default_smooth_value(BleuSmoothing smoothing) { return smoothing == BleuSmoothing::kAddK ? 1.0 : 0.1; }
 
@@ -251,15 +244,10 @@ BleuStats sacrebleu_segment_stats(std::string_view hypothesis, const std::vector
 std::vector<BleuStats> sacrebleu_segments_stats(const std::vector<std::string>& hypotheses,
                                                 const std::vector<std::vector<std::string>>& reference_streams,
                                                 const SacreBleuOptions& options) {
-  check_streams(hypotheses.size(), reference_streams);
-  std::vector<BleuStats> segments;
-  segments.reserve(hypotheses.size());
-  std::vector<std::string> references(reference_streams.size());
-  for (size_t i = 0; i < hypotheses.size(); ++i) {
-    for (size_t r = 0; r < reference_streams.size(); ++r) references[r] = reference_streams[r][i];
-    segments.push_back(sacrebleu_segment_stats(hypotheses[i], references, options));
-  }
-  return segments;
+  return each_segment_stats("BLEU", hypotheses, reference_streams,
+                            [&](const std::string& hypothesis, const std::vector<std::string>& references) {
+                              return sacrebleu_segment_stats(hypothesis, references, options);
+                            });
 }
 
 BleuScore sacrebleu_corpus_score(const std::vector<std::string>& hypotheses,
@@ -350,7 +338,7 @@ std::string format_sacrebleu_json(const BleuScore& score, std::string_view signa
 
 BleuStats multibleu_stats(const std::vector<std::string>& hypotheses,
                           const std::vector<std::vector<std::string>>& reference_streams, bool lowercase) {
-  check_streams(hypotheses.size(), reference_streams);
+  check_reference_streams("BLEU", hypotheses.size(), reference_streams);
   auto prepare = [lowercase](const std::string& line) { return lowercase ? ascii_lower(line) : line; };
   BleuStats corpus;
   std::vector<std::string> references(reference_streams.size());

@@ -11,6 +11,7 @@
 #include "data/bleu_tokenizers.hpp"
 #include "data/bpe_text.hpp"
 #include "data/perl_unicode.hpp"
+#include "data/reference_streams.hpp"
 #include "data/sacrebleu_output.hpp"
 #include "data/text_io.hpp"
 
@@ -154,18 +155,10 @@ ChrfStats chrf_segment_stats(std::string_view hypothesis, const std::vector<std:
 std::vector<ChrfStats> chrf_segments_stats(const std::vector<std::string>& hypotheses,
                                            const std::vector<std::vector<std::string>>& reference_streams,
                                            const ChrfOptions& options) {
-  if (reference_streams.empty()) throw DataError("chrF: no reference stream given");
-  for (size_t r = 0; r < reference_streams.size(); ++r)
-    if (reference_streams[r].size() != hypotheses.size())
-      throw DataError(fmt::format("chrF: reference stream {} has {} lines but there are {} hypotheses", r + 1,
-                                  reference_streams[r].size(), hypotheses.size()));
-  std::vector<ChrfStats> segments;
-  std::vector<std::string> references(reference_streams.size());
-  for (size_t i = 0; i < hypotheses.size(); ++i) {
-    for (size_t r = 0; r < reference_streams.size(); ++r) references[r] = reference_streams[r][i];
-    segments.push_back(chrf_segment_stats(hypotheses[i], references, options));
-  }
-  return segments;
+  return each_segment_stats("chrF", hypotheses, reference_streams,
+                            [&](const std::string& hypothesis, const std::vector<std::string>& references) {
+                              return chrf_segment_stats(hypothesis, references, options);
+                            });
 }
 
 // sacreBLEU's _compute_f_score operation for operation (data/ builds with -ffp-contract=off, so no

@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "data/bleu.hpp"
+#include "data/reference_streams.hpp"
 #include "data/sacrebleu_output.hpp"
 #include "data/text_io.hpp"
 
@@ -347,18 +348,10 @@ TerStats ter_segment_stats(std::string_view hypothesis, const std::vector<std::s
 std::vector<TerStats> ter_segments_stats(const std::vector<std::string>& hypotheses,
                                          const std::vector<std::vector<std::string>>& reference_streams,
                                          const TerOptions& options) {
-  if (reference_streams.empty()) throw DataError("TER: no reference stream given");
-  for (size_t r = 0; r < reference_streams.size(); ++r)
-    if (reference_streams[r].size() != hypotheses.size())
-      throw DataError(fmt::format("TER: reference stream {} has {} lines but there are {} hypotheses", r + 1,
-                                  reference_streams[r].size(), hypotheses.size()));
-  std::vector<TerStats> segments(hypotheses.size());
-  std::vector<std::string> references(reference_streams.size());
-  for (size_t i = 0; i < hypotheses.size(); ++i) {
-    for (size_t r = 0; r < reference_streams.size(); ++r) references[r] = reference_streams[r][i];
-    segments[i] = ter_segment_stats(hypotheses[i], references, options);
-  }
-  return segments;
+  return each_segment_stats("TER", hypotheses, reference_streams,
+                            [&](const std::string& hypothesis, const std::vector<std::string>& references) {
+                              return ter_segment_stats(hypothesis, references, options);
+                            });
 }
 
 double ter_compute(const TerStats& stats) {
