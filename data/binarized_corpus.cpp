@@ -15,26 +15,12 @@
 #include <fmt/core.h>
 
 #include "core/checksum.hpp"
+#include "data/fairseq_mmap_index.hpp"
+#include "data/little_endian.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::data {
 namespace {
-
-static_assert(std::endian::native == std::endian::little, "the binarized format is little-endian");
-
-size_t dtype_bytes(TokenDtype dtype) { return dtype == TokenDtype::kUInt16 ? 2 : 4; }
-
-template <typename T>
-T load(const unsigned char* bytes) {
-  T value;
-  std::memcpy(&value, bytes, sizeof(T));
-  return value;
-}
-
-template <typename T>
-void append(std::string& out, T value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
-}
 
 constexpr size_t kChecksumOffset = 40, kFingerprintOffset = 48;
 constexpr uint32_t kVersionWithoutFingerprint = 2;
@@ -48,7 +34,7 @@ size_t header_bytes(uint32_t version) {
 size_t expected_file_bytes(size_t header, uint64_t num_sentences, uint64_t num_tokens, TokenDtype dtype) {
   uint64_t offset_bytes, token_bytes, total;
   if (__builtin_mul_overflow(num_sentences + 1, uint64_t{8}, &offset_bytes) || num_sentences == UINT64_MAX ||
-      __builtin_mul_overflow(num_tokens, uint64_t(dtype_bytes(dtype)), &token_bytes) ||
+      __builtin_mul_overflow(num_tokens, uint64_t(token_dtype_bytes(dtype)), &token_bytes) ||
       __builtin_add_overflow(offset_bytes, token_bytes, &total) ||
       __builtin_add_overflow(total, uint64_t{header}, &total))
     return 0;
@@ -75,6 +61,20 @@ std::string python_three_significant(double value) {
 
 }  // namespace
 
+size_t token_dtype_bytes(TokenDtype dtype) {
+  switch (dtype) {
+    case TokenDtype::kUInt8:
+    case TokenDtype::kInt8: return 1;
+    case TokenDtype::kUInt16:
+    case TokenDtype::kInt16: return 2;
+    case TokenDtype::kInt32:
+    case TokenDtype::kUInt32: return 4;
+    case TokenDtype::kInt64:
+    case TokenDtype::kUInt64: return 8;
+  }
+  return 4;  // unreachable: every dtype is listed
+}
+
 std::string binarized_path(const std::string& dir, const std::string& split, const std::string& source_lang,
                            const std::string& target_lang, const std::string& lang) {
   return fmt::format("{}/{}.{}-{}.{}.bin", dir, split, source_lang, target_lang, lang);
@@ -92,23 +92,23 @@ std::string binarized_corpus_bytes(const std::string& path, const std::vector<st
   for (const auto& sentence : sentences) num_tokens += sentence.size();
   std::string bytes(kBinarizedMagic, sizeof kBinarizedMagic);
   bytes.reserve(expected_file_bytes(kBinarizedHeaderBytes, sentences.size(), num_tokens, dtype));
-  append(bytes, kBinarizedVersion);
-  append(bytes, static_cast<uint32_t>(dtype));
-  append(bytes, uint64_t(sentences.size()));
-  append(bytes, num_tokens);
-  append(bytes, uint64_t(dictionary_size));
-  append(bytes, uint64_t{0});  // the checksum, filled in once the data is there
-  append(bytes, dictionary.fingerprint());
+  append_little_endian(bytes, kBinarizedVersion);
+  append_little_endian(bytes, static_cast<uint32_t>(dtype));
+  append_little_endian(bytes, uint64_t(sentences.size()));
+  append_little_endian(bytes, num_tokens);
+  append_little_endian(bytes, uint64_t(dictionary_size));
+  append_little_endian(bytes, uint64_t{0});  // the checksum, filled in once the data is there
+  append_little_endian(bytes, dictionary.fingerprint());
   uint64_t offset = 0;
-  append(bytes, offset);
-  for (const auto& sentence : sentences) append(bytes, offset += sentence.size());
+  append_little_endian(bytes, offset);
+  for (const auto& sentence : sentences) append_little_endian(bytes, offset += sentence.size());
   for (size_t i = 0; i < sentences.size(); ++i) {
     for (int32_t id : sentences[i]) {
       if (id < 0 || size_t(id) >= dictionary_size)
         throw DataError(fmt::format("{}: sentence {} has id {} outside the dictionary (size {})", path, i, id,
                                     dictionary_size));
-      if (dtype == TokenDtype::kUInt16) append(bytes, static_cast<uint16_t>(id));
-      else append(bytes, id);
+      if (dtype == TokenDtype::kUInt16) append_little_endian(bytes, static_cast<uint16_t>(id));
+      else append_little_endian(bytes, id);
     }
   }
   const uint64_t checksum =
@@ -131,7 +131,8 @@ BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary&
 }
 
 BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictionary& dictionary,
-                             const std::string& out_path, OutputFiles& outputs, int workers) {
+                             const std::string& out_path, OutputFiles& outputs, int workers,
+                             BinarizedFormat format) {
   std::vector<std::vector<int32_t>> sentences(lines.size());
   std::vector<int64_t> unknown(lines.size());
 #pragma omp parallel for schedule(static) num_threads(std::max(workers, 1))
@@ -146,7 +147,13 @@ BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictio
     stats.tokens += sentences[i].size();
     stats.unknown_tokens += unknown[i];
   }
-  outputs.add(out_path, binarized_corpus_bytes(out_path, sentences, dictionary));
+  if (format == BinarizedFormat::kFairseqMmap) {
+    const FairseqMmapFiles files = fairseq_mmap_files(sentences, dictionary.size());
+    outputs.add(out_path, files.data);
+    outputs.add(fairseq_mmap_index_path(out_path), files.index);
+  } else {
+    outputs.add(out_path, binarized_corpus_bytes(out_path, sentences, dictionary));
+  }
   return stats;
 }
 
@@ -159,33 +166,53 @@ std::string binarize_report(const std::string& lang, const std::string& split, c
 BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
   BinarizedCorpus corpus;
   corpus.path_ = path;
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw DataError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  corpus.map_file();
+  const bool attnlab_magic = corpus.mapping_bytes_ >= sizeof kBinarizedMagic &&
+                             std::memcmp(corpus.mapping_, kBinarizedMagic, sizeof kBinarizedMagic) == 0;
+  // attnlab's magic wins over an .idx beside the file (one left from an earlier fairseq run).
+  const std::string index_path = fairseq_mmap_index_path(path);
+  if (!attnlab_magic && has_fairseq_mmap_magic(index_path)) corpus.open_fairseq(index_path);
+  else corpus.open_attnlab();
+  return corpus;
+}
+
+// Maps the whole file (nothing for an empty one, which mmap refuses).
+void BinarizedCorpus::map_file() {
+  int fd = ::open(path_.c_str(), O_RDONLY);
+  if (fd < 0) throw DataError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
     ::close(fd);
-    throw DataError(fmt::format("{}: cannot stat: {}", path, std::strerror(errno)));
+    throw DataError(fmt::format("{}: cannot stat: {}", path_, std::strerror(errno)));
   }
   if (S_ISDIR(info.st_mode)) {
     ::close(fd);
-    throw DataError(fmt::format("{}: is a folder, not a file", path));
+    throw DataError(fmt::format("{}: is a folder, not a file", path_));
   }
-  auto file_bytes = size_t(info.st_size);
-  if (file_bytes < kFingerprintOffset) {
+  const auto file_bytes = size_t(info.st_size);
+  if (file_bytes == 0) {
     ::close(fd);
-    throw DataError(fmt::format("{}: not an attnlab binarized corpus ({} bytes, shorter than the {}-byte header)",
-                                path, file_bytes, kFingerprintOffset));
+    return;
   }
   void* mapping = ::mmap(nullptr, file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (mapping == MAP_FAILED) throw DataError(fmt::format("{}: mmap failed: {}", path, std::strerror(errno)));
-  corpus.mapping_ = static_cast<const unsigned char*>(mapping);
-  corpus.mapping_bytes_ = file_bytes;
+  if (mapping == MAP_FAILED) throw DataError(fmt::format("{}: mmap failed: {}", path_, std::strerror(errno)));
+  mapping_ = static_cast<const unsigned char*>(mapping);
+  mapping_bytes_ = file_bytes;
+}
 
-  const unsigned char* header = corpus.mapping_;
+void BinarizedCorpus::open_attnlab() {
+  const std::string& path = path_;
+  // A file that is neither format: say that fairseq's was looked for too.
+  const std::string not_fairseq =
+      fmt::format("; nor fairseq's mmap format: no index {} with its magic", fairseq_mmap_index_path(path));
+  if (mapping_bytes_ < kFingerprintOffset)
+    throw DataError(fmt::format("{}: not an attnlab binarized corpus ({} bytes, shorter than the {}-byte header){}",
+                                path, mapping_bytes_, kFingerprintOffset, not_fairseq));
+  const unsigned char* header = mapping_;
   if (std::memcmp(header, kBinarizedMagic, sizeof kBinarizedMagic) != 0)
-    throw DataError(fmt::format("{}: not an attnlab binarized corpus (bad magic)", path));
-  auto version = load<uint32_t>(header + 8);
+    throw DataError(fmt::format("{}: not an attnlab binarized corpus (bad magic){}", path, not_fairseq));
+  auto version = load_little_endian<uint32_t>(header + 8);
   if (version == 1)
     throw DataError(fmt::format("{}: binarized corpus of format version 1 (no checksum); run `attnlab preprocess` "
                                 "again to rebuild it in version {}",
@@ -193,32 +220,59 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
   if (version != kBinarizedVersion && version != kVersionWithoutFingerprint)
     throw DataError(fmt::format("{}: unsupported binarized corpus version {} (expected {} or {})", path, version,
                                 kVersionWithoutFingerprint, kBinarizedVersion));
-  auto dtype_code = load<uint32_t>(header + 12);
+  auto dtype_code = load_little_endian<uint32_t>(header + 12);
   if (dtype_code != uint32_t(TokenDtype::kUInt16) && dtype_code != uint32_t(TokenDtype::kInt32))
     throw DataError(fmt::format("{}: unknown token dtype code {}", path, dtype_code));
-  corpus.dtype_ = TokenDtype(dtype_code);
-  auto num_sentences = load<uint64_t>(header + 16), num_tokens = load<uint64_t>(header + 24);
-  corpus.dictionary_size_ = load<uint64_t>(header + 32);
+  dtype_ = TokenDtype(dtype_code);
+  const auto num_sentences = load_little_endian<uint64_t>(header + 16);
+  const auto num_tokens = load_little_endian<uint64_t>(header + 24);
+  const auto dictionary_size = load_little_endian<uint64_t>(header + 32);
   const size_t header_size = header_bytes(version);
-  size_t expected = expected_file_bytes(header_size, num_sentences, num_tokens, corpus.dtype_);
-  if (expected != file_bytes)
+  size_t expected = expected_file_bytes(header_size, num_sentences, num_tokens, dtype_);
+  if (expected != mapping_bytes_)
     throw DataError(fmt::format("{}: corrupt or truncated binarized corpus: header ({} sentences, {} tokens) "
                                 "implies {} bytes, file has {}",
-                                path, num_sentences, num_tokens, expected, file_bytes));
-  corpus.num_sentences_ = num_sentences;
-  corpus.num_tokens_ = num_tokens;
-  if (version == kBinarizedVersion) corpus.dictionary_fingerprint_ = load<uint64_t>(header + kFingerprintOffset);
-  corpus.offsets_ = header + header_size;
-  corpus.tokens_ = corpus.offsets_ + 8 * (num_sentences + 1);
-  corpus.validate_contents();
-  return corpus;
+                                path, num_sentences, num_tokens, expected, mapping_bytes_));
+  num_sentences_ = num_sentences;
+  num_tokens_ = num_tokens;
+  if (version == kBinarizedVersion) dictionary_fingerprint_ = load_little_endian<uint64_t>(header + kFingerprintOffset);
+  offsets_ = header + header_size;
+  tokens_ = offsets_ + 8 * (num_sentences + 1);
+  validate_contents();
+  check_token_ids(dictionary_size);
+  dictionary_size_ = dictionary_size;
+  const uint64_t recorded = load_little_endian<uint64_t>(mapping_ + kChecksumOffset);
+  const uint64_t actual = fnv1a64(mapping_ + kBinarizedChecksummedFrom, mapping_bytes_ - kBinarizedChecksummedFrom);
+  if (actual != recorded)
+    throw DataError(fmt::format("{}: checksum mismatch (recorded {:016x}, data gives {:016x}): the file was modified "
+                                "or damaged; run `attnlab preprocess` again",
+                                path, recorded, actual));
+}
+
+void BinarizedCorpus::open_fairseq(const std::string& index_path) {
+  format_ = BinarizedFormat::kFairseqMmap;
+  FairseqMmapIndex index = read_fairseq_mmap_index(index_path);
+  dtype_ = index.dtype;
+  num_sentences_ = index.offsets.size() - 1;
+  num_tokens_ = index.offsets.back();
+  uint64_t expected_bytes;
+  if (__builtin_mul_overflow(uint64_t(num_tokens_), uint64_t(token_dtype_bytes(dtype_)), &expected_bytes) ||
+      expected_bytes != mapping_bytes_)
+    throw DataError(fmt::format("{}: size mismatch with its fairseq index {}: {} sentences of {} tokens in all, "
+                                "{} bytes each, but the file has {} bytes",
+                                path_, index_path, num_sentences_, num_tokens_, token_dtype_bytes(dtype_),
+                                mapping_bytes_));
+  fairseq_offsets_ = std::move(index.offsets);
+  offsets_ = reinterpret_cast<const unsigned char*>(fairseq_offsets_.data());
+  tokens_ = mapping_;
+  check_token_ids(std::nullopt);
 }
 
 void BinarizedCorpus::validate_contents() const {
-  uint64_t previous = load<uint64_t>(offsets_);
+  uint64_t previous = load_little_endian<uint64_t>(offsets_);
   if (previous != 0) throw DataError(fmt::format("{}: corrupt offsets: first offset is {}, not 0", path_, previous));
   for (size_t i = 1; i <= num_sentences_; ++i) {
-    uint64_t offset = load<uint64_t>(offsets_ + 8 * i);
+    uint64_t offset = load_little_endian<uint64_t>(offsets_ + 8 * i);
     if (offset < previous || offset > num_tokens_)
       throw DataError(fmt::format("{}: corrupt offsets at sentence {}: {} after {} ({} tokens)", path_, i - 1,
                                   offset, previous, num_tokens_));
@@ -228,36 +282,52 @@ void BinarizedCorpus::validate_contents() const {
   }
   if (previous != num_tokens_)
     throw DataError(fmt::format("{}: corrupt offsets: last offset {} != token count {}", path_, previous, num_tokens_));
+}
+
+// Every id must be a valid one: not negative (nor a uint64 beyond int64), and below `limit`
+// where the file records its dictionary's size. Records the largest.
+void BinarizedCorpus::check_token_ids(std::optional<size_t> limit) {
   for (size_t position = 0; position < num_tokens_; ++position) {
-    int64_t id = token(position);
-    if (id < 0 || uint64_t(id) >= dictionary_size_)
-      throw DataError(fmt::format("{}: token {} has id {} outside the dictionary (size {})", path_, position, id,
-                                  dictionary_size_));
+    const int64_t id = token(position);
+    if (id < 0 || (limit && uint64_t(id) >= *limit)) {
+      const std::string value = dtype_ == TokenDtype::kUInt64
+                                    ? fmt::format("{}", load_little_endian<uint64_t>(tokens_ + 8 * position))
+                                    : fmt::format("{}", id);
+      throw DataError(limit ? fmt::format("{}: token {} has id {} outside the dictionary (size {})", path_, position,
+                                          value, *limit)
+                            : fmt::format("{}: token {} has id {}, not a valid token id (read as the type {} names)",
+                                          path_, position, value, fairseq_mmap_index_path(path_)));
+    }
+    max_id_ = std::max(max_id_, id);
   }
-  const uint64_t recorded = load<uint64_t>(mapping_ + kChecksumOffset);
-  const uint64_t actual = fnv1a64(mapping_ + kBinarizedChecksummedFrom, mapping_bytes_ - kBinarizedChecksummedFrom);
-  if (actual != recorded)
-    throw DataError(fmt::format("{}: checksum mismatch (recorded {:016x}, data gives {:016x}): the file was modified "
-                                "or damaged; run `attnlab preprocess` again",
-                                path_, recorded, actual));
 }
 
 int64_t BinarizedCorpus::token(size_t position) const {
-  if (dtype_ == TokenDtype::kUInt16) return load<uint16_t>(tokens_ + 2 * position);
-  return load<int32_t>(tokens_ + 4 * position);
+  switch (dtype_) {
+    case TokenDtype::kUInt8: return load_little_endian<uint8_t>(tokens_ + position);
+    case TokenDtype::kInt8: return load_little_endian<int8_t>(tokens_ + position);
+    case TokenDtype::kUInt16: return load_little_endian<uint16_t>(tokens_ + 2 * position);
+    case TokenDtype::kInt16: return load_little_endian<int16_t>(tokens_ + 2 * position);
+    case TokenDtype::kInt32: return load_little_endian<int32_t>(tokens_ + 4 * position);
+    case TokenDtype::kUInt32: return load_little_endian<uint32_t>(tokens_ + 4 * position);
+    case TokenDtype::kInt64:
+    case TokenDtype::kUInt64:  // a uint64 beyond int64's range reads negative, an invalid id
+      return load_little_endian<int64_t>(tokens_ + 8 * position);
+  }
+  return -1;  // unreachable: every dtype is listed
 }
 
 size_t BinarizedCorpus::length(size_t i) const {
   if (i >= num_sentences_)
     throw DataError(fmt::format("{}: sentence {} out of range ({} sentences)", path_, i, num_sentences_));
-  return size_t(load<uint64_t>(offsets_ + 8 * (i + 1)) - load<uint64_t>(offsets_ + 8 * i));
+  return size_t(load_little_endian<uint64_t>(offsets_ + 8 * (i + 1)) - load_little_endian<uint64_t>(offsets_ + 8 * i));
 }
 
 void BinarizedCorpus::read_sentence(size_t i, std::span<int64_t> out) const {
   size_t n = length(i);
   if (out.size() != n)
     throw DataError(fmt::format("{}: sentence {} has {} tokens, output holds {}", path_, i, n, out.size()));
-  auto start = size_t(load<uint64_t>(offsets_ + 8 * i));
+  auto start = size_t(load_little_endian<uint64_t>(offsets_ + 8 * i));
   for (size_t k = 0; k < n; ++k) out[k] = token(start + k);
 }
 
@@ -286,13 +356,16 @@ BinarizedCorpus& BinarizedCorpus::operator=(BinarizedCorpus&& other) noexcept {
     path_ = std::move(other.path_);
     mapping_ = std::exchange(other.mapping_, nullptr);
     mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
+    format_ = other.format_;
     dtype_ = other.dtype_;
     num_sentences_ = other.num_sentences_;
     num_tokens_ = other.num_tokens_;
     dictionary_size_ = other.dictionary_size_;
+    max_id_ = other.max_id_;
     dictionary_fingerprint_ = other.dictionary_fingerprint_;
     offsets_ = other.offsets_;
     tokens_ = other.tokens_;
+    fairseq_offsets_ = std::move(other.fairseq_offsets_);  // its data moves with it: offsets_ stays valid
   }
   return *this;
 }

@@ -36,7 +36,13 @@
 
 namespace attn::data {
 
-enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2 };
+// The type of the ids in a file. kUInt16 and kInt32 are attnlab's (their values are the codes
+// in its header); fairseq's files may hold the others too.
+enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2, kUInt8 = 101, kInt8, kInt16, kInt64, kUInt32, kUInt64 };
+
+size_t token_dtype_bytes(TokenDtype dtype);
+
+enum class BinarizedFormat { kAttnlab, kFairseqMmap };
 
 inline constexpr char kBinarizedMagic[8] = {'A', 'T', 'N', 'L', 'B', 'I', 'N', '\0'};
 inline constexpr uint32_t kBinarizedVersion = 3;
@@ -66,9 +72,11 @@ struct BinarizeStats {
 // and writes the binarized file to out_path; `workers` threads encode in parallel.
 BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary& dictionary,
                                  const std::string& out_path, int workers = 1);
-// The same for lines already read, the file staged in `outputs` (written at its commit).
+// The same for lines already read, the file staged in `outputs` (written at its commit): in
+// attnlab's format, or in fairseq's (out_path and its .idx, data/fairseq_mmap_index.hpp).
 BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictionary& dictionary,
-                             const std::string& out_path, OutputFiles& outputs, int workers = 1);
+                             const std::string& out_path, OutputFiles& outputs, int workers = 1,
+                             BinarizedFormat format = BinarizedFormat::kAttnlab);
 // fairseq-preprocess's report line: "[en] valid: 1000 sents, 25000 tokens, 0.5% replaced by <unk>"
 // (the percentage formatted as Python's "{:.3}").
 std::string binarize_report(const std::string& lang, const std::string& split, const BinarizeStats& stats);
@@ -76,6 +84,8 @@ std::string binarize_report(const std::string& lang, const std::string& split, c
 // Read-only view of a binarized corpus file (memory-mapped; movable, not copyable).
 class BinarizedCorpus {
  public:
+  // Reads attnlab's format, or fairseq's when path has no attnlab magic and path's .idx has
+  // fairseq's; errors name the file and what is wrong.
   static BinarizedCorpus open(const std::string& path);
   BinarizedCorpus(BinarizedCorpus&& other) noexcept;
   BinarizedCorpus& operator=(BinarizedCorpus&& other) noexcept;
@@ -86,7 +96,12 @@ class BinarizedCorpus {
   const std::string& path() const { return path_; }
   size_t size() const { return num_sentences_; }  // number of sentences
   size_t num_tokens() const { return num_tokens_; }
-  size_t dictionary_size() const { return dictionary_size_; }
+  BinarizedFormat format() const { return format_; }
+  // The size of the dictionary the ids were made with (every id is below it); none in a
+  // fairseq file.
+  std::optional<size_t> dictionary_size() const { return dictionary_size_; }
+  // The largest id in the file; -1 when it holds no token.
+  int64_t max_id() const { return max_id_; }
   TokenDtype dtype() const { return dtype_; }
   // The fingerprint of the dictionary the ids were made with; none in a version 2 file.
   std::optional<uint64_t> dictionary_fingerprint() const { return dictionary_fingerprint_; }
@@ -101,7 +116,11 @@ class BinarizedCorpus {
 
  private:
   BinarizedCorpus() = default;
+  void map_file();
+  void open_attnlab();
+  void open_fairseq(const std::string& index_path);
   void validate_contents() const;
+  void check_token_ids(std::optional<size_t> limit);
   int64_t token(size_t position) const;
   void release();
 
@@ -109,9 +128,13 @@ class BinarizedCorpus {
   const unsigned char* mapping_ = nullptr;
   size_t mapping_bytes_ = 0;
   TokenDtype dtype_ = TokenDtype::kInt32;
-  size_t num_sentences_ = 0, num_tokens_ = 0, dictionary_size_ = 0;
+  BinarizedFormat format_ = BinarizedFormat::kAttnlab;
+  size_t num_sentences_ = 0, num_tokens_ = 0;
+  std::optional<size_t> dictionary_size_;
+  int64_t max_id_ = -1;
   std::optional<uint64_t> dictionary_fingerprint_;
-  const unsigned char* offsets_ = nullptr;  // (N+1) little-endian uint64
+  const unsigned char* offsets_ = nullptr;  // (N+1) little-endian uint64: in the mapping, or fairseq_offsets_
+  std::vector<uint64_t> fairseq_offsets_;   // a fairseq file's, built from its index
   const unsigned char* tokens_ = nullptr;
 };
 

@@ -1,6 +1,7 @@
 // `attnlab preprocess`: fairseq-preprocess for translation (docs/mt-tools.md §4): builds or
 // loads the dictionaries, writes DESTDIR/dict.SRC.txt and dict.TGT.txt, and binarizes each
-// split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp), reporting sentences,
+// split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp; with --dataset-impl mmap
+// fairseq's .bin and .idx, data/fairseq_mmap_index.hpp), reporting sentences,
 // tokens and the share of words replaced by <unk>. Every input is read and checked (UTF-8,
 // equal line counts, dictionary format) before anything is written, and the files are replaced
 // together once all are written (data/text_io.hpp OutputFiles): a bad input, a full disk or a
@@ -35,6 +36,7 @@ struct PreprocessOptions {
   int64_t nwords_source = -1, nwords_target = -1;
   int64_t padding_factor = 8;
   int workers = 1;
+  std::string dataset_impl = "attnlab";  // or fairseq's "mmap"
 };
 
 data::Dictionary load_or_build(const std::string& dict_path, const std::vector<std::string>& train_files,
@@ -124,7 +126,9 @@ int run_preprocess(PreprocessOptions options) {
     for (const auto& [lang, lines, dictionary] : {std::tuple{options.source_lang, &corpus.source, &source_dict},
                                                   {options.target_lang, &corpus.target, &target_dict}}) {
       std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
-      data::BinarizeStats stats = data::binarize_lines(*lines, *dictionary, out, outputs, options.workers);
+      data::BinarizeStats stats = data::binarize_lines(
+          *lines, *dictionary, out, outputs, options.workers,
+          options.dataset_impl == "mmap" ? data::BinarizedFormat::kFairseqMmap : data::BinarizedFormat::kAttnlab);
       std::cout << data::binarize_report(lang, name, stats) << "\n";
     }
   }
@@ -161,6 +165,11 @@ CommandRegistration preprocess_command(
                          "Pad dictionary size to a multiple of this (1: no padding)", 1, kMaxPaddingFactor)
           ->capture_default_str();
       cmd.add_option("--workers", options->workers, "Threads")->check(thread_count())->capture_default_str();
+      cmd.add_option("--dataset-impl", options->dataset_impl,
+                     "attnlab: its own checked format; mmap: fairseq's default format (.bin + .idx), which "
+                     "fairseq-train reads too")
+          ->check(CLI::IsMember({"attnlab", "mmap"}))
+          ->capture_default_str();
       return [options] { return run_preprocess(*options); };
     });
 

@@ -57,13 +57,22 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
 SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
   // Ids were checked against the file's own dictionary size. Another size, or the same size
   // with other symbols or another order (the fingerprint), means the file was made with
-  // another dictionary, and its ids would name other words.
+  // another dictionary, and its ids would name other words. fairseq's files record neither:
+  // all that can be checked is that every id names an entry of the dictionary.
   auto open = [&](const std::string& lang, const data::Dictionary& dictionary, const std::string& dictionary_path) {
     data::BinarizedCorpus corpus = data::BinarizedCorpus::open(
         data::binarized_path(task.data_dir, split, task.source_lang, task.target_lang, lang));
+    if (!corpus.dictionary_size()) {
+      if (corpus.max_id() >= int64_t(dictionary.size()))
+        throw Error(fmt::format("{} holds id {} but {} has only {} symbols (ids 0 to {}): the file was made with "
+                                "another dictionary",
+                                corpus.path(), corpus.max_id(), dictionary_path, dictionary.size(),
+                                dictionary.size() - 1));
+      return corpus;
+    }
     if (corpus.dictionary_size() != dictionary.size())
       throw Error(fmt::format("{} was made with a dictionary of {} symbols but {} has {}; run preprocess again",
-                              corpus.path(), corpus.dictionary_size(), dictionary_path, dictionary.size()));
+                              corpus.path(), *corpus.dictionary_size(), dictionary_path, dictionary.size()));
     if (corpus.dictionary_fingerprint() && *corpus.dictionary_fingerprint() != dictionary.fingerprint())
       throw Error(fmt::format("{} was made with another dictionary than {} (same size, other symbols or another "
                               "order: was it edited after preprocess?); run preprocess again",

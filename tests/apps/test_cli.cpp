@@ -334,6 +334,35 @@ TEST_CASE("preprocess writes fairseq's dictionaries and a binarized file per spl
   }
 }
 
+TEST_CASE("train, validate and generate read fairseq-preprocess's data-bin; ids beyond its dictionary are refused") {
+  TempDir dir;
+  fs::copy(vector_path("own/fairseq/data-bin"), dir.dir / "fairseq-bin");
+  // Its dictionaries are one per language: the tiny model without --share-all-embeddings.
+  std::vector<std::string> args = tiny_training_args("fairseq-bin", "checkpoints");
+  args.erase(std::find(args.begin(), args.end(), "--share-all-embeddings"));
+  args.insert(args.end(), {"--max-update", "2"});
+  const CommandResult trained = run_attnlab(dir, args);
+  require_success(trained);
+  CHECK(contains(trained.out, "done training (reached --max-update 2)"));
+  require_success(run_attnlab(dir, {"validate", "fairseq-bin", "--path", "checkpoints/checkpoint_last",
+                                    "--max-tokens", "512", "--threads", "1"}));
+  const CommandResult generated = run_attnlab(dir, {"generate", "fairseq-bin", "--path", "checkpoints/checkpoint_last",
+                                                    "--gen-subset", "valid", "--beam", "2", "--threads", "1"});
+  require_success(generated);
+  // S- is the source read back from fairseq's ids: the text fairseq-preprocess was given.
+  const std::vector<std::string> sources = lines_of(read_file(vector_path("own/fairseq/data-bin-text/valid.en")));
+  CHECK(contains(generated.out, "S-0\t" + sources[0] + "\n"));
+  CHECK(contains(generated.out, "S-19\t" + sources[19] + "\n"));
+  CHECK(contains(generated.out, "H-19\t"));
+
+  // fairseq's files do not name their dictionary: a smaller one is caught by the ids it lacks.
+  write_file(dir.dir / "fairseq-bin" / "dict.de.txt", "a 1\n");
+  const CommandResult other_dictionary = run_attnlab(dir, args);
+  CHECK(other_dictionary.exit_code != 0);
+  CHECK(contains(other_dictionary.err, "train.en-de.de.bin holds id "));
+  CHECK(contains(other_dictionary.err, "dict.de.txt has only 5 symbols"));
+}
+
 TEST_CASE("score prints sacreBLEU's line, and BLEU 100 for a file against itself") {
   TempDir dir;
   const nlohmann::json expected =

@@ -1,6 +1,9 @@
 // `attnlab preprocess` as a user runs it, on inputs where fairseq-preprocess writes files that
-// attnlab refuses or reads differently (docs/mt-tools.md §4).
+// attnlab refuses or reads differently, and writing fairseq's own file format (docs/mt-tools.md §4).
 #include <catch.hpp>
+
+#include <filesystem>
+#include <iterator>
 
 #include "cli_runner.hpp"
 
@@ -23,4 +26,24 @@ TEST_CASE("preprocess --srcdict reads a dictionary with lone \\r line ends and P
                                     "given.txt", "--destdir", "bin"}));
   // fairseq-preprocess (3d262bb) writes this dict.en.txt from the same given.txt.
   CHECK(read_file(dir.file("bin/dict.en.txt")) == "a 5\nb 10\nc 3\n");
+}
+
+TEST_CASE("preprocess --dataset-impl mmap writes fairseq-preprocess's files byte for byte") {
+  TempDir dir;
+  const std::string text = vector_path("own/fairseq/data-bin-text/");
+  require_success(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "train", "--validpref",
+                                    text + "valid", "--dataset-impl", "mmap", "--workers", "2", "--destdir", "bin"}));
+  // own/fairseq/data-bin: fairseq-preprocess (3d262bb) of the same text, without its preprocess.log.
+  size_t compared = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(vector_path("own/fairseq/data-bin"))) {
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    CHECK(read_file(dir.file("bin/" + name)) == read_file(entry.path().string()));
+    ++compared;
+  }
+  CHECK(compared == 10);  // two dictionaries, and a .bin and an .idx per split and language
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.dir / "bin"), {}) == 10);
+  require_command_line_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "train",
+                                               "--dataset-impl", "lazy"}),
+                             "--dataset-impl");
 }

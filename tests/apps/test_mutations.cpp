@@ -1,6 +1,6 @@
 // Deterministic mutation tests of every file parser (issue 14, "fuzzing"): a few hundred
 // mutants (fixed seeds) each of a safetensors file, a checkpoint's JSON, a binarized corpus,
-// a dictionary and BPE codes. Each mutant must give a valid result or an exception whose
+// fairseq's index of one, a dictionary and BPE codes. Each mutant must give a valid result or an exception whose
 // message names the file; a crash or an abort fails the whole program. Inputs kept under
 // tests/vectors/fuzz/<parser>/ (from the libFuzzer targets of fuzz/, or found by hand) are
 // checked the same way.
@@ -143,4 +143,17 @@ TEST_CASE("mutated BPE codes load or fail naming the file") {
                   data::BpeEncoder(data::BpeCodes::read(path), {}).process_line("the quick brown fox jumps\n");
                 },
                 5);
+}
+
+TEST_CASE("mutated fairseq indexes open or fail naming the index") {
+  TempDir dir;
+  const std::string bin = dir.file("valid.en-de.en.bin");
+  fs::copy_file(vector_path("own/fairseq/data-bin/valid.en-de.en.bin"), bin);
+  check_mutants("fairseq_index", dir.file("valid.en-de.en.idx"),
+                read_file(vector_path("own/fairseq/data-bin/valid.en-de.en.idx")),
+                [&](const std::string&) {
+                  const data::BinarizedCorpus corpus = data::BinarizedCorpus::open(bin);
+                  for (size_t i = 0; i < corpus.size(); ++i) corpus.sentence(i);
+                },
+                6);
 }

@@ -1,0 +1,57 @@
+// The index (.idx) of fairseq's default binarized format, `--dataset-impl mmap`
+// (docs/mt-tools.md §4). fairseq-preprocess writes each split and language as two files:
+// PREFIX.bin holds every sentence's token ids back to back, in one integer type, and PREFIX.idx
+// says where each sentence starts. All integers little-endian:
+//
+//   offset  size  field
+//        0     9  magic "MMIDIDX\0\0"
+//        9     8  uint64 version (1)
+//       17     1  uint8 dtype code of the ids in the .bin (fairseq_dtype_code_name)
+//       18     8  uint64 number of sentences N
+//       26   4*N  int32 sentence lengths in tokens (each ≥ 1: every sentence ends with </s>)
+//   26+4N    8*N  int64 byte offset of each sentence in the .bin: 0, then the previous
+//                 offset plus the previous length times the dtype's size
+//
+// Nothing follows (no document index) and the .bin is exactly the sum of the lengths times the
+// dtype's size. Neither file names the dictionary: the caller checks the ids against the one it
+// holds. read_fairseq_mmap_index validates all of the above and turns the lengths into token
+// offsets, as attnlab's own format stores them (data/binarized_corpus.hpp);
+// fairseq_mmap_files writes the two files as fairseq-preprocess does.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/binarized_corpus.hpp"
+
+namespace attn::data {
+
+inline constexpr char kFairseqMmapMagic[9] = {'M', 'M', 'I', 'D', 'I', 'D', 'X', '\0', '\0'};
+inline constexpr size_t kFairseqMmapHeaderBytes = 26;
+
+// PREFIX.idx for PREFIX.bin (a path not ending in .bin gets .idx appended).
+std::string fairseq_mmap_index_path(const std::string& bin_path);
+
+// Whether the file at path exists and starts with fairseq's mmap magic.
+bool has_fairseq_mmap_magic(const std::string& path);
+
+struct FairseqMmapIndex {
+  TokenDtype dtype = TokenDtype::kUInt16;
+  // Sentence i is tokens [offsets[i], offsets[i+1]) of the .bin; offsets.back() is the total.
+  std::vector<uint64_t> offsets{0};
+};
+
+// Reads and validates the index at path; every error names the file and what is wrong.
+FairseqMmapIndex read_fairseq_mmap_index(const std::string& path);
+
+// The id type fairseq-preprocess writes for a dictionary of that many entries
+// (best_fitting_int_dtype): uint16 below 65,500, uint32 below 2^32 - 1, else int64.
+TokenDtype fairseq_token_dtype_for(size_t dictionary_size);
+
+// The .bin (data) and .idx (index) bytes of the sentences, whose ids are below dictionary_size.
+struct FairseqMmapFiles {
+  std::string data, index;
+};
+FairseqMmapFiles fairseq_mmap_files(const std::vector<std::vector<int32_t>>& sentences, size_t dictionary_size);
+
+}  // namespace attn::data

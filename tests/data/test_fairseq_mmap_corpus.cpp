@@ -1,0 +1,174 @@
+// fairseq-preprocess's own binarized splits (its default `--dataset-impl mmap`,
+// data/fairseq_mmap_index.hpp): the ids read must be those fairseq's MMapIndexedDataset reads, in
+// every integer type fairseq writes, a damaged index must give an error naming it, and the files
+// attnlab writes in this format must read back.
+#include <catch.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "data/binarized_corpus.hpp"
+#include "data/dictionary.hpp"
+#include "data/fairseq_mmap_index.hpp"
+#include "test_support.hpp"
+
+using attn::data::BinarizedCorpus;
+using attn::data::BinarizedFormat;
+using attn::data::TokenDtype;
+using attn::test::TempDir;
+using attn::test::vector_path;
+
+namespace {
+
+using Sentences = std::vector<std::vector<int64_t>>;
+
+// own/fairseq/data-bin-ids/SPLIT.LANG.ids: what fairseq's reader returns for each sentence of
+// own/fairseq/data-bin (fairseq-preprocess 3d262bb, --workers 2, of data-bin-text/), one line each.
+Sentences fairseq_ids(const std::string& split, const std::string& lang) {
+  std::istringstream lines(
+      attn::test::read_file(vector_path("own/fairseq/data-bin-ids/" + split + "." + lang + ".ids")));
+  Sentences sentences;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream ids(line);
+    sentences.emplace_back();
+    for (int64_t id; ids >> id;) sentences.back().push_back(id);
+  }
+  return sentences;
+}
+
+std::string fairseq_split(const std::string& split, const std::string& lang) {
+  return vector_path("own/fairseq/data-bin/" + split + ".en-de." + lang + ".bin");
+}
+
+}  // namespace
+
+TEST_CASE("fairseq-preprocess's splits read as fairseq reads them, and as attnlab's preprocess encodes the text",
+          "[binarized][fairseq]") {
+  TempDir tmp;
+  for (const std::string split : {"train", "valid"})
+    for (const std::string lang : {"en", "de"}) {
+      INFO(split << "." << lang);
+      const BinarizedCorpus corpus = BinarizedCorpus::open(fairseq_split(split, lang));
+      CHECK(corpus.format() == BinarizedFormat::kFairseqMmap);
+      CHECK(corpus.dtype() == TokenDtype::kUInt16);  // fairseq's type for dictionaries under 65,500
+      CHECK_FALSE(corpus.dictionary_size().has_value());
+      CHECK_FALSE(corpus.dictionary_fingerprint().has_value());
+      const Sentences expected = fairseq_ids(split, lang);
+      REQUIRE(corpus.size() == (split == "train" ? 150 : 20));
+      CHECK(corpus.sentences() == expected);
+      size_t tokens = 0, largest = 0;
+      for (const auto& sentence : expected) {
+        tokens += sentence.size();
+        for (int64_t id : sentence) largest = std::max(largest, size_t(id));
+      }
+      CHECK(corpus.num_tokens() == tokens);
+      CHECK(corpus.max_id() == int64_t(largest));
+
+      // attnlab's own preprocess of the same text with fairseq's dictionary: the same ids.
+      const auto dictionary = attn::data::Dictionary::load(vector_path("own/fairseq/data-bin/dict." + lang + ".txt"));
+      const std::string own = tmp.file(split + "." + lang + ".bin");
+      attn::data::binarize_text_file(vector_path("own/fairseq/data-bin-text/" + split + "." + lang), dictionary, own);
+      const BinarizedCorpus attnlab = BinarizedCorpus::open(own);
+      CHECK(attnlab.format() == BinarizedFormat::kAttnlab);
+      CHECK(attnlab.sentences() == expected);
+    }
+}
+
+TEST_CASE("fairseq's other id types (int32 of older versions, uint32, int64) read the same ids",
+          "[binarized][fairseq]") {
+  const Sentences expected = fairseq_ids("valid", "en");
+  for (const auto& [name, dtype] : {std::pair{"int32", TokenDtype::kInt32}, std::pair{"uint32", TokenDtype::kUInt32},
+                                    std::pair{"int64", TokenDtype::kInt64}}) {
+    INFO(name);
+    const BinarizedCorpus corpus =
+        BinarizedCorpus::open(vector_path(std::string("own/fairseq/dtypes/valid.en-de.en.") + name + ".bin"));
+    CHECK(corpus.dtype() == dtype);
+    CHECK(corpus.sentences() == expected);
+  }
+}
+
+TEST_CASE("a damaged fairseq index or data file gives an error naming it", "[binarized][fairseq]") {
+  TempDir tmp;
+  const std::string good_index = attn::test::read_file(vector_path("own/fairseq/data-bin/valid.en-de.en.idx"));
+  const std::string good_data = attn::test::read_file(fairseq_split("valid", "en"));
+  const std::string bin = tmp.file("valid.en-de.en.bin"), idx = tmp.file("valid.en-de.en.idx");
+  const uint64_t count = 20;
+  auto open_with = [&](const std::string& index, const std::string& data) {
+    attn::test::write_file(idx, index);
+    attn::test::write_file(bin, data);
+    return BinarizedCorpus::open(bin);
+  };
+  auto patched = [&](size_t offset, const auto& value) {
+    std::string copy = good_index;
+    copy.replace(offset, sizeof value, reinterpret_cast<const char*>(&value), sizeof value);
+    return copy;
+  };
+  REQUIRE(open_with(good_index, good_data).sentences() == fairseq_ids("valid", "en"));
+
+  // No .idx, or one without fairseq's magic: the .bin is not attnlab's either, and both are said.
+  std::filesystem::remove(idx);
+  CHECK_THROWS_WITH(BinarizedCorpus::open(bin), Catch::Contains(bin) && Catch::Contains("not an attnlab") &&
+                                                    Catch::Contains(idx));
+  CHECK_THROWS_WITH(open_with("MMIDIDY" + good_index.substr(7), good_data), Catch::Contains("nor fairseq's"));
+
+  CHECK_THROWS_WITH(open_with(good_index.substr(0, 20), good_data),
+                    Catch::Contains(idx) && Catch::Contains("truncated fairseq index"));
+  CHECK_THROWS_WITH(open_with(patched(9, uint64_t{2}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("version 2"));
+  CHECK_THROWS_WITH(open_with(patched(17, uint8_t{6}), good_data), Catch::Contains(idx) && Catch::Contains("float64"));
+  CHECK_THROWS_WITH(open_with(patched(17, uint8_t{77}), good_data), Catch::Contains("dtype code 77"));
+  // A sentence count the file cannot hold (the huge one must not overflow), a cut or a longer file.
+  for (const uint64_t wrong_count : {count + 1, ~uint64_t{0} / 4})
+    CHECK_THROWS_WITH(open_with(patched(18, wrong_count), good_data),
+                      Catch::Contains(idx) && Catch::Contains("corrupt or truncated fairseq index"));
+  CHECK_THROWS_WITH(open_with(good_index.substr(0, good_index.size() - 1), good_data), Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(open_with(good_index + "x", good_data), Catch::Contains("truncated"));
+  // Lengths (int32 from byte 26) and byte offsets (int64 after them).
+  const size_t lengths = attn::data::kFairseqMmapHeaderBytes, pointers = lengths + 4 * count;
+  CHECK_THROWS_WITH(open_with(patched(lengths + 4 * 3, int32_t{0}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("sentence 3 has length 0"));
+  CHECK_THROWS_WITH(open_with(patched(lengths, int32_t{-5}), good_data), Catch::Contains("length -5"));
+  CHECK_THROWS_WITH(open_with(patched(pointers + 8 * 2, int64_t{3}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("sentence 2 starts at byte 3"));
+  CHECK_THROWS_WITH(open_with(patched(pointers, int64_t{-2}), good_data), Catch::Contains("corrupt index"));
+  // A .bin shorter or longer than the lengths say.
+  CHECK_THROWS_WITH(open_with(good_index, good_data.substr(0, good_data.size() - 2)),
+                    Catch::Contains(bin) && Catch::Contains("size mismatch"));
+  CHECK_THROWS_WITH(open_with(good_index, good_data + "xx"), Catch::Contains("size mismatch"));
+  // Ids no dictionary has: 65,535 as uint16 is valid for the file but every caller's
+  // dictionary check sees it (max_id); as int16 it reads negative and is refused here.
+  std::string big_id = good_data;
+  big_id[0] = big_id[1] = char(0xff);
+  CHECK(open_with(good_index, big_id).max_id() == 65535);
+  CHECK_THROWS_WITH(open_with(patched(17, uint8_t{3}), big_id),
+                    Catch::Contains(bin) && Catch::Contains("id -1, not a valid token id"));
+  // attnlab's own magic wins over a fairseq .idx left beside the file.
+  attn::data::Dictionary dictionary;
+  attn::data::write_binarized_corpus(bin, {{3, 2}}, dictionary);
+  CHECK(BinarizedCorpus::open(bin).format() == BinarizedFormat::kAttnlab);
+}
+
+TEST_CASE("fairseq_mmap_index_path puts .idx in place of .bin", "[binarized][fairseq]") {
+  CHECK(attn::data::fairseq_mmap_index_path("bin/train.en-de.en.bin") == "bin/train.en-de.en.idx");
+  CHECK(attn::data::fairseq_mmap_index_path("bin/train.en-de.en") == "bin/train.en-de.en.idx");
+}
+
+TEST_CASE("fairseq_mmap_files writes the type fairseq picks for the dictionary's size, and reads back",
+          "[binarized][fairseq]") {
+  CHECK(attn::data::fairseq_token_dtype_for(65499) == TokenDtype::kUInt16);
+  CHECK(attn::data::fairseq_token_dtype_for(65500) == TokenDtype::kUInt32);
+  CHECK(attn::data::fairseq_token_dtype_for(4294967294) == TokenDtype::kUInt32);
+  CHECK(attn::data::fairseq_token_dtype_for(4294967295) == TokenDtype::kInt64);
+  TempDir tmp;
+  const std::vector<std::vector<int32_t>> sentences{{70000, 6, 2}, {2}, {65535, 2}};
+  const std::string bin = tmp.file("big.bin");
+  const attn::data::FairseqMmapFiles files = attn::data::fairseq_mmap_files(sentences, 70001);
+  attn::test::write_file(bin, files.data);
+  attn::test::write_file(tmp.file("big.idx"), files.index);
+  const BinarizedCorpus corpus = BinarizedCorpus::open(bin);
+  CHECK(corpus.dtype() == TokenDtype::kUInt32);
+  CHECK(corpus.sentences() == Sentences{{70000, 6, 2}, {2}, {65535, 2}});
+  CHECK(files.data.size() == 6 * 4);
+  CHECK(files.index.size() == attn::data::kFairseqMmapHeaderBytes + 3 * 12);
+}
