@@ -30,6 +30,7 @@ struct TrainCommandArgs {
   bool no_epoch_checkpoints = false;
   std::string eval_bleu_args = "{}";
   bool maximize_best_checkpoint_metric = false;
+  std::string valid_subset = "valid";
 };
 
 // "(0.9, 0.98)", "0.9,0.98" or "0.9 0.98" -> numbers.
@@ -41,6 +42,19 @@ std::vector<double> parse_number_list(std::string text, const char* flag) {
   for (double v; in >> v;) values.push_back(v);
   if (!in.eof() || values.empty()) throw Error(fmt::format("{}: cannot read numbers from '{}'", flag, text));
   return values;
+}
+
+// "valid,valid1" -> {valid, valid1}; an empty name or one given twice is an error.
+std::vector<std::string> parse_valid_subsets(const std::string& text) {
+  std::vector<std::string> subsets;
+  std::istringstream in(text + ",");
+  for (std::string name; std::getline(in, name, ',');) {
+    ATTN_CHECK(!name.empty(), "--valid-subset: an empty split name in '{}' (give names such as valid,valid1)", text);
+    ATTN_CHECK(std::find(subsets.begin(), subsets.end(), name) == subsets.end(),
+               "--valid-subset: '{}' is named twice in '{}'", name, text);
+    subsets.push_back(name);
+  }
+  return subsets;
 }
 
 // Checks a model flag's value when the command line is read, with the config's own reader:
@@ -68,6 +82,7 @@ int run_train(TrainCommandArgs& args) {
                                                 : ProgressMode::kAuto;
   options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
   options.eval_bleu.search = parse_eval_bleu_args(args.eval_bleu_args);
+  options.valid_subsets = parse_valid_subsets(args.valid_subset);
   // fairseq minimises any metric unless told otherwise; here the flag must agree with the metric.
   const bool bleu = parse_validation_metric(options.best_checkpoint_metric) == ValidationMetric::bleu;
   ATTN_CHECK(!bleu || args.maximize_best_checkpoint_metric,
@@ -195,6 +210,10 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");
   cmd.add_flag("--no-epoch-checkpoints", args->no_epoch_checkpoints, "Only checkpoint_last / _best at epoch ends");
   cmd.add_option("--validate-interval-updates", o.validate_interval_updates, "Also validate every N updates");
+  cmd.add_option("--valid-subset", args->valid_subset,
+                 "Comma-separated splits to validate on (valid,valid1,test); the first picks checkpoint_best and "
+                 "drives --patience")
+      ->capture_default_str();
   cmd.add_option("--patience", o.patience,
                  "Stop when N validations in a row have not improved on the best --best-checkpoint-metric "
                  "(<= 0: never)");

@@ -37,6 +37,7 @@ std::optional<LogRecord> parse_record(const std::string& line, const std::string
   if (j["type"] != "train" && j["type"] != "valid") return std::nullopt;
   LogRecord r;
   r.valid = j["type"] == "valid";
+  if (r.valid) r.subset = j.contains("subset") && j["subset"].is_string() ? j["subset"].get<std::string>() : "valid";
   r.update = j["update"].get<double>();
   for (const auto& [key, value] : j.items())
     if (value.is_number() && key != "update") r.values[key] = value.get<double>();
@@ -133,6 +134,11 @@ std::vector<LogRecord> read_training_log(const std::string& path) {
       records.push_back(std::move(*r));
   }
   data::check_read(in, path);
+  const auto first_validation = std::ranges::find_if(records, [](const LogRecord& r) { return r.valid; });
+  if (first_validation != records.end())
+    std::erase_if(records, [subset = first_validation->subset](const LogRecord& r) {
+      return r.valid && r.subset != subset;
+    });
   records = without_redone_updates(std::move(records));
   ATTN_CHECK(!records.empty(),
              "plot: {} has no training or validation record yet (the first comes after --log-interval updates)", path);

@@ -20,10 +20,13 @@ struct LogRecord {
   // training records that have it; with none to go by it stays unknown.
   std::optional<double> elapsed;
   std::map<std::string, double> values;  // every other numeric field
+  std::string subset;  // a validation record's split ("valid" in logs from before --valid-subset)
 };
 
 // The records of a log in update order. A run resumed from an earlier checkpoint logs some
-// updates again: a training record for update u replaces every earlier record at u or later. Errors name the
+// updates again: a training record for update u replaces every earlier record at u or later.
+// Of a run validated on several splits (train --valid-subset) only the first split's
+// validation records are kept, the one that picked its best checkpoint. Errors name the
 // file and line (not JSON, no "type" or "update"), or the file (a folder, not readable, no record).
 std::vector<LogRecord> read_training_log(const std::string& path);
 

@@ -176,6 +176,9 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   if (options_.ema_decay != 0.0)
     ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
   train_data_ = std::make_unique<SplitCorpora>(open_split(task_, "train"));
+  // A missing or damaged validation split stops the run now, not after its first epoch.
+  ATTN_CHECK(!options_.valid_subsets.empty(), "train: --valid-subset names no split");
+  for (const std::string& subset : options_.valid_subsets) open_split(task_, subset);
   loader_ = make_train_loader(*train_data_, options_, config_);
   if (loader_->num_filtered() > 0)
     progress_.line(fmt::format("warning: training {}", loader_->filtered().describe()));
@@ -538,10 +541,30 @@ ValidationResult Trainer::validate(const std::string& split) {
   return result;
 }
 
-ValidationResult Trainer::validate_these_weights() {
-  if (!last_validation_ || last_validation_->first != num_updates_)
-    last_validation_.emplace(num_updates_, validate("valid"));
+const std::vector<ValidationResult>& Trainer::validate_these_weights() {
+  if (!last_validation_ || last_validation_->first != num_updates_) {
+    std::vector<ValidationResult> results;
+    for (const std::string& subset : options_.valid_subsets) results.push_back(validate(subset));
+    last_validation_.emplace(num_updates_, std::move(results));
+  }
   return last_validation_->second;
+}
+
+std::string Trainer::validation_line(size_t subset, const ValidationResult& valid,
+                                     std::optional<int64_t> ended_epoch) const {
+  const std::string& name = options_.valid_subsets.at(subset);
+  if (ended_epoch)
+    return fmt::format("epoch {:03d} | valid on '{}' subset | {} | num_updates {}", *ended_epoch, name,
+                       validation_text(valid), num_updates_);
+  if (name == "valid") return fmt::format("valid at update {} | {}", num_updates_, validation_text(valid));
+  return fmt::format("valid on '{}' subset at update {} | {}", name, num_updates_, validation_text(valid));
+}
+
+void Trainer::log_other_subsets(const std::vector<ValidationResult>& valid, std::optional<int64_t> ended_epoch) {
+  for (size_t i = 1; i < valid.size(); ++i) {
+    info(validation_line(i, valid[i], ended_epoch));
+    log_json(validation_record(valid[i], options_.valid_subsets[i], ended_epoch.value_or(epoch())));
+  }
 }
 
 double Trainer::best_checkpoint_metric(const ValidationResult& valid) const {
@@ -555,8 +578,9 @@ std::string Trainer::validation_text(const ValidationResult& valid) {
   return text;
 }
 
-nlohmann::json Trainer::validation_record(const ValidationResult& valid, int64_t epoch) const {
-  nlohmann::json record = {{"type", "valid"},   {"epoch", epoch},           {"update", num_updates_},
+nlohmann::json Trainer::validation_record(const ValidationResult& valid, const std::string& subset,
+                                          int64_t epoch) const {
+  nlohmann::json record = {{"type", "valid"},   {"subset", subset},         {"epoch", epoch}, {"update", num_updates_},
                            {"loss", valid.loss}, {"nll_loss", valid.nll_loss}, {"ppl", valid.ppl},
                            {"elapsed", training_seconds()}};
   if (valid.bleu) record["bleu"] = *valid.bleu;
@@ -653,10 +677,12 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
     interval = IntervalStats{};
   }
   if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0) {
-    const ValidationResult valid = validate_these_weights();
+    const std::vector<ValidationResult>& results = validate_these_weights();
+    const ValidationResult& valid = results.front();
     early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
-    info(fmt::format("valid at update {} | {}", num_updates_, validation_text(valid)));
-    log_json(validation_record(valid, epoch()));
+    info(validation_line(0, valid, std::nullopt));
+    log_json(validation_record(valid, options_.valid_subsets.front(), epoch()));
+    log_other_subsets(results, std::nullopt);
   }
   const int64_t interval_updates = options_.checkpoints.save_interval_updates;
   if (interval_updates > 0 && num_updates_ % interval_updates == 0)
@@ -666,7 +692,8 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
 void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) {
   // After the loader reported the end of epoch E its position is already (E + 1, 0).
   const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
-  const ValidationResult valid = validate_these_weights();
+  const std::vector<ValidationResult>& results = validate_these_weights();
+  const ValidationResult& valid = results.front();
   early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
   const bool better_loss = improves(ValidationMetric::loss, valid.loss, best_loss_);
   if (better_loss) best_loss_ = valid.loss;
@@ -675,16 +702,16 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   const bool is_best = best_metric_ == ValidationMetric::bleu ? better_bleu : better_loss;
   validated_ = true;
   summary.last_valid = valid;
-  nlohmann::json record = validation_record(valid, finished_epoch);
+  nlohmann::json record = validation_record(valid, options_.valid_subsets.front(), finished_epoch);
   record["best_loss"] = *best_loss_;
   std::string best_text = fmt::format("best_loss {:.3f}", *best_loss_);
   if (best_bleu_) {
     record["best_bleu"] = *best_bleu_;
     best_text += fmt::format(" | best_bleu {:.2f}", *best_bleu_);
   }
-  info(fmt::format("epoch {:03d} | valid on 'valid' subset | {} | num_updates {} | {}", finished_epoch,
-                   validation_text(valid), num_updates_, best_text));
+  info(validation_line(0, valid, finished_epoch) + " | " + best_text);
   log_json(record);
+  log_other_subsets(results, finished_epoch);
   // The schedule's end-of-epoch step (reduce_lr_on_plateau reads the metric) comes before the
   // save, so that a run resumed from this checkpoint goes on as the uninterrupted one.
   if (end_of_epoch) {

@@ -163,6 +163,9 @@ struct TrainerOptions {
   ResetOptions reset;
   CheckpointPolicy checkpoints;
   int64_t validate_interval_updates = 0;
+  // --valid-subset: the splits validated each time, all opened before training starts; the
+  // first one's result picks checkpoint_best and drives --patience and the plateau schedule.
+  std::vector<std::string> valid_subsets{"valid"};
   int64_t patience = 0;  // > 0: stop after that many validations in a row without a new best
   BleuValidationOptions eval_bleu;           // --eval-bleu and its options
   std::string best_checkpoint_metric = "loss";  // loss | bleu (bleu: higher is better)
@@ -246,15 +249,21 @@ class Trainer {
   double training_seconds() const;
   void after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary);
   void end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary);
-  // validate("valid"), or its result at this update when it ran already (a stop right after
-  // an interval validation).
-  ValidationResult validate_these_weights();
+  // validate() of every --valid-subset, in their order, or the results at this update when
+  // they were measured already (a stop right after an interval validation).
+  const std::vector<ValidationResult>& validate_these_weights();
+  // "epoch 003 | valid on 'valid1' subset | loss 4.102 | ... | num_updates 900" for the epoch
+  // that ended, "valid on 'valid1' subset at update 900 | loss 4.102 | ..." between epoch ends
+  // ("valid at update 900 | ..." for the default subset, valid).
+  std::string validation_line(size_t subset, const ValidationResult& valid, std::optional<int64_t> ended_epoch) const;
+  // The lines and records of the subsets after the first (the first's go with the best so far).
+  void log_other_subsets(const std::vector<ValidationResult>& valid, std::optional<int64_t> ended_epoch);
   // Why to stop for a low lr (--min-lr with the old cosine flags, --stop-min-lr), or nothing.
   std::optional<std::string> lr_stop_reason() const;
   // The value --best-checkpoint-metric (and --patience) compare: the loss, or BLEU.
   double best_checkpoint_metric(const ValidationResult& valid) const;
   static std::string validation_text(const ValidationResult& valid);
-  nlohmann::json validation_record(const ValidationResult& valid, int64_t epoch) const;
+  nlohmann::json validation_record(const ValidationResult& valid, const std::string& subset, int64_t epoch) const;
   // Opens save_dir/train_log.jsonl for appending (a folder there, or a file that cannot be
   // opened, is an error naming it); log_json writes a record and flushes it, and a failed write
   // (a full disk) is an error naming the log.
@@ -284,7 +293,8 @@ class Trainer {
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;
   std::optional<double> best_loss_, best_bleu_;
-  std::optional<std::pair<int64_t, ValidationResult>> last_validation_;  // the update it measured
+  // The update they measured, and every --valid-subset's result.
+  std::optional<std::pair<int64_t, std::vector<ValidationResult>>> last_validation_;
   ValidationMetric best_metric_ = parse_validation_metric(options_.best_checkpoint_metric);
   EarlyStopping early_stopping_{options_.patience, best_metric_};  // --patience
   bool validated_ = true;  // false after an update, until the next validation (end_of_epoch_or_stop)

@@ -631,6 +631,38 @@ TEST_CASE("train logs every update and validation and writes fairseq's checkpoin
     }
 }
 
+TEST_CASE("train --valid-subset validates on each split, the first one picking the best; a missing one stops it first") {
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  std::vector<std::string> args = tiny_training_args("data-bin", "subsets");
+  args.insert(args.end(), {"--valid-subset", "valid,test", "--max-epoch", "1", "--validate-interval-updates", "1"});
+  const CommandResult trained = run_attnlab(workspace.dir, args);
+  require_success(trained);
+  INFO(trained.out);
+  CHECK(std::regex_search(trained.out, std::regex(R"(\nvalid at update 1 \| loss [0-9.]+ )")));
+  CHECK(std::regex_search(trained.out, std::regex(R"(\nvalid on 'test' subset at update 1 \| loss [0-9.]+ )")));
+  CHECK(std::regex_search(trained.out,
+                          std::regex(R"(epoch 001 \| valid on 'valid' subset \| loss [0-9.]+ .* \| best_loss [0-9.]+)")));
+  std::smatch test_line;
+  REQUIRE(std::regex_search(trained.out, test_line,
+                            std::regex(R"(epoch 001 \| valid on 'test' subset (\| loss [0-9.]+ \| nll_loss [0-9.]+ \| ppl [0-9.]+) \| num_updates [0-9]+\n)")));
+  CHECK_FALSE(contains(test_line.str(), "best_loss"));  // the best is the first subset's alone
+  // The test line is the loss validate measures on that split with the saved weights.
+  const CommandResult validated =
+      run_attnlab(workspace.dir, {"validate", "data-bin", "--path", "subsets/checkpoint1", "--subset", "test",
+                                  "--max-tokens", "512", "--threads", "1"});
+  require_success(validated);
+  CHECK(contains(validated.out, "valid on 'test' subset " + test_line[1].str()));
+  CHECK(contains(read_file(workspace.dir.file("subsets/train_log.jsonl")), "\"subset\":\"test\""));
+
+  // A split that is not there, or an empty name, stops the run before any training or file.
+  std::vector<std::string> missing = tiny_training_args("data-bin", "subsets-missing");
+  missing.insert(missing.end(), {"--valid-subset", "valid,valid1", "--max-epoch", "1"});
+  require_runtime_error(run_attnlab(workspace.dir, missing), {"valid1.en-de.en.bin", "cannot open"});
+  CHECK_FALSE(fs::exists(workspace.dir.dir / "subsets-missing"));
+  missing[missing.size() - 3] = "valid,";
+  require_runtime_error(run_attnlab(workspace.dir, missing), {"--valid-subset: an empty split name in 'valid,'"});
+}
+
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult validated =

@@ -147,6 +147,22 @@ TEST_CASE("plot: a training log is read in update order, a resumed run's repeate
   CHECK_THROWS_WITH(read_training_log(dir.file("started.jsonl")), Contains("started.jsonl") && Contains("no training"));
 }
 
+TEST_CASE("plot: of a run validated on several splits, the curve is the first split's") {
+  TempDir dir;
+  write_file(dir.file("log.jsonl"),
+             "{\"type\": \"train\", \"update\": 1, \"loss\": 9, \"elapsed\": 10}\n"
+             "{\"type\": \"valid\", \"subset\": \"valid1\", \"update\": 1, \"loss\": 8.5}\n"
+             "{\"type\": \"valid\", \"subset\": \"test\", \"update\": 1, \"loss\": 7.5}\n"
+             "{\"type\": \"valid\", \"subset\": \"valid1\", \"update\": 2, \"loss\": 6.5}\n");
+  const std::vector<LogRecord> records = read_training_log(dir.file("log.jsonl"));
+  REQUIRE(records.size() == 3);
+  CHECK(records[1].subset == "valid1");
+  CHECK(records[2].values.at("loss") == 6.5);
+  // A log from before --valid-subset: its records are the default split's.
+  write_file(dir.file("old.jsonl"), "{\"type\": \"valid\", \"update\": 1, \"loss\": 8.5}\n");
+  CHECK(read_training_log(dir.file("old.jsonl")).at(0).subset == "valid");
+}
+
 TEST_CASE("plot: validations without their time take their update's, between and after the training records") {
   TempDir dir;
   write_file(dir.file("log.jsonl"),
@@ -268,7 +284,7 @@ TEST_CASE("plot: runs' default labels are the ends of their paths that tell them
   CHECK(run_labels({"runs/base"}) == std::vector<std::string>{"base"});
   // The same run named twice, under any path: numbered.
   CHECK(run_labels({"run", "run/train_log.jsonl", "run/"}) == std::vector<std::string>{"run", "run (2)", "run (3)"});
-  const std::vector<LogRecord> records = {{false, 1, 10.0, {{"loss", 3}}}};
+  const std::vector<LogRecord> records = {{false, 1, 10.0, {{"loss", 3}}, ""}};
   CHECK_THROWS_WITH(training_panels({{"a", records}, {"b", records}, {"a", records}}, {"loss"}, XAxis::kUpdates),
                     Contains("runs 1 and 3 are both labelled 'a'"));
 }
@@ -302,11 +318,11 @@ TEST_CASE("plot: a resumed run's redone updates are replaced, over several resum
 }
 
 TEST_CASE("plot: against minutes, records without their time are left out, and a run with none is refused") {
-  const std::vector<LogRecord> records = {{false, 1, std::nullopt, {{"loss", 4}}}, {false, 2, 120.0, {{"loss", 3}}}};
+  const std::vector<LogRecord> records = {{false, 1, std::nullopt, {{"loss", 4}}, ""}, {false, 2, 120.0, {{"loss", 3}}, ""}};
   const std::vector<Panel> panels = training_panels({{"run", records}}, {"loss"}, XAxis::kMinutes);
   REQUIRE(panels[0].series.size() == 1);
   CHECK(panels[0].series[0].x == std::vector<double>{2});
-  const std::vector<LogRecord> untimed = {{false, 1, std::nullopt, {{"loss", 4}}}};
+  const std::vector<LogRecord> untimed = {{false, 1, std::nullopt, {{"loss", 4}}, ""}};
   CHECK_THROWS_WITH(training_panels({{"old", untimed}}, {"loss"}, XAxis::kMinutes),
                     Contains("run 'old'") && Contains("\"elapsed\"") && Contains("--x updates"));
   CHECK(training_panels({{"old", untimed}}, {"loss"}, XAxis::kUpdates)[0].series[0].x == std::vector<double>{1});
