@@ -31,6 +31,7 @@ struct TrainCommandArgs {
   std::string eval_bleu_args = "{}";
   bool maximize_best_checkpoint_metric = false;
   std::string valid_subset = "valid";
+  bool disable_validation = false;
 };
 
 // "(0.9, 0.98)", "0.9,0.98" or "0.9 0.98" -> numbers.
@@ -82,7 +83,8 @@ int run_train(TrainCommandArgs& args) {
                                                 : ProgressMode::kAuto;
   options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
   options.eval_bleu.search = parse_eval_bleu_args(args.eval_bleu_args);
-  options.valid_subsets = parse_valid_subsets(args.valid_subset);
+  if (args.disable_validation) options.valid_subsets.clear();
+  else options.valid_subsets = parse_valid_subsets(args.valid_subset);
   // fairseq minimises any metric unless told otherwise; here the flag must agree with the metric.
   const bool bleu = parse_validation_metric(options.best_checkpoint_metric) == ValidationMetric::bleu;
   ATTN_CHECK(!bleu || args.maximize_best_checkpoint_metric,
@@ -214,6 +216,8 @@ CommandAction setup_train(CLI::App& cmd) {
                  "Comma-separated splits to validate on (valid,valid1,test); the first picks checkpoint_best and "
                  "drives --patience")
       ->capture_default_str();
+  cmd.add_flag("--disable-validation", args->disable_validation,
+               "Train without validating (no valid split needed; no checkpoint_best)");
   cmd.add_option("--patience", o.patience,
                  "Stop when N validations in a row have not improved on the best --best-checkpoint-metric "
                  "(<= 0: never)");

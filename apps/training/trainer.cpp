@@ -177,7 +177,6 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
     ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
   train_data_ = std::make_unique<SplitCorpora>(open_split(task_, "train"));
   // A missing or damaged validation split stops the run now, not after its first epoch.
-  ATTN_CHECK(!options_.valid_subsets.empty(), "train: --valid-subset names no split");
   for (const std::string& subset : options_.valid_subsets) open_split(task_, subset);
   loader_ = make_train_loader(*train_data_, options_, config_);
   if (loader_->num_filtered() > 0)
@@ -676,7 +675,8 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
               {"tokens_per_second", tokens_per_second}, {"elapsed", training_seconds()}});
     interval = IntervalStats{};
   }
-  if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0) {
+  if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0 &&
+      !options_.valid_subsets.empty()) {
     const std::vector<ValidationResult>& results = validate_these_weights();
     const ValidationResult& valid = results.front();
     early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
@@ -692,6 +692,20 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
 void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) {
   // After the loader reported the end of epoch E its position is already (E + 1, 0).
   const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
+  validated_ = true;
+  bool is_best = false;  // never without validation: no checkpoint_best, as in fairseq
+  if (!options_.valid_subsets.empty()) {
+    const ValidationResult valid = validate_with_best(finished_epoch, is_best);
+    summary.last_valid = valid;
+    // The schedule's end-of-epoch step (reduce_lr_on_plateau reads the metric) comes before the
+    // save, so that a run resumed from this checkpoint goes on as the uninterrupted one.
+    if (end_of_epoch) scheduler_->step(finished_epoch, best_checkpoint_metric(valid));
+  }
+  if (end_of_epoch) optimizer_->set_lr(scheduler_->step_update(num_updates_));
+  save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
+}
+
+ValidationResult Trainer::validate_with_best(int64_t finished_epoch, bool& is_best) {
   const std::vector<ValidationResult>& results = validate_these_weights();
   const ValidationResult& valid = results.front();
   early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
@@ -699,9 +713,7 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   if (better_loss) best_loss_ = valid.loss;
   const bool better_bleu = valid.bleu && improves(ValidationMetric::bleu, *valid.bleu, best_bleu_);
   if (better_bleu) best_bleu_ = valid.bleu;
-  const bool is_best = best_metric_ == ValidationMetric::bleu ? better_bleu : better_loss;
-  validated_ = true;
-  summary.last_valid = valid;
+  is_best = best_metric_ == ValidationMetric::bleu ? better_bleu : better_loss;
   nlohmann::json record = validation_record(valid, options_.valid_subsets.front(), finished_epoch);
   record["best_loss"] = *best_loss_;
   std::string best_text = fmt::format("best_loss {:.3f}", *best_loss_);
@@ -712,13 +724,7 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) 
   info(validation_line(0, valid, finished_epoch) + " | " + best_text);
   log_json(record);
   log_other_subsets(results, finished_epoch);
-  // The schedule's end-of-epoch step (reduce_lr_on_plateau reads the metric) comes before the
-  // save, so that a run resumed from this checkpoint goes on as the uninterrupted one.
-  if (end_of_epoch) {
-    scheduler_->step(finished_epoch, best_checkpoint_metric(valid));
-    optimizer_->set_lr(scheduler_->step_update(num_updates_));
-  }
-  save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
+  return valid;
 }
 
 TrainingSummary Trainer::train() {

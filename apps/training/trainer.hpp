@@ -165,6 +165,7 @@ struct TrainerOptions {
   int64_t validate_interval_updates = 0;
   // --valid-subset: the splits validated each time, all opened before training starts; the
   // first one's result picks checkpoint_best and drives --patience and the plateau schedule.
+  // None (--disable-validation): no validation, no checkpoint_best.
   std::vector<std::string> valid_subsets{"valid"};
   int64_t patience = 0;  // > 0: stop after that many validations in a row without a new best
   BleuValidationOptions eval_bleu;           // --eval-bleu and its options
@@ -249,6 +250,9 @@ class Trainer {
   double training_seconds() const;
   void after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary);
   void end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary);
+  // Validates every --valid-subset at the end of an epoch or of the run and logs them with the
+  // best so far; returns the first's result, is_best telling whether it is a new best.
+  ValidationResult validate_with_best(int64_t finished_epoch, bool& is_best);
   // validate() of every --valid-subset, in their order, or the results at this update when
   // they were measured already (a stop right after an interval validation).
   const std::vector<ValidationResult>& validate_these_weights();

@@ -663,6 +663,33 @@ TEST_CASE("train --valid-subset validates on each split, the first one picking t
   require_runtime_error(run_attnlab(workspace.dir, missing), {"--valid-subset: an empty split name in 'valid,'"});
 }
 
+TEST_CASE("train without a valid split stops at the start, or trains with --disable-validation and no checkpoint_best") {
+  TempDir dir;
+  fs::create_directories(dir.dir / "no-valid");
+  for (const auto& entry : fs::directory_iterator(vector_path("own/fairseq/data-bin")))
+    if (entry.path().filename().string().rfind("valid.", 0) != 0)
+      fs::copy_file(entry.path(), dir.dir / "no-valid" / entry.path().filename());
+  std::vector<std::string> args = tiny_training_args("no-valid", "checkpoints");
+  args.erase(std::find(args.begin(), args.end(), "--share-all-embeddings"));  // one dictionary per language
+  args.insert(args.end(), {"--max-epoch", "1"});
+  require_runtime_error(run_attnlab(dir, args), {"valid.en-de.en.bin", "cannot open"});
+  CHECK_FALSE(fs::exists(dir.dir / "checkpoints"));
+
+  args.push_back("--disable-validation");
+  const CommandResult trained = run_attnlab(dir, args);
+  require_success(trained);
+  CHECK_FALSE(contains(trained.out, "valid on"));
+  for (const char* name : {"checkpoint1", "checkpoint_last"})
+    CHECK(fs::exists(dir.file(std::string("checkpoints/") + name + ".json")));
+  CHECK_FALSE(fs::exists(dir.file("checkpoints/checkpoint_best.json")));
+  // It resumes from checkpoint_last into the next epoch.
+  args[args.size() - 2] = "2";
+  const CommandResult resumed = run_attnlab(dir, args);
+  require_success(resumed);
+  CHECK(contains(resumed.out, "done training (reached --max-epoch 2)"));
+  CHECK(fs::exists(dir.file("checkpoints/checkpoint2.json")));
+}
+
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult validated =
