@@ -32,7 +32,41 @@ struct TrainCommandArgs {
   bool maximize_best_checkpoint_metric = false;
   std::string valid_subset = "valid";
   bool disable_validation = false;
+  // fairseq flags whose meaning here is fixed or another flag's (check_fairseq_flags).
+  std::string task = "translation";
+  std::string criterion = "label_smoothed_cross_entropy";
+  std::string log_format;
+  bool no_progress_bar = false, cpu = false, skip_invalid_size_inputs_valid_test = false;
+  int64_t num_workers = 1;
+  bool fp16 = false, bf16 = false, amp = false, memory_efficient_fp16 = false;
 };
+
+// fairseq-train's flags that attnlab reads as what they mean here, or refuses with the reason:
+// --criterion cross_entropy is label smoothing 0; --log-format and --no-progress-bar choose the
+// --progress display; --cpu is --device cpu; half-precision training is not attnlab's.
+void apply_fairseq_flags(TrainCommandArgs& args) {
+  TrainerOptions& options = args.options;
+  ATTN_CHECK(args.criterion != "cross_entropy" || options.label_smoothing == 0.0,
+             "train: --label-smoothing {} belongs to --criterion label_smoothed_cross_entropy; --criterion "
+             "cross_entropy has none",
+             options.label_smoothing);
+  ATTN_CHECK(args.log_format != "json",
+             "train: --log-format json: every record goes to SAVE_DIR/train_log.jsonl as JSON already; the "
+             "display is simple (lines), tqdm (a bar) or none");
+  if (args.progress == "auto") {
+    if (args.log_format == "simple" || args.no_progress_bar) args.progress = "lines";
+    else if (args.log_format == "tqdm") args.progress = "bar";
+    else if (args.log_format == "none") args.progress = "none";
+  }
+  ATTN_CHECK(!args.cpu || options.compute.device == "cpu", "train: --cpu and --device {} ask for two devices",
+             options.compute.device);
+  for (const auto& [given, flag] : {std::pair{args.fp16, "--fp16"}, {args.bf16, "--bf16"}, {args.amp, "--amp"},
+                                    {args.memory_efficient_fp16, "--memory-efficient-fp16"}})
+    ATTN_CHECK(!given,
+               "train: {}: attnlab trains with float32 weights and activations; --matmul-precision bf16 gives "
+               "bfloat16 matrix products with float32 sums (CPUs with AVX512-BF16 or AMX, and GPUs)",
+               flag);
+}
 
 // "(0.9, 0.98)", "0.9,0.98" or "0.9 0.98" -> numbers.
 std::vector<double> parse_number_list(std::string text, const char* flag) {
@@ -67,6 +101,7 @@ CLI::Validator config_value(const std::string& field) {
 
 int run_train(TrainCommandArgs& args) {
   TrainerOptions& options = args.options;
+  apply_fairseq_flags(args);
   const std::vector<double> betas = parse_number_list(args.adam_betas, "--adam-betas");
   if (betas.size() != 2) throw Error(fmt::format("--adam-betas takes two numbers, got '{}'", args.adam_betas));
   options.adam_beta1 = betas[0];
@@ -130,6 +165,13 @@ CommandAction setup_train(CLI::App& cmd) {
   }
   cmd.add_option("--model-override", args->model_overrides, "Any config field: key=value (repeatable)");
   cmd.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon")->capture_default_str();
+  cmd.add_option("--criterion", args->criterion,
+                 "label_smoothed_cross_entropy, or cross_entropy (the same without --label-smoothing)")
+      ->check(CLI::IsMember({"label_smoothed_cross_entropy", "cross_entropy"}))
+      ->capture_default_str();
+  cmd.add_option("--task", args->task, "translation (the one task here)")
+      ->check(CLI::IsMember({"translation"}))
+      ->capture_default_str();
   // optimizer and schedule
   cmd.add_option("--optimizer", o.optimizer, "adam | nag")->check(CLI::IsMember({"adam", "nag"}))->capture_default_str();
   cmd.add_option("--adam-betas", args->adam_betas, "Adam betas, e.g. '(0.9, 0.98)'")->capture_default_str();
@@ -191,6 +233,21 @@ CommandAction setup_train(CLI::App& cmd) {
   // batches and stopping
   cmd.add_option("--max-tokens", o.max_tokens, "Tokens per batch, padding included")->check(positive_number());
   cmd.add_option("--max-sentences,--batch-size", o.max_sentences, "Sentences per batch")->check(positive_number());
+  cmd.add_option("--required-batch-size-multiple", o.required_batch_size_multiple,
+                 "A batch cut keeps a multiple of this many sentences (fairseq's default is 8)")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--max-tokens-valid", o.valid_max_tokens, "Validation batches' tokens (default: --max-tokens)")
+      ->check(positive_number());
+  cmd.add_option("--batch-size-valid", o.valid_max_sentences, "Validation batches' sentences (default: --batch-size)")
+      ->check(positive_number());
+  cmd.add_option("--train-subset", o.train_subset, "The split trained on")->capture_default_str();
+  cmd.add_flag("--skip-invalid-size-inputs-valid-test", args->skip_invalid_size_inputs_valid_test,
+               "Accepted for fairseq commands: validation always skips pairs too long for the model or "
+               "--max-tokens-valid, and reports how many");
+  cmd.add_option("--num-workers", args->num_workers,
+                 "Accepted for fairseq commands: batches come from the memory-mapped splits in this process")
+      ->check(non_negative_number());
   cmd.add_option("--update-freq", o.update_freq, "Accumulate gradients over N batches")->capture_default_str();
   cmd.add_option("--max-update", o.max_update, "Stop after N updates (0: no limit)");
   cmd.add_option("--max-epoch", o.max_epoch, "Stop after N epochs (0: no limit)");
@@ -244,6 +301,14 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--progress", args->progress, "auto | bar | lines | none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
       ->capture_default_str();
+  cmd.add_option("--log-format", args->log_format, "fairseq's name for --progress: simple (lines), tqdm (bar), none")
+      ->check(CLI::IsMember({"simple", "tqdm", "none", "json"}));
+  cmd.add_flag("--no-progress-bar", args->no_progress_bar, "fairseq's name for --progress lines");
+  cmd.add_flag("--cpu", args->cpu, "fairseq's name for --device cpu (the default)");
+  cmd.add_flag("--fp16", args->fp16, "Refused: see --matmul-precision");
+  cmd.add_flag("--bf16", args->bf16, "Refused: see --matmul-precision");
+  cmd.add_flag("--amp", args->amp, "Refused: see --matmul-precision");
+  cmd.add_flag("--memory-efficient-fp16", args->memory_efficient_fp16, "Refused: see --matmul-precision");
   // distributed (dist/world.hpp)
   cmd.add_option("--distributed-world-size", args->world.world_size,
                  "Number of ranks; under mpirun it must equal -np (default: what the launcher started)")

@@ -33,6 +33,7 @@ std::unique_ptr<data::BatchLoader> make_train_loader(const SplitCorpora& corpora
   data::BatchingOptions batching;
   batching.max_tokens = options.max_tokens;
   batching.max_sentences = options.max_sentences;
+  batching.required_batch_size_multiple = options.required_batch_size_multiple;
   batching.max_source_positions = config.max_source_positions;
   batching.max_target_positions = config.max_target_positions;
   batching.oversize = data::OversizePolicy::kFilter;
@@ -175,7 +176,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   build_scheduler();
   if (options_.ema_decay != 0.0)
     ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
-  train_data_ = std::make_unique<SplitCorpora>(open_split(task_, "train"));
+  train_data_ = std::make_unique<SplitCorpora>(open_split(task_, options_.train_subset));
   // A missing or damaged validation split stops the run now, not after its first epoch.
   for (const std::string& subset : options_.valid_subsets) open_split(task_, subset);
   loader_ = make_train_loader(*train_data_, options_, config_);
@@ -524,12 +525,17 @@ ValidationResult Trainer::validate(const std::string& split) {
   std::optional<nn::AveragedWeightsScope> averaged;  // with --ema-decay, θ̄ is what is measured
   if (ema_) averaged.emplace(*ema_);
   const SplitCorpora corpora = open_split(task_, split);
-  ValidationResult result = evaluate_loss(*model_, corpora, criterion_, options_.max_tokens, options_.max_sentences,
+  // --max-tokens-valid and --batch-size-valid, as training's when not given (fairseq's defaults).
+  const int64_t max_tokens = options_.valid_max_tokens > 0 ? options_.valid_max_tokens : options_.max_tokens;
+  const int64_t max_sentences = options_.valid_max_sentences > 0 ? options_.valid_max_sentences : options_.max_sentences;
+  ValidationResult result = evaluate_loss(*model_, corpora, criterion_, max_tokens, max_sentences,
                                           &parallel_.world());  // each rank its share of the batches
+  // The same pairs each time: said at the split's first validation.
+  if (result.skipped.total() > 0 && splits_with_skips_told_.insert(split).second)
+    progress_.line(fmt::format("warning: valid on '{}' subset | {}", split, result.skipped.describe()));
   if (options_.eval_bleu.enabled) {
     const BleuValidation bleu = evaluate_bleu(*model_, corpora, task_.target_dict, options_.eval_bleu,
-                                              task_.target_lang, options_.max_tokens, options_.max_sentences,
-                                              &parallel_.world());
+                                              task_.target_lang, max_tokens, max_sentences, &parallel_.world());
     result.bleu = bleu.score.score;
     if (options_.eval_bleu.print_samples) {
       info("example hypothesis: " + bleu.sample_hypothesis);

@@ -75,6 +75,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,6 +151,9 @@ struct TrainerOptions {
 
   // Batches and stopping.
   int64_t max_tokens = 0, max_sentences = 0, update_freq = 1;
+  int64_t required_batch_size_multiple = 1;  // a batch cut keeps a multiple of this many rows
+  int64_t valid_max_tokens = 0, valid_max_sentences = 0;  // validation batches; 0: as training's
+  std::string train_subset = "train";
   int64_t max_update = 0, max_epoch = 0;
   double max_time_minutes = 0.0;
   uint64_t seed = 1;
@@ -299,6 +303,7 @@ class Trainer {
   std::optional<double> best_loss_, best_bleu_;
   // The update they measured, and every --valid-subset's result.
   std::optional<std::pair<int64_t, std::vector<ValidationResult>>> last_validation_;
+  std::set<std::string> splits_with_skips_told_;  // validation splits whose skipped pairs were reported
   ValidationMetric best_metric_ = parse_validation_metric(options_.best_checkpoint_metric);
   EarlyStopping early_stopping_{options_.patience, best_metric_};  // --patience
   bool validated_ = true;  // false after an update, until the next validation (end_of_epoch_or_stop)

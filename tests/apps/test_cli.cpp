@@ -690,6 +690,48 @@ TEST_CASE("train without a valid split stops at the start, or trains with --disa
   CHECK(fs::exists(dir.file("checkpoints/checkpoint2.json")));
 }
 
+TEST_CASE("train takes fairseq-train's other flag names as what they mean here, or says why not") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");  // 150 training pairs
+  auto updates_in_epoch_one = [&](const std::string& save_dir, std::vector<std::string> flags) {
+    std::vector<std::string> args = {"train", data, "--arch", "transformer_tiny", "--threads", "1", "--save-dir",
+                                     save_dir, "--max-epoch", "1"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CommandResult trained = run_attnlab(dir, args);
+    require_success(trained);
+    std::smatch count;
+    REQUIRE(std::regex_search(trained.out, count,
+                              std::regex(R"(epoch 001 \| valid on 'valid' subset .* \| num_updates ([0-9]+))")));
+    return std::make_pair(std::stoi(count[1].str()), trained.out);
+  };
+  // --required-batch-size-multiple 8 cuts batches of 12 sentences down to 8: 19 updates, not 13.
+  const std::vector<std::string> batches = {"--max-tokens", "100000", "--max-sentences", "12", "--no-progress-bar",
+                                            "--task", "translation", "--num-workers", "2"};
+  CHECK(updates_in_epoch_one("twelve", batches).first == 13);
+  std::vector<std::string> multiple = batches;
+  multiple.insert(multiple.end(), {"--required-batch-size-multiple", "8", "--max-tokens-valid", "30",
+                                   "--skip-invalid-size-inputs-valid-test", "--criterion", "cross_entropy",
+                                   "--log-format", "simple", "--cpu"});
+  const auto [updates, out] = updates_in_epoch_one("eight", multiple);
+  CHECK(updates == 19);
+  // Validation batches of at most 30 tokens leave out the longer pairs, said once.
+  CHECK(contains(out, "warning: valid on 'valid' subset | 13 pairs skipped (13 alone longer than max tokens 30)"));
+
+  const std::vector<std::string> base = {"train", data, "--max-tokens", "512", "--save-dir", "refused"};
+  auto refused = [&](std::vector<std::string> flags, std::vector<std::string> names) {
+    flags.insert(flags.begin(), base.begin(), base.end());
+    require_runtime_error(run_attnlab(dir, flags), names);
+  };
+  refused({"--fp16"}, {"--fp16", "--matmul-precision bf16"});
+  refused({"--criterion", "cross_entropy", "--label-smoothing", "0.1"}, {"--criterion cross_entropy has none"});
+  refused({"--log-format", "json"}, {"train_log.jsonl"});
+  refused({"--cpu", "--device", "cuda"}, {"--cpu and --device cuda"});
+  refused({"--train-subset", "train1"}, {"train1.en-de.en.bin"});
+  require_command_line_error(run_attnlab(dir, {"train", data, "--max-tokens", "512", "--task", "language_modeling"}),
+                             "--task");
+  CHECK_FALSE(fs::exists(dir.dir / "refused" / "checkpoint_last.json"));
+}
+
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult validated =
