@@ -269,6 +269,12 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");
   cmd.add_flag("--no-epoch-checkpoints", args->no_epoch_checkpoints, "Only checkpoint_last / _best at epoch ends");
   cmd.add_option("--validate-interval-updates", o.validate_interval_updates, "Also validate every N updates");
+  cmd.add_option("--validate-interval", o.validate_interval, "Validate at every Nth epoch end (and at the run's end)")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--save-interval", o.save_interval, "Save at every Nth epoch end (and at the run's end)")
+      ->check(positive_number())
+      ->capture_default_str();
   cmd.add_option("--valid-subset", args->valid_subset,
                  "Comma-separated splits to validate on (valid,valid1,test); the first picks checkpoint_best and "
                  "drives --patience")

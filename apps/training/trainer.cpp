@@ -695,20 +695,24 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
     save({.epoch = epoch(), .num_updates = num_updates_, .end_of_epoch = false, .is_best = false});
 }
 
-void Trainer::end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary) {
+void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSummary& summary) {
   // After the loader reported the end of epoch E its position is already (E + 1, 0).
   const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
   validated_ = true;
   bool is_best = false;  // never without validation: no checkpoint_best, as in fairseq
-  if (!options_.valid_subsets.empty()) {
+  const bool validate_now = stopping || finished_epoch % options_.validate_interval == 0;
+  if (!options_.valid_subsets.empty() && validate_now) {
     const ValidationResult valid = validate_with_best(finished_epoch, is_best);
     summary.last_valid = valid;
+    // A validation that stops the run early is saved whatever the interval (fairseq's order).
+    stopping = stopping || early_stopping_.stop_reason().has_value();
     // The schedule's end-of-epoch step (reduce_lr_on_plateau reads the metric) comes before the
     // save, so that a run resumed from this checkpoint goes on as the uninterrupted one.
     if (end_of_epoch) scheduler_->step(finished_epoch, best_checkpoint_metric(valid));
   }
   if (end_of_epoch) optimizer_->set_lr(scheduler_->step_update(num_updates_));
-  save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
+  if (stopping || finished_epoch % options_.save_interval == 0)
+    save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
 }
 
 ValidationResult Trainer::validate_with_best(int64_t finished_epoch, bool& is_best) {
@@ -738,7 +742,7 @@ TrainingSummary Trainer::train() {
   TrainingSummary summary;
   std::optional<std::string> stop = parallel_.agree(stop_reason(/*end_of_epoch=*/true));
   // A run killed after its last update but before the validation and checkpoints of its end.
-  if (stop && !validated_) end_of_epoch_or_stop(/*end_of_epoch=*/false, summary);
+  if (stop && !validated_) end_of_epoch_or_stop(/*end_of_epoch=*/false, /*stopping=*/true, summary);
   IntervalStats interval;
   while (!stop) {
     begin_epoch();
@@ -768,7 +772,7 @@ TrainingSummary Trainer::train() {
       }
       stop = parallel_.agree(stop_reason(end_of_epoch));
     }
-    end_of_epoch_or_stop(end_of_epoch, summary);
+    end_of_epoch_or_stop(end_of_epoch, stop.has_value(), summary);
     // The epoch's validation may stop it, and so may the lr the schedule's end-of-epoch step set.
     if (!stop) stop = parallel_.agree(lr_stop_reason());
     if (!stop) stop = parallel_.agree(early_stopping_.stop_reason());

@@ -167,6 +167,8 @@ struct TrainerOptions {
   ResetOptions reset;
   CheckpointPolicy checkpoints;
   int64_t validate_interval_updates = 0;
+  // Epoch ends that validate and that save: every Nth (a run's last always does both).
+  int64_t validate_interval = 1, save_interval = 1;
   // --valid-subset: the splits validated each time, all opened before training starts; the
   // first one's result picks checkpoint_best and drives --patience and the plateau schedule.
   // None (--disable-validation): no validation, no checkpoint_best.
@@ -253,7 +255,9 @@ class Trainer {
   double progress_fraction() const;
   double training_seconds() const;
   void after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary);
-  void end_of_epoch_or_stop(bool end_of_epoch, TrainingSummary& summary);
+  // At the end of an epoch (end_of_epoch) or of the run (stopping; both when the run ends with
+  // its epoch): validates and saves as --validate-interval and --save-interval say.
+  void end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSummary& summary);
   // Validates every --valid-subset at the end of an epoch or of the run and logs them with the
   // best so far; returns the first's result, is_best telling whether it is a new best.
   ValidationResult validate_with_best(int64_t finished_epoch, bool& is_best);

@@ -732,6 +732,22 @@ TEST_CASE("train takes fairseq-train's other flag names as what they mean here, 
   CHECK_FALSE(fs::exists(dir.dir / "refused" / "checkpoint_last.json"));
 }
 
+TEST_CASE("train --validate-interval and --save-interval act at every Nth epoch end, and always at the run's end") {
+  TempDir dir;
+  const CommandResult trained =
+      run_attnlab(dir, {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny", "--threads", "1",
+                        "--max-tokens", "2048", "--max-epoch", "3", "--validate-interval", "2", "--save-interval", "2",
+                        "--no-progress-bar"});
+  require_success(trained);
+  INFO(trained.out);
+  CHECK_FALSE(contains(trained.out, "epoch 001 | valid"));
+  CHECK(contains(trained.out, "epoch 002 | valid on 'valid' subset"));
+  CHECK(contains(trained.out, "epoch 003 | valid on 'valid' subset"));  // the last epoch: the run's end
+  CHECK_FALSE(fs::exists(dir.file("checkpoints/checkpoint1.json")));
+  for (const char* name : {"checkpoint2", "checkpoint3", "checkpoint_last", "checkpoint_best"})
+    CHECK(fs::exists(dir.file(std::string("checkpoints/") + name + ".json")));
+}
+
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult validated =
