@@ -184,6 +184,7 @@ TrainerOptions recipe_options(const DemoPaths& paths, const DemoOptions& options
   o.checkpoints.save_epoch_checkpoints = false;
   o.checkpoints.save_interval_updates = std::max<int64_t>(1, options.max_update / kSavesPerRun);
   o.checkpoints.keep_interval_updates = kAveragedCheckpoints;
+  o.validate_at_update_saves = false;  // they are averaged, not compared: the run's end validates
   o.log_interval = 50;
   return o;
 }

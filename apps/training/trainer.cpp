@@ -681,18 +681,25 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
               {"tokens_per_second", tokens_per_second}, {"elapsed", training_seconds()}});
     interval = IntervalStats{};
   }
-  if (options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0 &&
-      !options_.valid_subsets.empty()) {
-    const std::vector<ValidationResult>& results = validate_these_weights();
-    const ValidationResult& valid = results.front();
-    early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
-    info(validation_line(0, valid, std::nullopt));
-    log_json(validation_record(valid, options_.valid_subsets.front(), epoch()));
-    log_other_subsets(results, std::nullopt);
-  }
   const int64_t interval_updates = options_.checkpoints.save_interval_updates;
-  if (interval_updates > 0 && num_updates_ % interval_updates == 0)
-    save({.epoch = epoch(), .num_updates = num_updates_, .end_of_epoch = false, .is_best = false});
+  const bool save_now = interval_updates > 0 && num_updates_ % interval_updates == 0;
+  const bool validate_now =
+      options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0;
+  bool is_best = false;
+  if (!options_.valid_subsets.empty()) {
+    if (save_now && options_.validate_at_update_saves) {
+      // fairseq validates at every mid-epoch save too, and saves checkpoint_best there on a new best.
+      validate_with_best(epoch(), is_best);
+    } else if (validate_now) {
+      const std::vector<ValidationResult>& results = validate_these_weights();
+      const ValidationResult& valid = results.front();
+      early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
+      info(validation_line(0, valid, std::nullopt));
+      log_json(validation_record(valid, options_.valid_subsets.front(), epoch()));
+      log_other_subsets(results, std::nullopt);
+    }
+  }
+  if (save_now) save({.epoch = epoch(), .num_updates = num_updates_, .end_of_epoch = false, .is_best = is_best});
 }
 
 void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSummary& summary) {
@@ -702,7 +709,10 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSum
   bool is_best = false;  // never without validation: no checkpoint_best, as in fairseq
   const bool validate_now = stopping || finished_epoch % options_.validate_interval == 0;
   if (!options_.valid_subsets.empty() && validate_now) {
-    const ValidationResult valid = validate_with_best(finished_epoch, is_best);
+    // A --save-interval-updates save at this update validated these weights, logged them and
+    // saved them as checkpoint_best if they were the best: the same result, not told twice.
+    const ValidationResult valid = validated_with_best_at_ == num_updates_ ? validate_these_weights().front()
+                                                                            : validate_with_best(finished_epoch, is_best);
     summary.last_valid = valid;
     // A validation that stops the run early is saved whatever the interval (fairseq's order).
     stopping = stopping || early_stopping_.stop_reason().has_value();
@@ -716,6 +726,7 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSum
 }
 
 ValidationResult Trainer::validate_with_best(int64_t finished_epoch, bool& is_best) {
+  validated_with_best_at_ = num_updates_;
   const std::vector<ValidationResult>& results = validate_these_weights();
   const ValidationResult& valid = results.front();
   early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));

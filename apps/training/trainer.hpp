@@ -169,6 +169,9 @@ struct TrainerOptions {
   int64_t validate_interval_updates = 0;
   // Epoch ends that validate and that save: every Nth (a run's last always does both).
   int64_t validate_interval = 1, save_interval = 1;
+  // Whether a --save-interval-updates save validates first, as fairseq's do (the demo's saves,
+  // made only to be averaged, do not: its budget is minutes).
+  bool validate_at_update_saves = true;
   // --valid-subset: the splits validated each time, all opened before training starts; the
   // first one's result picks checkpoint_best and drives --patience and the plateau schedule.
   // None (--disable-validation): no validation, no checkpoint_best.
@@ -258,8 +261,9 @@ class Trainer {
   // At the end of an epoch (end_of_epoch) or of the run (stopping; both when the run ends with
   // its epoch): validates and saves as --validate-interval and --save-interval say.
   void end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSummary& summary);
-  // Validates every --valid-subset at the end of an epoch or of the run and logs them with the
-  // best so far; returns the first's result, is_best telling whether it is a new best.
+  // Validates every --valid-subset where a checkpoint is saved (an epoch's end, the run's, a
+  // --save-interval-updates save) and logs them with the best so far; returns the first's
+  // result, is_best telling whether it is a new best.
   ValidationResult validate_with_best(int64_t finished_epoch, bool& is_best);
   // validate() of every --valid-subset, in their order, or the results at this update when
   // they were measured already (a stop right after an interval validation).
@@ -307,6 +311,7 @@ class Trainer {
   std::optional<double> best_loss_, best_bleu_;
   // The update they measured, and every --valid-subset's result.
   std::optional<std::pair<int64_t, std::vector<ValidationResult>>> last_validation_;
+  int64_t validated_with_best_at_ = -1;  // the update validate_with_best last measured
   std::set<std::string> splits_with_skips_told_;  // validation splits whose skipped pairs were reported
   ValidationMetric best_metric_ = parse_validation_metric(options_.best_checkpoint_metric);
   EarlyStopping early_stopping_{options_.patience, best_metric_};  // --patience

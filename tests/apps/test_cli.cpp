@@ -748,6 +748,26 @@ TEST_CASE("train --validate-interval and --save-interval act at every Nth epoch 
     CHECK(fs::exists(dir.file(std::string("checkpoints/") + name + ".json")));
 }
 
+TEST_CASE("train validates at every --save-interval-updates save, as fairseq does, and keeps its best there") {
+  TempDir dir;
+  const CommandResult trained =
+      run_attnlab(dir, {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny", "--threads", "1",
+                        "--max-tokens", "512", "--lr", "0.0005", "--max-update", "4", "--save-interval-updates", "2",
+                        "--no-progress-bar"});
+  require_success(trained);
+  INFO(trained.out);
+  // One line for each, the run's end at update 4 included (its save is the interval's).
+  for (const int update : {2, 4}) {
+    const std::regex line(fmt::format(
+        R"(epoch 001 \| valid on 'valid' subset \| loss [0-9.]+ .*\| num_updates {} \| best_loss [0-9.]+\n)", update));
+    CHECK(std::distance(std::sregex_iterator(trained.out.begin(), trained.out.end(), line), {}) == 1);
+  }
+  // The loss falls from update 2 to 4: checkpoint_best is the last save's.
+  const nlohmann::json best = nlohmann::json::parse(read_file(dir.file("checkpoints/checkpoint_best.json")));
+  CHECK(best.at("metadata").at("num_updates") == 4);
+  CHECK(fs::exists(dir.file("checkpoints/checkpoint_1_2.json")));
+}
+
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult validated =
