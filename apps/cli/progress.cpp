@@ -38,6 +38,14 @@ ProgressDisplay::~ProgressDisplay() {
   } catch (const std::system_error&) {
     // Not thrown out of a destructor; the stream keeps its error for the command's final check.
   }
+  if (copy_) std::fclose(copy_);
+}
+
+void ProgressDisplay::copy_lines_to(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (!file) throw std::system_error(errno, std::generic_category(), fmt::format("cannot open the log file {}", path));
+  if (copy_) std::fclose(copy_);
+  copy_ = file;
 }
 
 bool ProgressDisplay::is_terminal(std::FILE* out) { return ::isatty(::fileno(out)) == 1; }
@@ -57,6 +65,10 @@ void ProgressDisplay::line(const std::string& text) {
   fmt::print(out_, "{}\n", text);
   flush_now(out_);
   bar_drawn_ = false;
+  if (copy_) {
+    fmt::print(copy_, "{}\n", text);
+    flush_now(copy_);
+  }
 }
 
 void ProgressDisplay::finish() {

@@ -31,11 +31,15 @@ class ProgressDisplay {
   void line(const std::string& text);
   // Ends the bar's line (when one is drawn).
   void finish();
+  // From now on every line (not the bar) is also appended to the file at path and flushed at
+  // once (train --log-file); a file that cannot be opened is an error naming it.
+  void copy_lines_to(const std::string& path);
 
  private:
   std::FILE* out_;
   bool live_;
   bool bar_drawn_ = false;
+  std::FILE* copy_ = nullptr;
 };
 
 }  // namespace attn::app

@@ -27,7 +27,7 @@ struct TrainCommandArgs {
   std::string adam_betas = "(0.9, 0.999)";
   std::string lr = "0.25";
   std::string progress = "auto";
-  bool no_epoch_checkpoints = false;
+  bool no_epoch_checkpoints = false, no_last_checkpoints = false;
   std::string eval_bleu_args = "{}";
   bool maximize_best_checkpoint_metric = false;
   std::string valid_subset = "valid";
@@ -117,6 +117,7 @@ int run_train(TrainCommandArgs& args) {
                      : args.progress == "none"  ? ProgressMode::kQuiet
                                                 : ProgressMode::kAuto;
   options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
+  options.checkpoints.save_last = !args.no_last_checkpoints;
   options.eval_bleu.search = parse_eval_bleu_args(args.eval_bleu_args);
   if (args.disable_validation) options.valid_subsets.clear();
   else options.valid_subsets = parse_valid_subsets(args.valid_subset);
@@ -268,6 +269,10 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--keep-last-epochs", o.checkpoints.keep_last_epochs, "Keep the newest N epoch checkpoints");
   cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");
   cmd.add_flag("--no-epoch-checkpoints", args->no_epoch_checkpoints, "Only checkpoint_last / _best at epoch ends");
+  cmd.add_flag("--no-last-checkpoints", args->no_last_checkpoints,
+               "No checkpoint_last (a resume starts from the newest checkpoint there is)");
+  cmd.add_flag("--no-save", o.no_save, "Write no checkpoint (the run cannot be resumed)");
+  cmd.add_option("--log-file", o.log_file, "Also append the progress lines to this file");
   cmd.add_option("--validate-interval-updates", o.validate_interval_updates, "Also validate every N updates");
   cmd.add_option("--validate-interval", o.validate_interval, "Validate at every Nth epoch end (and at the run's end)")
       ->check(positive_number())

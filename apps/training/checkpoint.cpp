@@ -465,7 +465,7 @@ std::vector<std::string> checkpoint_names(const std::string& save_dir, const Sav
   if (!request.end_of_epoch && policy.save_interval_updates > 0 && request.num_updates % policy.save_interval_updates == 0)
     names.push_back(in_dir(nn::update_checkpoint_name(request.epoch, request.num_updates)));
   if (request.is_best) names.push_back(in_dir("checkpoint_best"));
-  names.push_back(in_dir("checkpoint_last"));
+  if (policy.save_last) names.push_back(in_dir("checkpoint_last"));
   return names;
 }
 
@@ -473,6 +473,7 @@ void save_rotating(const std::string& save_dir, const SaveRequest& request, cons
                    const CheckpointContent& content) {
   data::create_folders(save_dir, "--save-dir");
   const std::vector<std::string> names = checkpoint_names(save_dir, request, policy);
+  if (names.empty()) return;  // --no-last-checkpoints, and no epoch, interval or best checkpoint due
   save_checkpoint(names.front(), content);
   for (size_t i = 1; i < names.size(); ++i) {
     pause_inside_save_for_tests();

@@ -99,6 +99,7 @@ struct CheckpointPolicy {
   int64_t keep_last_epochs = -1;      // >= 0: keep only the newest N checkpoint<E>
   int64_t keep_interval_updates = -1; // >= 0: keep only the newest N checkpoint_<E>_<U>
   bool save_epoch_checkpoints = true; // checkpoint<E> at the end of each epoch
+  bool save_last = true;              // checkpoint_last at every save (--no-last-checkpoints: never)
 };
 
 // When to save and under which names (fairseq checkpoint_utils.save_checkpoint).

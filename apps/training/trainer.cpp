@@ -151,6 +151,7 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
       progress_(stdout, parallel_.is_writer() && progress_is_live(options_.progress)),
       run_start_(std::chrono::steady_clock::now()) {
   if (!parallel_.is_writer()) options_.progress = ProgressMode::kQuiet;
+  if (parallel_.is_writer() && !options_.log_file.empty()) progress_.copy_lines_to(options_.log_file);
   // The inputs in the order a user fixes them: the data, then the batch flags, then the model.
   task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
   if (!options_.bpe_codes.empty()) check_bpe_codes(options_.bpe_codes);
@@ -303,7 +304,7 @@ nlohmann::json Trainer::metadata() const {
 }
 
 void Trainer::save(const SaveRequest& request) {
-  if (!parallel_.is_writer()) return;
+  if (!parallel_.is_writer() || options_.no_save) return;
   CheckpointContent content{model_->state_dict(), optimizer_->state_dict(), metadata()};
   if (ema_) {  // the averages in the weights file, the trained weights beside the optimizer's state
     content.model = ema_->averaged_state_dict(content.model);

@@ -162,6 +162,8 @@ struct TrainerOptions {
 
   // Checkpoints, validation, logging.
   std::string save_dir = "checkpoints";
+  bool no_save = false;   // --no-save: no checkpoint at all (a run that cannot be resumed)
+  std::string log_file;   // --log-file: the progress lines also appended there
   std::string restore_file;
   std::string finetune_from_model;  // weights to start from when the save dir has no checkpoint
   ResetOptions reset;

@@ -748,6 +748,33 @@ TEST_CASE("train --validate-interval and --save-interval act at every Nth epoch 
     CHECK(fs::exists(dir.file(std::string("checkpoints/") + name + ".json")));
 }
 
+TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints resumes from the newest; --no-save saves none") {
+  TempDir dir;
+  std::vector<std::string> args = {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny",
+                                   "--threads", "1", "--max-tokens", "2048", "--no-progress-bar", "--log-file",
+                                   "run.log", "--no-last-checkpoints", "--max-epoch", "1"};
+  require_success(run_attnlab(dir, args));
+  CHECK(contains(read_file(dir.file("run.log")), "epoch 001 | valid on 'valid' subset"));
+  CHECK(fs::exists(dir.file("checkpoints/checkpoint1.json")));
+  CHECK_FALSE(fs::exists(dir.file("checkpoints/checkpoint_last.json")));
+  args.back() = "2";
+  const CommandResult resumed = run_attnlab(dir, args);
+  require_success(resumed);
+  CHECK(contains(resumed.out, "checkpoint1"));  // where it resumed from
+  CHECK(fs::exists(dir.file("checkpoints/checkpoint2.json")));
+  const std::string log = read_file(dir.file("run.log"));  // appended to, as fairseq's log file is
+  CHECK(contains(log, "epoch 001 | valid on 'valid' subset"));
+  CHECK(contains(log, "epoch 002 | valid on 'valid' subset"));
+
+  args = {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny", "--threads", "1",
+          "--max-tokens", "2048", "--max-epoch", "1", "--no-save", "--save-dir", "unsaved"};
+  require_success(run_attnlab(dir, args));
+  for (const auto& entry : fs::directory_iterator(dir.dir / "unsaved"))
+    CHECK(entry.path().filename().string().rfind("checkpoint", 0) != 0);
+  args.insert(args.end(), {"--log-file", "no-such-dir/run.log"});
+  require_runtime_error(run_attnlab(dir, args), {"no-such-dir/run.log"});
+}
+
 TEST_CASE("train validates at every --save-interval-updates save, as fairseq does, and keeps its best there") {
   TempDir dir;
   const CommandResult trained =
