@@ -63,6 +63,15 @@ std::vector<std::string> tiny_training_args(const std::string& data_dir, const s
   return args;
 }
 
+// `train` of the transformer_tiny preset on fairseq-preprocess's own data-bin of the test
+// vectors (150 training pairs, one dictionary per language) with `flags`, run in dir.
+CommandResult train_on_fairseq_bin(const TempDir& dir, const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny",
+                                   "--threads", "1", "--no-progress-bar"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  return run_attnlab(dir, args);
+}
+
 // The tiny model trained on the workspace's data-bin/ into `save_dir`, stopping as `stop` says.
 CommandResult run_tiny_training(const TempDir& workspace, const std::string& save_dir,
                                 const std::vector<std::string>& stop) {
@@ -694,10 +703,8 @@ TEST_CASE("train takes fairseq-train's other flag names as what they mean here, 
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");  // 150 training pairs
   auto updates_in_epoch_one = [&](const std::string& save_dir, std::vector<std::string> flags) {
-    std::vector<std::string> args = {"train", data, "--arch", "transformer_tiny", "--threads", "1", "--save-dir",
-                                     save_dir, "--max-epoch", "1"};
-    args.insert(args.end(), flags.begin(), flags.end());
-    const CommandResult trained = run_attnlab(dir, args);
+    flags.insert(flags.end(), {"--save-dir", save_dir, "--max-epoch", "1"});
+    const CommandResult trained = train_on_fairseq_bin(dir, flags);
     require_success(trained);
     std::smatch count;
     REQUIRE(std::regex_search(trained.out, count,
@@ -705,8 +712,8 @@ TEST_CASE("train takes fairseq-train's other flag names as what they mean here, 
     return std::make_pair(std::stoi(count[1].str()), trained.out);
   };
   // --required-batch-size-multiple 8 cuts batches of 12 sentences down to 8: 19 updates, not 13.
-  const std::vector<std::string> batches = {"--max-tokens", "100000", "--max-sentences", "12", "--no-progress-bar",
-                                            "--task", "translation", "--num-workers", "2"};
+  const std::vector<std::string> batches = {"--max-tokens", "100000", "--max-sentences", "12", "--task",
+                                            "translation", "--num-workers", "2"};
   CHECK(updates_in_epoch_one("twelve", batches).first == 13);
   std::vector<std::string> multiple = batches;
   multiple.insert(multiple.end(), {"--required-batch-size-multiple", "8", "--max-tokens-valid", "30",
@@ -734,10 +741,8 @@ TEST_CASE("train takes fairseq-train's other flag names as what they mean here, 
 
 TEST_CASE("train --validate-interval and --save-interval act at every Nth epoch end, and always at the run's end") {
   TempDir dir;
-  const CommandResult trained =
-      run_attnlab(dir, {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny", "--threads", "1",
-                        "--max-tokens", "2048", "--max-epoch", "3", "--validate-interval", "2", "--save-interval", "2",
-                        "--no-progress-bar"});
+  const CommandResult trained = train_on_fairseq_bin(
+      dir, {"--max-tokens", "2048", "--max-epoch", "3", "--validate-interval", "2", "--save-interval", "2"});
   require_success(trained);
   INFO(trained.out);
   CHECK_FALSE(contains(trained.out, "epoch 001 | valid"));
@@ -750,15 +755,14 @@ TEST_CASE("train --validate-interval and --save-interval act at every Nth epoch 
 
 TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints resumes from the newest; --no-save saves none") {
   TempDir dir;
-  std::vector<std::string> args = {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny",
-                                   "--threads", "1", "--max-tokens", "2048", "--no-progress-bar", "--log-file",
-                                   "run.log", "--no-last-checkpoints", "--max-epoch", "1"};
-  require_success(run_attnlab(dir, args));
+  std::vector<std::string> args = {"--max-tokens", "2048", "--log-file", "run.log", "--no-last-checkpoints",
+                                   "--max-epoch", "1"};
+  require_success(train_on_fairseq_bin(dir, args));
   CHECK(contains(read_file(dir.file("run.log")), "epoch 001 | valid on 'valid' subset"));
   CHECK(fs::exists(dir.file("checkpoints/checkpoint1.json")));
   CHECK_FALSE(fs::exists(dir.file("checkpoints/checkpoint_last.json")));
   args.back() = "2";
-  const CommandResult resumed = run_attnlab(dir, args);
+  const CommandResult resumed = train_on_fairseq_bin(dir, args);
   require_success(resumed);
   CHECK(contains(resumed.out, "checkpoint1"));  // where it resumed from
   CHECK(fs::exists(dir.file("checkpoints/checkpoint2.json")));
@@ -766,21 +770,18 @@ TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints res
   CHECK(contains(log, "epoch 001 | valid on 'valid' subset"));
   CHECK(contains(log, "epoch 002 | valid on 'valid' subset"));
 
-  args = {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny", "--threads", "1",
-          "--max-tokens", "2048", "--max-epoch", "1", "--no-save", "--save-dir", "unsaved"};
-  require_success(run_attnlab(dir, args));
+  args = {"--max-tokens", "2048", "--max-epoch", "1", "--no-save", "--save-dir", "unsaved"};
+  require_success(train_on_fairseq_bin(dir, args));
   for (const auto& entry : fs::directory_iterator(dir.dir / "unsaved"))
     CHECK(entry.path().filename().string().rfind("checkpoint", 0) != 0);
   args.insert(args.end(), {"--log-file", "no-such-dir/run.log"});
-  require_runtime_error(run_attnlab(dir, args), {"no-such-dir/run.log"});
+  require_runtime_error(train_on_fairseq_bin(dir, args), {"no-such-dir/run.log"});
 }
 
 TEST_CASE("train validates at every --save-interval-updates save, as fairseq does, and keeps its best there") {
   TempDir dir;
-  const CommandResult trained =
-      run_attnlab(dir, {"train", vector_path("own/fairseq/data-bin"), "--arch", "transformer_tiny", "--threads", "1",
-                        "--max-tokens", "512", "--lr", "0.0005", "--max-update", "4", "--save-interval-updates", "2",
-                        "--no-progress-bar"});
+  const CommandResult trained = train_on_fairseq_bin(
+      dir, {"--max-tokens", "512", "--lr", "0.0005", "--max-update", "4", "--save-interval-updates", "2"});
   require_success(trained);
   INFO(trained.out);
   // One line for each, the run's end at update 4 included (its save is the interval's).
