@@ -280,6 +280,10 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--save-interval", o.save_interval, "Save at every Nth epoch end (and at the run's end)")
       ->check(positive_number())
       ->capture_default_str();
+  cmd.add_option("--validate-after-updates", o.validate_after_updates,
+                 "No validation, nor --save-interval-updates save, before this many updates")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd.add_option("--valid-subset", args->valid_subset,
                  "Comma-separated splits to validate on (valid,valid1,test); the first picks checkpoint_best and "
                  "drives --patience")

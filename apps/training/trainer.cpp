@@ -683,9 +683,10 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
     interval = IntervalStats{};
   }
   const int64_t interval_updates = options_.checkpoints.save_interval_updates;
-  const bool save_now = interval_updates > 0 && num_updates_ % interval_updates == 0;
-  const bool validate_now =
-      options_.validate_interval_updates > 0 && num_updates_ % options_.validate_interval_updates == 0;
+  const bool late_enough = num_updates_ >= options_.validate_after_updates;
+  const bool save_now = interval_updates > 0 && num_updates_ % interval_updates == 0 && late_enough;
+  const bool validate_now = options_.validate_interval_updates > 0 &&
+                            num_updates_ % options_.validate_interval_updates == 0 && late_enough;
   bool is_best = false;
   if (!options_.valid_subsets.empty()) {
     if (save_now && options_.validate_at_update_saves) {
@@ -708,7 +709,8 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSum
   const int64_t finished_epoch = end_of_epoch ? loader_->position().epoch - 1 : epoch();
   validated_ = true;
   bool is_best = false;  // never without validation: no checkpoint_best, as in fairseq
-  const bool validate_now = stopping || finished_epoch % options_.validate_interval == 0;
+  const bool validate_now = (stopping || finished_epoch % options_.validate_interval == 0) &&
+                            num_updates_ >= options_.validate_after_updates;
   if (!options_.valid_subsets.empty() && validate_now) {
     // A --save-interval-updates save at this update validated these weights, logged them and
     // saved them as checkpoint_best if they were the best: the same result, not told twice.

@@ -171,6 +171,9 @@ struct TrainerOptions {
   int64_t validate_interval_updates = 0;
   // Epoch ends that validate and that save: every Nth (a run's last always does both).
   int64_t validate_interval = 1, save_interval = 1;
+  // No validation, and no --save-interval-updates save, before this many updates (fairseq's
+  // --validate-after-updates; epoch ends still save).
+  int64_t validate_after_updates = 0;
   // Whether a --save-interval-updates save validates first, as fairseq's do (the demo's saves,
   // made only to be averaged, do not: its budget is minutes).
   bool validate_at_update_saves = true;

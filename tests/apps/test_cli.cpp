@@ -739,7 +739,7 @@ TEST_CASE("train takes fairseq-train's other flag names as what they mean here, 
   CHECK_FALSE(fs::exists(dir.dir / "refused" / "checkpoint_last.json"));
 }
 
-TEST_CASE("train --validate-interval and --save-interval act at every Nth epoch end, and always at the run's end") {
+TEST_CASE("train --validate-interval, --save-interval and --validate-after-updates decide when to validate and save") {
   TempDir dir;
   const CommandResult trained = train_on_fairseq_bin(
       dir, {"--max-tokens", "2048", "--max-epoch", "3", "--validate-interval", "2", "--save-interval", "2"});
@@ -751,6 +751,22 @@ TEST_CASE("train --validate-interval and --save-interval act at every Nth epoch 
   CHECK_FALSE(fs::exists(dir.file("checkpoints/checkpoint1.json")));
   for (const char* name : {"checkpoint2", "checkpoint3", "checkpoint_last", "checkpoint_best"})
     CHECK(fs::exists(dir.file(std::string("checkpoints/") + name + ".json")));
+
+  // --validate-after-updates: nothing validated before update 4, nor saved at the interval.
+  const CommandResult late = train_on_fairseq_bin(dir, {"--max-tokens", "512", "--max-update", "6",
+                                                        "--save-interval-updates", "2", "--validate-after-updates",
+                                                        "4", "--save-dir", "late"});
+  require_success(late);
+  CHECK_FALSE(contains(late.out, "num_updates 2 "));
+  CHECK(contains(late.out, "num_updates 4 | best_loss"));
+  CHECK_FALSE(fs::exists(dir.file("late/checkpoint_1_2.json")));
+  CHECK(fs::exists(dir.file("late/checkpoint_1_4.json")));
+  const CommandResult never = train_on_fairseq_bin(
+      dir, {"--max-tokens", "512", "--max-update", "3", "--validate-after-updates", "100", "--save-dir", "never"});
+  require_success(never);
+  CHECK_FALSE(contains(never.out, "valid on"));
+  CHECK(fs::exists(dir.file("never/checkpoint_last.json")));
+  CHECK_FALSE(fs::exists(dir.file("never/checkpoint_best.json")));
 }
 
 TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints resumes from the newest; --no-save saves none") {
