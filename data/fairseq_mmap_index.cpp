@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -30,13 +29,6 @@ uint8_t code_of_dtype(TokenDtype dtype) {
   for (const auto& [code, known] : kDtypeCodes)
     if (known == dtype) return code;
   throw DataError("no fairseq dtype code for this token type");  // unreachable: every type is listed
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in = open_input_file(path);
-  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  check_read(in, path);
-  return bytes;
 }
 
 // Turns the lengths and byte offsets into token offsets, checking that each sentence starts
@@ -75,7 +67,7 @@ bool has_fairseq_mmap_magic(const std::string& path) {
 }
 
 FairseqMmapIndex read_fairseq_mmap_index(const std::string& path) {
-  const std::string bytes = read_whole_file(path);
+  const std::string bytes = read_file_bytes(path);
   if (bytes.size() < kFairseqMmapHeaderBytes)
     throw DataError(fmt::format("{}: truncated fairseq index ({} bytes, shorter than the {}-byte header)", path,
                                 bytes.size(), kFairseqMmapHeaderBytes));

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include <fmt/core.h>
@@ -59,6 +60,13 @@ std::ifstream open_input_file(const std::string& path) {
 
 void check_read(const std::istream& in, const std::string& path) {
   if (in.bad()) throw DataError(fmt::format("{}: read failed: {}", path, std::strerror(errno)));
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in = open_input_file(path);
+  std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  check_read(in, path);
+  return bytes;
 }
 
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding) {

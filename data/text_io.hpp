@@ -33,6 +33,8 @@ std::ifstream open_input_file(const std::string& path);
 // Throws DataError "PATH: read failed: REASON" when reading `in` met an error rather than the
 // end; called right after the read that stopped, whose errno gives the reason.
 void check_read(const std::istream& in, const std::string& path);
+// The whole file as bytes; errors as open_input_file and check_read give them.
+std::string read_file_bytes(const std::string& path);
 // All lines of a file (without '\n'; a trailing '\r' is kept), each checked for UTF-8.
 std::vector<std::string> read_lines(const std::string& path, bool check_encoding = true);
 // The same for the lines of `in`, named `name` in errors.

@@ -32,13 +32,11 @@ struct TrainCommandArgs {
   bool maximize_best_checkpoint_metric = false;
   std::string valid_subset = "valid";
   bool disable_validation = false;
-  // fairseq flags whose meaning here is fixed or another flag's (check_fairseq_flags).
-  std::string task = "translation";
+  // fairseq flags whose meaning here is another flag's, or that are refused (apply_fairseq_flags).
   std::string criterion = "label_smoothed_cross_entropy";
   std::string log_format;
-  bool no_progress_bar = false, cpu = false, skip_invalid_size_inputs_valid_test = false;
-  int64_t num_workers = 1;
-  bool fp16 = false, bf16 = false, amp = false, memory_efficient_fp16 = false;
+  bool no_progress_bar = false, cpu = false;
+  std::string half_precision_flag;  // --fp16, --bf16, ... when one was given
 };
 
 // fairseq-train's flags that attnlab reads as what they mean here, or refuses with the reason:
@@ -60,12 +58,10 @@ void apply_fairseq_flags(TrainCommandArgs& args) {
   }
   ATTN_CHECK(!args.cpu || options.compute.device == "cpu", "train: --cpu and --device {} ask for two devices",
              options.compute.device);
-  for (const auto& [given, flag] : {std::pair{args.fp16, "--fp16"}, {args.bf16, "--bf16"}, {args.amp, "--amp"},
-                                    {args.memory_efficient_fp16, "--memory-efficient-fp16"}})
-    ATTN_CHECK(!given,
-               "train: {}: attnlab trains with float32 weights and activations; --matmul-precision bf16 gives "
-               "bfloat16 matrix products with float32 sums (CPUs with AVX512-BF16 or AMX, and GPUs)",
-               flag);
+  ATTN_CHECK(args.half_precision_flag.empty(),
+             "train: {}: attnlab trains with float32 weights and activations; --matmul-precision bf16 gives "
+             "bfloat16 matrix products with float32 sums (CPUs with AVX512-BF16 or AMX, and GPUs)",
+             args.half_precision_flag);
 }
 
 // "(0.9, 0.98)", "0.9,0.98" or "0.9 0.98" -> numbers.
@@ -170,9 +166,7 @@ CommandAction setup_train(CLI::App& cmd) {
                  "label_smoothed_cross_entropy, or cross_entropy (the same without --label-smoothing)")
       ->check(CLI::IsMember({"label_smoothed_cross_entropy", "cross_entropy"}))
       ->capture_default_str();
-  cmd.add_option("--task", args->task, "translation (the one task here)")
-      ->check(CLI::IsMember({"translation"}))
-      ->capture_default_str();
+  cmd.add_option("--task", "translation (the one task here)")->check(CLI::IsMember({"translation"}));
   // optimizer and schedule
   cmd.add_option("--optimizer", o.optimizer, "adam | nag")->check(CLI::IsMember({"adam", "nag"}))->capture_default_str();
   cmd.add_option("--adam-betas", args->adam_betas, "Adam betas, e.g. '(0.9, 0.98)'")->capture_default_str();
@@ -243,11 +237,11 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--batch-size-valid", o.valid_max_sentences, "Validation batches' sentences (default: --batch-size)")
       ->check(positive_number());
   cmd.add_option("--train-subset", o.train_subset, "The split trained on")->capture_default_str();
-  cmd.add_flag("--skip-invalid-size-inputs-valid-test", args->skip_invalid_size_inputs_valid_test,
-               "Accepted for fairseq commands: validation always skips pairs too long for the model or "
-               "--max-tokens-valid, and reports how many");
-  cmd.add_option("--num-workers", args->num_workers,
-                 "Accepted for fairseq commands: batches come from the memory-mapped splits in this process")
+  cmd.add_flag_callback("--skip-invalid-size-inputs-valid-test", [] {},
+                        "Accepted for fairseq commands: validation always skips pairs too long for the model or "
+                        "--max-tokens-valid, and reports how many");
+  cmd.add_option("--num-workers", "Accepted for fairseq commands: batches come from the memory-mapped splits in this "
+                                  "process")
       ->check(non_negative_number());
   cmd.add_option("--update-freq", o.update_freq, "Accumulate gradients over N batches")->capture_default_str();
   cmd.add_option("--max-update", o.max_update, "Stop after N updates (0: no limit)");
@@ -320,10 +314,8 @@ CommandAction setup_train(CLI::App& cmd) {
       ->check(CLI::IsMember({"simple", "tqdm", "none", "json"}));
   cmd.add_flag("--no-progress-bar", args->no_progress_bar, "fairseq's name for --progress lines");
   cmd.add_flag("--cpu", args->cpu, "fairseq's name for --device cpu (the default)");
-  cmd.add_flag("--fp16", args->fp16, "Refused: see --matmul-precision");
-  cmd.add_flag("--bf16", args->bf16, "Refused: see --matmul-precision");
-  cmd.add_flag("--amp", args->amp, "Refused: see --matmul-precision");
-  cmd.add_flag("--memory-efficient-fp16", args->memory_efficient_fp16, "Refused: see --matmul-precision");
+  for (const std::string flag : {"--fp16", "--bf16", "--amp", "--memory-efficient-fp16"})
+    cmd.add_flag_callback(flag, [args, flag] { args->half_precision_flag = flag; }, "Refused: see --matmul-precision");
   // distributed (dist/world.hpp)
   cmd.add_option("--distributed-world-size", args->world.world_size,
                  "Number of ranks; under mpirun it must equal -np (default: what the launcher started)")

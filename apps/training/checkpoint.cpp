@@ -45,10 +45,7 @@ void check_checkpoint_read(const std::ifstream& in, const std::string& path) {
 }
 
 std::string read_file_bytes(const std::string& path) {
-  std::ifstream in = open_checkpoint_file(path);
-  std::string bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>{});
-  check_checkpoint_read(in, path);
-  return bytes;
+  return as_checkpoint_error([&] { return data::read_file_bytes(path); });
 }
 
 // {"file": name relative to the save dir, "bytes": size, "checksum": ...} of file `path`,

@@ -178,8 +178,9 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   if (options_.ema_decay != 0.0)
     ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
   train_data_ = std::make_unique<SplitCorpora>(open_split(task_, options_.train_subset));
-  // A missing or damaged validation split stops the run now, not after its first epoch.
-  for (const std::string& subset : options_.valid_subsets) open_split(task_, subset);
+  // Opened (and checked) once: a missing or damaged validation split stops the run now, not
+  // after its first epoch.
+  for (const std::string& subset : options_.valid_subsets) valid_data_.emplace(subset, open_split(task_, subset));
   loader_ = make_train_loader(*train_data_, options_, config_);
   if (loader_->num_filtered() > 0)
     progress_.line(fmt::format("warning: training {}", loader_->filtered().describe()));
@@ -525,7 +526,9 @@ StepResult Trainer::train_step(const std::vector<data::Batch>& micro_batches, co
 ValidationResult Trainer::validate(const std::string& split) {
   std::optional<nn::AveragedWeightsScope> averaged;  // with --ema-decay, θ̄ is what is measured
   if (ema_) averaged.emplace(*ema_);
-  const SplitCorpora corpora = open_split(task_, split);
+  const auto opened = valid_data_.find(split);
+  std::optional<SplitCorpora> other;  // a split that is no --valid-subset
+  const SplitCorpora& corpora = opened != valid_data_.end() ? opened->second : other.emplace(open_split(task_, split));
   // --max-tokens-valid and --batch-size-valid, as training's when not given (fairseq's defaults).
   const int64_t max_tokens = options_.valid_max_tokens > 0 ? options_.valid_max_tokens : options_.max_tokens;
   const int64_t max_sentences = options_.valid_max_sentences > 0 ? options_.valid_max_sentences : options_.max_sentences;

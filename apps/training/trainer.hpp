@@ -74,6 +74,7 @@
 #include <cstdint>
 #include <fstream>
 #include <memory>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -317,6 +318,7 @@ class Trainer {
   // The update they measured, and every --valid-subset's result.
   std::optional<std::pair<int64_t, std::vector<ValidationResult>>> last_validation_;
   int64_t validated_with_best_at_ = -1;  // the update validate_with_best last measured
+  std::map<std::string, SplitCorpora> valid_data_;  // every --valid-subset, opened at the start
   std::set<std::string> splits_with_skips_told_;  // validation splits whose skipped pairs were reported
   ValidationMetric best_metric_ = parse_validation_metric(options_.best_checkpoint_metric);
   EarlyStopping early_stopping_{options_.patience, best_metric_};  // --patience
