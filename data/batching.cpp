@@ -62,7 +62,7 @@ std::vector<int64_t> decoder_input(const std::vector<int64_t>& target) {
 
 // fairseq's collate: rows sorted by source length (longest first), then padded.
 template <typename Corpus>
-Batch collate(const Corpus& source, const BinarizedCorpus* target, std::vector<size_t> ids,
+Batch collate(const Corpus& source, const ConcatenatedCorpus* target, std::vector<size_t> ids,
               const BatchingOptions& options) {
   std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return source.length(a) > source.length(b); });
   Batch batch;
@@ -143,11 +143,11 @@ std::string FilteredPairs::describe() const {
                      fmt::join(first_ids, ", "), total() > first_ids.size() ? ", ..." : "");
 }
 
-BatchLoader::BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& target, BatchingOptions options)
+BatchLoader::BatchLoader(const ConcatenatedCorpus& source, const ConcatenatedCorpus& target, BatchingOptions options)
     : source_(source), target_(target), options_(options) {
   if (source.size() != target.size())
-    throw DataError(fmt::format("source {} has {} sentences, target {} has {}", source.path(), source.size(),
-                                target.path(), target.size()));
+    throw DataError(fmt::format("source {} has {} sentences, target {} has {}", source.description(), source.size(),
+                                target.description(), target.size()));
   std::vector<int64_t> source_lengths = sentence_lengths(source), target_lengths = sentence_lengths(target);
   std::vector<size_t> kept;
   std::vector<int64_t> num_tokens(source.size());
@@ -168,7 +168,7 @@ BatchLoader::BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& t
       throw DataError(fmt::format("{}: sentence {} is too long (source {} tokens, target {} tokens; limits: "
                                   "source positions {}, target positions {}, max tokens {}); filter such pairs "
                                   "to skip them",
-                                  source.path(), id, source_lengths[id], target_lengths[id],
+                                  source.description(), id, source_lengths[id], target_lengths[id],
                                   options.max_source_positions, options.max_target_positions, options.max_tokens));
     }
   }
@@ -268,7 +268,7 @@ std::vector<Batch> inference_batches_of(const Corpus& source, const BatchingOpti
 
 }  // namespace
 
-std::vector<Batch> inference_batches(const BinarizedCorpus& source, const BatchingOptions& options) {
+std::vector<Batch> inference_batches(const ConcatenatedCorpus& source, const BatchingOptions& options) {
   return inference_batches_of(source, options);
 }
 

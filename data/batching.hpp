@@ -33,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-#include "data/binarized_corpus.hpp"
+#include "data/concatenated_corpus.hpp"
 
 namespace attn::data {
 
@@ -97,7 +97,7 @@ std::vector<std::vector<size_t>> batch_by_size(const std::vector<size_t>& order,
 // Training loader over a source/target pair of binarized splits. The corpora must outlive it.
 class BatchLoader {
  public:
-  BatchLoader(const BinarizedCorpus& source, const BinarizedCorpus& target, BatchingOptions options);
+  BatchLoader(const ConcatenatedCorpus& source, const ConcatenatedCorpus& target, BatchingOptions options);
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
@@ -111,6 +111,8 @@ class BatchLoader {
   // The next batch of the current epoch, or nullopt once the epoch is over (the following
   // call starts the next epoch).
   std::optional<Batch> next();
+  // Whether the current epoch has no batch left: the next next() ends it.
+  bool epoch_exhausted() const { return size_t(position_.batch_index) == batches_.size(); }
 
  private:
   void start_epoch_order();
@@ -118,8 +120,8 @@ class BatchLoader {
   void stop_worker();
   Batch make_batch(size_t batch_number) const;
 
-  const BinarizedCorpus& source_;
-  const BinarizedCorpus& target_;
+  const ConcatenatedCorpus& source_;
+  const ConcatenatedCorpus& target_;
   BatchingOptions options_;
   std::vector<std::vector<size_t>> batches_;
   FilteredPairs filtered_;
@@ -136,7 +138,7 @@ class BatchLoader {
 
 // Inference: every source sentence once (none filtered), ordered by length, batched by
 // max_tokens / max_sentences; rows carry their original sentence ids. Target fields are empty.
-std::vector<Batch> inference_batches(const BinarizedCorpus& source, const BatchingOptions& options);
+std::vector<Batch> inference_batches(const ConcatenatedCorpus& source, const BatchingOptions& options);
 // The same over sentences held in memory (token ids, each ending in </s>).
 std::vector<Batch> inference_batches(const std::vector<std::vector<int64_t>>& sentences,
                                      const BatchingOptions& options);

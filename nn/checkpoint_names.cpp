@@ -37,6 +37,24 @@ std::optional<int64_t> checkpoint_number(const std::string& name, CheckpointNumb
   return all_digits(epoch) && all_digits(update) ? std::optional(std::stoll(update)) : std::nullopt;
 }
 
+std::string best_checkpoint_name(const std::string& metric, double score, int64_t updates) {
+  return fmt::format("{}.best_{}_{:.3f}_{}", kPrefix, metric, score, updates);
+}
+
+std::optional<BestCheckpointName> parse_best_checkpoint_name(const std::string& name) {
+  const std::string prefix = kPrefix + ".best_";
+  if (!name.starts_with(prefix)) return std::nullopt;
+  const size_t updates_at = name.rfind('_'), score_at = name.rfind('_', updates_at - 1);
+  if (score_at < prefix.size() || score_at == updates_at) return std::nullopt;  // no metric, or one '_'
+  const std::string metric = name.substr(prefix.size(), score_at - prefix.size());
+  const std::string score = name.substr(score_at + 1, updates_at - score_at - 1), updates = name.substr(updates_at + 1);
+  const size_t point = score.find('.');
+  if (metric.empty() || point == std::string::npos || !all_digits(score.substr(0, point)) ||
+      !all_digits(score.substr(point + 1)) || !all_digits(updates))
+    return std::nullopt;
+  return BestCheckpointName{metric, std::stod(score), std::stoll(updates)};
+}
+
 std::vector<NumberedCheckpoint> numbered_checkpoints(const std::string& dir, CheckpointNumbering numbering,
                                                      const std::string& extension) {
   std::error_code error;

@@ -19,6 +19,19 @@ std::string update_checkpoint_name(int64_t epoch, int64_t updates);  // "checkpo
 // count of `checkpoint_<E>_<U>` — or none when it is not such a name.
 std::optional<int64_t> checkpoint_number(const std::string& name, CheckpointNumbering numbering);
 
+// --keep-best-checkpoints: `checkpoint.best_<metric>_<score>_<U>` ("checkpoint.best_loss_3.912_1500"),
+// the save at U updates whose validation scored <score> (three decimals, as fairseq's names;
+// the update count in place of fairseq's random tie-breaking digit keeps saves of one rounded
+// score apart).
+std::string best_checkpoint_name(const std::string& metric, double score, int64_t updates);
+struct BestCheckpointName {
+  std::string metric;
+  double score = 0.0;  // as the name rounds it
+  int64_t updates = 0;
+};
+// The parts of such a name (without extension), or none when it is not one.
+std::optional<BestCheckpointName> parse_best_checkpoint_name(const std::string& name);
+
 struct NumberedCheckpoint {
   int64_t number = 0;
   std::string path;  // dir / (name + extension)

@@ -92,7 +92,7 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
 // Every source of the split within the models' positions, before any work, each one too long
 // named by its file and its number in the S- lines: translate_sentences' own check knows only
 // the number.
-void check_split_sources(const nn::ModelEnsemble& models, const data::BinarizedCorpus& file,
+void check_split_sources(const nn::ModelEnsemble& models, const data::ConcatenatedCorpus& file,
                          const std::vector<std::vector<int64_t>>& sources) {
   for (size_t i = 0; i < sources.size(); ++i)
     check_source_length(models, sources[i].size(), fmt::format("{}: sentence {} (S-{})", file.path(), i, i));

@@ -124,6 +124,11 @@ int run_train(TrainCommandArgs& args) {
   ATTN_CHECK(bleu || !args.maximize_best_checkpoint_metric,
              "train: --maximize-best-checkpoint-metric goes with --best-checkpoint-metric bleu "
              "(a lower loss is better)");
+  options.checkpoints.best_metric = options.best_checkpoint_metric;
+  options.checkpoints.maximize_best_metric = bleu;
+  ATTN_CHECK(options.checkpoints.keep_best_checkpoints == 0 || !options.valid_subsets.empty(),
+             "train: --keep-best-checkpoints keeps the saves of the best validation scores; with "
+             "--disable-validation there are none");
   const std::shared_ptr<dist::Communicator> world = dist::join_world(args.world);
   try {
     dist::check_world_matches(*world, args.world);
@@ -236,7 +241,13 @@ CommandAction setup_train(CLI::App& cmd) {
       ->check(positive_number());
   cmd.add_option("--batch-size-valid", o.valid_max_sentences, "Validation batches' sentences (default: --batch-size)")
       ->check(positive_number());
-  cmd.add_option("--train-subset", o.train_subset, "The split trained on")->capture_default_str();
+  cmd.add_option("--train-subset", o.train_subset,
+                 "The split trained on, with SPLIT1, SPLIT2, ... after it when the data dir holds them")
+      ->capture_default_str();
+  cmd.add_option("--upsample-primary", o.upsample_primary,
+                 "Repeat the training split's first part N times when SPLIT1, ... are combined with it")
+      ->check(positive_number())
+      ->capture_default_str();
   cmd.add_flag_callback("--skip-invalid-size-inputs-valid-test", [] {},
                         "Accepted for fairseq commands: validation always skips pairs too long for the model or "
                         "--max-tokens-valid, and reports how many");
@@ -262,6 +273,11 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--save-interval-updates", o.checkpoints.save_interval_updates, "checkpoint_E_U every N updates");
   cmd.add_option("--keep-last-epochs", o.checkpoints.keep_last_epochs, "Keep the newest N epoch checkpoints");
   cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");
+  cmd.add_option("--keep-best-checkpoints", o.checkpoints.keep_best_checkpoints,
+                 "Also keep the N validated saves of the best --best-checkpoint-metric, as "
+                 "checkpoint.best_METRIC_SCORE_UPDATES (0: none)")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd.add_flag("--no-epoch-checkpoints", args->no_epoch_checkpoints, "Only checkpoint_last / _best at epoch ends");
   cmd.add_flag("--no-last-checkpoints", args->no_last_checkpoints,
                "No checkpoint_last (a resume starts from the newest checkpoint there is)");

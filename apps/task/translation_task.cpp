@@ -54,14 +54,30 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
   return task;
 }
 
-SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
+namespace {
+
+// The language pair a split's files are named by: SRC-TGT, or TGT-SRC in a data dir binarized
+// for the other direction (fairseq looks for both); none when neither is there.
+std::optional<std::pair<std::string, std::string>> split_direction(const TranslationTask& task,
+                                                                   const std::string& split) {
+  for (const auto& pair : {std::pair{task.source_lang, task.target_lang}, std::pair{task.target_lang, task.source_lang}})
+    if (fs::exists(data::binarized_path(task.data_dir, split, pair.first, pair.second, task.source_lang))) return pair;
+  return std::nullopt;
+}
+
+// One split's binarized source and target (SPLIT.SRC-TGT.LANG.bin, or SPLIT.TGT-SRC.LANG.bin).
+std::pair<data::BinarizedCorpus, data::BinarizedCorpus> open_split_pair(const TranslationTask& task,
+                                                                       const std::string& split) {
+  // Neither there: the error of opening SRC-TGT's names the file looked for.
+  const std::pair<std::string, std::string> direction =
+      split_direction(task, split).value_or(std::pair{task.source_lang, task.target_lang});
   // Ids were checked against the file's own dictionary size. Another size, or the same size
   // with other symbols or another order (the fingerprint), means the file was made with
   // another dictionary, and its ids would name other words. fairseq's files record neither:
   // all that can be checked is that every id names an entry of the dictionary.
   auto open = [&](const std::string& lang, const data::Dictionary& dictionary, const std::string& dictionary_path) {
-    data::BinarizedCorpus corpus = data::BinarizedCorpus::open(
-        data::binarized_path(task.data_dir, split, task.source_lang, task.target_lang, lang));
+    data::BinarizedCorpus corpus =
+        data::BinarizedCorpus::open(data::binarized_path(task.data_dir, split, direction.first, direction.second, lang));
     if (!corpus.dictionary_size()) {
       if (corpus.max_id() >= int64_t(dictionary.size()))
         throw Error(fmt::format("{} holds id {} but {} has only {} symbols (ids 0 to {}): the file was made with "
@@ -79,12 +95,30 @@ SplitCorpora open_split(const TranslationTask& task, const std::string& split) {
                               corpus.path(), dictionary_path));
     return corpus;
   };
-  SplitCorpora corpora{open(task.source_lang, task.source_dict, task.source_dict_path),
-                       open(task.target_lang, task.target_dict, task.target_dict_path)};
-  if (corpora.source.size() != corpora.target.size())
-    throw Error(fmt::format("{} has {} sentences but {} has {}", corpora.source.path(), corpora.source.size(),
-                            corpora.target.path(), corpora.target.size()));
-  return corpora;
+  std::pair<data::BinarizedCorpus, data::BinarizedCorpus> pair{
+      open(task.source_lang, task.source_dict, task.source_dict_path),
+      open(task.target_lang, task.target_dict, task.target_dict_path)};
+  if (pair.first.size() != pair.second.size())
+    throw Error(fmt::format("{} has {} sentences but {} has {}", pair.first.path(), pair.first.size(),
+                            pair.second.path(), pair.second.size()));
+  return pair;
+}
+
+}  // namespace
+
+SplitCorpora open_split(const TranslationTask& task, const std::string& split, const SplitCombination& combination) {
+  ATTN_CHECK(combination.upsample_primary >= 1, "--upsample-primary must be >= 1, got {}", combination.upsample_primary);
+  std::vector<data::BinarizedCorpus> sources, targets;
+  for (size_t k = 0;; ++k) {
+    const std::string part = k == 0 ? split : split + std::to_string(k);
+    if (k > 0 && !split_direction(task, part)) break;  // fairseq stops at the first SPLITk not there
+    auto [source, target] = open_split_pair(task, part);
+    sources.push_back(std::move(source));
+    targets.push_back(std::move(target));
+    if (!combination.combine) break;
+  }
+  const size_t repeats = sources.size() > 1 ? combination.upsample_primary : 1;  // fairseq's: only when combined
+  return {data::ConcatenatedCorpus(std::move(sources), repeats), data::ConcatenatedCorpus(std::move(targets), repeats)};
 }
 
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task) {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/binarized_corpus.hpp"
+#include "data/concatenated_corpus.hpp"
 #include "data/dictionary.hpp"
 #include "nn/search/model_ensemble.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
@@ -33,9 +33,16 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
 
 // The binarized source and target of a split ("train", "valid", "test").
 struct SplitCorpora {
-  data::BinarizedCorpus source, target;
+  data::ConcatenatedCorpus source, target;
 };
-SplitCorpora open_split(const TranslationTask& task, const std::string& split);
+// How a split is read: alone, or (combine, fairseq's for the training split) followed by
+// SPLIT1, SPLIT2, ... as long as the data dir holds them, the first, the primary, repeated
+// upsample_primary times when there are others (data/concatenated_corpus.hpp).
+struct SplitCombination {
+  bool combine = false;
+  size_t upsample_primary = 1;
+};
+SplitCorpora open_split(const TranslationTask& task, const std::string& split, const SplitCombination& combination = {});
 
 // The model configuration for the task's dictionaries: vocabulary sizes, pad and eos.
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task);

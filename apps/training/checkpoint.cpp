@@ -166,10 +166,42 @@ void keep_newest(const std::string& save_dir, nn::CheckpointNumbering numbering,
   for (size_t i = size_t(keep); i < found.size(); ++i) remove_checkpoint(checkpoint_base(found[i].path));
 }
 
-// Removes the epoch and update checkpoints the policy no longer keeps.
+// The save dir's checkpoint.best_<policy's metric>_* (their bases), best score first; of equal
+// (rounded) scores, the later save first.
+std::vector<std::string> best_checkpoints_best_first(const std::string& save_dir, const CheckpointPolicy& policy) {
+  std::vector<std::pair<nn::BestCheckpointName, std::string>> found;
+  for (const auto& entry : fs::directory_iterator(save_dir)) {
+    if (entry.path().extension() != ".json") continue;
+    const std::optional<nn::BestCheckpointName> name = nn::parse_best_checkpoint_name(entry.path().stem().string());
+    if (name && name->metric == policy.best_metric) found.emplace_back(*name, checkpoint_base(entry.path().string()));
+  }
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+    if (a.first.score != b.first.score)
+      return policy.maximize_best_metric ? a.first.score > b.first.score : a.first.score < b.first.score;
+    return a.first.updates > b.first.updates;
+  });
+  std::vector<std::string> bases;
+  for (const auto& [name, base] : found) bases.push_back(base);
+  return bases;
+}
+
+// Whether a save scoring `score` belongs among the --keep-best-checkpoints: fewer are kept, or
+// it beats the worst of them (as the names round it).
+bool ranks_among_best(const std::string& save_dir, double score, const CheckpointPolicy& policy) {
+  const std::vector<std::string> kept = best_checkpoints_best_first(save_dir, policy);
+  if (int64_t(kept.size()) < policy.keep_best_checkpoints) return true;
+  const double worst = nn::parse_best_checkpoint_name(fs::path(kept.back()).filename().string())->score;
+  const double rounded = nn::parse_best_checkpoint_name(nn::best_checkpoint_name(policy.best_metric, score, 0))->score;
+  return policy.maximize_best_metric ? rounded > worst : rounded < worst;
+}
+
+// Removes the epoch, update and best-score checkpoints the policy no longer keeps.
 void remove_rotated_out(const std::string& save_dir, const CheckpointPolicy& policy) {
   keep_newest(save_dir, nn::CheckpointNumbering::Epoch, policy.keep_last_epochs);
   keep_newest(save_dir, nn::CheckpointNumbering::Update, policy.keep_interval_updates);
+  if (policy.keep_best_checkpoints <= 0) return;
+  const std::vector<std::string> best = best_checkpoints_best_first(save_dir, policy);
+  for (size_t i = size_t(policy.keep_best_checkpoints); i < best.size(); ++i) remove_checkpoint(best[i]);
 }
 
 std::string format_checksum(uint64_t hash) { return fmt::format("fnv1a64:{:016x}", hash); }
@@ -462,34 +494,37 @@ std::vector<std::string> checkpoint_names(const std::string& save_dir, const Sav
   if (!request.end_of_epoch && policy.save_interval_updates > 0 && request.num_updates % policy.save_interval_updates == 0)
     names.push_back(in_dir(nn::update_checkpoint_name(request.epoch, request.num_updates)));
   if (request.is_best) names.push_back(in_dir("checkpoint_best"));
+  if (policy.keep_best_checkpoints > 0 && request.score && ranks_among_best(save_dir, *request.score, policy))
+    names.push_back(in_dir(nn::best_checkpoint_name(policy.best_metric, *request.score, request.num_updates)));
   if (policy.save_last) names.push_back(in_dir("checkpoint_last"));
   return names;
 }
 
-void save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
-                   const CheckpointContent& content) {
+std::vector<std::string> save_rotating(const std::string& save_dir, const SaveRequest& request,
+                                       const CheckpointPolicy& policy, const CheckpointContent& content) {
   data::create_folders(save_dir, "--save-dir");
   const std::vector<std::string> names = checkpoint_names(save_dir, request, policy);
-  if (names.empty()) return;  // --no-last-checkpoints, and no epoch, interval or best checkpoint due
+  if (names.empty()) return names;  // --no-last-checkpoints, and no epoch, interval or best checkpoint due
   save_checkpoint(names.front(), content);
   for (size_t i = 1; i < names.size(); ++i) {
     pause_inside_save_for_tests();
     copy_checkpoint(names.front(), names[i]);
   }
   remove_rotated_out(save_dir, policy);
+  return names;
 }
 
 bool is_checkpoint_name(const std::string& name) {
   return name == "checkpoint_last" || name == "checkpoint_best" ||
          nn::checkpoint_number(name, nn::CheckpointNumbering::Epoch) ||
-         nn::checkpoint_number(name, nn::CheckpointNumbering::Update);
+         nn::checkpoint_number(name, nn::CheckpointNumbering::Update) || nn::parse_best_checkpoint_name(name);
 }
 
 std::vector<std::string> checkpoints_newest_first(const std::string& save_dir) {
   // Newest progress first; at equal progress by rank, then by name (descending).
   struct Candidate {
     CheckpointProgress progress;
-    int rank;  // at equal progress: checkpoint_last (0), a numbered one (1), checkpoint_best (2)
+    int rank;  // at equal progress: checkpoint_last (0), a numbered one (1), checkpoint_best and checkpoint.best_* (2)
     std::string base;
   };
   std::vector<Candidate> found;
@@ -498,7 +533,10 @@ std::vector<std::string> checkpoints_newest_first(const std::string& save_dir) {
     if (entry.path().extension() != ".json" || !is_checkpoint_name(entry.path().stem().string())) continue;
     const std::string base = checkpoint_base(entry.path().string());
     const std::string name = entry.path().stem().string();
-    found.push_back({checkpoint_progress(base), name == "checkpoint_last" ? 0 : name == "checkpoint_best" ? 2 : 1, base});
+    found.push_back({checkpoint_progress(base), name == "checkpoint_last"                                          ? 0
+                        : name == "checkpoint_best" || nn::parse_best_checkpoint_name(name) ? 2
+                                                                                           : 1,
+                        base});
   }
   std::sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
     if (a.progress != b.progress) return a.progress > b.progress;

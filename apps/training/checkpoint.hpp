@@ -24,8 +24,10 @@
 // checkpoints written before these copies existed have only "path" and "checksum".
 //
 // Names as fairseq's save dir: checkpoint_last, checkpoint_best (lowest valid loss),
-// checkpoint<E> at the end of epoch E, checkpoint_<E>_<U> every --save-interval-updates.
-// `--keep-last-epochs N` / `--keep-interval-updates N` keep only the newest N of each kind.
+// checkpoint<E> at the end of epoch E, checkpoint_<E>_<U> every --save-interval-updates,
+// checkpoint.best_<metric>_<score>_<U> with --keep-best-checkpoints.
+// `--keep-last-epochs N` / `--keep-interval-updates N` keep only the newest N of each kind,
+// `--keep-best-checkpoints N` the N of the best scores.
 #pragma once
 #include <compare>
 #include <cstdint>
@@ -100,6 +102,11 @@ struct CheckpointPolicy {
   int64_t keep_interval_updates = -1; // >= 0: keep only the newest N checkpoint_<E>_<U>
   bool save_epoch_checkpoints = true; // checkpoint<E> at the end of each epoch
   bool save_last = true;              // checkpoint_last at every save (--no-last-checkpoints: never)
+  // > 0: also keep the N validated saves of the best scores as checkpoint.best_<metric>_<score>_<U>
+  // (nn/checkpoint_names.hpp), `best_metric` being --best-checkpoint-metric.
+  int64_t keep_best_checkpoints = 0;
+  std::string best_metric = "loss";
+  bool maximize_best_metric = false;  // higher is better (bleu)
 };
 
 // When to save and under which names (fairseq checkpoint_utils.save_checkpoint).
@@ -108,18 +115,19 @@ struct SaveRequest {
   int64_t num_updates = 0;
   bool end_of_epoch = false;
   bool is_best = false;
+  std::optional<double> score = std::nullopt;  // the --best-checkpoint-metric of these weights, when validated
 };
 
 // The names (bases in save_dir) a save request writes, first the one written in full.
 std::vector<std::string> checkpoint_names(const std::string& save_dir, const SaveRequest& request,
                                           const CheckpointPolicy& policy);
 // Writes the checkpoint under every name of checkpoint_names(), then removes the epoch and
-// update checkpoints the policy no longer keeps.
-void save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
+// update checkpoints the policy no longer keeps; returns the names written.
+std::vector<std::string> save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
                    const CheckpointContent& content);
 
 // Whether `name` (without folder and extension) is one attnlab's trainer writes:
-// checkpoint_last, checkpoint_best, checkpoint<E>, checkpoint_<E>_<U>.
+// checkpoint_last, checkpoint_best, checkpoint<E>, checkpoint_<E>_<U>, checkpoint.best_<metric>_<score>_<U>.
 bool is_checkpoint_name(const std::string& name);
 
 // How far training had got when a checkpoint was saved, from its metadata (all -1 when it

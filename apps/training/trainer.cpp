@@ -133,6 +133,9 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
   require("save.epoch", no_save_record, "an epoch >= 1", count_from(1));
   require("save.end_of_epoch", no_save_record, "true or false", is_bool);
   require("save.is_best", no_save_record, "true or false", is_bool);
+  require("save.score", true, "a finite number", [](const nlohmann::json& v) {
+    return v.is_number() && std::isfinite(v.get<double>());
+  });
 }
 
 }  // namespace
@@ -177,14 +180,17 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   build_scheduler();
   if (options_.ema_decay != 0.0)
     ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
-  train_data_ = std::make_unique<SplitCorpora>(open_split(task_, options_.train_subset));
+  train_data_ = std::make_unique<SplitCorpora>(
+      open_split(task_, options_.train_subset, {.combine = true, .upsample_primary = options_.upsample_primary}));
+  if (train_data_->source.parts().size() > 1)
+    progress_.line(fmt::format("training on {} pairs: {}", train_data_->source.size(), train_data_->source.description()));
   // Opened (and checked) once: a missing or damaged validation split stops the run now, not
   // after its first epoch.
   for (const std::string& subset : options_.valid_subsets) valid_data_.emplace(subset, open_split(task_, subset));
   loader_ = make_train_loader(*train_data_, options_, config_);
   if (loader_->num_filtered() > 0)
     progress_.line(fmt::format("warning: training {}", loader_->filtered().describe()));
-  ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.path());
+  ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.description());
   if (parallel_.is_writer()) {
     save_dir_lock_ = std::make_unique<SaveDirLock>(options_.save_dir, [this](const std::string& text) { progress_.line(text); });
     for (const std::string& path : remove_incomplete_saves(options_.save_dir))
@@ -304,8 +310,10 @@ nlohmann::json Trainer::metadata() const {
   return j;
 }
 
-void Trainer::save(const SaveRequest& request) {
+void Trainer::save(SaveRequest request) {
   if (!parallel_.is_writer() || options_.no_save) return;
+  if (last_validation_.update == request.num_updates && !last_validation_.results.empty())
+    request.score = best_checkpoint_metric(last_validation_.results.front());
   CheckpointContent content{model_->state_dict(), optimizer_->state_dict(), metadata()};
   if (ema_) {  // the averages in the weights file, the trained weights beside the optimizer's state
     content.model = ema_->averaged_state_dict(content.model);
@@ -313,7 +321,28 @@ void Trainer::save(const SaveRequest& request) {
   }
   // The request itself, so that a resume can finish a save that was cut off (resume()).
   content.metadata["save"] = {{"epoch", request.epoch}, {"end_of_epoch", request.end_of_epoch}, {"is_best", request.is_best}};
-  save_rotating(options_.save_dir, request, options_.checkpoints, content);
+  if (request.score) content.metadata["save"]["score"] = *request.score;
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> names = save_rotating(options_.save_dir, request, options_.checkpoints, content);
+  if (!names.empty()) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    info(saved_line(request, names, seconds));
+  }
+  // checkpoint_best holds these weights now: a later save at this update does not write it again.
+  if (request.is_best && last_validation_.update == request.num_updates) last_validation_.is_best = false;
+}
+
+// fairseq's line: "saved checkpoint checkpoints/checkpoint3 (epoch 3 @ 900 updates, score 4.102)
+// (writing took 0.4 seconds; also as checkpoint_best, checkpoint_last)", the score being the
+// --best-checkpoint-metric of these weights' validation, when they were validated.
+std::string Trainer::saved_line(const SaveRequest& request, const std::vector<std::string>& names,
+                                double seconds) {
+  const std::string score = request.score ? fmt::format(", score {:.3f}", *request.score) : "";
+  std::vector<std::string> copies;
+  for (size_t i = 1; i < names.size(); ++i) copies.push_back(fs::path(names[i]).filename().string());
+  return fmt::format("saved checkpoint {} (epoch {} @ {} updates{}) (writing took {:.1f} seconds{})", names.front(),
+                     request.epoch, request.num_updates, score, seconds,
+                     copies.empty() ? "" : fmt::format("; also as {}", fmt::join(copies, ", ")));
 }
 
 // The run's dictionaries must be the ones the checkpoint's embeddings were trained with.
@@ -436,8 +465,9 @@ void Trainer::resume_from_save_dir() {
   for (const std::string& problem : problems) progress_.line(fmt::format("warning: not resuming from a newer checkpoint: {}", problem));
   const nlohmann::json save = restored.value("save", nlohmann::json());
   if (save.is_null() || options_.reset.any() || !parallel_.is_writer()) return;
-  const SaveRequest request{.epoch = save.at("epoch").get<int64_t>(), .num_updates = num_updates_,
-                            .end_of_epoch = save.at("end_of_epoch").get<bool>(), .is_best = save.at("is_best").get<bool>()};
+  SaveRequest request{.epoch = save.at("epoch").get<int64_t>(), .num_updates = num_updates_,
+                      .end_of_epoch = save.at("end_of_epoch").get<bool>(), .is_best = save.at("is_best").get<bool>()};
+  if (save.contains("score")) request.score = save.at("score").get<double>();
   for (const std::string& name : finish_interrupted_save(options_.save_dir, request, options_.checkpoints, *restored_from_))
     progress_.line(fmt::format("warning: wrote {}, which the interrupted save of {} did not", name, *restored_from_));
 }
@@ -551,12 +581,23 @@ ValidationResult Trainer::validate(const std::string& split) {
 }
 
 const std::vector<ValidationResult>& Trainer::validate_these_weights() {
-  if (!last_validation_ || last_validation_->first != num_updates_) {
+  if (last_validation_.update != num_updates_) {
     std::vector<ValidationResult> results;
     for (const std::string& subset : options_.valid_subsets) results.push_back(validate(subset));
-    last_validation_.emplace(num_updates_, std::move(results));
+    last_validation_ = UpdateValidation{.update = num_updates_, .results = std::move(results)};
   }
-  return last_validation_->second;
+  return last_validation_.results;
+}
+
+void Trainer::validate_at_interval() {
+  const std::vector<ValidationResult>& results = validate_these_weights();
+  if (last_validation_.told) return;
+  last_validation_.told = true;
+  const ValidationResult& valid = results.front();
+  early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
+  info(validation_line(0, valid, std::nullopt));
+  log_json(validation_record(valid, options_.valid_subsets.front(), epoch()));
+  log_other_subsets(results, std::nullopt);
 }
 
 std::string Trainer::validation_line(size_t subset, const ValidationResult& valid,
@@ -661,9 +702,10 @@ void Trainer::log_json(const nlohmann::json& record) {
   ATTN_CHECK(json_log_.good(), "train: cannot write the training log {}: {}", log_path_, std::strerror(errno));
 }
 
-void Trainer::after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary) {
+std::optional<SaveRequest> Trainer::after_update(const StepResult& step, IntervalStats& interval,
+                                                TrainingSummary& summary, std::optional<int64_t> ending_epoch) {
   summary.target_tokens += step.ntokens;
-  if (!step.applied) return;
+  if (!step.applied) return std::nullopt;
   interval.loss_sum += step.loss_sum;
   interval.nll_sum += step.nll_sum;
   interval.ntokens += step.ntokens;
@@ -690,21 +732,21 @@ void Trainer::after_update(const StepResult& step, IntervalStats& interval, Trai
   const bool save_now = interval_updates > 0 && num_updates_ % interval_updates == 0 && late_enough;
   const bool validate_now = options_.validate_interval_updates > 0 &&
                             num_updates_ % options_.validate_interval_updates == 0 && late_enough;
-  bool is_best = false;
+  std::optional<SaveRequest> save_due;
+  if (save_now) save_due = SaveRequest{.epoch = epoch(), .num_updates = num_updates_, .end_of_epoch = false};
   if (!options_.valid_subsets.empty()) {
-    if (save_now && options_.validate_at_update_saves) {
-      // fairseq validates at every mid-epoch save too, and saves checkpoint_best there on a new best.
-      validate_with_best(epoch(), is_best);
-    } else if (validate_now) {
-      const std::vector<ValidationResult>& results = validate_these_weights();
-      const ValidationResult& valid = results.front();
-      early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
-      info(validation_line(0, valid, std::nullopt));
-      log_json(validation_record(valid, options_.valid_subsets.front(), epoch()));
-      log_other_subsets(results, std::nullopt);
-    }
+    // fairseq validates at every mid-epoch save too, and saves checkpoint_best there on a new best.
+    if (save_now && options_.validate_at_update_saves) validate_with_best(epoch(), save_due->is_best);
+    else if (validate_now && !end_validates_this_update(ending_epoch)) validate_at_interval();
   }
-  if (save_now) save({.epoch = epoch(), .num_updates = num_updates_, .end_of_epoch = false, .is_best = is_best});
+  return save_due;
+}
+
+bool Trainer::end_validates_this_update(std::optional<int64_t> ending_epoch) const {
+  // A --max-time-minutes stop is not known here (the ranks agree on it after the update): its
+  // validation is the interval's, logged without the best.
+  const bool run_ends = options_.max_update > 0 && num_updates_ >= options_.max_update;
+  return run_ends || (ending_epoch && *ending_epoch % options_.validate_interval == 0);
 }
 
 void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSummary& summary) {
@@ -715,10 +757,9 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSum
   const bool validate_now = (stopping || finished_epoch % options_.validate_interval == 0) &&
                             num_updates_ >= options_.validate_after_updates;
   if (!options_.valid_subsets.empty() && validate_now) {
-    // A --save-interval-updates save at this update validated these weights, logged them and
-    // saved them as checkpoint_best if they were the best: the same result, not told twice.
-    const ValidationResult valid = validated_with_best_at_ == num_updates_ ? validate_these_weights().front()
-                                                                            : validate_with_best(finished_epoch, is_best);
+    // Validated already at this update (a save's or an interval's validation): the same result,
+    // not told twice.
+    const ValidationResult valid = validate_with_best(finished_epoch, is_best);
     summary.last_valid = valid;
     // A validation that stops the run early is saved whatever the interval (fairseq's order).
     stopping = stopping || early_stopping_.stop_reason().has_value();
@@ -732,15 +773,21 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSum
 }
 
 ValidationResult Trainer::validate_with_best(int64_t finished_epoch, bool& is_best) {
-  validated_with_best_at_ = num_updates_;
   const std::vector<ValidationResult>& results = validate_these_weights();
   const ValidationResult& valid = results.front();
+  if (last_validation_.is_best.has_value()) {  // ranked already at this update
+    is_best = *last_validation_.is_best;
+    return valid;
+  }
   early_stopping_.observe(num_updates_, best_checkpoint_metric(valid));
   const bool better_loss = improves(ValidationMetric::loss, valid.loss, best_loss_);
   if (better_loss) best_loss_ = valid.loss;
   const bool better_bleu = valid.bleu && improves(ValidationMetric::bleu, *valid.bleu, best_bleu_);
   if (better_bleu) best_bleu_ = valid.bleu;
   is_best = best_metric_ == ValidationMetric::bleu ? better_bleu : better_loss;
+  last_validation_.is_best = is_best;
+  if (last_validation_.told) return valid;  // an interval validation at this update logged it
+  last_validation_.told = true;
   nlohmann::json record = validation_record(valid, options_.valid_subsets.front(), finished_epoch);
   record["best_loss"] = *best_loss_;
   std::string best_text = fmt::format("best_loss {:.3f}", *best_loss_);
@@ -768,6 +815,7 @@ TrainingSummary Trainer::train() {
       // The update's batches of all ranks; this rank keeps the slots it owns (data_parallel.hpp).
       std::vector<data::Batch> group;
       std::vector<int64_t> slots;
+      std::optional<SaveRequest> save_due;
       int64_t slots_total = 0;
       for (; slots_total < options_.update_freq * parallel_.size(); ++slots_total) {
         std::optional<data::Batch> batch = loader_->next();
@@ -785,9 +833,15 @@ TrainingSummary Trainer::train() {
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         interval.seconds += seconds;
         summary.seconds += seconds;
-        after_update(step, interval, summary);
+        // The epoch this update ends, if it is its last.
+        std::optional<int64_t> ending_epoch;
+        if (end_of_epoch) ending_epoch = epoch() - 1;  // the loader is in the next epoch already
+        else if (loader_->epoch_exhausted()) ending_epoch = epoch();
+        save_due = after_update(step, interval, summary, ending_epoch);
       }
       stop = parallel_.agree(stop_reason(end_of_epoch));
+      // The run's end or the epoch's saves these weights (fairseq's one save per update).
+      if (save_due && !stop && !end_of_epoch) save(*save_due);
     }
     end_of_epoch_or_stop(end_of_epoch, stop.has_value(), summary);
     // The epoch's validation may stop it, and so may the lr the schedule's end-of-epoch step set.

@@ -155,6 +155,9 @@ struct TrainerOptions {
   int64_t required_batch_size_multiple = 1;  // a batch cut keeps a multiple of this many rows
   int64_t valid_max_tokens = 0, valid_max_sentences = 0;  // validation batches; 0: as training's
   std::string train_subset = "train";
+  // The training split combined with train1, train2, ... when there (fairseq's), its first
+  // part repeated this many times then (--upsample-primary).
+  size_t upsample_primary = 1;
   int64_t max_update = 0, max_epoch = 0;
   double max_time_minutes = 0.0;
   uint64_t seed = 1;
@@ -239,8 +242,9 @@ class Trainer {
                         int64_t slots_total);
   // Loss and perplexity on a split of the data dir, in eval mode without gradients.
   ValidationResult validate(const std::string& split);
-  // Writes the checkpoints of a save request with the current state.
-  void save(const SaveRequest& request);
+  // Writes the checkpoints of a save request with the current state, and says so.
+  // Its score is these weights' validation's, when they were validated.
+  void save(SaveRequest request);
 
   nn::EncoderDecoderModel& model() { return *model_; }
   const TranslationTask& task() const { return task_; }
@@ -259,21 +263,33 @@ class Trainer {
   void restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler);
   void check_same_dictionaries(const nlohmann::json& task, const std::string& base) const;
   nlohmann::json metadata() const;
+  static std::string saved_line(const SaveRequest& request, const std::vector<std::string>& names, double seconds);
   void begin_epoch();
   std::optional<std::string> stop_reason(bool end_of_epoch) const;
   double progress_fraction() const;
   double training_seconds() const;
-  void after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary);
+  // Counts and logs the update, validates where --validate-interval-updates or a
+  // --save-interval-updates save asks; returns that save's request, which train() carries out
+  // unless the run stops or the epoch ends here (their save writes these weights then).
+  // `ending_epoch`: the epoch this update is the last of, if it is.
+  std::optional<SaveRequest> after_update(const StepResult& step, IntervalStats& interval, TrainingSummary& summary,
+                                          std::optional<int64_t> ending_epoch);
+  // Whether the end of the run (--max-update) or of `ending_epoch` will validate the weights of
+  // this update (end_of_epoch_or_stop), logging them with the best so far.
+  bool end_validates_this_update(std::optional<int64_t> ending_epoch) const;
   // At the end of an epoch (end_of_epoch) or of the run (stopping; both when the run ends with
   // its epoch): validates and saves as --validate-interval and --save-interval say.
   void end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSummary& summary);
   // Validates every --valid-subset where a checkpoint is saved (an epoch's end, the run's, a
-  // --save-interval-updates save) and logs them with the best so far; returns the first's
-  // result, is_best telling whether it is a new best.
+  // --save-interval-updates save) and logs them with the best so far, unless this update's
+  // validation was logged already; returns the first's result, is_best telling whether it is a
+  // new best.
   ValidationResult validate_with_best(int64_t finished_epoch, bool& is_best);
   // validate() of every --valid-subset, in their order, or the results at this update when
   // they were measured already (a stop right after an interval validation).
   const std::vector<ValidationResult>& validate_these_weights();
+  // A --validate-interval-updates validation: counted by --patience, logged without the best.
+  void validate_at_interval();
   // "epoch 003 | valid on 'valid1' subset | loss 4.102 | ... | num_updates 900" for the epoch
   // that ended, "valid on 'valid1' subset at update 900 | loss 4.102 | ..." between epoch ends
   // ("valid at update 900 | ..." for the default subset, valid).
@@ -315,9 +331,15 @@ class Trainer {
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;
   std::optional<double> best_loss_, best_bleu_;
-  // The update they measured, and every --valid-subset's result.
-  std::optional<std::pair<int64_t, std::vector<ValidationResult>>> last_validation_;
-  int64_t validated_with_best_at_ = -1;  // the update validate_with_best last measured
+  // The last validation: measured once per update, logged once, ranked against the best once
+  // (an interval validation, a save's and an epoch end's at one update are one validation).
+  struct UpdateValidation {
+    int64_t update = -1;
+    std::vector<ValidationResult> results{};     // every --valid-subset's, in their order
+    bool told = false;                           // its lines and log records are written
+    std::optional<bool> is_best = std::nullopt;  // set once validate_with_best ranked it
+  };
+  UpdateValidation last_validation_;
   std::map<std::string, SplitCorpora> valid_data_;  // every --valid-subset, opened at the start
   std::set<std::string> splits_with_skips_told_;  // validation splits whose skipped pairs were reported
   ValidationMetric best_metric_ = parse_validation_metric(options_.best_checkpoint_metric);

@@ -10,6 +10,7 @@
 
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/save_dir_lock.hpp"
+#include "nn/checkpoint_names.hpp"
 #include "synthetic_corpus.hpp"
 
 using namespace attn;
@@ -223,6 +224,56 @@ TEST_CASE("checkpoint: rotation keeps the newest epoch and update checkpoints", 
   CHECK(fs::path(order[0]).filename() == "checkpoint_last");
   CHECK(fs::path(order[3]).filename() == "checkpoint2");  // 4 updates, the oldest
   CHECK(fs::path(order[4]).filename() == "checkpoint_best");  // as old: checkpoint_best is tried last
+}
+
+TEST_CASE("checkpoint: --keep-best-checkpoints keeps the saves of the N best scores, by name", "[checkpoint]") {
+  CHECK(nn::best_checkpoint_name("loss", 3.91249, 1500) == "checkpoint.best_loss_3.912_1500");
+  const auto parsed = nn::parse_best_checkpoint_name("checkpoint.best_bleu_27.345_800");
+  REQUIRE(parsed);
+  CHECK(parsed->metric == "bleu");
+  CHECK(parsed->score == 27.345);
+  CHECK(parsed->updates == 800);
+  for (const char* other : {"checkpoint.best_loss_3_1500", "checkpoint.best__3.1_2", "checkpoint.best_loss_3.1_",
+                            "checkpoint.best_loss_3.1_x", "checkpoint.best_3.1_2", "checkpoint_best", "checkpoint3"})
+    CHECK_FALSE(nn::parse_best_checkpoint_name(other));
+  CHECK(is_checkpoint_name("checkpoint.best_loss_3.912_1500"));
+
+  const std::string dir = testing::fresh_temp_dir("ckpt_keep_best");
+  CheckpointPolicy policy;
+  policy.keep_best_checkpoints = 2;
+  policy.save_epoch_checkpoints = false;
+  auto present = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // Scores 5, 4, 4.5 (kept: 4, 4.5), 6 (not written: worse than both), an unvalidated save, 3.
+  const std::vector<std::optional<double>> scores = {5.0, 4.0, 4.5, 6.0, std::nullopt, 3.0};
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const int64_t updates = int64_t(i + 1) * 10;
+    const std::vector<std::string> written =
+        save_rotating(dir, {.epoch = 1, .num_updates = updates, .end_of_epoch = true, .score = scores[i]}, policy,
+                      sample_content(float(updates), updates));
+    const bool best_written = std::any_of(written.begin(), written.end(), [](const std::string& name) {
+      return fs::path(name).filename().string().starts_with("checkpoint.best_");
+    });
+    INFO("save " << i);
+    CHECK(best_written == (i != 3 && i != 4));
+  }
+  CHECK(present() == std::vector<std::string>{"checkpoint.best_loss_3.000_60", "checkpoint.best_loss_4.000_20",
+                                              "checkpoint_last"});
+  CHECK(load_checkpoint(dir + "/checkpoint.best_loss_4.000_20").model[0].second.to_vector()[0] == 20.0);
+  // BLEU: higher is better, and another metric's names are left alone.
+  policy.best_metric = "bleu";
+  policy.maximize_best_metric = true;
+  policy.keep_best_checkpoints = 1;
+  for (const double bleu : {20.0, 25.0, 22.0})
+    save_rotating(dir, {.epoch = 2, .num_updates = int64_t(bleu), .end_of_epoch = true, .score = bleu}, policy,
+                  sample_content(1.0f, 1));
+  CHECK(present() == std::vector<std::string>{"checkpoint.best_bleu_25.000_25", "checkpoint.best_loss_3.000_60",
+                                              "checkpoint.best_loss_4.000_20", "checkpoint_last"});
 }
 
 TEST_CASE("checkpoint: a save cut off after its first name is finished from it", "[checkpoint]") {

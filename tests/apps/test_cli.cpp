@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/demo/demo_report.hpp"
@@ -70,6 +71,12 @@ CommandResult train_on_fairseq_bin(const TempDir& dir, const std::vector<std::st
                                    "--threads", "1", "--no-progress-bar"};
   args.insert(args.end(), flags.begin(), flags.end());
   return run_attnlab(dir, args);
+}
+
+// The number of non-overlapping matches of `pattern` in `text`.
+std::ptrdiff_t count_matches(const std::string& text, const std::string& pattern) {
+  const std::regex re(pattern);
+  return std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator());
 }
 
 // The tiny model trained on the workspace's data-bin/ into `save_dir`, stopping as `stop` says.
@@ -699,6 +706,48 @@ TEST_CASE("train without a valid split stops at the start, or trains with --disa
   CHECK(fs::exists(dir.file("checkpoints/checkpoint2.json")));
 }
 
+TEST_CASE("train combines train1, ... with train as fairseq does, --upsample-primary repeating it; the other direction's "
+          "files are read") {
+  TempDir dir;
+  const fs::path data = dir.dir / "combined";
+  fs::copy(vector_path("own/fairseq/data-bin"), data);
+  for (const char* file : {"en-de.en.bin", "en-de.en.idx", "en-de.de.bin", "en-de.de.idx"})
+    fs::copy_file(data / (std::string("valid.") + file), data / (std::string("train1.") + file));
+  const size_t train_pairs = attn::data::BinarizedCorpus::open((data / "train.en-de.en.bin").string()).size();
+  const size_t extra_pairs = attn::data::BinarizedCorpus::open((data / "train1.en-de.en.bin").string()).size();
+  const CommandResult combined =
+      run_attnlab(dir, {"train", data.string(), "--arch", "transformer_tiny", "--threads", "1", "--no-progress-bar",
+                        "--max-tokens", "2048", "--max-epoch", "1", "--upsample-primary", "2"});
+  require_success(combined);
+  INFO(combined.out);
+  CHECK(contains(combined.out, fmt::format("training on {} pairs: {} (×2) + {}\n", 2 * train_pairs + extra_pairs,
+                                           (data / "train.en-de.en.bin").string(),
+                                           (data / "train1.en-de.en.bin").string())));
+  // --upsample-primary counts only when there is something to combine with.
+  const CommandResult alone = train_on_fairseq_bin(
+      dir, {"--max-tokens", "2048", "--max-epoch", "1", "--upsample-primary", "2", "--save-dir", "alone"});
+  require_success(alone);
+  CHECK_FALSE(contains(alone.out, "training on"));
+  require_command_line_error(train_on_fairseq_bin(dir, {"--max-tokens", "2048", "--upsample-primary", "0"}),
+                             "--upsample-primary");
+
+  // German to English from the files binarized as en-de (train.en-de.de.bin, ...), as fairseq finds them.
+  const CommandResult reversed = train_on_fairseq_bin(
+      dir, {"-s", "de", "-t", "en", "--max-tokens", "2048", "--max-update", "2", "--save-dir", "de-en"});
+  require_success(reversed);
+  CHECK(contains(reversed.out, "num_updates 2 | best_loss"));
+  const CommandResult translated = run_attnlab(
+      dir, {"generate", vector_path("own/fairseq/data-bin"), "--path", "de-en/checkpoint_last", "--subset", "valid",
+            "--max-len-b", "3", "--threads", "1"});
+  require_success(translated);
+  // Its sources are the German side.
+  const attn::data::Dictionary german = attn::data::Dictionary::load(vector_path("own/fairseq/data-bin/dict.de.txt"));
+  std::vector<std::string> words;
+  for (const int64_t id : attn::data::BinarizedCorpus::open(vector_path("own/fairseq/data-bin/valid.en-de.de.bin")).sentence(0))
+    if (id != attn::data::Dictionary::kEos) words.push_back(german.symbol(int32_t(id)));
+  CHECK(contains(translated.out, fmt::format("S-0\t{}\n", fmt::join(words, " "))));
+}
+
 TEST_CASE("train takes fairseq-train's other flag names as what they mean here, or says why not") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");  // 150 training pairs
@@ -802,14 +851,71 @@ TEST_CASE("train validates at every --save-interval-updates save, as fairseq doe
   INFO(trained.out);
   // One line for each, the run's end at update 4 included (its save is the interval's).
   for (const int update : {2, 4}) {
-    const std::regex line(fmt::format(
-        R"(epoch 001 \| valid on 'valid' subset \| loss [0-9.]+ .*\| num_updates {} \| best_loss [0-9.]+\n)", update));
-    CHECK(std::distance(std::sregex_iterator(trained.out.begin(), trained.out.end(), line), {}) == 1);
+    CHECK(count_matches(trained.out, fmt::format(R"(epoch 001 \| valid on 'valid' subset \| loss [0-9.]+ .*\| )"
+                                                 R"(num_updates {} \| best_loss [0-9.]+\n)",
+                                                 update)) == 1);
   }
   // The loss falls from update 2 to 4: checkpoint_best is the last save's.
   const nlohmann::json best = nlohmann::json::parse(read_file(dir.file("checkpoints/checkpoint_best.json")));
   CHECK(best.at("metadata").at("num_updates") == 4);
   CHECK(fs::exists(dir.file("checkpoints/checkpoint_1_2.json")));
+}
+
+TEST_CASE("train tells each validation and writes each save once, as fairseq's one validate_and_save per update") {
+  TempDir dir;
+  // Every update validated: the epoch's last update is the epoch's line alone, with the best.
+  const CommandResult every = train_on_fairseq_bin(
+      dir, {"--max-tokens", "1024", "--max-epoch", "1", "--validate-interval-updates", "1", "--save-dir", "every"});
+  require_success(every);
+  INFO(every.out);
+  std::smatch last;
+  REQUIRE(std::regex_search(every.out, last, std::regex(R"(epoch 001 \| valid on 'valid' subset .*\| num_updates ([0-9]+) \| best_loss)")));
+  const int updates = std::stoi(last[1].str());
+  REQUIRE(updates >= 3);
+  CHECK(count_matches(every.out, R"((^|\n)valid at update [0-9]+ \|)") == updates - 1);
+  CHECK(count_matches(every.out, fmt::format(R"(valid at update {} \|)", updates)) == 0);
+  CHECK(count_matches(every.out, "valid on 'valid' subset") == 1);
+  CHECK(count_matches(every.out, "saved checkpoint") == 1);  // the epoch's end
+  CHECK(contains(every.out, fmt::format("saved checkpoint every/checkpoint1 (epoch 1 @ {} updates, score ", updates)));
+  CHECK(contains(every.out, "; also as checkpoint_best, checkpoint_last)"));
+
+  // A save at the run's last update is written once, as that update's checkpoint, with its best.
+  const CommandResult stopped = train_on_fairseq_bin(
+      dir, {"--max-tokens", "512", "--lr", "0.0005", "--max-update", "4", "--save-interval-updates", "2",
+            "--validate-interval-updates", "1", "--keep-best-checkpoints", "1", "--save-dir", "stop"});
+  require_success(stopped);
+  INFO(stopped.out);
+  CHECK(count_matches(stopped.out, R"(saved checkpoint \S+checkpoint_1_2 \(epoch 1 @ 2 updates, score )") == 1);
+  CHECK(count_matches(stopped.out, R"(saved checkpoint \S+checkpoint_1_4 \(epoch 1 @ 4 updates, score )") == 1);
+  CHECK(count_matches(stopped.out, "saved checkpoint") == 2);
+  CHECK(count_matches(stopped.out, R"(num_updates 4 \| best_loss)") == 1);
+  CHECK(count_matches(stopped.out, R"(valid at update [0-9]+ \|)") == 2);  // updates 1 and 3
+  const nlohmann::json last_save = nlohmann::json::parse(read_file(dir.file("stop/checkpoint_1_4.json")));
+  const nlohmann::json newest = nlohmann::json::parse(read_file(dir.file("stop/checkpoint_last.json")));
+  CHECK(newest.at("metadata") == last_save.at("metadata"));  // copies of one save: the same record
+  CHECK(last_save.at("metadata").at("validated") == true);  // a resume finds the run's end done
+  // --keep-best-checkpoints 1: the save of the lower loss, named by it.
+  std::vector<double> scores;
+  for (const std::string update : {"2", "4"}) {
+    std::smatch score;
+    REQUIRE(std::regex_search(stopped.out, score, std::regex("@ " + update + R"( updates, score ([0-9.]+)\))")));
+    scores.push_back(std::stod(score[1].str()));
+  }
+  const int best_update = scores[1] < scores[0] ? 4 : 2;
+  std::vector<std::string> kept;
+  for (const auto& entry : fs::directory_iterator(dir.dir / "stop"))
+    if (entry.path().extension() == ".json" && entry.path().stem().string().starts_with("checkpoint.best_"))
+      kept.push_back(entry.path().stem().string());
+  CHECK(kept == std::vector<std::string>{
+                    fmt::format("checkpoint.best_loss_{:.3f}_{}", std::min(scores[0], scores[1]), best_update)});
+  const nlohmann::json best = nlohmann::json::parse(read_file(dir.file("stop/checkpoint_best.json")));
+  CHECK(best.at("metadata").at("num_updates") == best_update);
+  const CommandResult resumed = train_on_fairseq_bin(
+      dir, {"--max-tokens", "512", "--lr", "0.0005", "--max-update", "4", "--save-interval-updates", "2", "--save-dir",
+            "stop"});
+  require_success(resumed);
+  CHECK_FALSE(contains(resumed.out, "valid on"));
+  CHECK_FALSE(contains(resumed.out, "saved checkpoint"));
 }
 
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {

@@ -1,8 +1,8 @@
 // Kill-and-resume (issue 14): the `attnlab` binary (ATTNLAB_BINARY) trains the tiny model of
 // synthetic_corpus.hpp and is killed with SIGKILL again and again — at pseudo-random times
 // (fixed seed) and, every other time, inside a save (ATTNLAB_TEST_SAVE_PAUSE_MS makes each
-// step of a save wait, and the kill comes once a checkpoint's weights are written but not
-// yet its JSON) — and rerun with the same command until it finishes. Its checkpoint_last
+// step of a save wait, and the kill comes while a numbered checkpoint's weights are staged in
+// a temp file, its JSON not yet written) — and rerun with the same command until it finishes. Its checkpoint_last
 // (weights and optimizer state) and checkpoint_best must equal an uninterrupted run's bit for
 // bit, and best_loss must be the same.
 #include <catch.hpp>
@@ -47,17 +47,20 @@ pid_t start(const std::vector<std::string>& command, const std::string& log, int
   return attn::test::start(command, log);
 }
 
-// Whether a save is under way: a numbered checkpoint's weights are written (after `since`:
-// not a leftover of an earlier kill), its JSON not yet.
+// Whether a save is under way: a numbered checkpoint's weights are being staged (a temp file
+// NAME.safetensors.tmp.* newer than `since`, not a leftover of an earlier kill), its JSON not
+// yet in place. Each staged file waits ATTNLAB_TEST_SAVE_PAUSE_MS, so this lasts long enough
+// to be seen; the moment between renaming the staged files into place is too short.
 bool inside_save(const std::string& save_dir, fs::file_time_type since) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(save_dir, error)) {
-    const std::string path = entry.path().string();
-    if (path.ends_with(".optimizer.safetensors") || !path.ends_with(".safetensors")) continue;
+    const std::string file = entry.path().filename().string();
+    const size_t staged = file.find(".safetensors.tmp.");
+    if (staged == std::string::npos || file.find(".optimizer.") != std::string::npos) continue;
     if (fs::last_write_time(entry.path(), error) < since || error) continue;
-    const std::string name = entry.path().stem().string();
+    const std::string name = file.substr(0, staged);
     if (name.starts_with("checkpoint_") && name != "checkpoint_last" && name != "checkpoint_best" &&
-        !fs::exists(checkpoint_base(path) + ".json"))
+        !fs::exists(fs::path(save_dir) / (name + ".json")))
       return true;
   }
   return false;

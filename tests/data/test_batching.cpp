@@ -3,6 +3,7 @@
 #include <catch.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "data/batching.hpp"
@@ -13,6 +14,7 @@ using attn::data::Batch;
 using attn::data::BatchingOptions;
 using attn::data::BatchLoader;
 using attn::data::BinarizedCorpus;
+using attn::data::ConcatenatedCorpus;
 using attn::data::LoaderPosition;
 
 namespace {
@@ -50,8 +52,8 @@ BinarizedCorpus write_side(const std::string& path, int64_t (*length)(size_t), i
 // The synthetic corpus, binarized in a fresh folder that is removed afterwards.
 struct SyntheticPair {
   attn::test::TempDir tmp;
-  BinarizedCorpus source = write_side(tmp.file("src.bin"), source_length, source_word);
-  BinarizedCorpus target = write_side(tmp.file("tgt.bin"), target_length, target_word);
+  ConcatenatedCorpus source{write_side(tmp.file("src.bin"), source_length, source_word)};
+  ConcatenatedCorpus target{write_side(tmp.file("tgt.bin"), target_length, target_word)};
 };
 
 std::vector<Batch> one_epoch(BatchLoader& loader) {
@@ -294,7 +296,7 @@ TEST_CASE("filtered pairs are counted by the limit that dropped them and named b
 TEST_CASE("mismatched source and target corpora are rejected", "[batching]") {
   SyntheticPair data;
   attn::data::write_binarized_corpus(data.tmp.file("short.bin"), {{5, 2}}, placeholder_dictionary());
-  BinarizedCorpus short_target = BinarizedCorpus::open(data.tmp.file("short.bin"));
+  const ConcatenatedCorpus short_target{BinarizedCorpus::open(data.tmp.file("short.bin"))};
   CHECK_THROWS_WITH(BatchLoader(data.source, short_target, options_with(100)), Catch::Contains("1 sentences") || Catch::Contains("has 1"));
 }
 
@@ -337,4 +339,42 @@ TEST_CASE("inference batches of sentences in memory equal those of the binarized
       CHECK(from_memory[b].source_lengths == from_corpus[b].source_lengths);
     }
   }
+}
+
+TEST_CASE("a combined split reads its parts in order, the primary repeated, and a loader covers them all", "[batching]") {
+  attn::test::TempDir tmp;
+  const attn::data::Dictionary dictionary = placeholder_dictionary();
+  auto part = [&](const std::string& name, std::vector<std::vector<int32_t>> sentences) {
+    attn::data::write_binarized_corpus(tmp.file(name), sentences, dictionary);
+    return BinarizedCorpus::open(tmp.file(name));
+  };
+  auto parts = [&] {  // the primary: 2 sentences; then 1 and 3
+    std::vector<BinarizedCorpus> all;
+    all.push_back(part("p0", {{5, kEos}, {6, 6, kEos}}));
+    all.push_back(part("p1", {{7, kEos}}));
+    all.push_back(part("p2", {{8, kEos}, {9, kEos}, {10, 10, 10, kEos}}));
+    return all;
+  };
+  const ConcatenatedCorpus combined(parts(), 3);
+  REQUIRE(combined.size() == 3 * 2 + 1 + 3);
+  const std::vector<std::vector<int64_t>> expected = {{5, kEos}, {6, 6, kEos}, {5, kEos}, {6, 6, kEos}, {5, kEos},
+                                                      {6, 6, kEos}, {7, kEos}, {8, kEos}, {9, kEos}, {10, 10, 10, kEos}};
+  CHECK(combined.sentences() == expected);
+  for (size_t i = 0; i < expected.size(); ++i) CHECK(combined.length(i) == expected[i].size());
+  CHECK(combined.description() == tmp.file("p0") + " (×3) + " + tmp.file("p1") + " + " + tmp.file("p2"));
+  CHECK_THROWS_WITH(combined.sentence(10), Catch::Contains("sentence 10 of 10"));
+
+  // Source and target combined alike: every pair of the epoch once, the primary's three times.
+  const ConcatenatedCorpus target(parts(), 3);
+  BatchLoader loader(combined, target, options_with(6));
+  std::vector<int64_t> seen;
+  for (const Batch& batch : one_epoch(loader)) {
+    seen.insert(seen.end(), batch.ids.begin(), batch.ids.end());
+    for (int64_t r = 0; r < batch.batch_size; ++r)  // each row's source is its target here
+      CHECK(batch.source_lengths[size_t(r)] == batch.target_lengths[size_t(r)]);
+  }
+  std::sort(seen.begin(), seen.end());
+  std::vector<int64_t> all(expected.size());
+  std::iota(all.begin(), all.end(), int64_t(0));
+  CHECK(seen == all);
 }
