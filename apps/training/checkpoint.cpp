@@ -248,6 +248,21 @@ bool holds_same_checkpoint(const std::string& base, const nlohmann::json& record
   }
 }
 
+// `to` (a new temp file) with the content of `from`: a hard link to it where the file system
+// allows, a copy where not. A link is safe because no checkpoint file is ever changed in
+// place: every save writes a temp file and renames it over the old name, which leaves the
+// other names of the old file as they were. It spares writing (and holding on disk) a second
+// and third copy of the weights and optimizer state for checkpoint_last and checkpoint_best.
+void link_or_copy(const std::string& from, const std::string& to) {
+  std::error_code not_linked;
+  fs::create_hard_link(from, to, not_linked);
+  if (!not_linked) return;
+  std::error_code not_copied;
+  fs::copy_file(from, to, not_copied);
+  if (not_copied)
+    throw CheckpointError(fmt::format("cannot copy {} to {}: {}", from, to, not_copied.message()));
+}
+
 // False for a numbered name of a kind the policy keeps none of (--keep-*-updates/epochs 0):
 // rotation would remove it as soon as it is written.
 bool kept_by_policy(const std::string& base, const CheckpointPolicy& policy) {
@@ -392,7 +407,7 @@ void copy_checkpoint(const std::string& from_base, const std::string& to_base) {
   for (auto& [role, description] : j.at("files").items()) {
     const std::string from = verified_file(from_base, description, role.c_str());
     const std::string to = role == "weights" ? weights_path(to_base) : optimizer_path(to_base);
-    outputs.add(to, read_file_bytes(from));
+    outputs.add_written(to, [&](const std::string& temp) { link_or_copy(from, temp); });
     description["file"] = fs::path(to).filename().string();
   }
   outputs.add(metadata_path(to_base), j.dump(2) + "\n");

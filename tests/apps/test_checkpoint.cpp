@@ -218,6 +218,11 @@ TEST_CASE("checkpoint: rotation keeps the newest epoch and update checkpoints", 
   CHECK_FALSE(fs::exists(dir + "/checkpoint1.safetensors"));
   CHECK(load_checkpoint_metadata(dir + "/checkpoint_best").at("num_updates") == 4);
   CHECK(load_checkpoint(dir + "/checkpoint_last").model[0].second.to_vector()[0] == 6.0);
+  // The names of one save are links to one file; a later save under one of the names replaces
+  // that name only.
+  CHECK(load_checkpoint(dir + "/checkpoint_best").model[0].second.to_vector()[0] == 4.0);
+  CHECK(fs::hard_link_count(dir + "/checkpoint_best.safetensors") == 2);  // and checkpoint2
+  CHECK(fs::hard_link_count(dir + "/checkpoint_last.safetensors") == 2);  // and checkpoint3
 
   const std::vector<std::string> order = checkpoints_newest_first(dir);
   REQUIRE(order.size() == 5);
