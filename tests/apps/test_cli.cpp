@@ -1688,11 +1688,32 @@ TEST_CASE("preprocess checks every input before it writes anything") {
   CHECK(fs::exists(dir.file("out/valid.en-de.de.bin")));
 }
 
+TEST_CASE("tokenize and detokenize take any language code, as the Moses scripts do, warning where they know none") {
+  TempDir dir;
+  write_file(dir.file("raw.txt"), "Mr. Smith paid $5.50 for it, Dr. Who said: \"No.\" (e.g. today)\n");
+  const CommandResult english = run_attnlab(dir, {"tokenize", "-l", "en"}, dir.file("raw.txt"));
+  const CommandResult turkish = run_attnlab(dir, {"tokenize", "-l", "tr"}, dir.file("raw.txt"));
+  require_success(english);
+  require_success(turkish);
+  CHECK(contains(english.out, "Mr. Smith"));  // a prefix of the English list keeps its period
+  CHECK(turkish.out == english.out);           // no list for tr: the English one, and no rules of its own
+  CHECK(contains(turkish.err, "no non-breaking prefix list for 'tr', using the English one"));
+  CHECK_FALSE(contains(english.err, "non-breaking"));
+  write_file(dir.file("tok.txt"), english.out);
+  const CommandResult common = run_attnlab(dir, {"detokenize", "-l", "de"}, dir.file("tok.txt"));
+  const CommandResult unknown = run_attnlab(dir, {"detokenize", "-l", "tr"}, dir.file("tok.txt"));
+  require_success(common);
+  require_success(unknown);
+  CHECK(unknown.out == common.out);
+  CHECK(contains(unknown.err, "no rules of its own for 'tr', using the common ones"));
+  CHECK(common.err.empty());
+}
+
 TEST_CASE("an unknown command, flag or value is a command-line error naming it") {
   TempDir dir;
   require_command_line_error(run_attnlab(dir, {"frobnicate"}), "frobnicate");
   require_command_line_error(run_attnlab(dir, {"tokenize", "--no-such-flag"}), "--no-such-flag");
-  require_command_line_error(run_attnlab(dir, {"tokenize", "-l", "xx"}), "xx");
+  require_command_line_error(run_attnlab(dir, {"tokenize", "-l", ""}), "-l");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--beam", "0"}),
                              "--beam: must be a finite number > 0, got '0'");
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--lenpen", "nan"}),
