@@ -35,8 +35,11 @@ attnlab_require(Boost_FOUND libboost-context-dev)
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(CAIRO QUIET IMPORTED_TARGET cairo)
+  # libzip: the zip archives `torch.save` writes, read by `import-fairseq` (apps/interop/).
+  pkg_check_modules(LIBZIP QUIET IMPORTED_TARGET libzip)
 endif()
 attnlab_require(CAIRO_FOUND libcairo2-dev)
+attnlab_require(LIBZIP_FOUND libzip-dev)
 # Open MPI: the processes of data-parallel training and their collectives (dist/).
 find_package(MPI QUIET COMPONENTS C)
 attnlab_require(MPI_C_FOUND "libopenmpi-dev openmpi-bin")

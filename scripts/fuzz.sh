@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes one parser with libFuzzer (README "Fuzzing"): scripts/fuzz.sh TARGET SECONDS
-#   TARGET: safetensors | binarized | fairseq_index | dictionary | bpe_codes | checkpoint_json
+#   TARGET: safetensors | binarized | fairseq_index | dictionary | bpe_codes | checkpoint_json | torch_file
 # Builds fuzz/fuzz_TARGET with Debian's clang (-fsanitize=fuzzer,address) in build-fuzz/ (a
 # separate build, never part of the normal one), then runs it for SECONDS starting from the
 # inputs kept in tests/vectors/fuzz/TARGET/. Inputs it finds interesting go to
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $# -ne 2 ]]; then
-  echo "usage: scripts/fuzz.sh TARGET SECONDS (TARGET: safetensors binarized fairseq_index dictionary bpe_codes checkpoint_json)" >&2
+  echo "usage: scripts/fuzz.sh TARGET SECONDS (TARGET: safetensors binarized fairseq_index dictionary bpe_codes checkpoint_json torch_file)" >&2
   exit 2
 fi
 target=$1 seconds=$2

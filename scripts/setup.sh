@@ -16,7 +16,7 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libeigen3-dev libopenblas-openmp-dev libdnnl-dev
       libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libbenchmark-dev
       libicu-dev libopenmpi-dev openmpi-bin libgloo-dev trans-de-en
-      libcairo2-dev fonts-dejavu-core chromium libboost-context-dev)
+      libcairo2-dev fonts-dejavu-core chromium libboost-context-dev libzip-dev)
 MIN_GXX=12      # C++20 as the code uses it
 MIN_CMAKE=3.25  # CMakeLists.txt's cmake_minimum_required
 

@@ -918,6 +918,43 @@ TEST_CASE("train tells each validation and writes each save once, as fairseq's o
   CHECK_FALSE(contains(resumed.out, "saved checkpoint"));
 }
 
+TEST_CASE("import-fairseq makes a fairseq model.pt an attnlab checkpoint that decodes as the model it came from") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");
+  // The layout of fairseq's model archives: model.pt with dict.SRC.txt, dict.TGT.txt (and bpecodes) beside it.
+  std::map<std::string, std::string> hypotheses;
+  for (const std::string file : {"zip_args", "legacy"}) {
+    fs::create_directories(dir.dir / file);
+    fs::copy_file(vector_path("own/fairseq/pt/" + file + ".pt"), dir.dir / file / "model.pt");
+    for (const char* lang : {"en", "de"})
+      fs::copy_file(data + "/dict." + lang + ".txt", dir.dir / file / (std::string("dict.") + lang + ".txt"));
+    const CommandResult imported =
+        run_attnlab(dir, {"import-fairseq", file + "/model.pt", "--output", "imported/" + file});
+    require_success(imported);
+    CHECK(contains(imported.out, "(fairseq --arch transformer, 19280 parameters, en -> de)"));
+    CHECK(contains(imported.out, "left out (no weights): encoder.version, decoder.version"));
+    const CommandResult generated = run_attnlab(
+        dir, {"generate", data, "--path", "imported/" + file, "--subset", "valid", "--beam", "2", "--threads", "1"});
+    require_success(generated);
+    std::istringstream out(generated.out);
+    for (std::string line; std::getline(out, line);)
+      if (line.starts_with("H-")) hypotheses[file] += line + "\n";
+    CHECK_FALSE(hypotheses[file].empty());
+  }
+  CHECK(hypotheses["zip_args"] == hypotheses["legacy"]);  // the same weights in two layouts
+
+  // A dictionary of another size, and an output that is a training run's checkpoint, are refused.
+  require_runtime_error(run_attnlab(dir, {"import-fairseq", "zip_args/model.pt", "--output", "wrong", "--source-dict",
+                                          data + "/dict.de.txt"}),
+                        {"dict.de.txt", "224 entries", "200 rows"});
+  CHECK_FALSE(fs::exists(dir.dir / "wrong.json"));
+  const CommandResult trained = train_on_fairseq_bin(dir, {"--max-tokens", "2048", "--max-update", "1"});
+  require_success(trained);
+  require_runtime_error(
+      run_attnlab(dir, {"import-fairseq", "zip_args/model.pt", "--output", "checkpoints/checkpoint_last"}),
+      {"checkpoints/checkpoint_last", "optimizer state"});
+}
+
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult validated =

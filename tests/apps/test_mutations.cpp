@@ -1,6 +1,7 @@
 // Deterministic mutation tests of every file parser (issue 14, "fuzzing"): a few hundred
 // mutants (fixed seeds) each of a safetensors file, a checkpoint's JSON, a binarized corpus,
-// fairseq's index of one, a dictionary and BPE codes. Each mutant must give a valid result or an exception whose
+// fairseq's index of one, a dictionary, BPE codes and fairseq checkpoints as torch.save writes
+// them (its zip and legacy layouts). Each mutant must give a valid result or an exception whose
 // message names the file; a crash or an abort fails the whole program. Inputs kept under
 // tests/vectors/fuzz/<parser>/ (from the libFuzzer targets of fuzz/, or found by hand) are
 // checked the same way.
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/interop/fairseq_checkpoint.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
@@ -156,4 +158,12 @@ TEST_CASE("mutated fairseq indexes open or fail naming the index") {
                   for (size_t i = 0; i < corpus.size(); ++i) corpus.sentence(i);
                 },
                 6);
+}
+
+TEST_CASE("mutated fairseq checkpoints (torch.save's zip and legacy files) read or fail naming the file") {
+  TempDir dir;
+  uint64_t seed = 7;
+  for (const char* layout : {"zip_args.pt", "legacy.pt"})
+    check_mutants("torch_file", dir.file("model.pt"), read_file(vector_path(std::string("own/fairseq/pt/") + layout)),
+                  [](const std::string& path) { app::read_fairseq_checkpoint(path); }, seed++);
 }

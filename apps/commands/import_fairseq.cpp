@@ -1,0 +1,107 @@
+// `attnlab import-fairseq MODEL.pt --output OUT`: a fairseq Transformer checkpoint (what
+// fairseq-train saves, or a published model's model.pt) as an attnlab checkpoint OUT, weights
+// only, for `generate`, `translate`, `validate`, `inspect` and `average`
+// (apps/interop/fairseq_checkpoint.hpp). The dictionaries are fairseq's dict.SRC.txt and
+// dict.TGT.txt beside MODEL.pt (the layout of fairseq's model archives) unless given, the
+// languages those the checkpoint records unless given, and a `bpecodes` file beside MODEL.pt
+// is recorded for `translate` (--bpe-codes names another). The dictionaries must have the rows
+// of the embeddings; they and the BPE codes are copied beside OUT, as training does.
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "apps/cli/command.hpp"
+#include "apps/interop/fairseq_checkpoint.hpp"
+#include "apps/task/translation_task.hpp"
+#include "apps/training/checkpoint.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
+
+namespace attn::app {
+namespace {
+namespace fs = std::filesystem;
+
+struct ImportArgs {
+  std::string model;
+  std::string output;
+  std::string source_lang, target_lang;
+  std::string source_dict, target_dict;
+  std::string bpe_codes;
+};
+
+// The task the imported model translates: its languages, dictionaries (checked against the
+// embeddings' rows) and BPE codes.
+TranslationTask imported_task(const ImportArgs& args, const FairseqModel& imported) {
+  TranslationTask task;
+  const fs::path beside = fs::absolute(args.model).parent_path();
+  task.data_dir = beside.string();
+  task.source_lang = args.source_lang.empty() ? imported.source_lang : args.source_lang;
+  task.target_lang = args.target_lang.empty() ? imported.target_lang : args.target_lang;
+  ATTN_CHECK(!task.source_lang.empty() && !task.target_lang.empty(),
+             "import-fairseq: {} records no languages; pass --source-lang and --target-lang", args.model);
+  auto dictionary = [&](const std::string& given, const std::string& lang, int64_t rows, const char* side) {
+    const std::string path = given.empty() ? (beside / fmt::format("dict.{}.txt", lang)).string() : given;
+    data::Dictionary loaded = data::Dictionary::load(path);
+    ATTN_CHECK(int64_t(loaded.size()) == rows,
+               "import-fairseq: {} has {} entries with the 4 special ones, but the model's {} embedding has {} rows: "
+               "not the dictionary it was trained with",
+               path, loaded.size(), side, rows);
+    return std::pair{path, std::move(loaded)};
+  };
+  std::tie(task.source_dict_path, task.source_dict) =
+      dictionary(args.source_dict, task.source_lang, imported.config.src_vocab_size, "source");
+  std::tie(task.target_dict_path, task.target_dict) =
+      dictionary(args.target_dict, task.target_lang, imported.config.tgt_vocab_size, "target");
+  const fs::path codes = args.bpe_codes.empty() ? beside / "bpecodes" : fs::path(args.bpe_codes);
+  if (!args.bpe_codes.empty() || fs::exists(codes)) task.bpe_codes = fs::absolute(codes).lexically_normal().string();
+  return task;
+}
+
+int run_import(const ImportArgs& args) {
+  check_weights_only_output(args.output, "import-fairseq", {args.model});
+  const FairseqModel imported = read_fairseq_checkpoint(args.model);
+  const TranslationTask task = imported_task(args, imported);
+  nn::EncoderDecoderModel model(imported.config);
+  try {
+    model.load_state_dict(imported.weights);
+  } catch (const Error& e) {
+    throw Error(fmt::format("import-fairseq: the weights of {} do not fit fairseq's --arch {} as attnlab builds it: {}",
+                            args.model, imported.arch, e.what()));
+  }
+  const std::string base = checkpoint_base(args.output);
+  const std::string folder = fs::path(base).parent_path().string();
+  data::create_folders(folder, "--output's folder");
+  const nlohmann::json metadata = {
+      {"model_config", nn::to_json(imported.config)},
+      {"task", keep_task_beside(task, folder.empty() ? "." : folder)},
+      {"arch", imported.arch},
+      {"imported_from",
+       {{"path", fs::absolute(args.model).lexically_normal().string()},
+        {"checksum", file_checksum(args.model)},
+        {"left_out", imported.left_out}}}};
+  save_checkpoint(base, CheckpointContent{model.state_dict(), {}, metadata});
+  fmt::print("imported {} (fairseq --arch {}, {} parameters, {} -> {}) into {}\n", args.model, imported.arch,
+             model.num_parameters(), task.source_lang, task.target_lang, weights_path(base));
+  if (!imported.left_out.empty()) fmt::print("left out (no weights): {}\n", fmt::join(imported.left_out, ", "));
+  return 0;
+}
+
+CommandAction setup_import(CLI::App& cmd) {
+  auto args = std::make_shared<ImportArgs>();
+  cmd.add_option("model", args->model, "fairseq checkpoint (model.pt, checkpoint_best.pt)")->required();
+  cmd.add_option("--output", args->output, "Output checkpoint name")->required();
+  cmd.add_option("-s,--source-lang", args->source_lang, "Source language (default: as the checkpoint records)");
+  cmd.add_option("-t,--target-lang", args->target_lang, "Target language (default: as the checkpoint records)");
+  cmd.add_option("--source-dict", args->source_dict, "Source dictionary (default: dict.SRC.txt beside the model)");
+  cmd.add_option("--target-dict", args->target_dict, "Target dictionary (default: dict.TGT.txt beside the model)");
+  cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes for `translate` (default: bpecodes beside the model)");
+  return [args] { return run_import(*args); };
+}
+
+const CommandRegistration import_command("import-fairseq",
+                                         "A fairseq Transformer checkpoint (model.pt) as an attnlab checkpoint",
+                                         setup_import);
+
+}  // namespace
+}  // namespace attn::app

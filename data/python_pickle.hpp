@@ -1,0 +1,53 @@
+// A reader of Python's pickle format (protocols 0 to 4), enough to read the files
+// `torch.save` writes (data.pkl in a zip archive, or the pickles of the legacy format) without
+// Python: it runs the pickle machine's opcodes and builds a tree of plain values. Nothing is
+// ever called: a global (`collections.OrderedDict`, `argparse.Namespace`,
+// `torch._utils._rebuild_tensor_v2`) is kept as its name, and what the pickle asks to build
+// from it (REDUCE, NEWOBJ, BUILD) as an Object holding that name, the arguments and the state,
+// for the caller to interpret. `collections.OrderedDict()` becomes a Dict at once, since its
+// items follow as SETITEMS. A persistent id (torch's storages) is kept as a PersistentId.
+//
+// The format: https://docs.python.org/3/library/pickle.html and CPython's Lib/pickletools.py,
+// which documents every opcode. Values are shared as in Python (the memo hands out the same
+// object again), so an Object's arguments may be reached twice. Malformed input (an unknown
+// opcode, a truncated argument, a stack or memo index out of range, a MARK missing) is a
+// DataError naming `what` and the byte offset; protocol 5's out-of-band buffers and the
+// extension registry (EXT1/2/4) are refused the same way.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace attn::data {
+
+struct PickleValue;
+using PickleRef = std::shared_ptr<PickleValue>;
+
+struct PickleValue {
+  enum class Kind { None, Bool, Int, Float, String, Bytes, List, Tuple, Dict, Set, Global, Object, PersistentId };
+  Kind kind = Kind::None;
+  bool boolean = false;
+  int64_t integer = 0;  // Int (a LONG beyond 64 bits is refused)
+  double number = 0.0;  // Float
+  std::string text;     // String (UTF-8), Bytes
+  std::vector<PickleRef> items;                          // List, Tuple, Set; Object: its arguments
+  std::vector<std::pair<PickleRef, PickleRef>> entries;  // Dict, in insertion order
+  std::string module, name;                              // Global, Object: the class or function
+  PickleRef state;                                       // Object (BUILD), Dict (an OrderedDict's attributes); PersistentId: the id
+
+  // The value under string key `key` of a Dict, or of an Object's state Dict (a Namespace's
+  // attributes); null when absent.
+  PickleRef find(std::string_view key) const;
+  bool is(Kind k) const { return kind == k; }
+  std::string qualified_name() const { return module + "." + name; }  // Global, Object
+};
+
+// Runs the pickle in `bytes` (one pickle, ending in STOP) and returns its result. `what` names
+// the file (and part) in errors. `consumed`, when given, receives the bytes read up to STOP:
+// the legacy torch format writes several pickles one after another.
+PickleRef read_pickle(std::string_view bytes, const std::string& what, size_t* consumed = nullptr);
+
+}  // namespace attn::data
