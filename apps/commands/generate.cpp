@@ -5,9 +5,17 @@
 //   H-i  score  hypothesis tokens                    D-i  score  detokenized hypothesis
 //   P-i  per-token log-probabilities                 A-i  source-target word alignment (--print-alignment)
 // Scores are in base 2 as current fairseq prints them (score / ln 2); the closing line is
-// fairseq's "Generate test with beam=B: BLEU4 = ..." (fairseq-score, docs/mt-tools.md §3.4).
+// fairseq's "Generate test with beam=B: BLEU4 = ..." (fairseq-score, docs/mt-tools.md §3.4), or
+// with --scoring sacrebleu sacreBLEU's "BLEU = ..." (13a) as fairseq's sacrebleu scorer prints
+// it. fairseq-generate's other flags: --tokenizer moses detokenizes the S-, T- and D- lines (the
+// Moses detokenizer of the target language, as fairseq's decode_fn) and the text scored;
+// --results-path DIR writes the lines to DIR/generate-SUBSET.txt instead of standard output;
+// --skip-invalid-size-inputs-valid-test leaves out the sentences longer than the model's
+// positions (said on standard error) instead of refusing the split; --cpu is --device cpu.
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <numbers>
@@ -23,6 +31,8 @@
 #include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
 #include "data/bleu.hpp"
+#include "data/moses_detokenizer.hpp"
+#include "data/text_io.hpp"
 #include "nn/search/knn_datastore.hpp"
 
 namespace attn::app {
@@ -34,6 +44,12 @@ struct GenerateArgs {
   DecodingOptions decoding;
   SamplingFlags sampling;
   bool quiet = false;
+  std::string results_path;       // fairseq's --results-path: DIR/generate-SUBSET.txt
+  std::string scoring = "bleu";   // bleu (fairseq-score's BLEU4) or sacrebleu
+  std::string tokenizer;          // "moses": detokenize what is printed and scored
+  bool skip_invalid_size = false;  // leave out sources longer than the model's positions
+  bool cpu = false;
+  std::string half_precision_flag;  // --fp16 or --bf16 when given (refused)
   bool score_reference = false;  // fairseq's --score-reference: the references scored, not searched
   ComputeOptions compute;
   std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
@@ -50,19 +66,38 @@ std::string positional_scores(const nn::Hypothesis& hypothesis) {
   return line;
 }
 
+// fairseq's decode_fn: the text as printed in S-, T- and D- lines and scored, detokenized
+// with --tokenizer moses.
+using DecodeFn = std::function<std::string(const std::string&)>;
+
+DecodeFn decode_fn(const GenerateArgs& args, const std::string& target_lang) {
+  if (args.tokenizer.empty()) return [](const std::string& text) { return text; };
+  auto detokenizer = std::make_shared<data::MosesDetokenizer>(data::parse_moses_language(target_lang));
+  return [detokenizer](const std::string& text) { return detokenizer->detokenize(text); };
+}
+
 // fairseq's H-, D- and P- lines of hypothesis h of sentence i (scores in base 2), and A- with
-// --print-alignment.
-void print_hypothesis(size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source,
-                      const data::Dictionary& target_dict, const GenerateArgs& args) {
+// --print-alignment, appended to `out`.
+void print_hypothesis(std::string& out, size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source,
+                      const data::Dictionary& target_dict, const GenerateArgs& args, const DecodeFn& decode) {
   const std::string text = target_dict.decode(h.tokens, args.remove_bpe);
   const double score = h.score / std::numbers::ln2;
-  fmt::print("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, text, i, positional_scores(h));
+  out += fmt::format("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, decode(text), i,
+                     positional_scores(h));
   if (args.print_alignment == "hard")
-    fmt::print("A-{}\t{}\n", i,
-               format_alignment(hard_alignment(h.attention, source, h.tokens, data::Dictionary::kPad,
-                                               data::Dictionary::kEos)));
+    out += fmt::format("A-{}\t{}\n", i,
+                       format_alignment(hard_alignment(h.attention, source, h.tokens, data::Dictionary::kPad,
+                                                       data::Dictionary::kEos)));
   else if (args.print_alignment == "soft")
-    fmt::print("A-{}\t{}\n", i, format_soft_alignment(h.attention, source, h.tokens));
+    out += fmt::format("A-{}\t{}\n", i, format_soft_alignment(h.attention, source, h.tokens));
+}
+
+// The closing line's score: fairseq-score's BLEU4 of the re-tokenized strings, or sacreBLEU.
+std::string corpus_score(const GenerateArgs& args, const std::vector<std::string>& best,
+                         const std::vector<std::string>& references) {
+  if (args.scoring == "sacrebleu")
+    return data::format_sacrebleu_score(data::sacrebleu_corpus_score(best, {references}, {}), "");
+  return data::format_fairseq_score(data::fairseq_compute(data::fairseq_stats(best, references, false)));
 }
 
 // The kNN-MT datastore of the split --knn-datastore names (one teacher-forced pass, or read
@@ -89,13 +124,29 @@ std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const T
   return retrieval;
 }
 
-// Every source of the split within the models' positions, before any work, each one too long
-// named by its file and its number in the S- lines: translate_sentences' own check knows only
-// the number.
-void check_split_sources(const nn::ModelEnsemble& models, const data::ConcatenatedCorpus& file,
-                         const std::vector<std::vector<int64_t>>& sources) {
-  for (size_t i = 0; i < sources.size(); ++i)
+// The sentences of the split to translate: all of them, each within the models' positions (one
+// too long is named by its file and its number in the S- lines: translate_sentences' own check
+// knows only the number), or with --skip-invalid-size-inputs-valid-test those within them.
+std::vector<size_t> sentences_to_translate(const nn::ModelEnsemble& models, const data::ConcatenatedCorpus& file,
+                                           const std::vector<std::vector<int64_t>>& sources, bool skip_invalid) {
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (skip_invalid && int64_t(sources[i].size()) > models.max_source_positions()) continue;
     check_source_length(models, sources[i].size(), fmt::format("{}: sentence {} (S-{})", file.path(), i, i));
+    kept.push_back(i);
+  }
+  if (kept.size() < sources.size())
+    std::cerr << fmt::format("{} of {} sentences are longer than the model's max_source_positions {} and left out "
+                             "(--skip-invalid-size-inputs-valid-test)\n",
+                             sources.size() - kept.size(), sources.size(), models.max_source_positions());
+  return kept;
+}
+
+std::vector<std::vector<int64_t>> sentences_at(const std::vector<std::vector<int64_t>>& all,
+                                               const std::vector<size_t>& indices) {
+  std::vector<std::vector<int64_t>> some;
+  for (size_t i : indices) some.push_back(all[i]);
+  return some;
 }
 
 int run_generate(const GenerateArgs& args) {
@@ -105,9 +156,10 @@ int run_generate(const GenerateArgs& args) {
   const nn::ModelEnsemble models = ensemble_of(ensemble);
   const TranslationTask task = open_task_for(trained, args.data_dir);
   const SplitCorpora corpora = open_split(task, args.subset);
-  const std::vector<std::vector<int64_t>> sources = corpora.source.sentences();
-  const std::vector<std::vector<int64_t>> targets = corpora.target.sentences();
-  check_split_sources(models, corpora.source, sources);
+  const std::vector<std::vector<int64_t>> all_sources = corpora.source.sentences();
+  const std::vector<size_t> kept = sentences_to_translate(models, corpora.source, all_sources, args.skip_invalid_size);
+  const std::vector<std::vector<int64_t>> sources = sentences_at(all_sources, kept);
+  const std::vector<std::vector<int64_t>> targets = sentences_at(corpora.target.sentences(), kept);
   DecodingOptions decoding = args.decoding;
   decoding.search.return_attention = !args.print_alignment.empty();
   if (ensemble.size() > 1) std::cerr << fmt::format("decoding with an ensemble of {} models\n", ensemble.size());
@@ -123,23 +175,36 @@ int run_generate(const GenerateArgs& args) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+  const DecodeFn decode = decode_fn(args, task.target_lang);
+  std::string out;  // every line, printed or written at the end
   std::vector<std::string> best, references;
   int64_t generated_tokens = 0;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const std::string source = task.source_dict.decode(sources[i], args.remove_bpe);
-    const std::string reference = task.target_dict.decode(targets[i], args.remove_bpe);
-    if (!args.quiet) fmt::print("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
-    if (!args.quiet)
-      for (const nn::Hypothesis& h : hypotheses[i]) print_hypothesis(i, h, sources[i], task.target_dict, args);
-    best.push_back(task.target_dict.decode(hypotheses[i].front().tokens, args.remove_bpe));
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const size_t i = kept[k];  // the sentence's number in the split
+    const std::string source = decode(task.source_dict.decode(sources[k], args.remove_bpe));
+    const std::string reference = decode(task.target_dict.decode(targets[k], args.remove_bpe));
+    if (!args.quiet) {
+      out += fmt::format("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
+      for (const nn::Hypothesis& h : hypotheses[k])
+        print_hypothesis(out, i, h, sources[k], task.target_dict, args, decode);
+    }
+    best.push_back(decode(task.target_dict.decode(hypotheses[k].front().tokens, args.remove_bpe)));
     references.push_back(reference);
-    generated_tokens += int64_t(hypotheses[i].front().tokens.size());
+    generated_tokens += int64_t(hypotheses[k].front().tokens.size());
   }
   std::cerr << fmt::format("Translated {} sentences ({} tokens) in {:.1f}s ({:.2f} sentences/s, {:.2f} tokens/s)\n",
                            sources.size(), generated_tokens, seconds, double(sources.size()) / seconds,
                            double(generated_tokens) / seconds);
-  fmt::print("Generate {} with beam={}: {}\n", args.subset, args.decoding.search.beam,
-             data::format_fairseq_score(data::fairseq_compute(data::fairseq_stats(best, references, false))));
+  out += fmt::format("Generate {} with beam={}: {}\n", args.subset, args.decoding.search.beam,
+                     corpus_score(args, best, references));
+  if (args.results_path.empty()) {
+    fmt::print("{}", out);
+  } else {
+    data::create_folders(args.results_path, "--results-path");
+    const std::string file = (std::filesystem::path(args.results_path) / fmt::format("generate-{}.txt", args.subset)).string();
+    data::write_file_atomic(file, out);
+    std::cerr << fmt::format("wrote {}\n", file);
+  }
   return 0;
 }
 
@@ -208,8 +273,27 @@ CommandAction setup_generate(CLI::App& cmd) {
   cmd.add_option("--knn-lambda", args->knn.lambda, "kNN-MT: weight of the neighbours' distribution")
       ->check(number_in_range(0.0, 1.0))
       ->capture_default_str();
+  cmd.add_option("--results-path", args->results_path,
+                 "Write the lines to DIR/generate-SUBSET.txt instead of standard output");
+  cmd.add_option("--scoring", args->scoring, "The closing line's BLEU: bleu (fairseq-score's BLEU4) or sacrebleu (13a)")
+      ->check(CLI::IsMember({"bleu", "sacrebleu"}))
+      ->capture_default_str();
+  cmd.add_option("--tokenizer", args->tokenizer,
+                 "moses: detokenize the S-, T- and D- lines and the scored text (the target language's rules)")
+      ->check(CLI::IsMember({"moses"}));
+  cmd.add_flag("--skip-invalid-size-inputs-valid-test", args->skip_invalid_size,
+               "Leave out sentences longer than the model's max_source_positions instead of refusing the split");
+  cmd.add_flag("--cpu", args->cpu, "fairseq's name for --device cpu (the default)");
+  for (const std::string flag : {"--fp16", "--bf16"})
+    cmd.add_flag_callback(flag, [args, flag] { args->half_precision_flag = flag; }, "Refused: see --matmul-precision");
   add_compute_options(cmd, args->compute);
   return [args, alignment] {
+    ATTN_CHECK(args->half_precision_flag.empty(),
+               "generate: {}: attnlab decodes with float32 weights; --matmul-precision bf16 gives bfloat16 matrix "
+               "products with float32 sums (CPUs with AVX512-BF16 or AMX, and GPUs)",
+               args->half_precision_flag);
+    ATTN_CHECK(!args->cpu || args->compute.device == "cpu", "generate: --cpu and --device {} ask for two devices",
+               args->compute.device);
     if (alignment->count() > 0 && args->print_alignment.empty()) args->print_alignment = "hard";
     const nn::SearchOptions& requested = args->decoding.search;
     ATTN_CHECK(requested.nbest <= requested.beam, "generate: --nbest ({}) > --beam ({})", requested.nbest,

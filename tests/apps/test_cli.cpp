@@ -955,6 +955,57 @@ TEST_CASE("import-fairseq makes a fairseq model.pt an attnlab checkpoint that de
       {"checkpoints/checkpoint_last", "optimizer state"});
 }
 
+TEST_CASE("generate takes fairseq-generate's --results-path, --scoring sacrebleu, --tokenizer moses and "
+          "--skip-invalid-size-inputs-valid-test") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");
+  require_success(train_on_fairseq_bin(dir, {"--max-tokens", "2048", "--max-update", "2", "--max-source-positions", "20"}));
+  const std::vector<std::string> generate = {"generate", data, "--path", "checkpoints/checkpoint_last", "--subset",
+                                             "valid", "--beam", "2", "--max-len-b", "5", "--threads", "1"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> all = generate;
+    all.insert(all.end(), more.begin(), more.end());
+    return run_attnlab(dir, all);
+  };
+  // Sources beyond the model's 20 positions: refused, or left out and said so.
+  require_runtime_error(with({}), {"valid.en-de.en.bin", "more than the model's max_source_positions 20"});
+  const CommandResult skipped = with({"--skip-invalid-size-inputs-valid-test"});
+  require_success(skipped);
+  std::smatch count;
+  REQUIRE(std::regex_search(skipped.err, count, std::regex(R"(([0-9]+) of 20 sentences are longer than the model's)")));
+  const int left_out = std::stoi(count[1].str());
+  CHECK(left_out > 0);
+  CHECK(count_matches(skipped.out, R"((^|\n)S-[0-9]+\t)") == 20 - left_out);
+
+  // --results-path: the same lines in DIR/generate-valid.txt, nothing on standard output.
+  const CommandResult written = with({"--skip-invalid-size-inputs-valid-test", "--results-path", "results"});
+  require_success(written);
+  CHECK(written.out.empty());
+  CHECK(read_file(dir.file("results/generate-valid.txt")) == skipped.out);
+
+  // --tokenizer moses: the D- lines and references detokenized; --scoring sacrebleu scores them
+  // as `score` scores the D- lines against the T- lines.
+  const CommandResult detok = with({"--skip-invalid-size-inputs-valid-test", "--tokenizer", "moses", "--scoring",
+                                    "sacrebleu", "--remove-bpe"});
+  require_success(detok);
+  std::string hypotheses, references;
+  std::istringstream lines(detok.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("T-")) references += line.substr(line.find('\t') + 1) + "\n";
+    if (line.starts_with("D-")) hypotheses += line.substr(line.find('\t', line.find('\t') + 1) + 1) + "\n";
+  }
+  write_file(dir.file("hyp.txt"), hypotheses);
+  write_file(dir.file("ref.txt"), references);
+  const CommandResult scored = run_attnlab(dir, {"score", "-r", "ref.txt", "-i", "hyp.txt", "-w", "2"});
+  require_success(scored);
+  std::smatch bleu;
+  REQUIRE(std::regex_search(scored.out, bleu, std::regex(R"(= ([0-9.]+ [0-9./]+ \(BP = .*\)))")));
+  CHECK(contains(detok.out, "Generate valid with beam=2: BLEU = " + bleu[1].str()));
+  CHECK(contains(skipped.out, " .\n"));     // tokenized: the final period split off
+  CHECK_FALSE(contains(references, " .\n"));  // detokenized: joined again
+  require_runtime_error(with({"--fp16"}), {"--fp16", "--matmul-precision bf16"});
+}
+
 TEST_CASE("validate repeats the validation loss that train logged for the same checkpoint") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   const CommandResult validated =
