@@ -75,19 +75,6 @@ std::vector<double> parse_number_list(std::string text, const char* flag) {
   return values;
 }
 
-// "valid,valid1" -> {valid, valid1}; an empty name or one given twice is an error.
-std::vector<std::string> parse_valid_subsets(const std::string& text) {
-  std::vector<std::string> subsets;
-  std::istringstream in(text + ",");
-  for (std::string name; std::getline(in, name, ',');) {
-    ATTN_CHECK(!name.empty(), "--valid-subset: an empty split name in '{}' (give names such as valid,valid1)", text);
-    ATTN_CHECK(std::find(subsets.begin(), subsets.end(), name) == subsets.end(),
-               "--valid-subset: '{}' is named twice in '{}'", name, text);
-    subsets.push_back(name);
-  }
-  return subsets;
-}
-
 // Checks a model flag's value when the command line is read, with the config's own reader:
 // "--encoder-layers: must be an integer, got '1.5'". The override it becomes would fail only
 // after the data is loaded, naming the config's field and not the flag.
@@ -116,7 +103,7 @@ int run_train(TrainCommandArgs& args) {
   options.checkpoints.save_last = !args.no_last_checkpoints;
   options.eval_bleu.search = parse_eval_bleu_args(args.eval_bleu_args);
   if (args.disable_validation) options.valid_subsets.clear();
-  else options.valid_subsets = parse_valid_subsets(args.valid_subset);
+  else options.valid_subsets = parse_split_list(args.valid_subset, "--valid-subset");
   // fairseq minimises any metric unless told otherwise; here the flag must agree with the metric.
   const bool bleu = parse_validation_metric(options.best_checkpoint_metric) == ValidationMetric::bleu;
   ATTN_CHECK(!bleu || args.maximize_best_checkpoint_metric,

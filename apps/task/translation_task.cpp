@@ -1,6 +1,7 @@
 // Data dir + dictionaries + model of a translation run. See translation_task.hpp.
 #include "apps/task/translation_task.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -119,6 +120,18 @@ SplitCorpora open_split(const TranslationTask& task, const std::string& split, c
   }
   const size_t repeats = sources.size() > 1 ? combination.upsample_primary : 1;  // fairseq's: only when combined
   return {data::ConcatenatedCorpus(std::move(sources), repeats), data::ConcatenatedCorpus(std::move(targets), repeats)};
+}
+
+std::vector<std::string> parse_split_list(const std::string& text, const std::string& flag) {
+  std::vector<std::string> splits;
+  std::istringstream in(text + ",");
+  for (std::string name; std::getline(in, name, ',');) {
+    ATTN_CHECK(!name.empty(), "{}: an empty split name in '{}' (give names such as valid,valid1)", flag, text);
+    ATTN_CHECK(std::find(splits.begin(), splits.end(), name) == splits.end(), "{}: '{}' is named twice in '{}'",
+               flag, name, text);
+    splits.push_back(name);
+  }
+  return splits;
 }
 
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task) {

@@ -35,6 +35,10 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
 struct SplitCorpora {
   data::ConcatenatedCorpus source, target;
 };
+// "valid,valid1" -> {valid, valid1} (fairseq's --valid-subset); an empty name or one given
+// twice is an error naming `flag`.
+std::vector<std::string> parse_split_list(const std::string& text, const std::string& flag);
+
 // How a split is read: alone, or (combine, fairseq's for the training split) followed by
 // SPLIT1, SPLIT2, ... as long as the data dir holds them, the first, the primary, repeated
 // upsample_primary times when there are others (data/concatenated_corpus.hpp).

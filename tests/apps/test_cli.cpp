@@ -668,6 +668,16 @@ TEST_CASE("train --valid-subset validates on each split, the first one picking t
                                   "--max-tokens", "512", "--threads", "1"});
   require_success(validated);
   CHECK(contains(validated.out, "valid on 'test' subset " + test_line[1].str()));
+  // fairseq-validate's list: each split's line, in order; a missing one stops before any line.
+  const CommandResult both = run_attnlab(workspace.dir, {"validate", "data-bin", "--path", "subsets/checkpoint1",
+                                                          "--valid-subset", "valid,test", "--max-tokens", "512",
+                                                          "--threads", "1"});
+  require_success(both);
+  CHECK(both.out.find("valid on 'valid' subset") < both.out.find("valid on 'test' subset " + test_line[1].str()));
+  const CommandResult missing_split = run_attnlab(
+      workspace.dir, {"validate", "data-bin", "--path", "subsets/checkpoint1", "--valid-subset", "valid,valid9"});
+  require_runtime_error(missing_split, {"valid9"});
+  CHECK(missing_split.out.empty());
   CHECK(contains(read_file(workspace.dir.file("subsets/train_log.jsonl")), "\"subset\":\"test\""));
 
   // A split that is not there, or an empty name, stops the run before any training or file.
