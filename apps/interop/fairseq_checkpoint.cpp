@@ -29,7 +29,18 @@ struct Recorded {
   // The value of `field` (model first, then task), or null when neither has it.
   PickleRef find(const std::string& field) const {
     PickleRef value = model ? model->find(field) : nullptr;
+    if (!value && model) value = nested(field);
     return value || !task ? value : task->find(field);
+  }
+  // fairseq 0.12's dataclass configuration nests each side's fields: encoder_embed_dim is
+  // "encoder": {"embed_dim": ...}.
+  PickleRef nested(const std::string& field) const {
+    for (const std::string side : {"encoder", "decoder"}) {
+      if (!field.starts_with(side + "_")) continue;
+      const PickleRef part = model->find(side);
+      if (part && (part->is(Kind::Dict) || part->is(Kind::Object))) return part->find(field.substr(side.size() + 1));
+    }
+    return nullptr;
   }
 };
 

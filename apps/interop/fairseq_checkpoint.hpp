@@ -4,7 +4,8 @@
 // The file (torch_file.hpp) pickles a dict: "model", the state dict under fairseq's names
 // (attnlab's are the same, docs/models.md §1.10), and the hyperparameters, as "args" (an
 // argparse.Namespace, fairseq before 0.10 and the published models) or "cfg" (a dict whose
-// "model" is a dict or a Namespace, and whose "task" names the languages). The configuration
+// "model" is a Namespace or a dict, flat or with each side's fields nested as fairseq 0.12's
+// dataclasses write them, and whose "task" names the languages). The configuration
 // starts from attnlab's preset of the same --arch when there is one (else the base
 // Transformer's) and takes every hyperparameter that attnlab's configuration has under the
 // same fairseq name (nn/transformer/transformer_config.hpp config_flags); the vocabulary sizes

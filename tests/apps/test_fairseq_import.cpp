@@ -1,14 +1,15 @@
 // Tests of apps/interop (torch_file, fairseq_checkpoint): fairseq-style checkpoints that
 // PyTorch 1.13 wrote (tests/vectors/own/fairseq/pt/make_checkpoints.py) — torch's zip format
-// with "args", the zip format with fairseq 0.12's "cfg" and float16 weights, and the legacy
-// format with fairseq 0.5's names — read back as the model they were made from
-// (reference.safetensors): the same configuration, and weights equal bit for bit (to float16's
-// rounding for the half one). A model attnlab does not build is refused naming the
+// with "args", the zip format with fairseq 0.12's flat "cfg" and float16 weights, the zip format
+// with the nested dataclass "cfg" and bfloat16 weights, and the legacy format with fairseq
+// 0.5's names — read back as the model they were made from (reference.safetensors): the same
+// configuration, and weights equal bit for bit (to float16's or bfloat16's rounding). A model attnlab does not build is refused naming the
 // hyperparameter (damaged files: tests/apps/test_mutations.cpp).
 #include <catch.hpp>
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "apps/interop/fairseq_checkpoint.hpp"
 #include "core/safetensors.hpp"
@@ -39,8 +40,10 @@ void check_weights(const FairseqModel& imported, double relative_tolerance) {
 
 }  // namespace
 
-TEST_CASE("fairseq checkpoints of three layouts read back as the model they were made from", "[fairseq_import]") {
-  for (const char* file : {"zip_args.pt", "zip_cfg_half.pt", "legacy.pt"}) {
+TEST_CASE("fairseq checkpoints of four layouts read back as the model they were made from", "[fairseq_import]") {
+  const std::map<std::string, double> tolerance = {
+      {"zip_args.pt", 0.0}, {"zip_cfg_half.pt", 1.0 / 1024}, {"zip_cfg_nested_bf16.pt", 1.0 / 256}, {"legacy.pt", 0.0}};
+  for (const auto& [file, relative_tolerance] : tolerance) {
     INFO(file);
     const FairseqModel imported = read_fairseq_checkpoint(pt(file));
     CHECK(imported.arch == "transformer");
@@ -57,11 +60,11 @@ TEST_CASE("fairseq checkpoints of three layouts read back as the model they were
     CHECK(c.dropout == 0.1);
     CHECK_FALSE(c.share_all_embeddings);
     // fairseq 0.5's decoder (version 2) has no LayerNorm after its stack.
-    CHECK(c.no_decoder_final_norm == (std::string(file) == "legacy.pt"));
+    CHECK(c.no_decoder_final_norm == (file == "legacy.pt"));
     CHECK(imported.left_out == std::vector<std::string>{"encoder.version", "decoder.version",
                                                         "encoder.embed_positions._float_tensor",
                                                         "decoder.embed_positions._float_tensor"});
-    check_weights(imported, std::string(file) == "zip_cfg_half.pt" ? 1.0 / 1024 : 0.0);
+    check_weights(imported, relative_tolerance);
   }
 }
 

@@ -13,6 +13,8 @@ Made with PyTorch 1.13.1 (Debian's python3-torch), run from this folder:
   fairseq 0.5's names: attention's q, k, v stacked as in_proj_weight / in_proj_bias, each
   layer's LayerNorms as layer_norms.N, the decoder's output matrix as decoder.embed_out, and
   relu_dropout in place of activation_dropout.
+* zip_cfg_nested_bf16.pt: zip format; "cfg" whose "model" is the nested dict of fairseq 0.12's
+  dataclass configuration ("encoder": {"embed_dim": ...}, ...); the weights in bfloat16.
 * gelu.pt: zip format, "args" with activation_fn "gelu" (a model attnlab does not build) and no
   weights.
 """
@@ -114,3 +116,18 @@ legacy_args = hyperparameters(activation_dropout=argparse.SUPPRESS, relu_dropout
 torch.save(checkpoint(legacy_args, None, with_buffers(old_names(weights), 2)), "legacy.pt",
            _use_new_zipfile_serialization=False)
 torch.save(checkpoint(hyperparameters(activation_fn="gelu"), None, collections.OrderedDict()), "gelu.pt")
+
+def nested(args):
+    flat = vars(args)
+    model = {"_name": "transformer"}
+    for key, value in flat.items():
+        side = key.split("_")[0]
+        if side in ("encoder", "decoder") and key not in ("encoder_layerdrop", "decoder_layerdrop"):
+            model.setdefault(side, {})[key[len(side) + 1:]] = value
+        elif key not in ("arch", "task", "data", "source_lang", "target_lang", "lr", "adam_betas", "seed"):
+            model[key] = value
+    return model
+
+
+bf16 = collections.OrderedDict((k, v.to(torch.bfloat16)) for k, v in with_buffers(weights, 3).items())
+torch.save(checkpoint(None, {"model": nested(hyperparameters()), "task": cfg["task"]}, bf16), "zip_cfg_nested_bf16.pt")
