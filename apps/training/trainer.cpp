@@ -9,6 +9,7 @@
 #include <limits>
 #include <numbers>
 #include <numeric>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +28,17 @@
 namespace attn::app {
 namespace fs = std::filesystem;
 namespace {
+
+// fairseq's DIR1:DIR2:...: the data dirs whose training splits the epochs read in turn.
+std::vector<std::string> split_data_dirs(const std::string& text) {
+  std::vector<std::string> dirs;
+  std::istringstream in(text + ":");
+  for (std::string dir; std::getline(in, dir, ':');) {
+    ATTN_CHECK(!dir.empty(), "train: an empty data dir in '{}' (give DIR, or DIR1:DIR2:... for one per epoch)", text);
+    dirs.push_back(dir);
+  }
+  return dirs;
+}
 
 std::unique_ptr<data::BatchLoader> make_train_loader(const SplitCorpora& corpora, const TrainerOptions& options,
                                                      const nn::TransformerConfig& config) {
@@ -156,7 +168,8 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   if (!parallel_.is_writer()) options_.progress = ProgressMode::kQuiet;
   if (parallel_.is_writer() && !options_.log_file.empty()) progress_.copy_lines_to(options_.log_file);
   // The inputs in the order a user fixes them: the data, then the batch flags, then the model.
-  task_ = open_translation_task(options_.data_dir, options_.source_lang, options_.target_lang);
+  data_dirs_ = split_data_dirs(options_.data_dir);
+  task_ = open_translation_task(data_dirs_.front(), options_.source_lang, options_.target_lang);
   if (!options_.bpe_codes.empty()) check_bpe_codes(options_.bpe_codes);
   task_.bpe_codes = options_.bpe_codes.empty() ? "" : fs::absolute(options_.bpe_codes).lexically_normal().string();
   ATTN_CHECK(options_.max_tokens > 0 || options_.max_sentences > 0, "train: pass --max-tokens or --max-sentences");
@@ -180,17 +193,13 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   build_scheduler();
   if (options_.ema_decay != 0.0)
     ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
-  train_data_ = std::make_unique<SplitCorpora>(
-      open_split(task_, options_.train_subset, {.combine = true, .upsample_primary = options_.upsample_primary}));
-  if (train_data_->source.parts().size() > 1)
+  check_shard_dictionaries();
+  use_train_shard(1);
+  if (data_dirs_.size() == 1 && train_data_->source.parts().size() > 1)
     progress_.line(fmt::format("training on {} pairs: {}", train_data_->source.size(), train_data_->source.description()));
   // Opened (and checked) once: a missing or damaged validation split stops the run now, not
   // after its first epoch.
   for (const std::string& subset : options_.valid_subsets) valid_data_.emplace(subset, open_split(task_, subset));
-  loader_ = make_train_loader(*train_data_, options_, config_);
-  if (loader_->num_filtered() > 0)
-    progress_.line(fmt::format("warning: training {}", loader_->filtered().describe()));
-  ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.description());
   if (parallel_.is_writer()) {
     save_dir_lock_ = std::make_unique<SaveDirLock>(options_.save_dir, [this](const std::string& text) { progress_.line(text); });
     for (const std::string& path : remove_incomplete_saves(options_.save_dir))
@@ -202,6 +211,35 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
     task_record_ = keep_task_beside(task_, options_.save_dir);
     open_log();
   }
+}
+
+void Trainer::check_shard_dictionaries() const {
+  for (size_t k = 1; k < data_dirs_.size(); ++k) {
+    ATTN_CHECK(fs::is_directory(data_dirs_[k]), "train: data dir {} (shard {} of {}) is no folder", data_dirs_[k],
+               k + 1, data_dirs_.size());
+    for (const std::string& first : {task_.source_dict_path, task_.target_dict_path}) {
+      const std::string own = (fs::path(data_dirs_[k]) / fs::path(first).filename()).string();
+      ATTN_CHECK(!fs::exists(own) || file_checksum(own) == file_checksum(first),
+                 "train: {} differs from {}: every data dir of {} must be binarized with the first one's dictionaries",
+                 own, first, options_.data_dir);
+    }
+  }
+}
+
+void Trainer::use_train_shard(int64_t epoch) {
+  const auto shard = size_t((epoch - 1) % int64_t(data_dirs_.size()));
+  if (loader_ && shard == train_shard_) return;
+  loader_.reset();  // it reads the corpora about to be replaced
+  TranslationTask shard_task = task_;  // the first dir's dictionaries, this one's files
+  shard_task.data_dir = fs::absolute(data_dirs_[shard]).lexically_normal().string();
+  train_data_ = std::make_unique<SplitCorpora>(open_split(
+      shard_task, options_.train_subset, {.combine = true, .upsample_primary = options_.upsample_primary}));
+  loader_ = make_train_loader(*train_data_, options_, config_);
+  loader_->restore({epoch, 0});
+  train_shard_ = shard;
+  if (loader_->num_filtered() > 0)
+    progress_.line(fmt::format("warning: training {}", loader_->filtered().describe()));
+  ATTN_CHECK(loader_->num_batches() > 0, "train: {} gives no training batch", train_data_->source.description());
 }
 
 void Trainer::open_log() {
@@ -377,7 +415,9 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
     else if (ema_) ema_->update(/*copy=*/true);  // a new average, from the weights file
     if (!reset.dataloader) {
       default_generator().set_state({meta.at("rng").at("seed").get<uint64_t>(), meta.at("rng").at("offset").get<uint64_t>()});
-      loader_->restore({meta.at("loader").at("epoch").get<int64_t>(), meta.at("loader").at("batch_index").get<int64_t>()});
+      const int64_t loader_epoch = meta.at("loader").at("epoch").get<int64_t>();
+      use_train_shard(loader_epoch);
+      loader_->restore({loader_epoch, meta.at("loader").at("batch_index").get<int64_t>()});
     }
     if (!reset.meters) {
       skipped_updates_ = meta.value("skipped_updates", int64_t(0));
@@ -679,6 +719,11 @@ std::optional<std::string> Trainer::lr_stop_reason() const {
 }
 
 void Trainer::begin_epoch() {
+  if (data_dirs_.size() > 1) {
+    use_train_shard(epoch());
+    info(fmt::format("epoch {:03d} | training on {} pairs: {}", epoch(), train_data_->source.size(),
+                     train_data_->source.description()));
+  }
   scheduler_->step_begin_epoch(loader_->position().epoch);
   optimizer_->set_lr(scheduler_->step_update(num_updates_));
 }

@@ -111,7 +111,7 @@ struct ResetOptions {
 };
 
 struct TrainerOptions {
-  std::string data_dir;
+  std::string data_dir;  // DIR, or DIR1:DIR2:... (epoch E trains on DIR((E-1) mod n), as fairseq)
   std::string source_lang, target_lang;  // empty: inferred from the data dir
   std::string bpe_codes;                 // recorded in checkpoints for `attnlab translate`
 
@@ -265,6 +265,13 @@ class Trainer {
   nlohmann::json metadata() const;
   static std::string saved_line(const SaveRequest& request, const std::vector<std::string>& names, double seconds);
   void begin_epoch();
+  // fairseq's DIR1:DIR2:...: a data dir after the first that holds dictionaries must hold the
+  // first one's, byte for byte (its ids are read with them).
+  void check_shard_dictionaries() const;
+  // The training split (with its SPLIT1, ... and --upsample-primary) of the data dir that epoch
+  // `epoch` reads — DIR((epoch - 1) mod n), fairseq's order —, its loader at the start of that
+  // epoch; nothing when that dir's split is the one read now.
+  void use_train_shard(int64_t epoch);
   std::optional<std::string> stop_reason(bool end_of_epoch) const;
   double progress_fraction() const;
   double training_seconds() const;
@@ -321,6 +328,8 @@ class Trainer {
   std::unique_ptr<nn::Optimizer> optimizer_;
   std::unique_ptr<nn::LRScheduler> scheduler_;
   std::unique_ptr<nn::ExponentialMovingAverage> ema_;  // with --ema-decay
+  std::vector<std::string> data_dirs_;  // --data DIR1:DIR2:...: the first's dictionaries and valid splits
+  size_t train_shard_ = 0;              // the data dir train_data_ comes from
   std::unique_ptr<SplitCorpora> train_data_;
   std::unique_ptr<data::BatchLoader> loader_;
   std::vector<Tensor> parameters_;

@@ -758,6 +758,40 @@ TEST_CASE("train combines train1, ... with train as fairseq does, --upsample-pri
   CHECK(contains(translated.out, fmt::format("S-0\t{}\n", fmt::join(words, " "))));
 }
 
+TEST_CASE("train DIR1:DIR2 trains each epoch on the next dir's split, as fairseq, and resumes exactly across them") {
+  TempDir dir;
+  const fs::path first = dir.dir / "shard0", second = dir.dir / "shard1";
+  fs::copy(vector_path("own/fairseq/data-bin"), first);
+  fs::copy(first, second);
+  for (const char* file : {"en-de.en.bin", "en-de.en.idx", "en-de.de.bin", "en-de.de.idx"})  // 20 pairs in shard1
+    fs::copy_file(first / (std::string("valid.") + file), second / (std::string("train.") + file),
+                  fs::copy_options::overwrite_existing);
+  auto train = [&](const std::string& save_dir, std::vector<std::string> stop) {
+    std::vector<std::string> args = {"train", "shard0:shard1", "--arch", "transformer_tiny", "--threads", "1",
+                                     "--no-progress-bar", "--max-tokens", "512", "--lr", "0.0005", "--save-dir",
+                                     save_dir};
+    args.insert(args.end(), stop.begin(), stop.end());
+    return run_attnlab(dir, args);
+  };
+  const CommandResult straight = train("straight", {"--max-epoch", "3"});
+  require_success(straight);
+  INFO(straight.out);
+  for (const auto& [epoch, shard, pairs] : {std::tuple{1, "shard0", 150}, {2, "shard1", 20}, {3, "shard0", 150}})
+    CHECK(contains(straight.out, fmt::format("epoch {:03d} | training on {} pairs: {}", epoch, pairs,
+                                             (dir.dir / shard / "train.en-de.en.bin").string())));
+  // Stopped inside the second epoch (the first has 11 updates) and resumed: the same weights.
+  require_success(train("resumed", {"--max-update", "12"}));
+  require_success(train("resumed", {"--max-epoch", "3"}));
+  for (const char* file : {"checkpoint_last.safetensors", "checkpoint_last.optimizer.safetensors"})
+    CHECK(read_file(dir.file(std::string("resumed/") + file)) == read_file(dir.file(std::string("straight/") + file)));
+
+  // A dir binarized with other dictionaries, or an empty name in the list, stops the run first.
+  write_file((second / "dict.en.txt").string(), read_file((first / "dict.en.txt").string()) + "extra 1\n");
+  require_runtime_error(train("other-dict", {"--max-epoch", "1"}), {"dict.en.txt differs from"});
+  require_runtime_error(run_attnlab(dir, {"train", "shard0::shard1", "--max-tokens", "512"}), {"an empty data dir"});
+  CHECK_FALSE(fs::exists(dir.dir / "other-dict"));
+}
+
 TEST_CASE("train takes fairseq-train's other flag names as what they mean here, or says why not") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");  // 150 training pairs
