@@ -192,9 +192,6 @@ int run_generate(const GenerateArgs& args) {
     references.push_back(reference);
     generated_tokens += int64_t(hypotheses[k].front().tokens.size());
   }
-  std::cerr << fmt::format("Translated {} sentences ({} tokens) in {:.1f}s ({:.2f} sentences/s, {:.2f} tokens/s)\n",
-                           sources.size(), generated_tokens, seconds, double(sources.size()) / seconds,
-                           double(generated_tokens) / seconds);
   out += fmt::format("Generate {} with beam={}: {}\n", args.subset, args.decoding.search.beam,
                      corpus_score(args, best, references));
   if (args.results_path.empty()) {
@@ -205,6 +202,10 @@ int run_generate(const GenerateArgs& args) {
     data::write_file_atomic(file, out);
     std::cerr << fmt::format("wrote {}\n", file);
   }
+  // Once the lines are out: a failed write is the one line on standard error.
+  std::cerr << fmt::format("Translated {} sentences ({} tokens) in {:.1f}s ({:.2f} sentences/s, {:.2f} tokens/s)\n",
+                           sources.size(), generated_tokens, seconds, double(sources.size()) / seconds,
+                           double(generated_tokens) / seconds);
   return 0;
 }
 
