@@ -17,11 +17,12 @@ ConcatenatedCorpus::ConcatenatedCorpus(std::vector<BinarizedCorpus> parts, size_
   for (size_t k = 1; k < parts_.size(); ++k) starts_.push_back(starts_.back() + parts_[k].size());
 }
 
-ConcatenatedCorpus::ConcatenatedCorpus(BinarizedCorpus single) : ConcatenatedCorpus([&] {
-  std::vector<BinarizedCorpus> parts;
-  parts.push_back(std::move(single));
-  return parts;
-}()) {}
+ConcatenatedCorpus::ConcatenatedCorpus(BinarizedCorpus single)
+    : ConcatenatedCorpus([&] {
+        std::vector<BinarizedCorpus> parts;
+        parts.push_back(std::move(single));
+        return parts;
+      }()) {}
 
 std::pair<const BinarizedCorpus*, size_t> ConcatenatedCorpus::locate(size_t i) const {
   ATTN_CHECK(i < size(), "{}: sentence {} of {}", description(), i, size());

@@ -83,6 +83,13 @@ void append_utf8(std::string& out, uint32_t code_point) {
   }
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // Python's "raw-unicode-escape" (protocol 0's UNICODE): a byte is the code point of that
 // value, except \uXXXX and \UXXXXXXXX, which name one; nullopt when an escape is malformed.
 std::optional<std::string> raw_unicode_escape(std::string_view raw) {
@@ -98,7 +105,7 @@ std::optional<std::string> raw_unicode_escape(std::string_view raw) {
     uint32_t code_point = 0;
     for (size_t k = 0; k < digits; ++k) {
       const char c = raw[i + 2 + k];
-      const int value = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      const int value = hex_digit(c);
       if (value < 0) return std::nullopt;
       code_point = code_point * 16 + uint32_t(value);
     }
@@ -145,7 +152,8 @@ class PickleMachine {
   }
   size_t length(size_t n) {  // a length prefix, checked against what is left
     const uint64_t value = little_endian(n);
-    if (value > bytes_.size() - position_) fail(fmt::format("a length of {} with {} bytes left", value, bytes_.size() - position_));
+    if (value > bytes_.size() - position_)
+      fail(fmt::format("a length of {} with {} bytes left", value, bytes_.size() - position_));
     return size_t(value);
   }
   std::string line() {
@@ -214,7 +222,8 @@ class PickleMachine {
     for (size_t i = 0; i < flat.size(); i += 2) target.entries.emplace_back(flat[i], flat[i + 1]);
   }
   void add_items(PickleValue& target, const std::vector<PickleRef>& items, Kind expected) {
-    if (!target.is(expected)) fail(expected == Kind::List ? "APPEND(S) on a value that is no list" : "ADDITEMS on a value that is no set");
+    if (!target.is(expected))
+      fail(expected == Kind::List ? "APPEND(S) on a value that is no list" : "ADDITEMS on a value that is no set");
     target.items.insert(target.items.end(), items.begin(), items.end());
   }
 
@@ -268,7 +277,12 @@ class PickleMachine {
         else push(make_int(decimal(text)));
         break;
       }
-      case 'L': { std::string text = line(); if (text.ends_with('L')) text.pop_back(); push(make_int(decimal(text))); break; }
+      case 'L': {  // LONG: a decimal line, with Python 2's trailing L
+        std::string text = line();
+        if (text.ends_with('L')) text.pop_back();
+        push(make_int(decimal(text)));
+        break;
+      }
       case 'J': push(make_int(std::bit_cast<int32_t>(uint32_t(little_endian(4))))); break;  // BININT
       case 'K': push(make_int(int64_t(little_endian(1)))); break;  // BININT1
       case 'M': push(make_int(int64_t(little_endian(2)))); break;  // BININT2
@@ -314,7 +328,11 @@ class PickleMachine {
       case 0x90: { std::vector<PickleRef> items = pop_mark(); add_items(*top(), items, Kind::Set); break; }  // ADDITEMS
       case 0x91: push(sequence(Kind::Set, pop_mark())); break;  // FROZENSET
       case 'c': { std::string module = line(); push(make_global(std::move(module), line())); break; }  // GLOBAL
-      case 0x93: { PickleRef name = popped_string(), module = popped_string(); push(make_global(module->text, name->text)); break; }
+      case 0x93: {  // STACK_GLOBAL
+        PickleRef name = popped_string(), module = popped_string();
+        push(make_global(module->text, name->text));
+        break;
+      }
       case 'R': { PickleRef args = pop(), callable = pop(); push(reduce(callable, args)); break; }  // REDUCE
       case 0x81: {  // NEWOBJ
         PickleRef args = pop(), cls = pop();
@@ -322,7 +340,12 @@ class PickleMachine {
         push(new_object(cls, args->items));
         break;
       }
-      case 0x92: { pop(); PickleRef args = pop(), cls = pop(); push(new_object(cls, args->items)); break; }  // NEWOBJ_EX (kwargs dropped)
+      case 0x92: {  // NEWOBJ_EX (its keyword arguments dropped)
+        pop();
+        PickleRef args = pop(), cls = pop();
+        push(new_object(cls, args->items));
+        break;
+      }
       case 'o': {  // OBJ
         std::vector<PickleRef> items = pop_mark();
         if (items.empty()) fail("OBJ without its class");
@@ -330,7 +353,11 @@ class PickleMachine {
         push(new_object(cls, std::vector<PickleRef>(items.begin() + 1, items.end())));
         break;
       }
-      case 'i': { std::string module = line(), name = line(); push(new_object(make_global(module, name), pop_mark())); break; }  // INST
+      case 'i': {  // INST
+        std::string module = line(), name = line();
+        push(new_object(make_global(module, name), pop_mark()));
+        break;
+      }
       case 'b': {  // BUILD: the state of the object below it
         PickleRef state = pop();
         PickleValue& target = *top();
@@ -339,7 +366,12 @@ class PickleMachine {
         break;
       }
       case 'Q': { PickleRef id = make(Kind::PersistentId); id->state = pop(); push(id); break; }  // BINPERSID
-      case 'P': { PickleRef id = make(Kind::PersistentId); id->state = make_text(Kind::String, line()); push(id); break; }  // PERSID
+      case 'P': {  // PERSID
+        PickleRef id = make(Kind::PersistentId);
+        id->state = make_text(Kind::String, line());
+        push(id);
+        break;
+      }
       case 'p': memo_put(uint64_t(decimal(line()))); break;  // PUT
       case 'q': memo_put(little_endian(1)); break;  // BINPUT
       case 'r': memo_put(little_endian(4)); break;  // LONG_BINPUT

@@ -36,7 +36,8 @@ struct PickleValue {
   std::vector<PickleRef> items;                          // List, Tuple, Set; Object: its arguments
   std::vector<std::pair<PickleRef, PickleRef>> entries;  // Dict, in insertion order
   std::string module, name;                              // Global, Object: the class or function
-  PickleRef state;                                       // Object (BUILD), Dict (an OrderedDict's attributes); PersistentId: the id
+  // Object: its state (BUILD); Dict: an OrderedDict's attributes; PersistentId: the id.
+  PickleRef state;
 
   // The value under string key `key` of a Dict, or of an Object's state Dict (a Namespace's
   // attributes); null when absent.

@@ -198,7 +198,8 @@ int run_generate(const GenerateArgs& args) {
     fmt::print("{}", out);
   } else {
     data::create_folders(args.results_path, "--results-path");
-    const std::string file = (std::filesystem::path(args.results_path) / fmt::format("generate-{}.txt", args.subset)).string();
+    const std::string file =
+        (std::filesystem::path(args.results_path) / fmt::format("generate-{}.txt", args.subset)).string();
     data::write_file_atomic(file, out);
     std::cerr << fmt::format("wrote {}\n", file);
   }

@@ -72,14 +72,13 @@ int run_import(const ImportArgs& args) {
   const std::string base = checkpoint_base(args.output);
   const std::string folder = fs::path(base).parent_path().string();
   data::create_folders(folder, "--output's folder");
-  const nlohmann::json metadata = {
-      {"model_config", nn::to_json(imported.config)},
-      {"task", keep_task_beside(task, folder.empty() ? "." : folder)},
-      {"arch", imported.arch},
-      {"imported_from",
-       {{"path", fs::absolute(args.model).lexically_normal().string()},
-        {"checksum", file_checksum(args.model)},
-        {"left_out", imported.left_out}}}};
+  const nlohmann::json metadata = {{"model_config", nn::to_json(imported.config)},
+                                   {"task", keep_task_beside(task, folder.empty() ? "." : folder)},
+                                   {"arch", imported.arch},
+                                   {"imported_from",
+                                    {{"path", fs::absolute(args.model).lexically_normal().string()},
+                                     {"checksum", file_checksum(args.model)},
+                                     {"left_out", imported.left_out}}}};
   save_checkpoint(base, CheckpointContent{model.state_dict(), {}, metadata});
   fmt::print("imported {} (fairseq --arch {}, {} parameters, {} -> {}) into {}\n", args.model, imported.arch,
              model.num_parameters(), task.source_lang, task.target_lang, weights_path(base));

@@ -49,9 +49,10 @@ Recorded recorded_hyperparameters(const PickleValue& root, const std::string& pa
   const PickleRef cfg = root.find("cfg");
   const PickleRef model = cfg ? cfg->find("model") : nullptr;
   if (!model || model->is(Kind::None))
-    throw DataError(fmt::format("{}: records no hyperparameters (neither \"args\" nor \"cfg\"[\"model\"]): not a "
-                                "fairseq model checkpoint",
-                                path));
+    throw DataError(
+        fmt::format("{}: records no hyperparameters (neither \"args\" nor \"cfg\"[\"model\"]): not a "
+                    "fairseq model checkpoint",
+                    path));
   const PickleRef task = cfg->find("task");
   return {model.get(), task ? task.get() : nullptr};
 }
@@ -76,28 +77,33 @@ std::optional<std::string> override_text(const PickleValue& value) {
   }
 }
 
-bool is_false_or_absent(const PickleRef& value) { return !value || value->is(Kind::None) || (value->is(Kind::Bool) && !value->boolean); }
+bool is_false_or_absent(const PickleRef& value) {
+  return !value || value->is(Kind::None) || (value->is(Kind::Bool) && !value->boolean);
+}
 
 // Recorded hyperparameters whose models attnlab does not have: each must be off.
 void refuse_unsupported(const Recorded& recorded, const nn::TransformerConfig& config, const std::string& path) {
   auto refuse = [&](const std::string& field, const std::string& value) {
-    throw DataError(fmt::format("{}: {} = {}: attnlab has no such model (it imports fairseq's Transformer with "
-                                "softmax attention, ReLU FFNs and sinusoidal or learned positions)",
-                                path, field, value));
+    throw DataError(
+        fmt::format("{}: {} = {}: attnlab has no such model (it imports fairseq's Transformer with "
+                    "softmax attention, ReLU FFNs and sinusoidal or learned positions)",
+                    path, field, value));
   };
   if (PickleRef fn = recorded.find("activation_fn"); fn && fn->is(Kind::String) && fn->text != "relu")
     refuse("activation_fn", fn->text);
   if (PickleRef cutoff = recorded.find("adaptive_softmax_cutoff");
       cutoff && !cutoff->is(Kind::None) && !(cutoff->is(Kind::String) && cutoff->text.empty()))
     refuse("adaptive_softmax_cutoff", override_text(*cutoff).value_or("(set)"));
-  for (const char* flag : {"adaptive_input", "layernorm_embedding", "cross_self_attention", "no_cross_attention",
-                           "no_token_positional_embeddings", "char_inputs", "scale_attn", "scale_fc", "scale_heads",
-                           "scale_resids"})
+  for (const char* flag :
+       {"adaptive_input", "layernorm_embedding", "cross_self_attention", "no_cross_attention",
+        "no_token_positional_embeddings", "char_inputs", "scale_attn", "scale_fc", "scale_heads", "scale_resids"})
     if (!is_false_or_absent(recorded.find(flag))) refuse(flag, "true");
   for (const char* list : {"encoder_layers_to_keep", "decoder_layers_to_keep"})
-    if (PickleRef kept = recorded.find(list); kept && !kept->is(Kind::None)) refuse(list, override_text(*kept).value_or("(set)"));
+    if (PickleRef kept = recorded.find(list); kept && !kept->is(Kind::None))
+      refuse(list, override_text(*kept).value_or("(set)"));
   for (const char* dim : {"decoder_output_dim", "decoder_input_dim"})
-    if (PickleRef value = recorded.find(dim); value && value->is(Kind::Int) && value->integer != config.decoder_embed_dim)
+    if (PickleRef value = recorded.find(dim);
+        value && value->is(Kind::Int) && value->integer != config.decoder_embed_dim)
       refuse(dim, fmt::format("{} (the decoder's width is {})", value->integer, config.decoder_embed_dim));
 }
 
@@ -105,7 +111,8 @@ nn::TransformerConfig recorded_config(const Recorded& recorded, const std::strin
   const std::vector<std::string> presets = nn::transformer_preset_names();
   const bool known = std::find(presets.begin(), presets.end(), arch) != presets.end();
   if (!known && !arch.starts_with("transformer"))
-    throw DataError(fmt::format("{}: --arch {}: attnlab imports fairseq's Transformer models (transformer*)", path, arch));
+    throw DataError(
+        fmt::format("{}: --arch {}: attnlab imports fairseq's Transformer models (transformer*)", path, arch));
   nn::TransformerConfig config = nn::transformer_preset(known ? arch : "transformer_wmt_en_de");
   std::vector<std::string> overrides;
   for (const nn::ConfigFlag& flag : nn::config_flags())
@@ -126,7 +133,8 @@ nn::TransformerConfig recorded_config(const Recorded& recorded, const std::strin
 
 // The state dict's tensors under today's names, old ones upgraded (see the header).
 std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const PickleValue& state, const std::string& path,
-                                               std::vector<std::string>& left_out, std::map<std::string, double>& versions) {
+                                               std::vector<std::string>& left_out,
+                                               std::map<std::string, double>& versions) {
   std::map<std::string, Tensor> weights;
   for (const auto& [key, value] : state.entries) {
     if (!key->is(Kind::String)) throw DataError(fmt::format("{}: a state dict key that is no string", path));
@@ -150,7 +158,7 @@ std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const Pick
     if (const size_t at = name.find(".layer_norms."); at != std::string::npos) {
       const bool decoder = name.starts_with("decoder.");
       const char index = name[at + std::string(".layer_norms.").size()];
-      const char* renamed = index == '0' ? "self_attn_layer_norm"
+      const char* renamed = index == '0'   ? "self_attn_layer_norm"
                             : index == '1' ? (decoder ? "encoder_attn_layer_norm" : "final_layer_norm")
                                            : "final_layer_norm";
       name = name.substr(0, at + 1) + renamed + name.substr(at + std::string(".layer_norms.0").size());
@@ -172,9 +180,11 @@ FairseqModel read_fairseq_checkpoint(const std::string& path) {
   const Recorded recorded = recorded_hyperparameters(root, path);
   FairseqModel imported;
   for (const char* field : {"arch", "_name"})
-    if (PickleRef arch = recorded.find(field); arch && arch->is(Kind::String) && imported.arch.empty()) imported.arch = arch->text;
+    if (PickleRef arch = recorded.find(field); arch && arch->is(Kind::String) && imported.arch.empty())
+      imported.arch = arch->text;
   if (imported.arch.empty()) throw DataError(fmt::format("{}: records no --arch", path));
-  for (auto [field, target] : {std::pair{"source_lang", &imported.source_lang}, std::pair{"target_lang", &imported.target_lang}})
+  for (auto [field, target] :
+       {std::pair{"source_lang", &imported.source_lang}, std::pair{"target_lang", &imported.target_lang}})
     if (PickleRef lang = recorded.find(field); lang && lang->is(Kind::String)) *target = lang->text;
   imported.config = recorded_config(recorded, imported.arch, path);
 
@@ -185,9 +195,10 @@ FairseqModel read_fairseq_checkpoint(const std::string& path) {
     imported.config.no_decoder_final_norm = true;
   if (const auto version = versions.find("encoder.version");
       version != versions.end() && version->second < 2 && imported.config.encoder_normalize_before)
-    throw DataError(fmt::format("{}: a pre-norm encoder of fairseq before version 2 (no final LayerNorm), which attnlab "
-                                "does not build",
-                                path));
+    throw DataError(
+        fmt::format("{}: a pre-norm encoder of fairseq before version 2 (no final LayerNorm), which attnlab "
+                    "does not build",
+                    path));
   auto rows_of = [&](const std::string& name) {
     const auto found = imported.weights.find(name);
     if (found == imported.weights.end() || found->second.dim() != 2)

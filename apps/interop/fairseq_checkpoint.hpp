@@ -30,10 +30,10 @@ namespace attn::app {
 
 struct FairseqModel {
   nn::TransformerConfig config;
-  std::map<std::string, Tensor> weights;    // attnlab's (fairseq's) names, float32
-  std::string arch;                         // fairseq's --arch, as recorded
-  std::string source_lang, target_lang;     // as recorded; empty when the file names none
-  std::vector<std::string> left_out;        // entries of the file's state dict not used
+  std::map<std::string, Tensor> weights;  // attnlab's (fairseq's) names, float32
+  std::string arch;                       // fairseq's --arch, as recorded
+  std::string source_lang, target_lang;   // as recorded; empty when the file names none
+  std::vector<std::string> left_out;      // entries of the file's state dict not used
 };
 
 FairseqModel read_fairseq_checkpoint(const std::string& path);

@@ -38,11 +38,11 @@ struct StorageType {
 // torch's typed storage classes, by name.
 std::optional<StorageType> storage_type(const std::string& name) {
   static const std::map<std::string, StorageType> types = {
-      {"FloatStorage", {Element::Float32, 4}},  {"HalfStorage", {Element::Float16, 2}},
+      {"FloatStorage", {Element::Float32, 4}},     {"HalfStorage", {Element::Float16, 2}},
       {"BFloat16Storage", {Element::BFloat16, 2}}, {"DoubleStorage", {Element::Float64, 8}},
-      {"LongStorage", {Element::Integer, 8}},   {"IntStorage", {Element::Integer, 4}},
-      {"ShortStorage", {Element::Integer, 2}},  {"CharStorage", {Element::Integer, 1}},
-      {"ByteStorage", {Element::Integer, 1}},   {"BoolStorage", {Element::Integer, 1}}};
+      {"LongStorage", {Element::Integer, 8}},      {"IntStorage", {Element::Integer, 4}},
+      {"ShortStorage", {Element::Integer, 2}},     {"CharStorage", {Element::Integer, 1}},
+      {"ByteStorage", {Element::Integer, 1}},      {"BoolStorage", {Element::Integer, 1}}};
   const auto found = types.find(name);
   return found == types.end() ? std::nullopt : std::optional(found->second);
 }
@@ -98,7 +98,8 @@ StorageId parse_storage_id(const PickleValue& id, const std::string& what) {
                       tuple->items[0]->is(Kind::String) && tuple->items[0]->text == "storage" &&
                       tuple->items[1]->is(Kind::Global) && tuple->items[2]->is(Kind::String) &&
                       tuple->items[4]->is(Kind::Int) && tuple->items[4]->integer >= 0;
-  if (!shaped) throw DataError(fmt::format("{}: a persistent id that is no ('storage', TYPE, KEY, LOCATION, NUMEL)", what));
+  if (!shaped)
+    throw DataError(fmt::format("{}: a persistent id that is no ('storage', TYPE, KEY, LOCATION, NUMEL)", what));
   StorageId parsed{tuple->items[1]->name, tuple->items[2]->text, tuple->items[4]->integer};
   if (tuple->items.size() > 5 && !tuple->items[5]->is(Kind::None)) parsed.view = tuple->items[5].get();
   return parsed;
@@ -157,13 +158,15 @@ TorchFile TorchFile::read(const std::string& path) {
     file.zip_ = std::make_unique<ZipArchive>();
     int error = 0;
     file.zip_->archive = zip_open(path.c_str(), ZIP_RDONLY, &error);
-    if (!file.zip_->archive) throw DataError(fmt::format("{}: not a zip archive it can read (libzip error {})", path, error));
+    if (!file.zip_->archive)
+      throw DataError(fmt::format("{}: not a zip archive it can read (libzip error {})", path, error));
     for (zip_int64_t i = 0; i < zip_get_num_entries(file.zip_->archive, 0); ++i) {
       const std::string name = zip_get_name(file.zip_->archive, zip_uint64_t(i), 0);
       if (name.ends_with("data.pkl") && std::count(name.begin(), name.end(), '/') == 1)
         file.archive_prefix_ = name.substr(0, name.size() - std::string("data.pkl").size());
     }
-    if (file.archive_prefix_.empty()) throw DataError(fmt::format("{}: a zip archive without ARCHIVE/data.pkl: not a torch.save file", path));
+    if (file.archive_prefix_.empty())
+      throw DataError(fmt::format("{}: a zip archive without ARCHIVE/data.pkl: not a torch.save file", path));
     const std::string pickle = file.zip_->entry(file.archive_prefix_ + "data.pkl", path);
     file.root_ = data::read_pickle(pickle, path + " (data.pkl)");
     return file;
@@ -173,14 +176,16 @@ TorchFile TorchFile::read(const std::string& path) {
     throw DataError(fmt::format("{}: neither a zip archive nor torch's legacy format: not a torch.save file", path));
   size_t at = kLegacyMagicPickle.size(), used = 0;
   auto next_pickle = [&](const char* part) {
-    data::PickleRef value = data::read_pickle(std::string_view(head).substr(at), fmt::format("{} ({})", path, part), &used);
+    data::PickleRef value =
+        data::read_pickle(std::string_view(head).substr(at), fmt::format("{} ({})", path, part), &used);
     at += used;
     return value;
   };
   const data::PickleRef version = next_pickle("protocol version");
   if (!version->is(Kind::Int) || version->integer != kLegacyProtocolVersion)
     throw DataError(fmt::format("{}: legacy protocol version {}, not {}", path,
-                                version->is(Kind::Int) ? std::to_string(version->integer) : "?", kLegacyProtocolVersion));
+                                version->is(Kind::Int) ? std::to_string(version->integer) : "?",
+                                kLegacyProtocolVersion));
   next_pickle("system information");
   file.root_ = next_pickle("object");
   const data::PickleRef keys = next_pickle("storage keys");
@@ -203,7 +208,8 @@ TorchFile TorchFile::read(const std::string& path) {
     for (size_t i = 0; i < 8; ++i) count |= uint64_t(static_cast<unsigned char>(head[at + i])) << (8 * i);
     at += 8;
     const size_t bytes = element_bytes[key->text];
-    if (count > (head.size() - at) / bytes) throw DataError(fmt::format("{}: truncated in storage {}", path, key->text));
+    if (count > (head.size() - at) / bytes)
+      throw DataError(fmt::format("{}: truncated in storage {}", path, key->text));
     file.legacy_storage_at_[key->text] = at;
     at += size_t(count) * bytes;
   }
@@ -244,7 +250,8 @@ std::string TorchFile::storage_bytes(const PickleValue& id, const std::string& w
   }
   const auto found = legacy_storage_at_.find(key);
   const std::optional<StorageType> known = storage_type(type);
-  if (found == legacy_storage_at_.end() || !known) throw DataError(fmt::format("{}: {}: no storage {}", path_, what, key));
+  if (found == legacy_storage_at_.end() || !known)
+    throw DataError(fmt::format("{}: {}: no storage {}", path_, what, key));
   const size_t start = found->second + size_t(offset) * known->bytes, bytes = size_t(element_count) * known->bytes;
   if (start > legacy_bytes_.size() || bytes > legacy_bytes_.size() - start)
     throw DataError(fmt::format("{}: {}: its storage runs past the end of the file", path_, what));
@@ -266,15 +273,18 @@ Tensor TorchFile::tensor(const PickleValue& value, const std::string& what) cons
   const std::string bytes = storage_bytes(*args[0], what, type, element_count);
   const std::optional<StorageType> storage = storage_type(type);
   if (!storage) throw DataError(fmt::format("{}: storage type {} is not one it knows", named, type));
-  if (storage->element == Element::Integer) throw DataError(fmt::format("{}: holds integers ({}), not weights", named, type));
+  if (storage->element == Element::Integer)
+    throw DataError(fmt::format("{}: holds integers ({}), not weights", named, type));
   const std::vector<int64_t> size = int_tuple(*args[2], named, "size"), stride = int_tuple(*args[3], named, "stride");
-  if (size.size() != stride.size()) throw DataError(fmt::format("{}: {} sizes but {} strides", named, size.size(), stride.size()));
+  if (size.size() != stride.size())
+    throw DataError(fmt::format("{}: {} sizes but {} strides", named, size.size(), stride.size()));
   // The last element it reaches must lie in the storage (every count and stride >= 0).
   __int128 last = args[1]->integer, count = 1;
   for (size_t d = 0; d < size.size(); ++d) {
     count *= size[d];
     if (size[d] > 0) last += __int128(size[d] - 1) * stride[d];
-    if (count > (__int128(1) << 40)) throw DataError(fmt::format("{}: {} elements is more than it reads", named, int64_t(count)));
+    if (count > (__int128(1) << 40))
+      throw DataError(fmt::format("{}: {} elements is more than it reads", named, int64_t(count)));
   }
   if (count > 0 && last >= element_count)
     throw DataError(fmt::format("{}: reaches element {} of a storage of {}", named, int64_t(last), element_count));

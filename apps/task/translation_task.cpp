@@ -61,7 +61,8 @@ namespace {
 // for the other direction (fairseq looks for both); none when neither is there.
 std::optional<std::pair<std::string, std::string>> split_direction(const TranslationTask& task,
                                                                    const std::string& split) {
-  for (const auto& pair : {std::pair{task.source_lang, task.target_lang}, std::pair{task.target_lang, task.source_lang}})
+  for (const auto& pair :
+       {std::pair{task.source_lang, task.target_lang}, std::pair{task.target_lang, task.source_lang}})
     if (fs::exists(data::binarized_path(task.data_dir, split, pair.first, pair.second, task.source_lang))) return pair;
   return std::nullopt;
 }
@@ -77,8 +78,8 @@ std::pair<data::BinarizedCorpus, data::BinarizedCorpus> open_split_pair(const Tr
   // another dictionary, and its ids would name other words. fairseq's files record neither:
   // all that can be checked is that every id names an entry of the dictionary.
   auto open = [&](const std::string& lang, const data::Dictionary& dictionary, const std::string& dictionary_path) {
-    data::BinarizedCorpus corpus =
-        data::BinarizedCorpus::open(data::binarized_path(task.data_dir, split, direction.first, direction.second, lang));
+    data::BinarizedCorpus corpus = data::BinarizedCorpus::open(
+        data::binarized_path(task.data_dir, split, direction.first, direction.second, lang));
     if (!corpus.dictionary_size()) {
       if (corpus.max_id() >= int64_t(dictionary.size()))
         throw Error(fmt::format("{} holds id {} but {} has only {} symbols (ids 0 to {}): the file was made with "
@@ -108,7 +109,8 @@ std::pair<data::BinarizedCorpus, data::BinarizedCorpus> open_split_pair(const Tr
 }  // namespace
 
 SplitCorpora open_split(const TranslationTask& task, const std::string& split, const SplitCombination& combination) {
-  ATTN_CHECK(combination.upsample_primary >= 1, "--upsample-primary must be >= 1, got {}", combination.upsample_primary);
+  ATTN_CHECK(combination.upsample_primary >= 1, "--upsample-primary must be >= 1, got {}",
+             combination.upsample_primary);
   std::vector<data::BinarizedCorpus> sources, targets;
   for (size_t k = 0;; ++k) {
     const std::string part = k == 0 ? split : split + std::to_string(k);

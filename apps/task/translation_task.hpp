@@ -46,7 +46,8 @@ struct SplitCombination {
   bool combine = false;
   size_t upsample_primary = 1;
 };
-SplitCorpora open_split(const TranslationTask& task, const std::string& split, const SplitCombination& combination = {});
+SplitCorpora open_split(const TranslationTask& task, const std::string& split,
+                        const SplitCombination& combination = {});
 
 // The model configuration for the task's dictionaries: vocabulary sizes, pad and eos.
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task);

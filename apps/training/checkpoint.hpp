@@ -123,8 +123,8 @@ std::vector<std::string> checkpoint_names(const std::string& save_dir, const Sav
                                           const CheckpointPolicy& policy);
 // Writes the checkpoint under every name of checkpoint_names(), then removes the epoch and
 // update checkpoints the policy no longer keeps; returns the names written.
-std::vector<std::string> save_rotating(const std::string& save_dir, const SaveRequest& request, const CheckpointPolicy& policy,
-                   const CheckpointContent& content);
+std::vector<std::string> save_rotating(const std::string& save_dir, const SaveRequest& request,
+                                       const CheckpointPolicy& policy, const CheckpointContent& content);
 
 // Whether `name` (without folder and extension) is one attnlab's trainer writes:
 // checkpoint_last, checkpoint_best, checkpoint<E>, checkpoint_<E>_<U>, checkpoint.best_<metric>_<score>_<U>.

@@ -196,7 +196,8 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   check_shard_dictionaries();
   use_train_shard(1);
   if (data_dirs_.size() == 1 && train_data_->source.parts().size() > 1)
-    progress_.line(fmt::format("training on {} pairs: {}", train_data_->source.size(), train_data_->source.description()));
+    progress_.line(
+        fmt::format("training on {} pairs: {}", train_data_->source.size(), train_data_->source.description()));
   // Opened (and checked) once: a missing or damaged validation split stops the run now, not
   // after its first epoch.
   for (const std::string& subset : options_.valid_subsets) valid_data_.emplace(subset, open_split(task_, subset));

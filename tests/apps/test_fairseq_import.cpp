@@ -3,8 +3,9 @@
 // with "args", the zip format with fairseq 0.12's flat "cfg" and float16 weights, the zip format
 // with the nested dataclass "cfg" and bfloat16 weights, and the legacy format with fairseq
 // 0.5's names — read back as the model they were made from (reference.safetensors): the same
-// configuration, and weights equal bit for bit (to float16's or bfloat16's rounding). A model attnlab does not build is refused naming the
-// hyperparameter (damaged files: tests/apps/test_mutations.cpp).
+// configuration, and weights equal bit for bit (to float16's or bfloat16's rounding). A model
+// attnlab does not build is refused naming the hyperparameter (damaged files:
+// tests/apps/test_mutations.cpp).
 #include <catch.hpp>
 
 #include <cmath>
