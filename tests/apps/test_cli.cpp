@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -997,6 +998,42 @@ TEST_CASE("import-fairseq makes a fairseq model.pt an attnlab checkpoint that de
   require_runtime_error(
       run_attnlab(dir, {"import-fairseq", "zip_args/model.pt", "--output", "checkpoints/checkpoint_last"}),
       {"checkpoints/checkpoint_last", "optimizer state"});
+}
+
+// "P-i\tx y z" lines of `text` by their "P-i", each as its numbers.
+std::map<std::string, std::vector<double>> positional_score_lines(const std::string& text) {
+  std::map<std::string, std::vector<double>> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("P-")) continue;
+    std::istringstream numbers(line.substr(line.find('\t') + 1));
+    std::vector<double>& scores = lines[line.substr(0, line.find('\t'))];
+    for (double x; numbers >> x;) scores.push_back(x);
+  }
+  return lines;
+}
+
+TEST_CASE("a model fairseq itself built and saved scores every reference token as fairseq does, once imported") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");
+  fs::create_directories(dir.dir / "fairseq");
+  fs::copy_file(vector_path("own/fairseq/pt/fairseq_prenorm.pt"), dir.dir / "fairseq" / "model.pt");
+  for (const char* lang : {"en", "de"})
+    fs::copy_file(data + "/dict." + lang + ".txt", dir.dir / "fairseq" / (std::string("dict.") + lang + ".txt"));
+  require_success(run_attnlab(dir, {"import-fairseq", "fairseq/model.pt", "--output", "imported"}));
+  const CommandResult scored = run_attnlab(
+      dir, {"generate", data, "--path", "imported", "--subset", "valid", "--score-reference", "--threads", "1"});
+  require_success(scored);
+  // fairseq's own log-probabilities (base 2, 4 decimals) of the 20 valid references' tokens.
+  const auto expected = positional_score_lines(read_file(vector_path("own/fairseq/pt/fairseq_prenorm.scores")));
+  const auto got = positional_score_lines(scored.out);
+  REQUIRE(expected.size() == 20);
+  REQUIRE(got.size() == expected.size());
+  for (const auto& [line, scores] : expected) {
+    INFO(line);
+    REQUIRE(got.at(line).size() == scores.size());
+    for (size_t t = 0; t < scores.size(); ++t) CHECK(std::abs(got.at(line)[t] - scores[t]) <= 1.01e-4);
+  }
 }
 
 TEST_CASE("generate takes fairseq-generate's --results-path, --scoring sacrebleu, --tokenizer moses and "
