@@ -1013,26 +1013,30 @@ std::map<std::string, std::vector<double>> positional_score_lines(const std::str
   return lines;
 }
 
-TEST_CASE("a model fairseq itself built and saved scores every reference token as fairseq does, once imported") {
+TEST_CASE("models fairseq itself built and saved score every reference token as fairseq does, once imported") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");
-  fs::create_directories(dir.dir / "fairseq");
-  fs::copy_file(vector_path("own/fairseq/pt/fairseq_prenorm.pt"), dir.dir / "fairseq" / "model.pt");
-  for (const char* lang : {"en", "de"})
-    fs::copy_file(data + "/dict." + lang + ".txt", dir.dir / "fairseq" / (std::string("dict.") + lang + ".txt"));
-  require_success(run_attnlab(dir, {"import-fairseq", "fairseq/model.pt", "--output", "imported"}));
-  const CommandResult scored = run_attnlab(
-      dir, {"generate", data, "--path", "imported", "--subset", "valid", "--score-reference", "--threads", "1"});
-  require_success(scored);
-  // fairseq's own log-probabilities (base 2, 4 decimals) of the 20 valid references' tokens.
-  const auto expected = positional_score_lines(read_file(vector_path("own/fairseq/pt/fairseq_prenorm.scores")));
-  const auto got = positional_score_lines(scored.out);
-  REQUIRE(expected.size() == 20);
-  REQUIRE(got.size() == expected.size());
-  for (const auto& [line, scores] : expected) {
-    INFO(line);
-    REQUIRE(got.at(line).size() == scores.size());
-    for (size_t t = 0; t < scores.size(); ++t) CHECK(std::abs(got.at(line)[t] - scores[t]) <= 1.01e-4);
+  // Pre-norm with sinusoidal positions; post-norm with learned positions and a tied output matrix.
+  for (const std::string model : {"fairseq_prenorm", "fairseq_postnorm_tied"}) {
+    INFO(model);
+    fs::create_directories(dir.dir / model);
+    fs::copy_file(vector_path("own/fairseq/pt/" + model + ".pt"), dir.dir / model / "model.pt");
+    for (const char* lang : {"en", "de"})
+      fs::copy_file(data + "/dict." + lang + ".txt", dir.dir / model / (std::string("dict.") + lang + ".txt"));
+    require_success(run_attnlab(dir, {"import-fairseq", model + "/model.pt", "--output", "imported/" + model}));
+    const CommandResult scored = run_attnlab(dir, {"generate", data, "--path", "imported/" + model, "--subset",
+                                                   "valid", "--score-reference", "--threads", "1"});
+    require_success(scored);
+    // fairseq's own log-probabilities (base 2, 4 decimals) of the 20 valid references' tokens.
+    const auto expected = positional_score_lines(read_file(vector_path("own/fairseq/pt/" + model + ".scores")));
+    const auto got = positional_score_lines(scored.out);
+    REQUIRE(expected.size() == 20);
+    REQUIRE(got.size() == expected.size());
+    for (const auto& [line, scores] : expected) {
+      INFO(line);
+      REQUIRE(got.at(line).size() == scores.size());
+      for (size_t t = 0; t < scores.size(); ++t) CHECK(std::abs(got.at(line)[t] - scores[t]) <= 1.01e-4);
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 """Writes fairseq-style checkpoints of reference.safetensors, as torch.save writes them (a model
-that fairseq itself saved: make_fairseq_prenorm.py).
+that fairseq itself saved: make_fairseq_models.py).
 
 reference.safetensors: the weights of an attnlab run on ../data-bin (transformer_tiny narrowed
 to D 16, FFN 32, 2 heads, 1 encoder and 2 decoder layers, 3 updates), under fairseq's names.
