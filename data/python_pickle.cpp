@@ -116,10 +116,25 @@ std::optional<std::string> raw_unicode_escape(std::string_view raw) {
   return out;
 }
 
+// Every value a run made. A pickle may link values into a cycle (a list appended to itself,
+// an object whose state holds it): shared ownership alone would never free them. The result
+// keeps its arena alive, and the arena cuts every link before it goes.
+struct PickleArena {
+  std::vector<PickleRef> values;
+  ~PickleArena() {
+    for (const PickleRef& value : values) {
+      value->items.clear();
+      value->entries.clear();
+      value->state.reset();
+    }
+  }
+};
+
 class PickleMachine {
  public:
   PickleMachine(std::string_view bytes, const std::string& what) : bytes_(bytes), what_(what) {}
 
+  // The result, sharing the ownership of the arena (an error frees it).
   PickleRef run(size_t* consumed) {
     while (true) {
       opcode_at_ = position_;
@@ -127,7 +142,7 @@ class PickleMachine {
       if (op == '.') {
         PickleRef result = pop();
         if (consumed) *consumed = position_;
-        return result;
+        return PickleRef(arena_, result.get());
       }
       step(op);
     }
@@ -181,7 +196,11 @@ class PickleMachine {
     return std::bit_cast<int64_t>(value);
   }
 
-  void push(PickleRef value) { stack_.push_back(std::move(value)); }
+  // Every value the machine makes is pushed (and so kept in the arena) before anything links it.
+  void push(PickleRef value) {
+    arena_->values.push_back(value);
+    stack_.push_back(std::move(value));
+  }
   PickleRef pop() {
     if (stack_.empty()) fail("a value popped from an empty stack");
     PickleRef value = std::move(stack_.back());
@@ -389,6 +408,7 @@ class PickleMachine {
   std::vector<PickleRef> stack_;
   std::vector<std::vector<PickleRef>> marks_;
   std::unordered_map<uint64_t, PickleRef> memo_;
+  std::shared_ptr<PickleArena> arena_ = std::make_shared<PickleArena>();
 };
 
 }  // namespace

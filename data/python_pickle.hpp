@@ -46,8 +46,9 @@ struct PickleValue {
   std::string qualified_name() const { return module + "." + name; }  // Global, Object
 };
 
-// Runs the pickle in `bytes` (one pickle, ending in STOP) and returns its result. `what` names
-// the file (and part) in errors. `consumed`, when given, receives the bytes read up to STOP:
+// Runs the pickle in `bytes` (one pickle, ending in STOP) and returns its result, which keeps
+// every value of the run alive (the values it links to are valid while it is held). `what`
+// names the file (and part) in errors. `consumed`, when given, receives the bytes read up to STOP:
 // the legacy torch format writes several pickles one after another.
 PickleRef read_pickle(std::string_view bytes, const std::string& what, size_t* consumed = nullptr);
 
