@@ -119,9 +119,8 @@ nn::TransformerConfig recorded_config(const Recorded& recorded, const std::strin
     if (PickleRef value = recorded.find(flag.name))
       if (std::optional<std::string> text = override_text(*value)) overrides.push_back(flag.name + "=" + *text);
   // fairseq before 0.6 called the FFN's dropout relu_dropout.
-  if (!recorded.find("activation_dropout"))
-    if (PickleRef relu = recorded.find("relu_dropout"); relu && override_text(*relu))
-      overrides.push_back("activation_dropout=" + *override_text(*relu));
+  if (PickleRef relu = recorded.find("relu_dropout"); relu && !recorded.find("activation_dropout"))
+    if (std::optional<std::string> text = override_text(*relu)) overrides.push_back("activation_dropout=" + *text);
   try {
     nn::apply_overrides(config, overrides);
   } catch (const std::exception& e) {

@@ -222,18 +222,18 @@ bool TorchFile::is_tensor(const PickleValue& value) {
   return value.name == "_rebuild_tensor_v2" || value.name == "_rebuild_tensor" || value.name == "_rebuild_parameter";
 }
 
-std::string TorchFile::storage_bytes(const PickleValue& id, const std::string& what, std::string& type,
-                                     int64_t& element_count) const {
+std::string_view TorchFile::storage_bytes(const PickleValue& id, const std::string& what, std::string& read,
+                                          std::string& type, int64_t& element_count) const {
   const StorageId parsed = parse_storage_id(id, fmt::format("{}: {}", path_, what));
   type = parsed.type;
   element_count = parsed.element_count;
   if (zip_) {
-    std::string bytes = zip_->entry(archive_prefix_ + "data/" + parsed.key, path_);
+    read = zip_->entry(archive_prefix_ + "data/" + parsed.key, path_);
     const std::optional<StorageType> known = storage_type(type);
-    if (known && bytes.size() != size_t(element_count) * known->bytes)
+    if (known && read.size() != size_t(element_count) * known->bytes)
       throw DataError(fmt::format("{}: storage {} holds {} bytes, not the {} of its {} elements", path_, parsed.key,
-                                  bytes.size(), size_t(element_count) * known->bytes, element_count));
-    return bytes;
+                                  read.size(), size_t(element_count) * known->bytes, element_count));
+    return read;
   }
   // Legacy: the storage itself, or a view into another (VIEW_KEY, OFFSET, SIZE) in elements.
   std::string key = parsed.key;
@@ -255,7 +255,7 @@ std::string TorchFile::storage_bytes(const PickleValue& id, const std::string& w
   const size_t start = found->second + size_t(offset) * known->bytes, bytes = size_t(element_count) * known->bytes;
   if (start > legacy_bytes_.size() || bytes > legacy_bytes_.size() - start)
     throw DataError(fmt::format("{}: {}: its storage runs past the end of the file", path_, what));
-  return legacy_bytes_.substr(start, bytes);
+  return std::string_view(legacy_bytes_).substr(start, bytes);
 }
 
 Tensor TorchFile::tensor(const PickleValue& value, const std::string& what) const {
@@ -270,7 +270,8 @@ Tensor TorchFile::tensor(const PickleValue& value, const std::string& what) cons
     throw DataError(fmt::format("{}: a tensor that is no (storage, offset, size, stride, ...)", named));
   std::string type;
   int64_t element_count = 0;
-  const std::string bytes = storage_bytes(*args[0], what, type, element_count);
+  std::string read;  // a zip archive's storage
+  const std::string_view bytes = storage_bytes(*args[0], what, read, type, element_count);
   const std::optional<StorageType> storage = storage_type(type);
   if (!storage) throw DataError(fmt::format("{}: storage type {} is not one it knows", named, type));
   if (storage->element == Element::Integer)

@@ -42,8 +42,10 @@ class TorchFile {
 
  private:
   TorchFile() = default;
-  std::string storage_bytes(const data::PickleValue& id, const std::string& what, std::string& type,
-                            int64_t& element_count) const;
+  // The bytes of the storage `id` names: in the legacy file itself, or read from the zip archive
+  // into `read` (which must outlive the view).
+  std::string_view storage_bytes(const data::PickleValue& id, const std::string& what, std::string& read,
+                                 std::string& type, int64_t& element_count) const;
 
   std::string path_;
   data::PickleRef root_;

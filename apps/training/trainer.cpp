@@ -215,12 +215,16 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
 }
 
 void Trainer::check_shard_dictionaries() const {
+  if (data_dirs_.size() < 2) return;
+  const std::map<std::string, std::string> first_checksums = {
+      {task_.source_dict_path, file_checksum(task_.source_dict_path)},
+      {task_.target_dict_path, file_checksum(task_.target_dict_path)}};
   for (size_t k = 1; k < data_dirs_.size(); ++k) {
     ATTN_CHECK(fs::is_directory(data_dirs_[k]), "train: data dir {} (shard {} of {}) is no folder", data_dirs_[k],
                k + 1, data_dirs_.size());
-    for (const std::string& first : {task_.source_dict_path, task_.target_dict_path}) {
+    for (const auto& [first, checksum] : first_checksums) {
       const std::string own = (fs::path(data_dirs_[k]) / fs::path(first).filename()).string();
-      ATTN_CHECK(!fs::exists(own) || file_checksum(own) == file_checksum(first),
+      ATTN_CHECK(!fs::exists(own) || file_checksum(own) == checksum,
                  "train: {} differs from {}: every data dir of {} must be binarized with the first one's dictionaries",
                  own, first, options_.data_dir);
     }
