@@ -1,6 +1,6 @@
-// `attnlab import-fairseq MODEL.pt --output OUT`: a fairseq Transformer checkpoint (what
-// fairseq-train saves, or a published model's model.pt) as an attnlab checkpoint OUT, weights
-// only, for `generate`, `translate`, `validate`, `inspect` and `average`
+// `attnlab import-fairseq MODEL.pt --output OUT`: a fairseq Transformer or LightConv/DynamicConv
+// checkpoint (what fairseq-train saves, or a published model's model.pt) as an attnlab
+// checkpoint OUT, weights only, for `generate`, `translate`, `validate`, `inspect` and `average`
 // (apps/interop/fairseq_checkpoint.hpp). The dictionaries are fairseq's dict.SRC.txt and
 // dict.TGT.txt beside MODEL.pt (the layout of fairseq's model archives) unless given, the
 // languages those the checkpoint records unless given, and a `bpecodes` file beside MODEL.pt
@@ -98,9 +98,9 @@ CommandAction setup_import(CLI::App& cmd) {
   return [args] { return run_import(*args); };
 }
 
-const CommandRegistration import_command("import-fairseq",
-                                         "A fairseq Transformer checkpoint (model.pt) as an attnlab checkpoint",
-                                         setup_import);
+const CommandRegistration import_command(
+    "import-fairseq", "A fairseq Transformer or LightConv/DynamicConv checkpoint (model.pt) as an attnlab checkpoint",
+    setup_import);
 
 }  // namespace
 }  // namespace attn::app

@@ -21,6 +21,8 @@ using data::PickleRef;
 using data::PickleValue;
 using Kind = PickleValue::Kind;
 
+enum class Family { Transformer, LightConv };
+
 // Where fairseq recorded the hyperparameters: "args" (a Namespace), or "cfg" with its "model"
 // and "task" parts.
 struct Recorded {
@@ -85,8 +87,8 @@ bool is_false_or_absent(const PickleRef& value) {
 void refuse_unsupported(const Recorded& recorded, const nn::TransformerConfig& config, const std::string& path) {
   auto refuse = [&](const std::string& field, const std::string& value) {
     throw DataError(
-        fmt::format("{}: {} = {}: attnlab has no such model (it imports fairseq's Transformer with "
-                    "softmax attention, ReLU FFNs and sinusoidal or learned positions)",
+        fmt::format("{}: {} = {}: attnlab has no such model (it imports fairseq's Transformer and "
+                    "LightConv/DynamicConv models with ReLU FFNs and sinusoidal or learned positions)",
                     path, field, value));
   };
   if (PickleRef fn = recorded.find("activation_fn"); fn && fn->is(Kind::String) && fn->text != "relu")
@@ -94,9 +96,9 @@ void refuse_unsupported(const Recorded& recorded, const nn::TransformerConfig& c
   if (PickleRef cutoff = recorded.find("adaptive_softmax_cutoff");
       cutoff && !cutoff->is(Kind::None) && !(cutoff->is(Kind::String) && cutoff->text.empty()))
     refuse("adaptive_softmax_cutoff", override_text(*cutoff).value_or("(set)"));
-  for (const char* flag :
-       {"adaptive_input", "layernorm_embedding", "cross_self_attention", "no_cross_attention",
-        "no_token_positional_embeddings", "char_inputs", "scale_attn", "scale_fc", "scale_heads", "scale_resids"})
+  for (const char* flag : {"adaptive_input", "layernorm_embedding", "cross_self_attention", "no_cross_attention",
+                           "no_token_positional_embeddings", "char_inputs", "tie_adaptive_weights", "scale_attn",
+                           "scale_fc", "scale_heads", "scale_resids"})
     if (!is_false_or_absent(recorded.find(flag))) refuse(flag, "true");
   for (const char* list : {"encoder_layers_to_keep", "decoder_layers_to_keep"})
     if (PickleRef kept = recorded.find(list); kept && !kept->is(Kind::None))
@@ -107,14 +109,34 @@ void refuse_unsupported(const Recorded& recorded, const nn::TransformerConfig& c
       refuse(dim, fmt::format("{} (the decoder's width is {})", value->integer, config.decoder_embed_dim));
 }
 
-nn::TransformerConfig recorded_config(const Recorded& recorded, const std::string& arch, const std::string& path) {
+// The model family of fairseq's --arch: its `transformer` or its `lightconv` model.
+Family family_of(const std::string& arch, const std::string& path) {
+  if (arch.starts_with("transformer")) return Family::Transformer;
+  if (arch.starts_with("lightconv")) return Family::LightConv;
+  throw DataError(
+      fmt::format("{}: --arch {}: attnlab imports fairseq's Transformer (transformer*) and LightConv/DynamicConv "
+                  "(lightconv*) models",
+                  path, arch));
+}
+
+// attnlab's preset for fairseq's --arch: the one of the same name, else the family's base
+// (fairseq's lightconv_wmt_en_fr_big and _zh_en_big: the big one; their fields are recorded).
+std::string preset_of(const std::string& arch, Family family) {
   const std::vector<std::string> presets = nn::transformer_preset_names();
-  const bool known = std::find(presets.begin(), presets.end(), arch) != presets.end();
-  if (!known && !arch.starts_with("transformer"))
-    throw DataError(
-        fmt::format("{}: --arch {}: attnlab imports fairseq's Transformer models (transformer*)", path, arch));
-  nn::TransformerConfig config = nn::transformer_preset(known ? arch : "transformer_wmt_en_de");
+  if (std::find(presets.begin(), presets.end(), arch) != presets.end()) return arch;
+  if (family == Family::Transformer) return "transformer_wmt_en_de";
+  return arch.ends_with("_big") ? "lightconv_wmt_en_de_big" : "lightconv_wmt_en_de";
+}
+
+nn::TransformerConfig recorded_config(const Recorded& recorded, const std::string& arch, Family family,
+                                      const std::string& path) {
+  nn::TransformerConfig config = nn::transformer_preset(preset_of(arch, family));
   std::vector<std::string> overrides;
+  if (family == Family::LightConv) {
+    // fairseq's --encoder-conv-type and --decoder-conv-type default to dynamic; its causal
+    // DynamicConv normalises over the last T taps of a shorter padded length (docs/models.md §3.1).
+    overrides = {"encoder_conv_type=dynamic", "decoder_conv_type=dynamic", "fairseq_dynamic_softmax_span=true"};
+  }
   for (const nn::ConfigFlag& flag : nn::config_flags())
     if (PickleRef value = recorded.find(flag.name))
       if (std::optional<std::string> text = override_text(*value)) overrides.push_back(flag.name + "=" + *text);
@@ -130,15 +152,46 @@ nn::TransformerConfig recorded_config(const Recorded& recorded, const std::strin
   return config;
 }
 
+// A Transformer layer's `layer_norms.N` under today's names (fairseq's upgrade): encoder 0, 1:
+// self_attn_layer_norm, final_layer_norm; decoder 0, 1, 2: self_attn, encoder_attn, final.
+std::string upgraded_layer_norm_name(const std::string& name) {
+  const size_t at = name.find(".layer_norms.");
+  if (at == std::string::npos) return name;
+  const bool decoder = name.starts_with("decoder.");
+  const char index = name[at + std::string(".layer_norms.").size()];
+  const char* renamed = index == '0'   ? "self_attn_layer_norm"
+                        : index == '1' ? (decoder ? "encoder_attn_layer_norm" : "final_layer_norm")
+                                       : "final_layer_norm";
+  return name.substr(0, at + 1) + renamed + name.substr(at + std::string(".layer_norms.0").size());
+}
+
+// A LightConv encoder layer's `layer_norm1`, `layer_norm2` (fairseq's names since 2021) under
+// the published models' names, which are attnlab's: `layer_norms.0`, `layer_norms.1`.
+std::string lightconv_layer_norm_name(const std::string& name) {
+  for (const auto& [today, published] :
+       {std::pair{".layer_norm1.", ".layer_norms.0."}, std::pair{".layer_norm2.", ".layer_norms.1."}})
+    if (const size_t at = name.find(today); at != std::string::npos)
+      return name.substr(0, at) + published + name.substr(at + std::string(today).size());
+  return name;
+}
+
+// Entries that hold no weights: `*.version` buffers, the sinusoidal positions'
+// `_float_tensor`, and DynamicConv's `conv.conv_bias`, which fairseq's LightConv model
+// allocates but never initialises or adds.
+bool holds_no_weights(const std::string& name, Family family) {
+  return name.ends_with(".version") || name.ends_with("._float_tensor") ||
+         (family == Family::LightConv && name.ends_with(".conv.conv_bias"));
+}
+
 // The state dict's tensors under today's names, old ones upgraded (see the header).
-std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const PickleValue& state, const std::string& path,
-                                               std::vector<std::string>& left_out,
+std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const PickleValue& state, Family family,
+                                               const std::string& path, std::vector<std::string>& left_out,
                                                std::map<std::string, double>& versions) {
   std::map<std::string, Tensor> weights;
   for (const auto& [key, value] : state.entries) {
     if (!key->is(Kind::String)) throw DataError(fmt::format("{}: a state dict key that is no string", path));
     std::string name = key->text;
-    if (name.ends_with(".version") || name.ends_with("._float_tensor")) {
+    if (holds_no_weights(name, family)) {
       if (name.ends_with(".version") && TorchFile::is_tensor(*value)) versions[name] = file.tensor(*value, name).item();
       left_out.push_back(name);
       continue;
@@ -154,14 +207,10 @@ std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const Pick
         weights[prefix + projection + "." + part] = tensor.narrow(0, index * rows, rows).contiguous();
       continue;
     }
-    if (const size_t at = name.find(".layer_norms."); at != std::string::npos) {
-      const bool decoder = name.starts_with("decoder.");
-      const char index = name[at + std::string(".layer_norms.").size()];
-      const char* renamed = index == '0'   ? "self_attn_layer_norm"
-                            : index == '1' ? (decoder ? "encoder_attn_layer_norm" : "final_layer_norm")
-                                           : "final_layer_norm";
-      name = name.substr(0, at + 1) + renamed + name.substr(at + std::string(".layer_norms.0").size());
-    }
+    name = family == Family::Transformer ? upgraded_layer_norm_name(name) : lightconv_layer_norm_name(name);
+    // fairseq's CUDA LightConv layer keeps its taps as [H, K]; attnlab (as fairseq's PyTorch layer) as [H, 1, K].
+    if (family == Family::LightConv && name.ends_with(".conv.weight") && tensor.dim() == 2)
+      tensor = tensor.reshape({tensor.size(0), 1, tensor.size(1)});
     if (name == "decoder.embed_out") name = "decoder.output_projection.weight";
     weights[name] = std::move(tensor);
   }
@@ -185,12 +234,15 @@ FairseqModel read_fairseq_checkpoint(const std::string& path) {
   for (auto [field, target] :
        {std::pair{"source_lang", &imported.source_lang}, std::pair{"target_lang", &imported.target_lang}})
     if (PickleRef lang = recorded.find(field); lang && lang->is(Kind::String)) *target = lang->text;
-  imported.config = recorded_config(recorded, imported.arch, path);
+  const Family family = family_of(imported.arch, path);
+  imported.config = recorded_config(recorded, imported.arch, family, path);
 
   std::map<std::string, double> versions;
-  imported.weights = upgraded_weights(file, *state, path, imported.left_out, versions);
-  // Decoders saved before fairseq's version 3 had no LayerNorm after the stack.
-  if (const auto version = versions.find("decoder.version"); version != versions.end() && version->second <= 2)
+  imported.weights = upgraded_weights(file, *state, family, path, imported.left_out, versions);
+  // Transformer decoders saved before fairseq's version 3 had no LayerNorm after the stack
+  // (LightConv's decoder is version 2 and has one when pre-norm).
+  if (const auto version = versions.find("decoder.version");
+      family == Family::Transformer && version != versions.end() && version->second <= 2)
     imported.config.no_decoder_final_norm = true;
   if (const auto version = versions.find("encoder.version");
       version != versions.end() && version->second < 2 && imported.config.encoder_normalize_before)

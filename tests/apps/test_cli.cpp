@@ -1016,8 +1016,16 @@ std::map<std::string, std::vector<double>> positional_score_lines(const std::str
 TEST_CASE("models fairseq itself built and saved score every reference token as fairseq does, once imported") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");
-  // Pre-norm with sinusoidal positions; post-norm with learned positions and a tied output matrix.
-  for (const std::string model : {"fairseq_prenorm", "fairseq_postnorm_tied"}) {
+  // Each model and the file of fairseq's scores for it (make_fairseq_models.py says what each
+  // is): Transformers pre-norm and post-norm; DynamicConv under today's names and under the 2019
+  // models' in the legacy layout; pre-norm LightConv with [H, K] taps.
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"fairseq_prenorm", "fairseq_prenorm"},
+      {"fairseq_postnorm_tied", "fairseq_postnorm_tied"},
+      {"fairseq_dynamicconv", "fairseq_dynamicconv"},
+      {"fairseq_dynamicconv_2019", "fairseq_dynamicconv"},
+      {"fairseq_lightconv_prenorm", "fairseq_lightconv_prenorm"}};
+  for (const auto& [model, scores_of] : models) {
     INFO(model);
     fs::create_directories(dir.dir / model);
     fs::copy_file(vector_path("own/fairseq/pt/" + model + ".pt"), dir.dir / model / "model.pt");
@@ -1028,7 +1036,7 @@ TEST_CASE("models fairseq itself built and saved score every reference token as 
                                                    "valid", "--score-reference", "--threads", "1"});
     require_success(scored);
     // fairseq's own log-probabilities (base 2, 4 decimals) of the 20 valid references' tokens.
-    const auto expected = positional_score_lines(read_file(vector_path("own/fairseq/pt/" + model + ".scores")));
+    const auto expected = positional_score_lines(read_file(vector_path("own/fairseq/pt/" + scores_of + ".scores")));
     const auto got = positional_score_lines(scored.out);
     REQUIRE(expected.size() == 20);
     REQUIRE(got.size() == expected.size());
