@@ -115,33 +115,35 @@ std::vector<nn::Hypothesis> score_references(const nn::ModelEnsemble& models,
   for (size_t i = 0; i < targets.size(); ++i)
     ATTN_CHECK(!targets[i].empty(), "score_references: the target of sentence {} is empty (not even </s>)", i);
   NoGradGuard no_grad;
+  const nn::TransformerConfig& config = models.config();
   std::vector<nn::Hypothesis> results(sources.size());
   for (const data::Batch& batch : checked_batches(models, sources, options)) {
-    const Tensor src = to_tensors(batch, models.device()).src_tokens;
-    nn::ModelEnsemble::State state = models.start(src);
     size_t longest = 0;
     for (int64_t id : batch.ids) longest = std::max(longest, targets[size_t(id)].size());
-    std::vector<int64_t> previous(batch.ids.size(), models.config().eos_idx);
-    std::vector<std::vector<Tensor>> attention_rows(batch.ids.size());
-    for (size_t t = 0; t < longest; ++t) {
-      Tensor attention;
-      const Tensor tokens = from_vector(previous, {int64_t(previous.size())}, models.device());
-      const Tensor log_probs = models.decode_step(tokens, state, options.search.return_attention ? &attention : nullptr);
-      for (size_t r = 0; r < batch.ids.size(); ++r) {
-        const std::vector<int64_t>& target = targets[size_t(batch.ids[r])];
-        if (t >= target.size()) continue;  // a shorter target: its row runs on unread
-        nn::Hypothesis& h = results[size_t(batch.ids[r])];
-        h.positional_scores.push_back(log_probs.select(0, int64_t(r)).select(0, target[t]).item());
-        if (attention.defined()) attention_rows[r].push_back(attention.select(0, int64_t(r)).to(DType::Float32));
-        previous[r] = target[t];
-      }
+    // </s> y_1 … y_{n−1}, right-padded (docs/models.md §1.1).
+    std::vector<int64_t> previous(batch.ids.size() * longest, config.padding_idx);
+    for (size_t r = 0; r < batch.ids.size(); ++r) {
+      const std::vector<int64_t>& target = targets[size_t(batch.ids[r])];
+      previous[r * longest] = config.eos_idx;
+      std::copy(target.begin(), target.end() - 1, previous.begin() + std::ptrdiff_t(r * longest + 1));
     }
+    Tensor attention;
+    const Tensor log_probs = models
+                                 .forward_log_probs(to_tensors(batch, models.device()).src_tokens,
+                                                    from_vector(previous, {int64_t(batch.ids.size()), int64_t(longest)},
+                                                                models.device()),
+                                                    options.search.return_attention ? &attention : nullptr)
+                                 .to(Device::cpu());
     for (size_t r = 0; r < batch.ids.size(); ++r) {
       nn::Hypothesis& h = results[size_t(batch.ids[r])];
       h.tokens = targets[size_t(batch.ids[r])];
-      const double total = std::accumulate(h.positional_scores.begin(), h.positional_scores.end(), 0.0);
-      h.score = total / double(h.tokens.size());
-      if (!attention_rows[r].empty()) h.attention = ops::stack(attention_rows[r], 0).to(Device::cpu());
+      const int64_t length = int64_t(h.tokens.size());
+      const Tensor row = log_probs.select(0, int64_t(r)).narrow(0, 0, length);
+      const std::vector<double> scores = ops::gather_last(row, from_vector(h.tokens, {length}, Device::cpu())).to_vector();
+      h.positional_scores.assign(scores.begin(), scores.end());
+      h.score = std::accumulate(scores.begin(), scores.end(), 0.0) / double(length);
+      if (attention.defined())
+        h.attention = attention.select(0, int64_t(r)).narrow(0, 0, length).to(DType::Float32).to(Device::cpu());
     }
   }
   return results;

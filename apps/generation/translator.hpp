@@ -34,8 +34,8 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(
     const std::function<void(size_t)>& on_batch = {});
 
 // fairseq-generate --score-reference (its SequenceScorer): each target (ids ending in </s>)
-// scored as the hypothesis of its source, teacher-forced through the models' incremental
-// decoder: positional_scores the log-probability of each target token (an ensemble's mean
+// scored as the hypothesis of its source, teacher-forced in one full forward per batch (the
+// targets right-padded to the batch's longest, as fairseq's): positional_scores the log-probability of each target token (an ensemble's mean
 // probability), score their sum over the target's length (</s> included), attention the
 // cross-attention rows when options.search.return_attention. Batched as translate_sentences.
 std::vector<nn::Hypothesis> score_references(const nn::ModelEnsemble& models,

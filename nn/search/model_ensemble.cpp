@@ -81,6 +81,23 @@ Tensor ModelEnsemble::decode_step(const Tensor& tokens, State& state, Tensor* cr
   return log_mean_exp(log_probs);
 }
 
+Tensor ModelEnsemble::forward_log_probs(const Tensor& src_tokens, const Tensor& prev_output_tokens,
+                                        Tensor* cross_attention) const {
+  std::vector<Tensor> log_probs, attentions;
+  for (EncoderDecoderModel* model : models_) {
+    AttentionMaps maps;
+    log_probs.push_back(
+        ops::log_softmax(model->forward(src_tokens, prev_output_tokens, cross_attention ? &maps : nullptr), -1));
+    if (cross_attention) attentions.push_back(ops::mean(maps.cross.back(), {1}));
+  }
+  if (models_.size() == 1) {
+    if (cross_attention) *cross_attention = attentions.front();
+    return log_probs.front();
+  }
+  if (cross_attention) *cross_attention = ops::mean(ops::stack(attentions, 0), {0});
+  return log_mean_exp(log_probs);
+}
+
 void ModelEnsemble::reorder(State& state, const Tensor& order) const {
   for (size_t m = 0; m < models_.size(); ++m) models_[m]->reorder(state[m], order);
 }

@@ -1018,12 +1018,15 @@ TEST_CASE("models fairseq itself built and saved score every reference token as 
   const std::string data = vector_path("own/fairseq/data-bin");
   // Each model and the file of fairseq's scores for it (make_fairseq_models.py says what each
   // is): Transformers pre-norm and post-norm; DynamicConv under today's names and under the 2019
-  // models' in the legacy layout; pre-norm LightConv with [H, K] taps.
+  // models' in the legacy layout; a DynamicConv decoder wider than most references (fairseq's
+  // softmax span decides its scores); pre-norm LightConv with [H, K] taps. fairseq scored each
+  // reference alone: --batch-size 1.
   const std::vector<std::pair<std::string, std::string>> models = {
       {"fairseq_prenorm", "fairseq_prenorm"},
       {"fairseq_postnorm_tied", "fairseq_postnorm_tied"},
       {"fairseq_dynamicconv", "fairseq_dynamicconv"},
       {"fairseq_dynamicconv_2019", "fairseq_dynamicconv"},
+      {"fairseq_dynamicconv_wide", "fairseq_dynamicconv_wide"},
       {"fairseq_lightconv_prenorm", "fairseq_lightconv_prenorm"}};
   for (const auto& [model, scores_of] : models) {
     INFO(model);
@@ -1033,7 +1036,7 @@ TEST_CASE("models fairseq itself built and saved score every reference token as 
       fs::copy_file(data + "/dict." + lang + ".txt", dir.dir / model / (std::string("dict.") + lang + ".txt"));
     require_success(run_attnlab(dir, {"import-fairseq", model + "/model.pt", "--output", "imported/" + model}));
     const CommandResult scored = run_attnlab(dir, {"generate", data, "--path", "imported/" + model, "--subset",
-                                                   "valid", "--score-reference", "--threads", "1"});
+                                                   "valid", "--score-reference", "--batch-size", "1", "--threads", "1"});
     require_success(scored);
     // fairseq's own log-probabilities (base 2, 4 decimals) of the 20 valid references' tokens.
     const auto expected = positional_score_lines(read_file(vector_path("own/fairseq/pt/" + scores_of + ".scores")));

@@ -5,6 +5,8 @@
 // sentence's max_len cannot reach is refused, as fairseq does.
 #include <catch.hpp>
 
+#include <cmath>
+
 #include "apps/generation/translator.hpp"
 #include "core/rng.hpp"
 #include "nn/search/beam_search.hpp"
@@ -14,13 +16,13 @@ using namespace attn::app;
 
 namespace {
 
-std::shared_ptr<nn::EncoderDecoderModel> tiny_model() {
+std::shared_ptr<nn::EncoderDecoderModel> tiny_model(uint64_t seed = 3) {
   nn::TransformerConfig c = nn::transformer_preset("transformer_tiny");
   nn::apply_overrides(c, {"encoder_layers=1", "decoder_layers=1", "encoder_embed_dim=16", "decoder_embed_dim=16",
                           "encoder_ffn_embed_dim=32", "decoder_ffn_embed_dim=32", "encoder_attention_heads=2",
                           "decoder_attention_heads=2"});
   c.src_vocab_size = c.tgt_vocab_size = 24;
-  manual_seed(3);
+  manual_seed(seed);
   auto model = std::make_shared<nn::EncoderDecoderModel>(c);
   model->eval();
   return model;
@@ -123,4 +125,14 @@ TEST_CASE("score_references: each target token's log-probability as the full for
     CHECK(together[i].attention.size(0) == int64_t(target.size()));
   }
   CHECK_THROWS_WITH(score_references(*model, sources, {{2}}, one_by_one), Catch::Contains("targets"));
+
+  // An ensemble scores each token by the mean of its models' probabilities.
+  auto other = tiny_model(4);
+  const auto by_other = score_references(*other, sources, targets, batched);
+  const auto by_both = score_references(nn::ModelEnsemble({model.get(), other.get()}), sources, targets, batched);
+  for (size_t i = 0; i < sources.size(); ++i)
+    for (size_t t = 0; t < targets[i].size(); ++t) {
+      const double mean = (std::exp(alone[i].positional_scores[t]) + std::exp(by_other[i].positional_scores[t])) / 2;
+      CHECK(by_both[i].positional_scores[t] == Approx(std::log(mean)).margin(1e-5));
+    }
 }

@@ -11,10 +11,14 @@ log-probabilities of each valid reference token (the P- lines of `generate --sco
 * fairseq_dynamicconv_2019.pt: the same weights under the names of fairseq's published 2019
   models (encoder `layer_norms.0/1`, `decoder.embed_out`, no `conv_bias`) in PyTorch's legacy
   layout; scored by fairseq_dynamicconv.scores;
+* fairseq_dynamicconv_wide.pt / .scores: DynamicConv in one decoder layer of width 31, wider
+  than most references, so that fairseq's softmax over the last T taps decides its scores (each
+  reference scored alone, as `generate --score-reference --batch-size 1` does);
 * fairseq_lightconv_prenorm.pt / .scores: LightConv in both stacks, pre-norm, GLU in the
   encoder only, conv width 24, learned positions, the output matrix tied, the taps saved as
   [H, K] as fairseq's CUDA layer keeps them.
-Run from this folder with fairseq importable (its optional dependencies stubbed) and
+The DynamicConv files differ from run to run in `conv_bias`, which fairseq allocates without
+initialising (and never uses); their scores do not. Run from this folder with fairseq importable (its optional dependencies stubbed) and
 dict.en.txt, dict.de.txt copied here:
     python3 make_fairseq_models.py
 """
@@ -110,3 +114,6 @@ args, model = build("lightconv", 6, encoder_layers=2, decoder_layers=1, encoder_
 save("fairseq_lightconv_prenorm", args,
      {k: v.squeeze(1) if k.endswith(".conv.weight") else v for k, v in model.state_dict().items()})
 write_scores("fairseq_lightconv_prenorm", model)
+make("fairseq_dynamicconv_wide", 7, family="lightconv", encoder_layers=1, decoder_layers=1,
+     encoder_conv_type="dynamic", decoder_conv_type="dynamic", encoder_kernel_size_list=[3],
+     decoder_kernel_size_list=[31], max_source_positions=1024, max_target_positions=1024)
