@@ -1051,6 +1051,93 @@ TEST_CASE("models fairseq itself built and saved score every reference token as 
   }
 }
 
+// The H- (hypothesis) and P- (positional score) lines of a generate run.
+std::string hypothesis_lines(const std::string& out) {
+  std::string lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("H-") || line.starts_with("P-")) lines += line + "\n";
+  return lines;
+}
+
+TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq reads back as the same model") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");
+  const std::vector<std::string> small = {"--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "16",
+                                          "--decoder-embed-dim", "16", "--encoder-ffn-embed-dim", "32",
+                                          "--decoder-ffn-embed-dim", "32", "--encoder-attention-heads", "2",
+                                          "--decoder-attention-heads", "2", "--max-tokens", "2048", "--max-update", "2"};
+  auto train = [&](const std::string& arch, std::vector<std::string> flags) {
+    std::vector<std::string> args = {"train", data, "--arch", arch, "--threads", "1", "--no-progress-bar", "--save-dir",
+                                     arch == "transformer_tiny" ? "transformer" : "dynamicconv"};
+    args.insert(args.end(), small.begin(), small.end());
+    args.insert(args.end(), flags.begin(), flags.end());
+    require_success(run_attnlab(dir, args));
+  };
+  // A pre-norm Transformer with a tied output matrix; a DynamicConv model (kernels narrower than
+  // every reference, so that fairseq's softmax span, which the import turns on, changes nothing).
+  train("transformer_tiny",
+        {"--encoder-normalize-before", "--decoder-normalize-before", "--share-decoder-input-output-embed"});
+  train("dynamicconv_tiny", {"--encoder-kernel-size-list", "[3]", "--decoder-kernel-size-list", "[3]", "--decoder-glu",
+                             "false", "--decoder-conv-dim", "24"});
+  for (const auto& [model, arch] : {std::pair{"transformer", "transformer"}, std::pair{"dynamicconv", "lightconv"}}) {
+    INFO(model);
+    const std::string original = std::string(model) + "/checkpoint_last";
+    const CommandResult exported = run_attnlab(dir, {"export-fairseq", original, "--output", std::string("fq-") + model});
+    require_success(exported);
+    CHECK(contains(exported.out, fmt::format("(fairseq --arch {}, ", arch)));
+    CHECK(contains(exported.out, "with dict.en.txt, dict.de.txt"));
+    for (const char* file : {"model.pt", "dict.en.txt", "dict.de.txt"})
+      CHECK(fs::exists(dir.dir / (std::string("fq-") + model) / file));
+    // The same checkpoint writes the same bytes.
+    require_success(run_attnlab(dir, {"export-fairseq", original, "--output", "again"}));
+    CHECK(read_file(dir.file("again/model.pt")) == read_file(dir.file(std::string("fq-") + model + "/model.pt")));
+    fs::remove_all(dir.dir / "again");
+
+    require_success(run_attnlab(
+        dir, {"import-fairseq", std::string("fq-") + model + "/model.pt", "--output", std::string("back-") + model}));
+    const attn::SafetensorsFile before = attn::load_safetensors(dir.file(original + ".safetensors"));
+    const attn::SafetensorsFile after = attn::load_safetensors(dir.file(std::string("back-") + model + ".safetensors"));
+    REQUIRE(before.tensors.size() == after.tensors.size());
+    for (size_t i = 0; i < before.tensors.size(); ++i) {
+      INFO(before.tensors[i].first);
+      CHECK(before.tensors[i].first == after.tensors[i].first);
+      CHECK(before.tensors[i].second.to_vector() == after.tensors[i].second.to_vector());
+    }
+    std::string lines[2];
+    for (int side = 0; side < 2; ++side) {
+      const std::string path = side == 0 ? original : std::string("back-") + model;
+      for (const char* mode : {"--score-reference", "--print-alignment"}) {
+        const CommandResult generated = run_attnlab(
+            dir, {"generate", data, "--path", path, "--subset", "valid", "--beam", "2", mode, "--threads", "1"});
+        require_success(generated);
+        lines[side] += hypothesis_lines(generated.out);
+      }
+    }
+    CHECK(lines[0] == lines[1]);
+  }
+}
+
+TEST_CASE("export-fairseq refuses a model fairseq has no place for, naming why") {
+  TempDir dir;
+  const std::vector<std::string> one_update = {"--encoder-layers", "1", "--decoder-layers", "1", "--max-tokens", "2048",
+                                               "--max-update", "1"};
+  auto trained = [&](const std::string& arch, const std::string& flag) {
+    std::vector<std::string> args = {"train",   vector_path("own/fairseq/data-bin"), "--arch", arch, "--threads", "1",
+                                     "--no-progress-bar", "--save-dir", arch + flag};
+    args.insert(args.end(), one_update.begin(), one_update.end());
+    if (!flag.empty()) args.push_back(flag);
+    require_success(run_attnlab(dir, args));
+    return arch + flag + "/checkpoint_last";
+  };
+  require_runtime_error(
+      run_attnlab(dir, {"export-fairseq", trained("transformer_tiny", "--scale-norm"), "--output", "x"}),
+      {"scale_norm = true"});
+  require_runtime_error(run_attnlab(dir, {"export-fairseq", trained("linformer_tiny", ""), "--output", "x"}),
+                        {"linformer", "fairseq's transformer has softmax in all three"});
+  CHECK_FALSE(fs::exists(dir.dir / "x" / "model.pt"));
+}
+
 TEST_CASE("generate takes fairseq-generate's --results-path, --scoring sacrebleu, --tokenizer moses and "
           "--skip-invalid-size-inputs-valid-test") {
   TempDir dir;
