@@ -1,5 +1,7 @@
 #include "apps/cli/search_options.hpp"
 
+#include <algorithm>
+
 #include "apps/cli/command.hpp"
 #include "core/error.hpp"
 
@@ -53,12 +55,28 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
                                  "P|-1"))
       ->capture_default_str();
   cmd.add_option("--seed", sampling.seed, "With --sampling: the random numbers' seed")->capture_default_str();
+  // fairseq's default -1 (and 0) is off.
+  cmd.add_option_function<int64_t>(
+         "--diverse-beam-groups", [&search](int64_t groups) { search.diverse_beam_groups = std::max<int64_t>(groups, 0); },
+         "Diverse beam search: this many groups of hypotheses, the beam a multiple of it (-1: off)")
+      ->check(finite_number_that([](double g) { return g >= -1; }, " >= -1", "G|-1"));
+  cmd.add_option("--diverse-beam-strength", search.diverse_beam_strength,
+                 "Diverse beam search: how much a token earlier groups chose is penalised")
+      ->check(number_in_range(-nn::kMaxUnknownPenalty, nn::kMaxUnknownPenalty))
+      ->capture_default_str();
+  cmd.add_flag("--match-source-len", search.match_source_len,
+               "Each output ends after as many tokens as its source has (</s> included), as fairseq's flag");
 }
 
 void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search) {
   const bool topk = flags.topk > 0, topp = flags.topp > 0.0;
   ATTN_CHECK(flags.sampling || (!topk && !topp), "--sampling-topk and --sampling-topp need --sampling");
   ATTN_CHECK(!(topk && topp), "give --sampling-topk or --sampling-topp, not both");
+  ATTN_CHECK(int(flags.sampling) + int(search.diverse_beam_groups > 0) + int(search.match_source_len) <= 1,
+             "--sampling, --diverse-beam-groups and --match-source-len exclude one another (as in fairseq)");
+  ATTN_CHECK(search.diverse_beam_groups == 0 || search.beam % search.diverse_beam_groups == 0,
+             "--diverse-beam-groups {}: the beam ({}) must be a multiple of the groups", search.diverse_beam_groups,
+             search.beam);
   if (!flags.sampling) return;
   nn::SamplingOptions& sampling = search.sampling.emplace();
   sampling.topk = topk ? flags.topk : 0;

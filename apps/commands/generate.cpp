@@ -51,6 +51,7 @@ struct GenerateArgs {
   bool cpu = false;
   std::string half_precision_flag;  // --fp16 or --bf16 when given (refused)
   bool score_reference = false;  // fairseq's --score-reference: the references scored, not searched
+  int64_t prefix_size = 0;       // fairseq's --prefix-size: hypotheses begin with the reference's first N tokens
   ComputeOptions compute;
   std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
   std::string knn_datastore_file;  // where the datastore is kept between runs (empty: not kept)
@@ -149,6 +150,16 @@ std::vector<std::vector<int64_t>> sentences_at(const std::vector<std::vector<int
   return some;
 }
 
+// fairseq's --prefix-size N: the first N tokens of each reference (all of a shorter one, its
+// </s> included), which the hypotheses must begin with; none for 0.
+std::vector<std::vector<int64_t>> reference_prefixes(const std::vector<std::vector<int64_t>>& targets, int64_t size) {
+  std::vector<std::vector<int64_t>> prefixes;
+  if (size == 0) return prefixes;
+  for (const std::vector<int64_t>& target : targets)
+    prefixes.emplace_back(target.begin(), target.begin() + std::ptrdiff_t(std::min<size_t>(size_t(size), target.size())));
+  return prefixes;
+}
+
 int run_generate(const GenerateArgs& args) {
   const Device device = apply_compute_options(args.compute);
   std::vector<TrainedModel> ensemble = load_trained_models(args.path, device);
@@ -171,7 +182,7 @@ int run_generate(const GenerateArgs& args) {
     for (nn::Hypothesis& h : score_references(models, sources, targets, decoding))
       hypotheses.push_back({std::move(h)});
   } else {
-    hypotheses = translate_sentences(models, sources, decoding);
+    hypotheses = translate_sentences(models, sources, decoding, {}, reference_prefixes(targets, args.prefix_size));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -233,6 +244,10 @@ CommandAction setup_generate(CLI::App& cmd) {
   cmd.add_flag("--quiet", args->quiet, "Print only the BLEU line");
   cmd.add_flag("--score-reference", args->score_reference,
                "Print the references as the hypotheses, scored by the model(s) (no search)");
+  cmd.add_option("--prefix-size", args->prefix_size,
+                 "Begin every hypothesis with the reference's first N tokens (fairseq's; 0: off)")
+      ->check(non_negative_number())
+      ->capture_default_str();
   // A value of its own or none, as fairseq's flag: `--print-alignment`, `--print-alignment soft`.
   CLI::Option* alignment =
       cmd.add_option("--print-alignment", args->print_alignment,
@@ -309,6 +324,8 @@ CommandAction setup_generate(CLI::App& cmd) {
     apply_sampling_flags(args->sampling, args->decoding.search);
     ATTN_CHECK(!args->score_reference || args->knn_datastore.empty(),
                "generate: --score-reference scores with the model(s) alone; leave out --knn-datastore");
+    ATTN_CHECK(!args->score_reference || args->prefix_size == 0,
+               "generate: --score-reference searches nothing; leave out --prefix-size");
     return run_generate(*args);
   };
 }

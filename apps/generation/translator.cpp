@@ -79,7 +79,14 @@ void check_source_length(const nn::ModelEnsemble& models, size_t length, const s
 std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnsemble& models,
                                                              const std::vector<std::vector<int64_t>>& sources,
                                                              const DecodingOptions& options,
-                                                             const std::function<void(size_t)>& on_batch) {
+                                                             const std::function<void(size_t)>& on_batch,
+                                                             const std::vector<std::vector<int64_t>>& prefixes) {
+  ATTN_CHECK(prefixes.empty() || prefixes.size() == sources.size(), "translate_sentences: {} prefixes for {} sources",
+             prefixes.size(), sources.size());
+  const nn::SearchOptions& search = options.search;
+  // Greedy search is beam search with one hypothesis, without fairseq's other strategies.
+  const bool greedy =
+      search.beam == 1 && prefixes.empty() && !search.match_source_len && search.diverse_beam_groups == 0;
   NoGradGuard no_grad;
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   const std::vector<data::Batch> batches = checked_batches(models, sources, options);
@@ -88,11 +95,13 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
   for (const data::Batch& batch : batches) {
     const Tensor src = to_tensors(batch, models.device()).src_tokens;
     std::vector<std::vector<nn::Hypothesis>> hypotheses;
-    if (options.search.beam == 1) {
-      for (nn::Hypothesis& best : nn::greedy_search(models, src, options.search))
-        hypotheses.push_back({std::move(best)});
+    if (greedy) {
+      for (nn::Hypothesis& best : nn::greedy_search(models, src, search)) hypotheses.push_back({std::move(best)});
     } else {
-      hypotheses = nn::beam_search(models, src, options.search);
+      std::vector<std::vector<int64_t>> batch_prefixes;
+      if (!prefixes.empty())
+        for (int64_t id : batch.ids) batch_prefixes.push_back(prefixes[size_t(id)]);
+      hypotheses = nn::beam_search(models, src, search, batch_prefixes);
     }
     for (size_t r = 0; r < batch.ids.size(); ++r) {
       check_scores_finite(hypotheses[r], batch.ids[r]);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "nn/search/search_common.hpp"
 
@@ -18,6 +19,9 @@ struct SentenceSearch {
   int64_t sentence = 0;
   std::vector<PartialHypothesis> hypotheses;
   std::vector<bool> ignore;
+  // Diverse beam search: G×G, entry (i, j) the number of steps and ranks at which group i's
+  // candidate token was group j's (fairseq's group_overlap with its default discount 1).
+  std::vector<double> group_overlap;
 };
 
 struct Candidate {
@@ -66,6 +70,97 @@ std::vector<std::vector<Candidate>> sampled_candidates(const Tensor& log_probs, 
   return out;
 }
 
+// Diverse beam search (fairseq's search.DiverseBeamSearch with its defaults: diversity discount
+// 1, one candidate per hypothesis). Group g holds beams g, g + G, g + 2G, …; in turn, each
+// group's next-token scores are lowered by diverse_beam_strength × Σ over earlier groups' chosen
+// tokens of (1 + their overlap so far with g), and the group takes its top beam/G candidates
+// (step 0: from its first beam only). The candidates are interleaved rank by rank across groups,
+// beam in all; their (penalised) scores become the hypotheses' cumulative scores, as in fairseq.
+std::vector<std::vector<Candidate>> diverse_candidates(const Tensor& log_probs, std::vector<SentenceSearch>& live,
+                                                       int64_t beam, int64_t step, const SearchOptions& options) {
+  const int64_t groups = options.diverse_beam_groups, per_group = beam / groups, vocab = log_probs.size(1);
+  const Tensor scores = log_probs.to(Device::cpu()).contiguous();
+  const float* all = scores.data<float>();
+  const float strength = float(-options.diverse_beam_strength);
+  std::vector<std::vector<Candidate>> out(live.size());
+  for (size_t i = 0; i < live.size(); ++i) {
+    SentenceSearch& s = live[i];
+    if (s.group_overlap.empty()) s.group_overlap.assign(size_t(groups * groups), 0.0);
+    std::vector<std::vector<Candidate>> chosen(static_cast<size_t>(groups));
+    for (int64_t g = 0; g < groups; ++g) {
+      std::vector<float> penalty(size_t(vocab), 0.0f);
+      for (int64_t earlier = 0; earlier < g; ++earlier)
+        for (const Candidate& c : chosen[size_t(earlier)])
+          penalty[size_t(c.token)] += float(1.0 + (step > 0 ? s.group_overlap[size_t(g * groups + earlier)] : 0.0));
+      std::vector<Candidate> group;
+      for (int64_t j = 0; j < (step == 0 ? 1 : per_group); ++j) {
+        const int64_t b = g + j * groups;
+        const float* row = all + (int64_t(i) * beam + b) * vocab;
+        const float cumulative = step == 0 ? 0.0f : s.hypotheses[size_t(b)].cumulative.back();
+        for (int64_t v = 0; v < vocab; ++v) {
+          const float penalised = row[v] + strength * penalty[size_t(v)];
+          group.push_back({step == 0 ? penalised : penalised + cumulative, b, v});
+        }
+      }
+      const size_t k = size_t(std::min<int64_t>(per_group, int64_t(group.size()) - 1));
+      std::partial_sort(group.begin(), group.begin() + std::ptrdiff_t(k), group.end(),
+                        [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+      group.resize(k);
+      chosen[size_t(g)] = std::move(group);
+    }
+    for (size_t rank = 0; rank < chosen.front().size(); ++rank)
+      for (int64_t g = 0; g < groups; ++g) out[i].push_back(chosen[size_t(g)][rank]);
+    for (int64_t a = 0; a < groups; ++a)
+      for (int64_t b = 0; b < groups; ++b)
+        for (size_t rank = 0; rank < chosen.front().size(); ++rank)
+          s.group_overlap[size_t(a * groups + b)] +=
+              chosen[size_t(a)][rank].token == chosen[size_t(b)][rank].token ? 1.0 : 0.0;
+  }
+  return out;
+}
+
+// fairseq's prefix tokens (--prefix-size): each hypothesis of sentence s must take
+// prefixes[s][step] (a step past its prefix forces nothing). A prefix that ends in </s> (a
+// reference shorter than the prefix size) makes every hypothesis of its sentence a copy of the
+// first, as fairseq's replicate_first_beam does, so that all end as the prefix.
+void force_prefix_tokens(Tensor& log_probs, std::vector<SentenceSearch>& live,
+                         const std::vector<std::vector<int64_t>>& prefixes, int64_t step, int64_t beam, int64_t eos) {
+  for (size_t i = 0; i < live.size(); ++i) {
+    SentenceSearch& s = live[i];
+    const std::vector<int64_t>& prefix = prefixes[size_t(s.sentence)];
+    if (step >= int64_t(prefix.size())) continue;
+    const int64_t first_row = int64_t(i) * beam;
+    for (int64_t b = 0; b < beam; ++b) search_detail::force_token(log_probs.select(0, first_row + b), prefix[size_t(step)]);
+    if (prefix[size_t(step)] != eos) continue;
+    for (int64_t b = 1; b < beam; ++b) {
+      s.hypotheses[size_t(b)] = s.hypotheses[0];
+      log_probs.select(0, first_row + b).copy_(log_probs.select(0, first_row));
+    }
+  }
+}
+
+// fairseq's --match-source-len (its LengthConstrainedBeamSearch with min and max length the
+// source's): </s> is forbidden before step src_len and free (log-probability 0) from there on.
+void match_source_lengths(Tensor& log_probs, const std::vector<SentenceSearch>& live,
+                          const std::vector<int64_t>& source_lengths, int64_t step, int64_t beam, int64_t eos) {
+  for (size_t i = 0; i < live.size(); ++i) {
+    const bool early = step < source_lengths[size_t(live[i].sentence)];
+    for (int64_t b = 0; b < beam; ++b)
+      log_probs.select(0, int64_t(i) * beam + b)
+          .select(0, eos)
+          .fill_(early ? -std::numeric_limits<double>::infinity() : 0.0);
+  }
+}
+
+// Each sentence's source length, </s> included (the row's tokens that are not padding).
+std::vector<int64_t> source_lengths(const Tensor& src_tokens, int64_t pad) {
+  const std::vector<double> tokens = src_tokens.to(Device::cpu()).to_vector();
+  const int64_t width = src_tokens.size(1);
+  std::vector<int64_t> lengths(size_t(src_tokens.size(0)), 0);
+  for (size_t i = 0; i < tokens.size(); ++i) lengths[i / size_t(width)] += int64_t(tokens[i]) != pad;
+  return lengths;
+}
+
 std::vector<int64_t> repeated_rows(int64_t batch, int64_t beam) {
   std::vector<int64_t> order;
   for (int64_t i = 0; i < batch; ++i) order.insert(order.end(), beam, i);
@@ -77,12 +172,18 @@ void check_options(const SearchOptions& o, int64_t vocab) {
   ATTN_CHECK(o.nbest >= 1 && o.nbest <= o.beam, "beam_search: nbest must be in [1, beam = {}], got {}", o.beam, o.nbest);
   ATTN_CHECK(vocab - 1 >= o.beam, "beam_search: beam {} needs a vocabulary of more than {} symbols, got {}", o.beam,
              o.beam, vocab);
+  ATTN_CHECK(o.diverse_beam_groups >= 0 && (o.diverse_beam_groups == 0 || o.beam % o.diverse_beam_groups == 0),
+             "beam_search: diverse beam search needs the beam ({}) to be a multiple of the groups ({})", o.beam,
+             o.diverse_beam_groups);
+  ATTN_CHECK(int(o.sampling.has_value()) + int(o.diverse_beam_groups > 0) + int(o.match_source_len) <= 1,
+             "beam_search: sampling, diverse beam search and match_source_len exclude one another (as in fairseq)");
 }
 
 }  // namespace
 
 std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, const Tensor& src_tokens,
-                                                 const SearchOptions& options) {
+                                                 const SearchOptions& options,
+                                                 const std::vector<std::vector<int64_t>>& prefixes) {
   ATTN_CHECK(src_tokens.dim() == 2 && src_tokens.dtype() == DType::Int64,
              "beam_search: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
              src_tokens.shape().str());
@@ -92,6 +193,12 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
   const int64_t batch = src_tokens.size(0), beam = options.beam, eos = config.eos_idx;
   const Device device = src_tokens.device();
   const int64_t max_len = max_output_length(options, src_tokens.size(1), models.max_target_positions());
+  ATTN_CHECK(prefixes.empty() || int64_t(prefixes.size()) == batch, "beam_search: {} prefixes for {} sentences",
+             prefixes.size(), batch);
+  size_t prefix_width = 0;
+  for (const std::vector<int64_t>& prefix : prefixes) prefix_width = std::max(prefix_width, prefix.size());
+  const std::vector<int64_t> lengths =
+      options.match_source_len ? source_lengths(src_tokens, config.padding_idx) : std::vector<int64_t>();
 
   ModelEnsemble::State state = models.start(src_tokens);
   const std::vector<int64_t> expand = repeated_rows(batch, beam);
@@ -100,23 +207,27 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
   std::vector<std::vector<Hypothesis>> finalized(batch);
   std::vector<SentenceSearch> live(batch);
   for (int64_t i = 0; i < batch; ++i)
-    live[i] = {i, std::vector<PartialHypothesis>(beam), std::vector<bool>(beam, false)};
+    live[i] = {i, std::vector<PartialHypothesis>(beam), std::vector<bool>(beam, false), {}};
   Tensor last_tokens = full({batch * beam}, double(eos), DType::Int64, device);
 
   for (int64_t step = 0; step <= max_len && !live.empty(); ++step) {
     Tensor attention;
     Tensor log_probs = search_detail::next_log_probs(models, last_tokens, state,
                                                         options.return_attention ? &attention : nullptr, options);
-    search_detail::constrain_log_probs(log_probs, step, max_len, options, config);
+    const bool forcing = step < int64_t(prefix_width) && step < max_len;
+    search_detail::constrain_log_probs(log_probs, step, max_len, options, config, forcing);
+    if (forcing) force_prefix_tokens(log_probs, live, prefixes, step, beam, eos);
     if (options.no_repeat_ngram_size != 0) {
       int64_t row = 0;  // decoder-state rows: sentence by sentence, beam by beam
       for (const SentenceSearch& s : live)
         for (const PartialHypothesis& h : s.hypotheses)
           h.block_repeated_ngrams(log_probs.select(0, row++), options.no_repeat_ngram_size, eos);
     }
+    if (options.match_source_len) match_source_lengths(log_probs, live, lengths, step, beam, eos);
     const std::vector<std::vector<Candidate>> candidates =
-        options.sampling ? sampled_candidates(log_probs, live, beam, *options.sampling)
-                         : top_candidates(log_probs, live, beam, step);
+        options.sampling                    ? sampled_candidates(log_probs, live, beam, *options.sampling)
+        : options.diverse_beam_groups > 0 ? diverse_candidates(log_probs, live, beam, step, options)
+                                          : top_candidates(log_probs, live, beam, step);
 
     std::vector<SentenceSearch> next_live;
     std::vector<int64_t> order, next_tokens;
@@ -132,8 +243,11 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
       for (int64_t c = 0; c < beam; ++c) {
         if (s.ignore[c]) is_eos[c] = false;
         if (!is_eos[c] || int64_t(done.size()) >= beam) continue;
+        // --match-source-len: an end past the source's length scores −∞ (fairseq's finalize_hypos).
+        const bool too_long = options.match_source_len && step > lengths[size_t(s.sentence)];
         done.push_back(s.hypotheses[cands[c].beam].finished(
-            eos, cands[c].score, search_detail::attention_row(attention, row_of(cands[c])), options.lenpen));
+            eos, too_long ? -std::numeric_limits<float>::infinity() : cands[c].score,
+            search_detail::attention_row(attention, row_of(cands[c])), options.lenpen));
       }
       if (int64_t(done.size()) >= beam || step >= max_len) {
         // No candidate could end (every </s> score −∞, as when the model gives NaN): the
@@ -154,7 +268,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
             chosen.push_back(c);
             next_ignore.push_back(excluded);
           }
-      SentenceSearch next{s.sentence, {}, next_ignore};
+      SentenceSearch next{s.sentence, {}, next_ignore, s.group_overlap};
       for (size_t c : chosen) {
         const Candidate& cand = cands[c];
         next.hypotheses.push_back(s.hypotheses[cand.beam].extended(

@@ -13,6 +13,12 @@
 //   model gives NaN) gets its best hypothesis closed with </s>, scoring −∞: every sentence
 //   has at least one hypothesis, as in greedy search;
 // * the output is sorted by normalised score, best first.
+// fairseq's other search strategies: prefix tokens (generate's --prefix-size: every hypothesis
+// of a sentence begins with the given tokens, min_len not applied while they are forced),
+// diverse beam search (options.diverse_beam_groups: search.DiverseBeamSearch, beam candidates
+// in all, interleaved across groups) and options.match_source_len (search.LengthConstrained-
+// BeamSearch: </s> forbidden before the source's length, </s> of log-probability 0 from there,
+// max_len the padded source length, an end past its source's length scored −∞).
 #pragma once
 #include <vector>
 
@@ -22,9 +28,11 @@
 namespace attn::nn {
 
 // src_tokens int64 [B, S] (left-padded). Returns, per sentence, options.nbest hypotheses.
-// Runs without gradients; the models should be in eval mode. A model converts to an
-// ensemble of one (nn/search/model_ensemble.hpp).
+// `prefixes`: none, or one per sentence (token ids, possibly empty) that its hypotheses must
+// begin with. Runs without gradients; the models should be in eval mode. A model converts to
+// an ensemble of one (nn/search/model_ensemble.hpp).
 std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, const Tensor& src_tokens,
-                                                 const SearchOptions& options);
+                                                 const SearchOptions& options,
+                                                 const std::vector<std::vector<int64_t>>& prefixes = {});
 
 }  // namespace attn::nn

@@ -52,19 +52,28 @@ struct SearchOptions {
   bool return_attention = false;
   double temperature = 1.0;  // each model's distribution sharpened (< 1) or flattened (> 1): softmax(logits / T)
   std::optional<SamplingOptions> sampling;  // draw the tokens instead of searching (nn/search/sampling.hpp)
+  // Diverse beam search (Vijayakumar et al. 2016; fairseq's --diverse-beam-groups G, beam a
+  // multiple of G): G groups of beam/G hypotheses, each group's next tokens penalised by
+  // diverse_beam_strength times how often earlier groups chose them (nn/search/beam_search.hpp).
+  int64_t diverse_beam_groups = 0;  // 0: off
+  double diverse_beam_strength = 0.5;
+  // fairseq's --match-source-len: a hypothesis ends exactly after as many tokens as its source
+  // has (</s> included); max_len is the batch's padded source length.
+  bool match_source_len = false;
   std::shared_ptr<const KnnRetrieval> knn;  // kNN-MT: each step's distribution interpolated (null: off)
 };
 
 // The tokens a hypothesis may have before its </s>: max_len = min(a·src_len + b,
 // max_positions − 1), src_len the padded source length, at least 0 (a search always makes one
-// step: at worst the hypothesis is </s> alone). Throws when a·src_len + b is NaN or infinite.
+// step: at worst the hypothesis is </s> alone); with match_source_len, min(src_len,
+// max_positions − 1). Throws when a·src_len + b is NaN or infinite.
 // Where max_len < min_len, max_len wins: the search cuts every hypothesis there.
 int64_t max_output_length(const SearchOptions& options, int64_t src_len, int64_t max_positions);
 // Whether min_len exceeds every sentence's max_len, whatever its source: with max_len_a 0 the
 // longest output is max_len_b. Checked where the options are read, before a model is loaded
 // (fairseq refuses min_len > max_len per batch; translate_sentences does too).
 inline bool min_len_beyond_every_max_len(const SearchOptions& options) {
-  return options.max_len_a == 0 && options.min_len > options.max_len_b;
+  return !options.match_source_len && options.max_len_a == 0 && options.min_len > options.max_len_b;
 }
 
 }  // namespace attn::nn

@@ -10,7 +10,7 @@
 namespace attn::nn {
 
 int64_t max_output_length(const SearchOptions& o, int64_t src_len, int64_t max_positions) {
-  const double length = o.max_len_a * double(src_len) + double(o.max_len_b);
+  const double length = o.match_source_len ? double(src_len) : o.max_len_a * double(src_len) + double(o.max_len_b);
   ATTN_CHECK(std::isfinite(length), "search: max_len = {} * {} + {} is not a number", o.max_len_a, src_len,
              o.max_len_b);
   // Clamped in double first: converting a double beyond int64's range is undefined.
@@ -33,7 +33,7 @@ Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEn
 }
 
 void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, const SearchOptions& options,
-                         const TransformerConfig& config) {
+                         const TransformerConfig& config, bool forcing_prefix) {
   const int64_t eos = config.eos_idx;
   // NaN != NaN: fairseq maps NaN scores to −∞ before choosing.
   Tensor nan = ops::ne(log_probs, log_probs);
@@ -47,9 +47,15 @@ void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, const
     Tensor eos_column = log_probs.select(1, eos).clone();
     log_probs.fill_(kMinusInfinity);
     log_probs.select(1, eos).copy_(eos_column);
-  } else if (step < options.min_len) {
+  } else if (step < options.min_len && !forcing_prefix) {
     log_probs.select(1, eos).fill_(kMinusInfinity);
   }
+}
+
+void force_token(Tensor log_probs_row, int64_t token) {
+  const Tensor kept = log_probs_row.select(0, token).clone();
+  log_probs_row.fill_(kMinusInfinity);
+  log_probs_row.select(0, token).copy_(kept);
 }
 
 std::vector<int64_t> repeated_ngram_endings(const std::vector<int64_t>& sequence, int64_t n) {

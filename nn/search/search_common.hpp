@@ -17,9 +17,14 @@ Tensor next_log_probs(const ModelEnsemble& models, const Tensor& tokens, ModelEn
 
 // In place on log-probabilities [N, V], in fairseq's order: NaN treated as −∞; pad never
 // selected; <unk> lowered by options.unk_penalty; from step max_len on only </s>; before
-// options.min_len no </s>.
+// options.min_len no </s>, unless a prefix token is forced at this step (fairseq's
+// --prefix-size overrides min_len).
 void constrain_log_probs(Tensor& log_probs, int64_t step, int64_t max_len, const SearchOptions& options,
-                         const TransformerConfig& config);
+                         const TransformerConfig& config, bool forcing_prefix = false);
+
+// In place on one hypothesis's log-probabilities [V]: every token but `token` gets −∞, which
+// keeps its own (fairseq's prefix tokens).
+void force_token(Tensor log_probs_row, int64_t token);
 
 // A hypothesis being extended: generated tokens, cumulative log-probability after each,
 // and (optionally) the cross-attention row of each step.

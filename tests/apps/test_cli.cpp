@@ -1060,6 +1060,54 @@ std::string hypothesis_lines(const std::string& out) {
   return lines;
 }
 
+TEST_CASE("generate's --prefix-size, --diverse-beam-groups and --match-source-len find fairseq's hypotheses") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");
+  fs::create_directories(dir.dir / "fq");
+  fs::copy_file(vector_path("own/fairseq/pt/fairseq_prenorm.pt"), dir.dir / "fq" / "model.pt");
+  for (const char* lang : {"en", "de"})
+    fs::copy_file(data + "/dict." + lang + ".txt", dir.dir / "fq" / (std::string("dict.") + lang + ".txt"));
+  require_success(run_attnlab(dir, {"import-fairseq", "fq/model.pt", "--output", "imported"}));
+  // fairseq's SequenceGenerator on the same model (check_export.py): its best hypothesis of each
+  // sentence and its score (base 2).
+  const std::map<std::string, std::vector<std::string>> strategies = {
+      {"prefix", {"--beam", "4", "--prefix-size", "2"}},
+      {"dbs", {"--beam", "4", "--diverse-beam-groups", "2", "--diverse-beam-strength", "0.5"}},
+      {"match", {"--beam", "3", "--match-source-len"}}};
+  for (const auto& [name, flags] : strategies) {
+    INFO(name);
+    std::vector<std::string> args = {"generate", data, "--path", "imported", "--subset", "valid", "--threads", "1"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CommandResult generated = run_attnlab(dir, args);
+    require_success(generated);
+    std::map<std::string, std::pair<double, std::string>> ours, fairseqs;
+    for (auto [text, lines] : {std::pair{generated.out, &ours},
+                               std::pair{read_file(vector_path("own/fairseq/pt/fairseq_prenorm." + name + ".hypotheses")),
+                                         &fairseqs}}) {
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);) {
+        if (!line.starts_with("H-")) continue;
+        const size_t tab = line.find('\t'), second = line.find('\t', tab + 1);
+        (*lines)[line.substr(0, tab)] = {std::stod(line.substr(tab + 1, second - tab - 1)), line.substr(second + 1)};
+      }
+    }
+    REQUIRE(fairseqs.size() == 20);
+    REQUIRE(ours.size() == fairseqs.size());
+    for (const auto& [id, expected] : fairseqs) {
+      INFO(id);
+      CHECK(ours.at(id).second == expected.second);
+      CHECK(std::abs(ours.at(id).first - expected.first) < 1e-4);
+    }
+  }
+  // fairseq's strategies one at a time; the beam a multiple of the groups.
+  require_runtime_error(run_attnlab(dir, {"generate", data, "--path", "imported", "--subset", "valid",
+                                          "--diverse-beam-groups", "2", "--match-source-len"}),
+                        {"exclude one another"});
+  require_runtime_error(run_attnlab(dir, {"generate", data, "--path", "imported", "--subset", "valid", "--beam", "5",
+                                          "--diverse-beam-groups", "2"}),
+                        {"multiple of the groups"});
+}
+
 TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq reads back as the same model") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");

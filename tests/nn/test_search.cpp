@@ -4,7 +4,8 @@
 // invariance; length limits, pad never chosen, score normalisation, n-best order,
 // attention; ensembles against the same reference over the mean of their probabilities;
 // sampling (top-k 1 = greedy, greedy = beam 1, the model's scores, seeded) and temperature;
-// option errors.
+// fairseq's other strategies (prefix tokens, match_source_len, diverse beam search; that they
+// find fairseq's own hypotheses is tests/apps/test_cli.cpp's); option errors.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -520,4 +521,67 @@ TEST_CASE("search gives every sentence one hypothesis when none can finish: NaN 
       }
     }
   }
+}
+
+TEST_CASE("prefix tokens begin every hypothesis; a prefix ending in </s> is the whole hypothesis") {
+  auto model = peaky_model(41, 12);
+  const std::vector<std::vector<int64_t>> sentences = random_sentences({5, 3, 6}, 12, 41);
+  nn::SearchOptions o;
+  o.beam = 3;
+  o.nbest = 3;
+  o.max_len_b = 10;
+  o.min_len = 4;  // not applied while a prefix is forced: the </s> of the third prefix ends it there
+  const std::vector<std::vector<int64_t>> prefixes = {{5, 6}, {}, {7, kEos}};
+  const auto hypotheses = nn::beam_search(*model, pad_batch(sentences, true), o, prefixes);
+  for (const nn::Hypothesis& h : hypotheses[0]) {
+    REQUIRE(h.tokens.size() >= 3);
+    CHECK(std::vector<int64_t>(h.tokens.begin(), h.tokens.begin() + 2) == prefixes[0]);
+  }
+  // While any prefix is forced (the batch's widest, as fairseq's padded prefix tensor), min_len is
+  // not applied to any sentence; after that it is.
+  for (const nn::Hypothesis& h : hypotheses[1]) CHECK((h.tokens.size() <= 2 || h.tokens.size() >= 5));
+  for (const nn::Hypothesis& h : hypotheses[2]) CHECK(h.tokens == prefixes[2]);
+  // A prefix is the model's own choice when it is the search's: the same hypotheses as without.
+  const auto free = nn::beam_search(*model, pad_batch({sentences[0]}, true), o);
+  const std::vector<int64_t> best = free[0][0].tokens;
+  const auto forced = nn::beam_search(*model, pad_batch({sentences[0]}, true), o, {{best[0]}});
+  CHECK(forced[0][0].tokens == best);
+  CHECK(forced[0][0].score == Approx(free[0][0].score));
+}
+
+TEST_CASE("match_source_len ends the best hypothesis after as many tokens as its source has") {
+  auto model = peaky_model(42, 12);
+  const std::vector<std::vector<int64_t>> sentences = random_sentences({4, 7, 2}, 12, 42);
+  nn::SearchOptions o;
+  o.beam = 3;
+  o.match_source_len = true;
+  const auto hypotheses = nn::beam_search(*model, pad_batch(sentences, true), o);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    INFO("sentence " << i);
+    CHECK(hypotheses[i][0].tokens.size() == sentences[i].size() + 1);  // the source's length with </s>, then </s>
+    CHECK(hypotheses[i][0].tokens.back() == kEos);
+  }
+}
+
+TEST_CASE("diverse beam search: a strong penalty gives each group its own first token") {
+  auto model = peaky_model(43, 12);
+  const Tensor src = pad_batch(random_sentences({5, 4}, 12, 43), true);
+  nn::SearchOptions o;
+  o.beam = 4;
+  o.nbest = 4;
+  o.max_len_b = 6;
+  o.min_len = 2;
+  o.diverse_beam_groups = 4;
+  o.diverse_beam_strength = 1000;  // far beyond any log-probability gap
+  for (const std::vector<nn::Hypothesis>& sentence : nn::beam_search(*model, src, o)) {
+    REQUIRE(sentence.size() == 4);
+    std::set<int64_t> first;
+    for (const nn::Hypothesis& h : sentence) first.insert(h.tokens.front());
+    CHECK(first.size() == 4);
+  }
+  o.diverse_beam_groups = 3;
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("multiple of the groups"));
+  o.diverse_beam_groups = 2;
+  o.match_source_len = true;
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("exclude one another"));
 }
