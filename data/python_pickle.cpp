@@ -11,32 +11,80 @@
 #include "data/text_io.hpp"
 
 namespace attn::data {
-namespace {
 
-using Kind = PickleValue::Kind;
-
-PickleRef make(Kind kind) {
+PickleRef pickle_value(PickleValue::Kind kind) {
   auto value = std::make_shared<PickleValue>();
   value->kind = kind;
   return value;
 }
 
-PickleRef make_int(int64_t integer) {
-  PickleRef value = make(Kind::Int);
-  value->integer = integer;
-  return value;
+PickleRef pickle_none() { return pickle_value(PickleValue::Kind::None); }
+
+PickleRef pickle_bool(bool value) {
+  PickleRef v = pickle_value(PickleValue::Kind::Bool);
+  v->boolean = value;
+  return v;
 }
+
+PickleRef pickle_int(int64_t value) {
+  PickleRef v = pickle_value(PickleValue::Kind::Int);
+  v->integer = value;
+  return v;
+}
+
+PickleRef pickle_float(double value) {
+  PickleRef v = pickle_value(PickleValue::Kind::Float);
+  v->number = value;
+  return v;
+}
+
+PickleRef pickle_string(std::string text) {
+  PickleRef v = pickle_value(PickleValue::Kind::String);
+  v->text = std::move(text);
+  return v;
+}
+
+PickleRef pickle_list(std::vector<PickleRef> items) {
+  PickleRef v = pickle_value(PickleValue::Kind::List);
+  v->items = std::move(items);
+  return v;
+}
+
+PickleRef pickle_tuple(std::vector<PickleRef> items) {
+  PickleRef v = pickle_value(PickleValue::Kind::Tuple);
+  v->items = std::move(items);
+  return v;
+}
+
+PickleRef pickle_dict(std::vector<std::pair<PickleRef, PickleRef>> entries) {
+  PickleRef v = pickle_value(PickleValue::Kind::Dict);
+  v->entries = std::move(entries);
+  return v;
+}
+
+PickleRef pickle_global(std::string module, std::string name) {
+  PickleRef v = pickle_value(PickleValue::Kind::Global);
+  v->module = std::move(module);
+  v->name = std::move(name);
+  return v;
+}
+
+PickleRef pickle_object(std::string module, std::string name, std::vector<PickleRef> arguments, PickleRef state) {
+  PickleRef v = pickle_value(PickleValue::Kind::Object);
+  v->module = std::move(module);
+  v->name = std::move(name);
+  v->items = std::move(arguments);
+  v->state = std::move(state);
+  return v;
+}
+
+namespace {
+
+using Kind = PickleValue::Kind;
 
 PickleRef make_text(Kind kind, std::string text) {
-  PickleRef value = make(kind);
+  PickleRef value = pickle_value(kind);
   value->text = std::move(text);
-  return value;
-}
-
-PickleRef make_named(Kind kind, std::string module, std::string name) {
-  PickleRef value = make(kind);
-  value->module = std::move(module);
-  value->name = std::move(name);
   return value;
 }
 
@@ -45,7 +93,7 @@ PickleRef make_named(Kind kind, std::string module, std::string name) {
 PickleRef make_global(std::string module, std::string name) {
   if (module == "copy_reg") module = "copyreg";
   else if (module == "__builtin__") module = "builtins";
-  return make_named(Kind::Global, std::move(module), std::move(name));
+  return pickle_global(std::move(module), std::move(name));
 }
 
 // The code points of a UTF-8 string as bytes, as Python's str.encode("latin1") (protocol 2
@@ -231,7 +279,7 @@ class PickleMachine {
   }
 
   PickleRef sequence(Kind kind, std::vector<PickleRef> items) {
-    PickleRef value = make(kind);
+    PickleRef value = pickle_value(kind);
     value->items = std::move(items);
     return value;
   }
@@ -253,25 +301,25 @@ class PickleMachine {
     if (!args->is(Kind::Tuple)) fail("REDUCE with arguments that are no tuple");
     const std::string name = callable->qualified_name();
     const std::vector<PickleRef>& a = args->items;
-    if (name == "collections.OrderedDict" && a.empty()) return make(Kind::Dict);
+    if (name == "collections.OrderedDict" && a.empty()) return pickle_value(Kind::Dict);
     if (name == "_codecs.encode" && a.size() == 2 && a[0]->is(Kind::String) && a[1]->is(Kind::String) &&
         (a[1]->text == "latin1" || a[1]->text == "latin-1")) {
       if (std::optional<std::string> raw = latin1_bytes(a[0]->text)) return make_text(Kind::Bytes, std::move(*raw));
       fail("_codecs.encode of a character beyond latin-1");
     }
     if (name == "copyreg._reconstructor" && a.size() == 3 && a[0]->is(Kind::Global)) {
-      PickleRef object = make_named(Kind::Object, a[0]->module, a[0]->name);
+      PickleRef object = pickle_object(a[0]->module, a[0]->name, {});
       if (!a[2]->is(Kind::None)) object->items = {a[2]};
       return object;
     }
-    PickleRef object = make_named(Kind::Object, callable->module, callable->name);
+    PickleRef object = pickle_object(callable->module, callable->name, {});
     object->items = a;
     return object;
   }
   PickleRef new_object(const PickleRef& cls, std::vector<PickleRef> args) {
     if (!cls->is(Kind::Global)) fail("NEWOBJ/OBJ of a value that is no class");
-    if (cls->qualified_name() == "collections.OrderedDict") return make(Kind::Dict);
-    PickleRef object = make_named(Kind::Object, cls->module, cls->name);
+    if (cls->qualified_name() == "collections.OrderedDict") return pickle_value(Kind::Dict);
+    PickleRef object = pickle_object(cls->module, cls->name, {});
     object->items = std::move(args);
     return object;
   }
@@ -280,39 +328,39 @@ class PickleMachine {
     switch (op) {
       case 0x80: if (const uint64_t p = little_endian(1); p > 4) fail(fmt::format("protocol {}", p)); break;  // PROTO
       case 0x95: little_endian(8); break;  // FRAME: its length, a hint
-      case '}': push(make(Kind::Dict)); break;
-      case ']': push(make(Kind::List)); break;
-      case ')': push(make(Kind::Tuple)); break;
-      case 0x8f: push(make(Kind::Set)); break;  // EMPTY_SET
+      case '}': push(pickle_value(Kind::Dict)); break;
+      case ']': push(pickle_value(Kind::List)); break;
+      case ')': push(pickle_value(Kind::Tuple)); break;
+      case 0x8f: push(pickle_value(Kind::Set)); break;  // EMPTY_SET
       case '(': marks_.push_back(std::move(stack_)); stack_.clear(); break;  // MARK
       case '0': if (stack_.empty()) pop_mark(); else stack_.pop_back(); break;  // POP
       case '1': pop_mark(); break;  // POP_MARK
       case '2': push(top()); break;  // DUP
-      case 'N': push(make(Kind::None)); break;
-      case 0x88: case 0x89: { PickleRef b = make(Kind::Bool); b->boolean = op == 0x88; push(b); break; }
+      case 'N': push(pickle_value(Kind::None)); break;
+      case 0x88: case 0x89: { PickleRef b = pickle_value(Kind::Bool); b->boolean = op == 0x88; push(b); break; }
       case 'I': {  // INT: a decimal line; 01 and 00 are True and False
         const std::string text = line();
-        if (text == "01" || text == "00") { PickleRef b = make(Kind::Bool); b->boolean = text == "01"; push(b); }
-        else push(make_int(decimal(text)));
+        if (text == "01" || text == "00") { PickleRef b = pickle_value(Kind::Bool); b->boolean = text == "01"; push(b); }
+        else push(pickle_int(decimal(text)));
         break;
       }
       case 'L': {  // LONG: a decimal line, with Python 2's trailing L
         std::string text = line();
         if (text.ends_with('L')) text.pop_back();
-        push(make_int(decimal(text)));
+        push(pickle_int(decimal(text)));
         break;
       }
-      case 'J': push(make_int(std::bit_cast<int32_t>(uint32_t(little_endian(4))))); break;  // BININT
-      case 'K': push(make_int(int64_t(little_endian(1)))); break;  // BININT1
-      case 'M': push(make_int(int64_t(little_endian(2)))); break;  // BININT2
-      case 0x8a: push(make_int(long_bytes(size_t(little_endian(1))))); break;  // LONG1
-      case 0x8b: push(make_int(long_bytes(length(4)))); break;  // LONG4
-      case 'F': { PickleRef f = make(Kind::Float); f->number = std::strtod(line().c_str(), nullptr); push(f); break; }
+      case 'J': push(pickle_int(std::bit_cast<int32_t>(uint32_t(little_endian(4))))); break;  // BININT
+      case 'K': push(pickle_int(int64_t(little_endian(1)))); break;  // BININT1
+      case 'M': push(pickle_int(int64_t(little_endian(2)))); break;  // BININT2
+      case 0x8a: push(pickle_int(long_bytes(size_t(little_endian(1))))); break;  // LONG1
+      case 0x8b: push(pickle_int(long_bytes(length(4)))); break;  // LONG4
+      case 'F': { PickleRef f = pickle_value(Kind::Float); f->number = std::strtod(line().c_str(), nullptr); push(f); break; }
       case 'G': {  // BINFLOAT: big-endian
         const std::string_view raw = take(8);
         uint64_t bits = 0;
         for (char c : raw) bits = (bits << 8) | static_cast<unsigned char>(c);
-        PickleRef f = make(Kind::Float);
+        PickleRef f = pickle_value(Kind::Float);
         f->number = std::bit_cast<double>(bits);
         push(f);
         break;
@@ -341,7 +389,7 @@ class PickleMachine {
       case 'l': push(sequence(Kind::List, pop_mark())); break;
       case 'a': { PickleRef v = pop(); add_items(*top(), {v}, Kind::List); break; }  // APPEND
       case 'e': { std::vector<PickleRef> items = pop_mark(); add_items(*top(), items, Kind::List); break; }  // APPENDS
-      case 'd': { PickleRef d = make(Kind::Dict); add_entries(*d, pop_mark()); push(d); break; }  // DICT
+      case 'd': { PickleRef d = pickle_value(Kind::Dict); add_entries(*d, pop_mark()); push(d); break; }  // DICT
       case 's': { PickleRef v = pop(), k = pop(); add_entries(*top(), {k, v}); break; }  // SETITEM
       case 'u': { std::vector<PickleRef> flat = pop_mark(); add_entries(*top(), flat); break; }  // SETITEMS
       case 0x90: { std::vector<PickleRef> items = pop_mark(); add_items(*top(), items, Kind::Set); break; }  // ADDITEMS
@@ -384,9 +432,9 @@ class PickleMachine {
         target.state = std::move(state);
         break;
       }
-      case 'Q': { PickleRef id = make(Kind::PersistentId); id->state = pop(); push(id); break; }  // BINPERSID
+      case 'Q': { PickleRef id = pickle_value(Kind::PersistentId); id->state = pop(); push(id); break; }  // BINPERSID
       case 'P': {  // PERSID
-        PickleRef id = make(Kind::PersistentId);
+        PickleRef id = pickle_value(Kind::PersistentId);
         id->state = make_text(Kind::String, line());
         push(id);
         break;

@@ -46,6 +46,21 @@ struct PickleValue {
   std::string qualified_name() const { return module + "." + name; }  // Global, Object
 };
 
+// Builders of values, for the reader and for writers (python_pickle_writer.hpp).
+PickleRef pickle_value(PickleValue::Kind kind);  // an empty value of `kind`
+PickleRef pickle_none();
+PickleRef pickle_bool(bool value);
+PickleRef pickle_int(int64_t value);
+PickleRef pickle_float(double value);
+PickleRef pickle_string(std::string text);
+PickleRef pickle_list(std::vector<PickleRef> items);
+PickleRef pickle_tuple(std::vector<PickleRef> items);
+PickleRef pickle_dict(std::vector<std::pair<PickleRef, PickleRef>> entries);
+PickleRef pickle_global(std::string module, std::string name);
+// module.name(*arguments), with `state` for BUILD when given.
+PickleRef pickle_object(std::string module, std::string name, std::vector<PickleRef> arguments,
+                        PickleRef state = nullptr);
+
 // Runs the pickle in `bytes` (one pickle, ending in STOP) and returns its result, which keeps
 // every value of the run alive (the values it links to are valid while it is held). `what`
 // names the file (and part) in errors. `consumed`, when given, receives the bytes read up to STOP:

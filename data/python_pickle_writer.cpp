@@ -162,74 +162,8 @@ class PickleWriter {
   std::set<const PickleValue*> open_;  // the values being written: one met again is a cycle
 };
 
-PickleRef make(Kind kind) {
-  auto value = std::make_shared<PickleValue>();
-  value->kind = kind;
-  return value;
-}
-
 }  // namespace
 
 std::string write_pickle(const PickleValue& value) { return PickleWriter().finish(value); }
-
-PickleRef pickle_none() { return make(Kind::None); }
-
-PickleRef pickle_bool(bool value) {
-  PickleRef v = make(Kind::Bool);
-  v->boolean = value;
-  return v;
-}
-
-PickleRef pickle_int(int64_t value) {
-  PickleRef v = make(Kind::Int);
-  v->integer = value;
-  return v;
-}
-
-PickleRef pickle_float(double value) {
-  PickleRef v = make(Kind::Float);
-  v->number = value;
-  return v;
-}
-
-PickleRef pickle_string(std::string text) {
-  PickleRef v = make(Kind::String);
-  v->text = std::move(text);
-  return v;
-}
-
-PickleRef pickle_list(std::vector<PickleRef> items) {
-  PickleRef v = make(Kind::List);
-  v->items = std::move(items);
-  return v;
-}
-
-PickleRef pickle_tuple(std::vector<PickleRef> items) {
-  PickleRef v = make(Kind::Tuple);
-  v->items = std::move(items);
-  return v;
-}
-
-PickleRef pickle_dict(std::vector<std::pair<PickleRef, PickleRef>> entries) {
-  PickleRef v = make(Kind::Dict);
-  v->entries = std::move(entries);
-  return v;
-}
-
-PickleRef pickle_global(std::string module, std::string name) {
-  PickleRef v = make(Kind::Global);
-  v->module = std::move(module);
-  v->name = std::move(name);
-  return v;
-}
-
-PickleRef pickle_object(std::string module, std::string name, std::vector<PickleRef> arguments, PickleRef state) {
-  PickleRef v = make(Kind::Object);
-  v->module = std::move(module);
-  v->name = std::move(name);
-  v->items = std::move(arguments);
-  v->state = std::move(state);
-  return v;
-}
 
 }  // namespace attn::data

@@ -15,7 +15,8 @@
 //
 // No memo is written: a value reached twice is written twice (pickle allows it; torch shares
 // storages through their persistent ids, not the memo). Bytes and Sets, which protocol 2
-// writes through globals, are refused, as is a cycle (a value inside itself).
+// writes through globals, are refused, as is a cycle (a value inside itself). The values are
+// built with python_pickle.hpp's builders (pickle_int, pickle_dict, pickle_object, ...).
 #pragma once
 #include <string>
 
@@ -25,19 +26,5 @@ namespace attn::data {
 
 // The pickle of `value`: PROTO 2, the value, STOP.
 std::string write_pickle(const PickleValue& value);
-
-// Builders for the values a writer needs most.
-PickleRef pickle_none();
-PickleRef pickle_bool(bool value);
-PickleRef pickle_int(int64_t value);
-PickleRef pickle_float(double value);
-PickleRef pickle_string(std::string text);
-PickleRef pickle_list(std::vector<PickleRef> items);
-PickleRef pickle_tuple(std::vector<PickleRef> items);
-PickleRef pickle_dict(std::vector<std::pair<PickleRef, PickleRef>> entries);
-PickleRef pickle_global(std::string module, std::string name);
-// module.name(*arguments), then BUILD with `state` when given.
-PickleRef pickle_object(std::string module, std::string name, std::vector<PickleRef> arguments,
-                        PickleRef state = nullptr);
 
 }  // namespace attn::data

@@ -165,16 +165,6 @@ std::string upgraded_layer_norm_name(const std::string& name) {
   return name.substr(0, at + 1) + renamed + name.substr(at + std::string(".layer_norms.0").size());
 }
 
-// A LightConv encoder layer's `layer_norm1`, `layer_norm2` (fairseq's names since 2021) under
-// the published models' names, which are attnlab's: `layer_norms.0`, `layer_norms.1`.
-std::string lightconv_layer_norm_name(const std::string& name) {
-  for (const auto& [today, published] :
-       {std::pair{".layer_norm1.", ".layer_norms.0."}, std::pair{".layer_norm2.", ".layer_norms.1."}})
-    if (const size_t at = name.find(today); at != std::string::npos)
-      return name.substr(0, at) + published + name.substr(at + std::string(today).size());
-  return name;
-}
-
 // Entries that hold no weights: `*.version` buffers, the sinusoidal positions'
 // `_float_tensor`, and DynamicConv's `conv.conv_bias`, which fairseq's LightConv model
 // allocates but never initialises or adds.
@@ -207,7 +197,7 @@ std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const Pick
         weights[prefix + projection + "." + part] = tensor.narrow(0, index * rows, rows).contiguous();
       continue;
     }
-    name = family == Family::Transformer ? upgraded_layer_norm_name(name) : lightconv_layer_norm_name(name);
+    name = family == Family::Transformer ? upgraded_layer_norm_name(name) : lightconv_layer_norm_name(name, false);
     // fairseq's CUDA LightConv layer keeps its taps as [H, K]; attnlab (as fairseq's PyTorch layer) as [H, 1, K].
     if (family == Family::LightConv && name.ends_with(".conv.weight") && tensor.dim() == 2)
       tensor = tensor.reshape({tensor.size(0), 1, tensor.size(1)});
@@ -218,6 +208,16 @@ std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const Pick
 }
 
 }  // namespace
+
+std::string lightconv_layer_norm_name(const std::string& name, bool to_today) {
+  for (auto [today, published] :
+       {std::pair{".layer_norm1.", ".layer_norms.0."}, std::pair{".layer_norm2.", ".layer_norms.1."}}) {
+    const std::string from = to_today ? published : today, to = to_today ? today : published;
+    if (const size_t at = name.find(from); at != std::string::npos)
+      return name.substr(0, at) + to + name.substr(at + from.size());
+  }
+  return name;
+}
 
 FairseqModel read_fairseq_checkpoint(const std::string& path) {
   const TorchFile file = TorchFile::read(path);

@@ -45,4 +45,9 @@ struct FairseqModel {
 
 FairseqModel read_fairseq_checkpoint(const std::string& path);
 
+// A LightConv encoder layer's LayerNorm names, either way: fairseq's since 2021 (`layer_norm1`,
+// `layer_norm2`; to_today) or its published models' (`layer_norms.0`, `layer_norms.1`), which
+// attnlab uses. Other names come back as they are.
+std::string lightconv_layer_norm_name(const std::string& name, bool to_today);
+
 }  // namespace attn::app

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include "apps/interop/fairseq_checkpoint.hpp"
 #include "core/error.hpp"
 #include "data/python_pickle_writer.hpp"
 
@@ -128,12 +129,8 @@ PickleRef fairseq_args(const FairseqExportSource& s, Family family) {
 
 // fairseq's name of a weight: a LightConv encoder layer's LayerNorms are layer_norm1/2 there.
 std::string fairseq_name(const std::string& name, Family family) {
-  if (family != Family::LightConv || !name.starts_with("encoder.layers.")) return name;
-  for (const auto& [ours, theirs] :
-       {std::pair{".layer_norms.0.", ".layer_norm1."}, std::pair{".layer_norms.1.", ".layer_norm2."}})
-    if (const size_t at = name.find(ours); at != std::string::npos)
-      return name.substr(0, at) + theirs + name.substr(at + std::string(ours).size());
-  return name;
+  return family == Family::LightConv && name.starts_with("encoder.layers.") ? lightconv_layer_norm_name(name, true)
+                                                                            : name;
 }
 
 // What fairseq's modules hold besides the weights (see the header).
