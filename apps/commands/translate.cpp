@@ -2,7 +2,8 @@
 // the whole text pipeline: Moses tokenizer (docs/mt-tools.md §2) -> BPE (§1; the codes the
 // checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint) -> dictionary ids ->
 // beam search (docs/models.md §1.10) -> BPE removed -> Moses detokenizer. Output order =
-// input order; empty input lines give empty output lines.
+// input order; empty input lines give empty output lines. With --nbest N each line gives N
+// lines, its hypotheses best first (an empty line gives N empty ones).
 #include <iostream>
 #include <memory>
 
@@ -51,13 +52,16 @@ int run_translate(const TranslateArgs& args) {
   }
   const auto hypotheses = translate_sentences(models, sources, args.decoding);
   auto nbest = hypotheses.begin();
+  const size_t per_line = size_t(args.decoding.search.nbest);
   for (const bool empty : line_is_empty) {
     if (empty) {
-      std::cout << "\n";
+      std::cout << std::string(per_line, '\n');
       continue;
     }
-    const std::string text = task.target_dict.decode((nbest++)->front().tokens, "@@ ");
-    std::cout << (args.no_tokenize ? text : detokenizer.detokenize(text)) << "\n";
+    for (const nn::Hypothesis& hypothesis : *nbest++) {
+      const std::string text = task.target_dict.decode(hypothesis.tokens, "@@ ");
+      std::cout << (args.no_tokenize ? text : detokenizer.detokenize(text)) << "\n";
+    }
   }
   return 0;
 }
@@ -71,6 +75,9 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
   add_search_options(cmd, search, args->sampling);
+  cmd.add_option("--nbest", search.nbest, "Translations printed per input line, best first (at most --beam)")
+      ->check(positive_number())
+      ->capture_default_str();
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch")
       ->check(positive_number());
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
@@ -78,6 +85,8 @@ CommandAction setup_translate(CLI::App& cmd) {
   add_compute_options(cmd, args->compute);
   return [args] {
     apply_sampling_flags(args->sampling, args->decoding.search);
+    ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "translate: --nbest ({}) > --beam ({})",
+               args->decoding.search.nbest, args->decoding.search.beam);
     return run_translate(*args);
   };
 }

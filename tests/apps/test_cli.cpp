@@ -1680,7 +1680,7 @@ TEST_CASE("average and convert refuse to write over a training run's state or in
       run_attnlab(dir, {"average", "--inputs", "checkpoints/checkpoint1", "--output", "checkpoints/averaged"}));
 }
 
-TEST_CASE("translate writes one line per raw input line, an empty one for an empty one") {
+TEST_CASE("translate writes one line per raw input line (--nbest N: N), an empty one for an empty one") {
   const TrainingWorkspace& workspace = TrainingWorkspace::get();
   TempDir dir;
   const std::vector<std::string> sources = lines_of(read_file(workspace.dir.file("raw/test.en")));
@@ -1692,6 +1692,22 @@ TEST_CASE("translate writes one line per raw input line, an empty one for an emp
   const std::vector<std::string> lines = lines_of(translated.out);
   REQUIRE(lines.size() == 9);
   CHECK(lines[3].empty());
+  // --nbest 2: two lines per input line, the best first (the lines above), an empty line twice.
+  const CommandResult two = run_attnlab(dir,
+                                        {"translate", "--path", workspace.dir.file("checkpoints/checkpoint_best"),
+                                         "--beam", "2", "--nbest", "2", "--threads", "1"},
+                                        dir.file("input.en"));
+  require_success(two);
+  const std::vector<std::string> pairs = lines_of(two.out);
+  REQUIRE(pairs.size() == 18);
+  for (size_t i = 0; i < lines.size(); ++i) CHECK(pairs[2 * i] == lines[i]);
+  CHECK(pairs[6].empty());
+  CHECK(pairs[7].empty());
+  require_runtime_error(run_attnlab(dir,
+                                    {"translate", "--path", workspace.dir.file("checkpoints/checkpoint_best"), "--beam",
+                                     "2", "--nbest", "3"},
+                                    dir.file("input.en")),
+                        {"--nbest (3) > --beam (2)"});
 }
 
 TEST_CASE("train stopped at --max-update 3 and rerun to 7 ends bit-identical to one run to 7") {
