@@ -129,28 +129,29 @@ std::vector<nn::Hypothesis> score_references(const nn::ModelEnsemble& models,
   for (const data::Batch& batch : checked_batches(models, sources, options)) {
     size_t longest = 0;
     for (int64_t id : batch.ids) longest = std::max(longest, targets[size_t(id)].size());
-    // </s> y_1 … y_{n−1}, right-padded (docs/models.md §1.1).
-    std::vector<int64_t> previous(batch.ids.size() * longest, config.padding_idx);
+    // </s> y_1 … y_{n−1} and y_1 … y_n, right-padded (docs/models.md §1.1).
+    const Shape shape{int64_t(batch.ids.size()), int64_t(longest)};
+    std::vector<int64_t> previous(batch.ids.size() * longest, config.padding_idx), next = previous;
     for (size_t r = 0; r < batch.ids.size(); ++r) {
       const std::vector<int64_t>& target = targets[size_t(batch.ids[r])];
       previous[r * longest] = config.eos_idx;
       std::copy(target.begin(), target.end() - 1, previous.begin() + std::ptrdiff_t(r * longest + 1));
+      std::copy(target.begin(), target.end(), next.begin() + std::ptrdiff_t(r * longest));
     }
     Tensor attention;
-    const Tensor log_probs = models
-                                 .forward_log_probs(to_tensors(batch, models.device()).src_tokens,
-                                                    from_vector(previous, {int64_t(batch.ids.size()), int64_t(longest)},
-                                                                models.device()),
-                                                    options.search.return_attention ? &attention : nullptr)
-                                 .to(Device::cpu());
+    const std::vector<double> log_probs =
+        models
+            .target_log_probs(to_tensors(batch, models.device()).src_tokens,
+                              from_vector(previous, shape, models.device()), from_vector(next, shape, models.device()),
+                              options.search.return_attention ? &attention : nullptr)
+            .to_vector();
     for (size_t r = 0; r < batch.ids.size(); ++r) {
       nn::Hypothesis& h = results[size_t(batch.ids[r])];
       h.tokens = targets[size_t(batch.ids[r])];
       const int64_t length = int64_t(h.tokens.size());
-      const Tensor row = log_probs.select(0, int64_t(r)).narrow(0, 0, length);
-      const std::vector<double> scores = ops::gather_last(row, from_vector(h.tokens, {length}, Device::cpu())).to_vector();
-      h.positional_scores.assign(scores.begin(), scores.end());
-      h.score = std::accumulate(scores.begin(), scores.end(), 0.0) / double(length);
+      const auto row = log_probs.begin() + std::ptrdiff_t(r * longest);
+      h.positional_scores.assign(row, row + length);
+      h.score = std::accumulate(row, row + length, 0.0) / double(length);
       if (attention.defined())
         h.attention = attention.select(0, int64_t(r)).narrow(0, 0, length).to(DType::Float32).to(Device::cpu());
     }

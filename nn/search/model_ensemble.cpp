@@ -81,13 +81,13 @@ Tensor ModelEnsemble::decode_step(const Tensor& tokens, State& state, Tensor* cr
   return log_mean_exp(log_probs);
 }
 
-Tensor ModelEnsemble::forward_log_probs(const Tensor& src_tokens, const Tensor& prev_output_tokens,
-                                        Tensor* cross_attention) const {
+Tensor ModelEnsemble::target_log_probs(const Tensor& src_tokens, const Tensor& prev_output_tokens,
+                                       const Tensor& target_tokens, Tensor* cross_attention) const {
   std::vector<Tensor> log_probs, attentions;
   for (EncoderDecoderModel* model : models_) {
     AttentionMaps maps;
-    log_probs.push_back(
-        ops::log_softmax(model->forward(src_tokens, prev_output_tokens, cross_attention ? &maps : nullptr), -1));
+    const Tensor logits = model->forward(src_tokens, prev_output_tokens, cross_attention ? &maps : nullptr);
+    log_probs.push_back(ops::sub(ops::gather_last(logits, target_tokens), ops::logsumexp(logits, {-1})));
     if (cross_attention) attentions.push_back(ops::mean(maps.cross.back(), {1}));
   }
   if (models_.size() == 1) {

@@ -36,13 +36,14 @@ class ModelEnsemble {
                      Tensor* features = nullptr, double temperature = 1.0) const;
   void reorder(State& state, const Tensor& order) const;
 
-  // Teacher-forced, as fairseq's SequenceScorer: the log-probabilities [B, T, V] of every
-  // target position from one full forward per model (the ensemble's as decode_step's);
-  // cross_attention (optional): the last layer's, head-averaged, [B, T, S]. A full forward
-  // is what a model's training saw (a DynamicConv with fairseq's softmax span renormalises
-  // over the padded length, which a step does not).
-  Tensor forward_log_probs(const Tensor& src_tokens, const Tensor& prev_output_tokens,
-                           Tensor* cross_attention = nullptr) const;
+  // Teacher-forced, as fairseq's SequenceScorer: the log-probabilities [B, T] of the target
+  // tokens [B, T] (int64) from one full forward per model (the ensemble's as decode_step's),
+  // each logit_y − logsumexp(logits), so that no [B, T, V] of log-probabilities is made beside
+  // the logits; cross_attention (optional): the last layer's, head-averaged, [B, T, S]. A full
+  // forward is what a model's training saw (a DynamicConv with fairseq's softmax span
+  // renormalises over the padded length, which a step does not).
+  Tensor target_log_probs(const Tensor& src_tokens, const Tensor& prev_output_tokens, const Tensor& target_tokens,
+                          Tensor* cross_attention = nullptr) const;
 
  private:
   std::vector<EncoderDecoderModel*> models_;
