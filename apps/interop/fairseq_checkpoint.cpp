@@ -182,7 +182,13 @@ std::map<std::string, Tensor> upgraded_weights(const TorchFile& file, const Pick
     if (!key->is(Kind::String)) throw DataError(fmt::format("{}: a state dict key that is no string", path));
     std::string name = key->text;
     if (holds_no_weights(name, family)) {
-      if (name.ends_with(".version") && TorchFile::is_tensor(*value)) versions[name] = file.tensor(*value, name).item();
+      if (name.ends_with(".version") && TorchFile::is_tensor(*value)) {
+        const Tensor version = file.tensor(*value, "model entry " + name);
+        if (version.numel() != 1)
+          throw DataError(
+              fmt::format("{}: model entry {}: a version of {} numbers, not one", path, name, version.numel()));
+        versions[name] = version.item();
+      }
       left_out.push_back(name);
       continue;
     }
