@@ -62,6 +62,19 @@ PickleRef pickle_dict(std::vector<std::pair<PickleRef, PickleRef>> entries) {
   return v;
 }
 
+PickleRef pickle_ordered_dict(std::vector<std::pair<PickleRef, PickleRef>> entries) {
+  PickleRef v = pickle_dict(std::move(entries));
+  v->module = "collections";
+  v->name = "OrderedDict";
+  return v;
+}
+
+PickleRef pickle_persistent_id(PickleRef id) {
+  PickleRef v = pickle_value(PickleValue::Kind::PersistentId);
+  v->state = std::move(id);
+  return v;
+}
+
 PickleRef pickle_global(std::string module, std::string name) {
   PickleRef v = pickle_value(PickleValue::Kind::Global);
   v->module = std::move(module);

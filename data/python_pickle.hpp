@@ -56,6 +56,9 @@ PickleRef pickle_string(std::string text);
 PickleRef pickle_list(std::vector<PickleRef> items);
 PickleRef pickle_tuple(std::vector<PickleRef> items);
 PickleRef pickle_dict(std::vector<std::pair<PickleRef, PickleRef>> entries);
+// A Dict named collections.OrderedDict: a writer writes it as one (a reader reads either as a Dict).
+PickleRef pickle_ordered_dict(std::vector<std::pair<PickleRef, PickleRef>> entries);
+PickleRef pickle_persistent_id(PickleRef id);
 PickleRef pickle_global(std::string module, std::string name);
 // module.name(*arguments), with `state` for BUILD when given.
 PickleRef pickle_object(std::string module, std::string name, std::vector<PickleRef> arguments,

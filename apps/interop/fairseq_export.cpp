@@ -180,9 +180,7 @@ FairseqExport fairseq_checkpoint_of(const FairseqExportSource& source) {
     model.emplace_back(data::pickle_string(fairseq_name(name, family)), exported.file.tensor(weight));
   for (const auto& [name, buffer] : fairseq_buffers(c, family))
     model.emplace_back(data::pickle_string(name), exported.file.tensor(buffer));
-  PickleRef state_dict = data::pickle_dict(std::move(model));
-  state_dict->module = "collections";
-  state_dict->name = "OrderedDict";
+  const PickleRef state_dict = data::pickle_ordered_dict(std::move(model));
 
   const PickleRef best = source.best_loss ? data::pickle_float(*source.best_loss) : data::pickle_none();
   const PickleRef history = data::pickle_dict({

@@ -72,17 +72,14 @@ PickleRef TorchFileWriter::tensor(const Tensor& tensor) {
     ++key;
   if (key == storages_.size())
     storages_.push_back({tensor, tensor.to(Device::cpu()).to(DType::Float32).contiguous()});
-  auto storage_id = std::make_shared<data::PickleValue>();
-  storage_id->kind = data::PickleValue::Kind::PersistentId;
-  storage_id->state = data::pickle_tuple({data::pickle_string("storage"), data::pickle_global("torch", "FloatStorage"),
-                                          data::pickle_string(std::to_string(key)), data::pickle_string("cpu"),
-                                          data::pickle_int(tensor.numel())});
-  PickleRef no_hooks = data::pickle_dict({});
-  no_hooks->module = "collections";
-  no_hooks->name = "OrderedDict";
+  const PickleRef storage_id = data::pickle_persistent_id(
+      data::pickle_tuple({data::pickle_string("storage"), data::pickle_global("torch", "FloatStorage"),
+                          data::pickle_string(std::to_string(key)), data::pickle_string("cpu"),
+                          data::pickle_int(tensor.numel())}));
   return data::pickle_object("torch._utils", "_rebuild_tensor_v2",
                              {storage_id, data::pickle_int(0), int_tuple(tensor.shape()),
-                              int_tuple(contiguous_strides(tensor.shape())), data::pickle_bool(false), no_hooks});
+                              int_tuple(contiguous_strides(tensor.shape())), data::pickle_bool(false),
+                              data::pickle_ordered_dict({})});
 }
 
 void TorchFileWriter::write(const std::string& path, const data::PickleValue& root) const {

@@ -49,13 +49,6 @@ std::string hex(const std::string& bytes) {
   return out;
 }
 
-PickleRef persistent_id(PickleRef id) {
-  auto value = std::make_shared<PickleValue>();
-  value->kind = Kind::PersistentId;
-  value->state = std::move(id);
-  return value;
-}
-
 }  // namespace
 
 TEST_CASE("values written as pickles read back as the same values", "[python_pickle]") {
@@ -68,9 +61,7 @@ TEST_CASE("values written as pickles read back as the same values", "[python_pic
   std::vector<PickleRef> floats;
   for (double x : {0.0, -0.0, 1.5, -2.25e-300, 1e308, std::numeric_limits<double>::infinity()})
     floats.push_back(pickle_float(x));
-  PickleRef ordered = pickle_dict({{pickle_string("w"), pickle_tuple({})}});
-  ordered->module = "collections";
-  ordered->name = "OrderedDict";
+  const PickleRef ordered = pickle_ordered_dict({{pickle_string("w"), pickle_tuple({})}});
   std::vector<PickleRef> tuples;
   for (size_t n = 0; n <= 4; ++n) tuples.push_back(pickle_tuple(std::vector<PickleRef>(n, pickle_int(7))));
   const PickleRef root = pickle_dict({
@@ -86,7 +77,7 @@ TEST_CASE("values written as pickles read back as the same values", "[python_pic
        pickle_object("argparse", "Namespace", {}, pickle_dict({{pickle_string("arch"), pickle_string("lightconv")}}))},
       {pickle_string("tensor"),
        pickle_object("torch._utils", "_rebuild_tensor_v2",
-                     {persistent_id(pickle_tuple({pickle_string("storage"), pickle_global("torch", "FloatStorage"),
+                     {pickle_persistent_id(pickle_tuple({pickle_string("storage"), pickle_global("torch", "FloatStorage"),
                                                   pickle_string("0"), pickle_string("cpu"), pickle_int(6)})),
                       pickle_int(0), pickle_tuple({pickle_int(2), pickle_int(3)}),
                       pickle_tuple({pickle_int(3), pickle_int(1)}), pickle_bool(false), ordered})},
