@@ -13,7 +13,7 @@
 //   model gives NaN) gets its best hypothesis closed with </s>, scoring −∞: every sentence
 //   has at least one hypothesis, as in greedy search;
 // * the output is sorted by normalised score, best first.
-// fairseq's other search strategies: prefix tokens (generate's --prefix-size: every hypothesis
+// fairseq's other search strategies (docs/models.md §1.10.5): prefix tokens (generate's --prefix-size: every hypothesis
 // of a sentence begins with the given tokens, min_len not applied while they are forced),
 // diverse beam search (options.diverse_beam_groups: search.DiverseBeamSearch, beam candidates
 // in all, interleaved across groups) and options.match_source_len (search.LengthConstrained-
