@@ -64,6 +64,11 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
                  "Diverse beam search: how much a token earlier groups chose is penalised")
       ->check(number_in_range(-nn::kMaxUnknownPenalty, nn::kMaxUnknownPenalty))
       ->capture_default_str();
+  cmd.add_option("--diversity-rate", search.diversity_rate,
+                 "Diverse siblings search: each hypothesis's k-th best continuation lowered by k times this (-1: off)")
+      ->check(finite_number_that([](double r) { return r >= -1 && r <= nn::kMaxUnknownPenalty; }, " in [-1, 1000]",
+                                 "R|-1"))
+      ->capture_default_str();
   cmd.add_flag("--match-source-len", search.match_source_len,
                "Each output ends after as many tokens as its source has (</s> included), as fairseq's flag");
 }
@@ -72,8 +77,11 @@ void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search)
   const bool topk = flags.topk > 0, topp = flags.topp > 0.0;
   ATTN_CHECK(flags.sampling || (!topk && !topp), "--sampling-topk and --sampling-topp need --sampling");
   ATTN_CHECK(!(topk && topp), "give --sampling-topk or --sampling-topp, not both");
-  ATTN_CHECK(int(flags.sampling) + int(search.diverse_beam_groups > 0) + int(search.match_source_len) <= 1,
-             "--sampling, --diverse-beam-groups and --match-source-len exclude one another (as in fairseq)");
+  ATTN_CHECK(int(flags.sampling) + int(search.diverse_beam_groups > 0) + int(search.match_source_len) +
+                     int(search.diversity_rate > 0) <=
+                 1,
+             "--sampling, --diverse-beam-groups, --match-source-len and --diversity-rate exclude one another (as in "
+             "fairseq)");
   ATTN_CHECK(search.diverse_beam_groups == 0 || search.beam % search.diverse_beam_groups == 0,
              "--diverse-beam-groups {}: the beam ({}) must be a multiple of the groups", search.diverse_beam_groups,
              search.beam);

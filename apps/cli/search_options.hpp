@@ -23,12 +23,13 @@ struct SamplingFlags {
 // or --max-len-a outside the range that keeps the search's numbers finite
 // (nn/search/hypothesis.hpp), a --sampling-topk below 1 or a --sampling-topp outside (0, 1]
 // (but -1, off, for both). Also fairseq's other strategies: --diverse-beam-groups (-1: off),
-// --diverse-beam-strength and --match-source-len.
+// --diverse-beam-strength, --match-source-len and --diversity-rate (-1: off).
 void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags& sampling);
 
 // Sets search.sampling when --sampling was given; throws (attn::Error) for --sampling-topk or
 // --sampling-topp without --sampling, or both at once, for two of --sampling,
-// --diverse-beam-groups and --match-source-len (fairseq's search strategies, one at a time), and
+// --diverse-beam-groups, --match-source-len and --diversity-rate (fairseq's search strategies,
+// one at a time), and
 // for a beam that is no multiple of the diverse groups.
 void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search);
 

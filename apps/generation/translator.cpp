@@ -85,8 +85,8 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
              prefixes.size(), sources.size());
   const nn::SearchOptions& search = options.search;
   // Greedy search is beam search with one hypothesis, without fairseq's other strategies.
-  const bool greedy =
-      search.beam == 1 && prefixes.empty() && !search.match_source_len && search.diverse_beam_groups == 0;
+  const bool greedy = search.beam == 1 && prefixes.empty() && !search.match_source_len &&
+                      search.diverse_beam_groups == 0 && search.diversity_rate <= -1;
   NoGradGuard no_grad;
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   const std::vector<data::Batch> batches = checked_batches(models, sources, options);

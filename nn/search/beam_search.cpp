@@ -119,6 +119,40 @@ std::vector<std::vector<Candidate>> diverse_candidates(const Tensor& log_probs, 
   return out;
 }
 
+// Diverse siblings search (Li et al. 2016, "A Simple, Fast Diverse Decoding Algorithm";
+// fairseq's search.DiverseSiblingsSearch): from step 1 on, each hypothesis's top k = 2·beam
+// continuations by cumulative score are lowered by rate × their rank (1 for the best), and the k
+// best of all of them are the candidates, their lowered scores the new cumulative scores. Step 0
+// is plain beam search.
+std::vector<std::vector<Candidate>> sibling_candidates(const Tensor& log_probs, const std::vector<SentenceSearch>& live,
+                                                       int64_t beam, int64_t step, double rate) {
+  if (step == 0) return top_candidates(log_probs, live, beam, step);
+  const int64_t vocab = log_probs.size(1);
+  const int64_t k = std::min(2 * beam, beam * vocab - 1);
+  const Tensor scores = log_probs.to(Device::cpu()).contiguous();
+  const float* all = scores.data<float>();
+  std::vector<std::vector<Candidate>> out(live.size());
+  for (size_t i = 0; i < live.size(); ++i) {
+    std::vector<Candidate> siblings;
+    for (int64_t b = 0; b < beam; ++b) {
+      const float* row = all + (int64_t(i) * beam + b) * vocab;
+      const float cumulative = live[i].hypotheses[size_t(b)].cumulative.back();
+      std::vector<Candidate> own;
+      for (int64_t v = 0; v < vocab; ++v) own.push_back({row[v] + cumulative, b, v});
+      const int64_t kept = std::min(k, vocab);
+      std::partial_sort(own.begin(), own.begin() + kept, own.end(),
+                        [](const Candidate& x, const Candidate& y) { return x.score > y.score; });
+      for (int64_t rank = 0; rank < kept; ++rank)
+        siblings.push_back({own[size_t(rank)].score - float(rank + 1) * float(rate), b, own[size_t(rank)].token});
+    }
+    std::stable_sort(siblings.begin(), siblings.end(),
+                     [](const Candidate& x, const Candidate& y) { return x.score > y.score; });
+    siblings.resize(size_t(std::min<int64_t>(k, int64_t(siblings.size()))));
+    out[i] = std::move(siblings);
+  }
+  return out;
+}
+
 // fairseq's prefix tokens (--prefix-size): each hypothesis of sentence s must take
 // prefixes[s][step] (a step past its prefix forces nothing). A prefix that ends in </s> (a
 // reference shorter than the prefix size) makes every hypothesis of its sentence a copy of the
@@ -175,8 +209,11 @@ void check_options(const SearchOptions& o, int64_t vocab) {
   ATTN_CHECK(o.diverse_beam_groups >= 0 && (o.diverse_beam_groups == 0 || o.beam % o.diverse_beam_groups == 0),
              "beam_search: diverse beam search needs the beam ({}) to be a multiple of the groups ({})", o.beam,
              o.diverse_beam_groups);
-  ATTN_CHECK(int(o.sampling.has_value()) + int(o.diverse_beam_groups > 0) + int(o.match_source_len) <= 1,
-             "beam_search: sampling, diverse beam search and match_source_len exclude one another (as in fairseq)");
+  ATTN_CHECK(int(o.sampling.has_value()) + int(o.diverse_beam_groups > 0) + int(o.match_source_len) +
+                     int(o.diversity_rate > 0) <=
+                 1,
+             "beam_search: sampling, diverse beam search, match_source_len and diverse siblings exclude one another "
+             "(as in fairseq)");
 }
 
 }  // namespace
@@ -225,9 +262,11 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
     }
     if (options.match_source_len) match_source_lengths(log_probs, live, lengths, step, beam, eos);
     const std::vector<std::vector<Candidate>> candidates =
-        options.sampling                    ? sampled_candidates(log_probs, live, beam, *options.sampling)
+        options.sampling                  ? sampled_candidates(log_probs, live, beam, *options.sampling)
         : options.diverse_beam_groups > 0 ? diverse_candidates(log_probs, live, beam, step, options)
-                                          : top_candidates(log_probs, live, beam, step);
+        : !options.match_source_len && options.diversity_rate > -1
+            ? sibling_candidates(log_probs, live, beam, step, options.diversity_rate)
+            : top_candidates(log_probs, live, beam, step);
 
     std::vector<SentenceSearch> next_live;
     std::vector<int64_t> order, next_tokens;

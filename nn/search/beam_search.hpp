@@ -18,7 +18,8 @@
 // diverse beam search (options.diverse_beam_groups: search.DiverseBeamSearch, beam candidates
 // in all, interleaved across groups) and options.match_source_len (search.LengthConstrained-
 // BeamSearch: </s> forbidden before the source's length, </s> of log-probability 0 from there,
-// max_len the padded source length, an end past its source's length scored −∞).
+// max_len the padded source length, an end past its source's length scored −∞) and diverse
+// siblings (options.diversity_rate: search.DiverseSiblingsSearch).
 #pragma once
 #include <vector>
 

@@ -60,6 +60,9 @@ struct SearchOptions {
   // fairseq's --match-source-len: a hypothesis ends exactly after as many tokens as its source
   // has (</s> included); max_len is the batch's padded source length.
   bool match_source_len = false;
+  // Diverse siblings search (Li et al. 2016; fairseq's --diversity-rate r, on when r > −1): each
+  // hypothesis's k-th best continuation is lowered by k·r before the hypotheses compete.
+  double diversity_rate = -1.0;
   std::shared_ptr<const KnnRetrieval> knn;  // kNN-MT: each step's distribution interpolated (null: off)
 };
 

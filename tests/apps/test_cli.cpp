@@ -1060,7 +1060,8 @@ std::string hypothesis_lines(const std::string& out) {
   return lines;
 }
 
-TEST_CASE("generate's --prefix-size, --diverse-beam-groups and --match-source-len find fairseq's hypotheses") {
+TEST_CASE("generate's --prefix-size, --diverse-beam-groups, --match-source-len and --diversity-rate find fairseq's "
+          "hypotheses") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");
   fs::create_directories(dir.dir / "fq");
@@ -1073,7 +1074,8 @@ TEST_CASE("generate's --prefix-size, --diverse-beam-groups and --match-source-le
   const std::map<std::string, std::vector<std::string>> strategies = {
       {"prefix", {"--beam", "4", "--prefix-size", "2"}},
       {"dbs", {"--beam", "4", "--diverse-beam-groups", "2", "--diverse-beam-strength", "0.5"}},
-      {"match", {"--beam", "3", "--match-source-len"}}};
+      {"match", {"--beam", "3", "--match-source-len"}},
+      {"siblings", {"--beam", "4", "--diversity-rate", "0.5"}}};
   for (const auto& [name, flags] : strategies) {
     INFO(name);
     std::vector<std::string> args = {"generate", data, "--path", "imported", "--subset", "valid", "--threads", "1"};

@@ -585,3 +585,27 @@ TEST_CASE("diverse beam search: a strong penalty gives each group its own first 
   o.match_source_len = true;
   CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("exclude one another"));
 }
+
+TEST_CASE("diverse siblings search: rate 0 is beam search; a rate reorders the hypotheses' continuations") {
+  auto model = peaky_model(44, 12);
+  const Tensor src = pad_batch(random_sentences({5, 3, 6}, 12, 44), true);
+  nn::SearchOptions o;
+  o.beam = 3;
+  o.nbest = 3;
+  o.max_len_b = 8;
+  const auto plain = nn::beam_search(*model, src, o);
+  o.diversity_rate = 0.0;
+  const auto siblings = nn::beam_search(*model, src, o);
+  for (size_t i = 0; i < plain.size(); ++i)
+    for (size_t h = 0; h < plain[i].size(); ++h) {
+      CHECK(siblings[i][h].tokens == plain[i][h].tokens);
+      CHECK(siblings[i][h].score == Approx(plain[i][h].score));
+    }
+  // A rate lowers every continuation after the first step: the scores printed include it.
+  o.diversity_rate = 5.0;
+  for (const std::vector<nn::Hypothesis>& sentence : nn::beam_search(*model, src, o))
+    for (const nn::Hypothesis& h : sentence)
+      if (h.tokens.size() >= 2) CHECK(h.positional_scores[1] <= -5.0);
+  o.match_source_len = true;
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("exclude one another"));
+}

@@ -5,11 +5,11 @@ reference tokens (P- lines, as `generate --score-reference`) and the best hypoth
 SequenceGenerator with its score (H- lines, as `generate`), built as fairseq-generate builds it
 from the same flags:
     python3 check_export.py DIR DATA_BIN SPLIT [--beam 5] [--lenpen 1] [--prefix-size N]
-        [--diverse-beam-groups G --diverse-beam-strength S] [--match-source-len]
-fairseq_prenorm.{prefix,dbs,match}.hypotheses are its H- lines for fairseq_prenorm.pt (imported,
+        [--diverse-beam-groups G --diverse-beam-strength S] [--match-source-len] [--diversity-rate R]
+fairseq_prenorm.{prefix,dbs,match,siblings}.hypotheses are its H- lines for fairseq_prenorm.pt (imported,
 then exported: `attnlab import-fairseq` and `export-fairseq`) on ../data-bin's valid split with
 `--beam 4 --prefix-size 2`, `--beam 4 --diverse-beam-groups 2 --diverse-beam-strength 0.5` and
-`--beam 3 --match-source-len`.
+`--beam 3 --match-source-len` and `--beam 4 --diversity-rate 0.5`.
 """
 import argparse
 import math
@@ -31,6 +31,7 @@ parser.add_argument("--prefix-size", type=int, default=0)
 parser.add_argument("--diverse-beam-groups", type=int, default=-1)
 parser.add_argument("--diverse-beam-strength", type=float, default=0.5)
 parser.add_argument("--match-source-len", action="store_true")
+parser.add_argument("--diversity-rate", type=float, default=-1.0)
 flags = parser.parse_args()
 
 state = torch.load(flags.folder + "/model.pt")
@@ -54,6 +55,8 @@ if flags.diverse_beam_groups > 0:
     strategy = search.DiverseBeamSearch(tgt, flags.diverse_beam_groups, flags.diverse_beam_strength)
 elif flags.match_source_len:
     strategy = search.LengthConstrainedBeamSearch(tgt, min_len_a=1, min_len_b=0, max_len_a=1, max_len_b=0)
+elif flags.diversity_rate > -1:
+    strategy = search.DiverseSiblingsSearch(tgt, flags.diversity_rate)
 generator = SequenceGenerator([model], tgt, beam_size=flags.beam, len_penalty=flags.lenpen,
                               match_source_len=flags.match_source_len, search_strategy=strategy)
 pair = f"{args.source_lang}-{args.target_lang}"
