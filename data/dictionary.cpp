@@ -293,4 +293,6 @@ Dictionary target_first_joined_dictionary(const Dictionary& target, const Dictio
   return joined;
 }
 
+std::string dictionary_file_name(const std::string& lang) { return fmt::format("dict.{}.txt", lang); }
+
 }  // namespace attn::data

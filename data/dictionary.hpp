@@ -96,4 +96,7 @@ Dictionary build_dictionary(const std::vector<std::string>& files, int64_t thres
 // multiple of padding_factor with madeupwords numbered after `target`'s own.
 Dictionary target_first_joined_dictionary(const Dictionary& target, const Dictionary& source, int64_t padding_factor);
 
+// fairseq's name of a language's dictionary in a data dir or model archive: dict.LANG.txt.
+std::string dictionary_file_name(const std::string& lang);
+
 }  // namespace attn::data

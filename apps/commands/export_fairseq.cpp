@@ -48,9 +48,10 @@ int run_export(const ExportArgs& args) {
   outputs.add_written((folder / "model.pt").string(), [&](const std::string& temp) { exported.write(temp); });
   std::vector<std::string> beside;
   const TranslationTask& task = trained.task;
-  for (const auto& [from, name] : {std::pair{task.source_dict_path, "dict." + task.source_lang + ".txt"},
-                                   std::pair{task.target_dict_path, "dict." + task.target_lang + ".txt"},
-                                   std::pair{task.bpe_codes, std::string("bpecodes")}}) {
+  for (const auto& [from, name] :
+       {std::pair{task.source_dict_path, data::dictionary_file_name(task.source_lang)},
+        std::pair{task.target_dict_path, data::dictionary_file_name(task.target_lang)},
+        std::pair{task.bpe_codes, std::string(kBpeCodesFileName)}}) {
     if (from.empty()) continue;
     beside.push_back(name);
     const fs::path to = folder / name;

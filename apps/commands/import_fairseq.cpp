@@ -41,7 +41,7 @@ TranslationTask imported_task(const ImportArgs& args, const FairseqModel& import
   ATTN_CHECK(!task.source_lang.empty() && !task.target_lang.empty(),
              "import-fairseq: {} records no languages; pass --source-lang and --target-lang", args.model);
   auto dictionary = [&](const std::string& given, const std::string& lang, int64_t rows, const char* side) {
-    const std::string path = given.empty() ? (beside / fmt::format("dict.{}.txt", lang)).string() : given;
+    const std::string path = given.empty() ? (beside / data::dictionary_file_name(lang)).string() : given;
     data::Dictionary loaded = data::Dictionary::load(path);
     ATTN_CHECK(int64_t(loaded.size()) == rows,
                "import-fairseq: {} has {} entries with the 4 special ones, but the model's {} embedding has {} rows: "
@@ -53,7 +53,7 @@ TranslationTask imported_task(const ImportArgs& args, const FairseqModel& import
       dictionary(args.source_dict, task.source_lang, imported.config.src_vocab_size, "source");
   std::tie(task.target_dict_path, task.target_dict) =
       dictionary(args.target_dict, task.target_lang, imported.config.tgt_vocab_size, "target");
-  const fs::path codes = args.bpe_codes.empty() ? beside / "bpecodes" : fs::path(args.bpe_codes);
+  const fs::path codes = args.bpe_codes.empty() ? beside / kBpeCodesFileName : fs::path(args.bpe_codes);
   if (!args.bpe_codes.empty() || fs::exists(codes)) task.bpe_codes = fs::absolute(codes).lexically_normal().string();
   return task;
 }

@@ -120,7 +120,7 @@ int run_preprocess(PreprocessOptions options) {
   data::OutputFiles outputs;  // the dictionaries and every split, replaced together
   for (const auto& [lang, dictionary] : {std::pair{options.source_lang, &source_dict}, {options.target_lang, &target_dict}}) {
     std::cout << fmt::format("[{}] Dictionary: {} types\n", lang, dictionary->size());
-    outputs.add(fmt::format("{}/dict.{}.txt", options.dest_dir, lang), dictionary->to_text());
+    outputs.add(fmt::format("{}/{}", options.dest_dir, data::dictionary_file_name(lang)), dictionary->to_text());
   }
   for (const auto& [name, corpus] : splits) {
     for (const auto& [lang, lines, dictionary] : {std::tuple{options.source_lang, &corpus.source, &source_dict},

@@ -146,7 +146,7 @@ void binarize(const DemoPaths& paths) {
   const data::Dictionary dict = data::build_dictionary(
       {DemoPaths::file(paths.bpe, "train", kSource), DemoPaths::file(paths.bpe, "train", kTarget)}, 0, -1, 8,
       std::max(1, get_num_threads()));
-  for (const char* lang : {kSource, kTarget}) dict.save((paths.data_bin / fmt::format("dict.{}.txt", lang)).string());
+  for (const char* lang : {kSource, kTarget}) dict.save((paths.data_bin / data::dictionary_file_name(lang)).string());
   fmt::print("      dictionary: {} types\n", dict.size());
   for (const char* split : kSplits)
     for (const char* lang : {kSource, kTarget})  // the test target last: its presence marks the stage done

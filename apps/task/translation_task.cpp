@@ -48,8 +48,8 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
     if (task.source_lang.empty()) task.source_lang = pairs.begin()->first;
     if (task.target_lang.empty()) task.target_lang = pairs.begin()->second;
   }
-  task.source_dict_path = (fs::path(task.data_dir) / fmt::format("dict.{}.txt", task.source_lang)).string();
-  task.target_dict_path = (fs::path(task.data_dir) / fmt::format("dict.{}.txt", task.target_lang)).string();
+  task.source_dict_path = (fs::path(task.data_dir) / data::dictionary_file_name(task.source_lang)).string();
+  task.target_dict_path = (fs::path(task.data_dir) / data::dictionary_file_name(task.target_lang)).string();
   task.source_dict = data::Dictionary::load(task.source_dict_path);
   task.target_dict = data::Dictionary::load(task.target_dict_path);
   return task;
@@ -158,9 +158,9 @@ nlohmann::json keep_task_beside(const TranslationTask& task, const std::string& 
       {"data_dir", task.data_dir},
       {"source_lang", task.source_lang},
       {"target_lang", task.target_lang},
-      {"source_dict", keep_file_beside(task.source_dict_path, save_dir, fmt::format("dict.{}.txt", task.source_lang))},
-      {"target_dict", keep_file_beside(task.target_dict_path, save_dir, fmt::format("dict.{}.txt", task.target_lang))}};
-  if (!task.bpe_codes.empty()) j["bpe_codes"] = keep_file_beside(task.bpe_codes, save_dir, "bpecodes");
+      {"source_dict", keep_file_beside(task.source_dict_path, save_dir, data::dictionary_file_name(task.source_lang))},
+      {"target_dict", keep_file_beside(task.target_dict_path, save_dir, data::dictionary_file_name(task.target_lang))}};
+  if (!task.bpe_codes.empty()) j["bpe_codes"] = keep_file_beside(task.bpe_codes, save_dir, kBpeCodesFileName);
   return j;
 }
 

@@ -52,6 +52,9 @@ SplitCorpora open_split(const TranslationTask& task, const std::string& split,
 // The model configuration for the task's dictionaries: vocabulary sizes, pad and eos.
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task);
 
+// fairseq's name of the BPE codes in a model archive, which checkpoints keep beside them too.
+inline constexpr const char* kBpeCodesFileName = "bpecodes";
+
 // Copies the task's dictionaries (as dict.SRC.txt, dict.TGT.txt) and BPE codes (as bpecodes)
 // into save_dir (keep_file_beside) and returns the task as its checkpoints record it:
 // {"data_dir", "source_lang", "target_lang", "source_dict": reference, "target_dict": …, "bpe_codes": …}

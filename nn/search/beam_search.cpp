@@ -70,6 +70,24 @@ std::vector<std::vector<Candidate>> sampled_candidates(const Tensor& log_probs, 
   return out;
 }
 
+// Hypothesis `beam`'s continuations by every token v of its next-token log-probabilities `row`:
+// (row[v] + strength · penalty[v]) + cumulative, the penalty term only when a penalty is given.
+void append_continuations(std::vector<Candidate>& out, const float* row, int64_t vocab, int64_t beam,
+                          float cumulative, const std::vector<float>* penalty = nullptr, float strength = 0.0f) {
+  for (int64_t v = 0; v < vocab; ++v)
+    out.push_back({(penalty ? row[v] + strength * (*penalty)[size_t(v)] : row[v]) + cumulative, beam, v});
+}
+
+// The k highest-scoring candidates, best first (equal scores by hypothesis, then token).
+void keep_best(std::vector<Candidate>& candidates, size_t k) {
+  std::partial_sort(candidates.begin(), candidates.begin() + std::ptrdiff_t(k), candidates.end(),
+                    [](const Candidate& a, const Candidate& b) {
+                      return a.score != b.score ? a.score > b.score
+                                                : (a.beam != b.beam ? a.beam < b.beam : a.token < b.token);
+                    });
+  candidates.resize(k);
+}
+
 // Diverse beam search (fairseq's search.DiverseBeamSearch with its defaults: diversity discount
 // 1, one candidate per hypothesis). Group g holds beams g, g + G, g + 2G, …; in turn, each
 // group's next-token scores are lowered by diverse_beam_strength × Σ over earlier groups' chosen
@@ -95,17 +113,10 @@ std::vector<std::vector<Candidate>> diverse_candidates(const Tensor& log_probs, 
       std::vector<Candidate> group;
       for (int64_t j = 0; j < (step == 0 ? 1 : per_group); ++j) {
         const int64_t b = g + j * groups;
-        const float* row = all + (int64_t(i) * beam + b) * vocab;
         const float cumulative = step == 0 ? 0.0f : s.hypotheses[size_t(b)].cumulative.back();
-        for (int64_t v = 0; v < vocab; ++v) {
-          const float penalised = row[v] + strength * penalty[size_t(v)];
-          group.push_back({step == 0 ? penalised : penalised + cumulative, b, v});
-        }
+        append_continuations(group, all + (int64_t(i) * beam + b) * vocab, vocab, b, cumulative, &penalty, strength);
       }
-      const size_t k = size_t(std::min<int64_t>(per_group, int64_t(group.size()) - 1));
-      std::partial_sort(group.begin(), group.begin() + std::ptrdiff_t(k), group.end(),
-                        [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
-      group.resize(k);
+      keep_best(group, size_t(std::min<int64_t>(per_group, int64_t(group.size()) - 1)));
       chosen[size_t(g)] = std::move(group);
     }
     for (size_t rank = 0; rank < chosen.front().size(); ++rank)
@@ -135,19 +146,14 @@ std::vector<std::vector<Candidate>> sibling_candidates(const Tensor& log_probs, 
   for (size_t i = 0; i < live.size(); ++i) {
     std::vector<Candidate> siblings;
     for (int64_t b = 0; b < beam; ++b) {
-      const float* row = all + (int64_t(i) * beam + b) * vocab;
-      const float cumulative = live[i].hypotheses[size_t(b)].cumulative.back();
       std::vector<Candidate> own;
-      for (int64_t v = 0; v < vocab; ++v) own.push_back({row[v] + cumulative, b, v});
-      const int64_t kept = std::min(k, vocab);
-      std::partial_sort(own.begin(), own.begin() + kept, own.end(),
-                        [](const Candidate& x, const Candidate& y) { return x.score > y.score; });
-      for (int64_t rank = 0; rank < kept; ++rank)
-        siblings.push_back({own[size_t(rank)].score - float(rank + 1) * float(rate), b, own[size_t(rank)].token});
+      append_continuations(own, all + (int64_t(i) * beam + b) * vocab, vocab, b,
+                           live[i].hypotheses[size_t(b)].cumulative.back());
+      keep_best(own, size_t(std::min(k, vocab)));
+      for (size_t rank = 0; rank < own.size(); ++rank)
+        siblings.push_back({own[rank].score - float(rank + 1) * float(rate), b, own[rank].token});
     }
-    std::stable_sort(siblings.begin(), siblings.end(),
-                     [](const Candidate& x, const Candidate& y) { return x.score > y.score; });
-    siblings.resize(size_t(std::min<int64_t>(k, int64_t(siblings.size()))));
+    keep_best(siblings, size_t(std::min<int64_t>(k, int64_t(siblings.size()))));
     out[i] = std::move(siblings);
   }
   return out;
