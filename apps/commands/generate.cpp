@@ -18,7 +18,6 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <numbers>
 #include <optional>
 
 #include <fmt/core.h>
@@ -26,10 +25,11 @@
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"
 #include "apps/cli/search_options.hpp"
-#include "apps/task/translation_task.hpp"
 #include "apps/generation/attention_alignment.hpp"
+#include "apps/generation/fairseq_lines.hpp"
 #include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
+#include "apps/task/translation_task.hpp"
 #include "data/bleu.hpp"
 #include "data/moses_detokenizer.hpp"
 #include "data/text_io.hpp"
@@ -60,13 +60,6 @@ struct GenerateArgs {
   std::optional<double> knn_relative_temperature;  // τ of T = τ·σ² (nn/search/knn_datastore.hpp), if given
 };
 
-std::string positional_scores(const nn::Hypothesis& hypothesis) {
-  std::string line;
-  for (double score : hypothesis.positional_scores)
-    line += fmt::format("{}{:.4f}", line.empty() ? "" : " ", score / std::numbers::ln2);
-  return line;
-}
-
 // fairseq's decode_fn: the text as printed in S-, T- and D- lines and scored, detokenized
 // with --tokenizer moses.
 using DecodeFn = std::function<std::string(const std::string&)>;
@@ -82,9 +75,7 @@ DecodeFn decode_fn(const GenerateArgs& args, const std::string& target_lang) {
 void print_hypothesis(std::string& out, size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source,
                       const data::Dictionary& target_dict, const GenerateArgs& args, const DecodeFn& decode) {
   const std::string text = target_dict.decode(h.tokens, args.remove_bpe);
-  const double score = h.score / std::numbers::ln2;
-  out += fmt::format("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, decode(text), i,
-                     positional_scores(h));
+  out += hypothesis_lines(i, h, text, decode(text));
   if (args.print_alignment == "hard")
     out += fmt::format("A-{}\t{}\n", i,
                        format_alignment(hard_alignment(h.attention, source, h.tokens, data::Dictionary::kPad,

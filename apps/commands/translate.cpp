@@ -1,21 +1,27 @@
 // `attnlab translate --path CKPT`: raw sentences on stdin -> translations on stdout, through
 // the whole text pipeline: Moses tokenizer (docs/mt-tools.md §2) -> BPE (§1; the codes the
-// checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint) -> dictionary ids ->
-// beam search (docs/models.md §1.10) -> BPE removed -> Moses detokenizer. Output order =
-// input order; empty input lines give empty output lines. With --nbest N each line gives N
-// lines, its hypotheses best first (an empty line gives N empty ones).
+// checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint; none with --no-bpe)
+// -> dictionary ids -> beam search (docs/models.md §1.10) -> BPE removed -> Moses detokenizer.
+// Output order = input order; empty input lines give empty output lines. With --nbest N each
+// line gives N lines, its hypotheses best first (an empty line gives N empty ones).
+// fairseq-interactive's ways: --constraints [ordered|unordered] reads tab-separated target
+// phrases after each source that every translation must contain (lexically constrained
+// decoding, docs/models.md §1.10.6); --fairseq-lines prints its S-, W-, C-, H-, D- and P- lines
+// (scores in base 2) in place of the translations alone, every line translated, empty or not.
+#include <chrono>
 #include <iostream>
 #include <memory>
 
 #include <fmt/core.h>
 
-#include "apps/training/checkpoint.hpp"
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"
 #include "apps/cli/search_options.hpp"
+#include "apps/generation/fairseq_lines.hpp"
+#include "apps/generation/translator.hpp"
 #include "apps/task/raw_text.hpp"
 #include "apps/task/translation_task.hpp"
-#include "apps/generation/translator.hpp"
+#include "apps/training/checkpoint.hpp"
 #include "data/moses_detokenizer.hpp"
 #include "data/standard_streams.hpp"
 #include "data/text_io.hpp"
@@ -27,41 +33,131 @@ struct TranslateArgs {
   std::string path, bpe_codes;
   DecodingOptions decoding;
   SamplingFlags sampling;
-  bool no_tokenize = false;
+  bool no_tokenize = false, no_bpe = false;
+  std::string constraints;  // "ordered" or "unordered" when asked for (fairseq's --constraints)
+  bool fairseq_lines = false;
   ComputeOptions compute;
 };
+
+// One line of the input: the source's ids (</s> last) and, with --constraints, the ids of the
+// target phrases that follow it, tab-separated.
+struct InputLine {
+  std::vector<int64_t> source;
+  nn::Constraints constraints;
+};
+
+// fairseq-interactive's reading of a line with --constraints: whitespace stripped from both
+// ends, then split at tabs, the first field the source; each constraint tokenized and segmented
+// as target text, without </s>.
+InputLine read_line(const std::string& line, size_t number, const RawTextEncoder& source_encoder,
+                    const RawTextEncoder* target_encoder) {
+  const std::string where = fmt::format("<stdin>:{}", number);
+  if (!target_encoder) {
+    const std::vector<int32_t> ids = source_encoder.encode(line, "<stdin>", number);
+    return {{ids.begin(), ids.end()}, {}};
+  }
+  const size_t first = line.find_first_not_of(" \t\r\n\f\v"), last = line.find_last_not_of(" \t\r\n\f\v");
+  const std::string stripped = first == std::string::npos ? "" : line.substr(first, last - first + 1);
+  InputLine input;
+  size_t start = 0;
+  for (size_t field = 0;; ++field) {
+    const size_t tab = stripped.find('\t', start);
+    const std::string text = stripped.substr(start, tab == std::string::npos ? std::string::npos : tab - start);
+    if (field == 0) {
+      const std::vector<int32_t> ids = source_encoder.encode(text, "<stdin>", number);
+      input.source.assign(ids.begin(), ids.end());
+    } else {
+      std::vector<int32_t> ids = target_encoder->encode(text, "<stdin>", number);
+      ids.pop_back();  // </s>
+      if (ids.empty()) throw Error(fmt::format("{}: constraint {} is empty", where, field));
+      if (std::find(ids.begin(), ids.end(), data::Dictionary::kUnk) != ids.end())
+        std::cerr << fmt::format(
+            "{}: constraint {} ('{}') holds symbols the target dictionary lacks: the translation "
+            "must then contain <unk>\n",
+            where, field, text);
+      input.constraints.emplace_back(ids.begin(), ids.end());
+    }
+    if (tab == std::string::npos) break;
+    start = tab + 1;
+  }
+  return input;
+}
+
+// A translation that reached the maximum length before meeting all its constraints (the
+// search lets it end there, constraints unmet) is named on standard error.
+void warn_unmet_constraints(const nn::Hypothesis& h, const nn::Constraints& constraints, nn::ConstraintOrder order,
+                            size_t number) {
+  nn::ConstraintState state(std::make_shared<const nn::ConstraintSet>(constraints, order));
+  for (size_t t = 0; t + 1 < h.tokens.size(); ++t) state = state.advance(h.tokens[t]);
+  if (!state.finished())
+    std::cerr << fmt::format(
+        "<stdin>:{}: the translation reached the maximum length (--max-len-a, --max-len-b) "
+        "without every constraint\n",
+        number);
+}
 
 int run_translate(const TranslateArgs& args) {
   const Device device = apply_compute_options(args.compute);
   const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
   const nn::ModelEnsemble models = ensemble_of(trained);
   const TranslationTask& task = trained.front().task;
-  const std::string bpe_codes = find_bpe_codes(task, first_checkpoint(args.path), args.bpe_codes, "translate");
+  const std::string bpe_codes =
+      args.no_bpe ? "" : find_bpe_codes(task, first_checkpoint(args.path), args.bpe_codes, "translate");
   const RawTextEncoder encoder(task.source_lang, bpe_codes, task.source_dict, !args.no_tokenize);
+  const RawTextEncoder target_encoder(task.target_lang, bpe_codes, task.target_dict, !args.no_tokenize);
   const data::MosesDetokenizer detokenizer(data::parse_moses_language(task.target_lang));
+  DecodingOptions decoding = args.decoding;
+  if (!args.constraints.empty())
+    decoding.search.constraint_order =
+        args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
 
-  // The sources of the lines with tokens; a line without any is answered with an empty line.
-  std::vector<std::vector<int64_t>> sources;
-  std::vector<bool> line_is_empty;
+  // The lines to translate; one without any tokens or constraints is answered with an empty
+  // line (with --fairseq-lines it is translated, as fairseq-interactive does).
+  std::vector<InputLine> inputs;
+  std::vector<size_t> translated_line;  // each input's line number
+  size_t lines = 0;
   for (std::string line; std::getline(data::standard_input(), line);) {
-    const size_t line_number = line_is_empty.size() + 1;
-    const std::vector<int32_t> ids = encoder.encode(line, "<stdin>", line_number);
-    check_source_length(models, ids.size(), fmt::format("<stdin>:{}", line_number));
-    line_is_empty.push_back(ids.size() == 1);  // only </s>
-    if (!line_is_empty.back()) sources.emplace_back(ids.begin(), ids.end());
+    InputLine input = read_line(line, ++lines, encoder, decoding.search.constraint_order ? &target_encoder : nullptr);
+    check_source_length(models, input.source.size(), fmt::format("<stdin>:{}", lines));
+    if (input.source.size() == 1 && input.constraints.empty() && !args.fairseq_lines) continue;  // only </s>
+    inputs.push_back(std::move(input));
+    translated_line.push_back(lines);
   }
-  const auto hypotheses = translate_sentences(models, sources, args.decoding);
-  auto nbest = hypotheses.begin();
-  const size_t per_line = size_t(args.decoding.search.nbest);
-  for (const bool empty : line_is_empty) {
-    if (empty) {
-      std::cout << std::string(per_line, '\n');
+  std::vector<std::vector<int64_t>> sources;
+  std::vector<nn::Constraints> constraints;
+  for (const InputLine& input : inputs) {
+    sources.push_back(input.source);
+    if (decoding.search.constraint_order) constraints.push_back(input.constraints);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto hypotheses = translate_sentences(models, sources, decoding, {}, {}, constraints);
+  const double seconds_each = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                              double(std::max<size_t>(1, sources.size()));
+
+  auto text_of = [&](const nn::Hypothesis& h) {
+    const std::string text = task.target_dict.decode(h.tokens, "@@ ");
+    return args.no_tokenize ? text : detokenizer.detokenize(text);
+  };
+  size_t next = 0;  // the next translated input
+  for (size_t number = 1; number <= lines; ++number) {
+    if (next == inputs.size() || translated_line[next] != number) {
+      std::cout << std::string(size_t(decoding.search.nbest), '\n');
       continue;
     }
-    for (const nn::Hypothesis& hypothesis : *nbest++) {
-      const std::string text = task.target_dict.decode(hypothesis.tokens, "@@ ");
-      std::cout << (args.no_tokenize ? text : detokenizer.detokenize(text)) << "\n";
+    const size_t id = number - 1;  // fairseq-interactive counts lines from 0
+    if (args.fairseq_lines) {
+      std::cout << fmt::format("S-{}\t{}\nW-{}\t{:.3f}\tseconds\n", id, task.source_dict.decode(inputs[next].source),
+                               id, seconds_each);
+      for (const std::vector<int64_t>& constraint : inputs[next].constraints)
+        std::cout << fmt::format("C-{}\t{}\n", id, task.target_dict.decode(constraint));
     }
+    for (const nn::Hypothesis& h : hypotheses[next]) {
+      if (decoding.search.constraint_order)
+        warn_unmet_constraints(h, inputs[next].constraints, *decoding.search.constraint_order, number);
+      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text_of(h))
+                                       : text_of(h) + "\n");
+    }
+    ++next;
   }
   return 0;
 }
@@ -73,20 +169,35 @@ CommandAction setup_translate(CLI::App& cmd) {
                  "Checkpoint (NAME, NAME.safetensors or NAME.json); A:B:C translates with an ensemble of them")
       ->required();
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes (default: the ones the checkpoint recorded)");
+  cmd.add_flag("--no-bpe", args->no_bpe,
+               "Apply no BPE: the input is segmented already, or the model was trained without BPE");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
   add_search_options(cmd, search, args->sampling);
   cmd.add_option("--nbest", search.nbest, "Translations printed per input line, best first (at most --beam)")
       ->check(positive_number())
       ->capture_default_str();
+  CLI::Option* constraints =
+      cmd.add_option(
+             "--constraints", args->constraints,
+             "Lexically constrained decoding: each input line is SOURCE<tab>PHRASE<tab>PHRASE..., and every "
+             "translation contains each target PHRASE; ordered (the default): in the order given; unordered: in "
+             "any order")
+          ->expected(0, 1)
+          ->check(CLI::IsMember({"ordered", "unordered", ""}));
+  cmd.add_flag("--fairseq-lines", args->fairseq_lines,
+               "Print fairseq-interactive's S-, W-, C-, H-, D- and P- lines (scores in base 2) instead of the "
+               "translations alone");
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch")
       ->check(positive_number());
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
       ->check(positive_number());
   add_compute_options(cmd, args->compute);
-  return [args] {
+  return [args, constraints] {
     apply_sampling_flags(args->sampling, args->decoding.search);
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "translate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);
+    ATTN_CHECK(!args->no_bpe || args->bpe_codes.empty(), "translate: --no-bpe and --bpe-codes exclude one another");
+    if (constraints->count() > 0 && args->constraints.empty()) args->constraints = "ordered";
     return run_translate(*args);
   };
 }

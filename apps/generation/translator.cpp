@@ -80,13 +80,16 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
                                                              const std::vector<std::vector<int64_t>>& sources,
                                                              const DecodingOptions& options,
                                                              const std::function<void(size_t)>& on_batch,
-                                                             const std::vector<std::vector<int64_t>>& prefixes) {
+                                                             const std::vector<std::vector<int64_t>>& prefixes,
+                                                             const std::vector<nn::Constraints>& constraints) {
   ATTN_CHECK(prefixes.empty() || prefixes.size() == sources.size(), "translate_sentences: {} prefixes for {} sources",
              prefixes.size(), sources.size());
   const nn::SearchOptions& search = options.search;
+  ATTN_CHECK(!search.constraint_order || constraints.size() == sources.size(),
+             "translate_sentences: {} sentences' constraints for {} sources", constraints.size(), sources.size());
   // Greedy search is beam search with one hypothesis, without fairseq's other strategies.
   const bool greedy = search.beam == 1 && prefixes.empty() && !search.match_source_len &&
-                      search.diverse_beam_groups == 0 && search.diversity_rate <= -1;
+                      search.diverse_beam_groups == 0 && search.diversity_rate <= -1 && !search.constraint_order;
   NoGradGuard no_grad;
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   const std::vector<data::Batch> batches = checked_batches(models, sources, options);
@@ -99,9 +102,12 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
       for (nn::Hypothesis& best : nn::greedy_search(models, src, search)) hypotheses.push_back({std::move(best)});
     } else {
       std::vector<std::vector<int64_t>> batch_prefixes;
-      if (!prefixes.empty())
-        for (int64_t id : batch.ids) batch_prefixes.push_back(prefixes[size_t(id)]);
-      hypotheses = nn::beam_search(models, src, search, batch_prefixes);
+      std::vector<nn::Constraints> batch_constraints;
+      for (int64_t id : batch.ids) {
+        if (!prefixes.empty()) batch_prefixes.push_back(prefixes[size_t(id)]);
+        if (search.constraint_order) batch_constraints.push_back(constraints[size_t(id)]);
+      }
+      hypotheses = nn::beam_search(models, src, search, batch_prefixes, batch_constraints);
     }
     for (size_t r = 0; r < batch.ids.size(); ++r) {
       check_scores_finite(hypotheses[r], batch.ids[r]);

@@ -27,12 +27,18 @@ void check_source_length(const nn::ModelEnsemble& models, size_t length, const s
 // Hypotheses (options.search.nbest, best first) of every source sentence (ids ending in
 // </s>), in input order; every sentence has at least one. Throws attn::Error when a
 // hypothesis scores NaN or −∞ (the model produced NaN), a source is longer than the models'
-// positions, or min_len is larger than a sentence's max_len (before any search, as fairseq). One model or an ensemble (nn/search/model_ensemble.hpp). `on_batch`
-// (optional) is called with the number of sentences done. `prefixes` (optional, one per
-// source): the tokens each sentence's hypotheses must begin with (generate's --prefix-size).
-std::vector<std::vector<nn::Hypothesis>> translate_sentences(
-    const nn::ModelEnsemble& models, const std::vector<std::vector<int64_t>>& sources, const DecodingOptions& options,
-    const std::function<void(size_t)>& on_batch = {}, const std::vector<std::vector<int64_t>>& prefixes = {});
+// positions, or min_len is larger than a sentence's max_len (before any search, as fairseq).
+// One model or an ensemble (nn/search/model_ensemble.hpp). `on_batch` (optional) is called
+// with the number of sentences done. `prefixes` (optional, one per source): the tokens each
+// sentence's hypotheses must begin with (generate's --prefix-size). `constraints` (one per
+// source when options.search.constraint_order is set): the token sequences each sentence's
+// hypotheses must contain (translate's --constraints).
+std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnsemble& models,
+                                                             const std::vector<std::vector<int64_t>>& sources,
+                                                             const DecodingOptions& options,
+                                                             const std::function<void(size_t)>& on_batch = {},
+                                                             const std::vector<std::vector<int64_t>>& prefixes = {},
+                                                             const std::vector<nn::Constraints>& constraints = {});
 
 // fairseq-generate --score-reference (its SequenceScorer): each target (ids ending in </s>)
 // scored as the hypothesis of its source, teacher-forced in one full forward per batch (the

@@ -23,14 +23,17 @@ std::string find_bpe_codes(const TranslationTask& task, const std::string& check
 RawTextEncoder::RawTextEncoder(const std::string& language, const std::string& bpe_codes,
                                const data::Dictionary& dictionary, bool tokenize)
     : tokenizer_(data::moses_tokenizer_options(language)),
-      bpe_(data::BpeCodes::read(bpe_codes), {}),
+      bpe_(bpe_codes.empty() ? std::nullopt
+                             : std::optional<data::BpeEncoder>(std::in_place, data::BpeCodes::read(bpe_codes),
+                                                               data::BpeApplyOptions{})),
       dictionary_(dictionary),
       tokenize_(tokenize) {}
 
 std::vector<int32_t> RawTextEncoder::encode(const std::string& line, const std::string& file,
                                             size_t line_number) const {
   data::check_utf8(line, file, line_number);
-  return dictionary_.encode_line(bpe_.process_line(tokenize_ ? tokenizer_.tokenize(line) : line)).ids;
+  const std::string tokens = tokenize_ ? tokenizer_.tokenize(line) : line;
+  return dictionary_.encode_line(bpe_ ? bpe_->process_line(tokens) : tokens).ids;
 }
 
 }  // namespace attn::app

@@ -3,6 +3,7 @@
 // Used by `translate` (sources) and `inspect` (sources and targets).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ std::string find_bpe_codes(const TranslationTask& task, const std::string& check
 
 class RawTextEncoder {
  public:
-  // `language`: the Moses tokenizer's; tokenize = false takes tokenized input as it is.
+  // `language`: the Moses tokenizer's; tokenize = false takes tokenized input as it is; empty
+  // `bpe_codes`: no BPE (the input is segmented already, or the model has none).
   RawTextEncoder(const std::string& language, const std::string& bpe_codes, const data::Dictionary& dictionary,
                  bool tokenize = true);
   // Ids of a line, </s> last; `file` and `line_number` name the line in errors (bad UTF-8).
@@ -28,7 +30,7 @@ class RawTextEncoder {
 
  private:
   data::MosesTokenizer tokenizer_;
-  data::BpeEncoder bpe_;
+  std::optional<data::BpeEncoder> bpe_;
   const data::Dictionary& dictionary_;
   bool tokenize_;
 };

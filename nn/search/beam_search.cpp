@@ -22,6 +22,8 @@ struct SentenceSearch {
   // Diverse beam search: G×G, entry (i, j) the number of steps and ranks at which group i's
   // candidate token was group j's (fairseq's group_overlap with its default discount 1).
   std::vector<double> group_overlap;
+  // Constrained search: each hypothesis's progress through the sentence's constraints.
+  std::vector<ConstraintState> constraint_states;
 };
 
 struct Candidate {
@@ -159,6 +161,110 @@ std::vector<std::vector<Candidate>> sibling_candidates(const Tensor& log_probs, 
   return out;
 }
 
+// Constrained search (fairseq's search.LexicallyConstrainedBeamSearch): from step 1 on, a
+// hypothesis that has not met all its constraints may not end. At max_len, where only </s> is
+// left, a sentence none of whose hypotheses met them all ends them all, constraints unmet
+// (fairseq stops there with an assertion).
+void forbid_unfinished_ends(Tensor& log_probs, const std::vector<SentenceSearch>& live, int64_t step, int64_t max_len,
+                            int64_t beam, int64_t eos) {
+  if (step == 0) return;
+  for (size_t i = 0; i < live.size(); ++i) {
+    const std::vector<ConstraintState>& states = live[i].constraint_states;
+    if (step >= max_len &&
+        std::none_of(states.begin(), states.end(), [](const ConstraintState& c) { return c.finished(); }))
+      continue;
+    for (int64_t b = 0; b < beam; ++b)
+      if (!states[size_t(b)].finished())
+        log_probs.select(0, int64_t(i) * beam + b).select(0, eos).fill_(-std::numeric_limits<double>::infinity());
+  }
+}
+
+// A candidate of constrained search with the constraint state its token leads to.
+struct ConstrainedCandidate {
+  Candidate candidate;
+  ConstraintState state;
+  int64_t bank;
+};
+
+// Dynamic beam allocation (Post & Vilar 2018) as fairseq does it for one sentence: the 2·beam
+// best candidates, each hypothesis's best continuation (step ≥ 1) and every continuation that
+// makes progress on a constraint, ordered by bank (constraint tokens met) then score (sort key
+// score − 100·(distinct constraint tokens − bank), in float32), duplicates dropped, then dealt
+// round-robin across banks — the best of the highest bank, the best of the next, …, then each
+// bank's second best — and cut to as many candidates as beam search takes.
+// Both sorts are std::sort, not stable: the sort of PyTorch's CPU tensors, so that candidates
+// whose keys tie in float32 come out in fairseq's order.
+std::vector<ConstrainedCandidate> allocate_across_banks(std::vector<ConstrainedCandidate> pool, size_t keep,
+                                                        int64_t distinct_tokens) {
+  std::sort(pool.begin(), pool.end(), [&](const ConstrainedCandidate& a, const ConstrainedCandidate& b) {
+    auto key = [&](const ConstrainedCandidate& c) {
+      return float(-100 * (distinct_tokens - c.bank)) + c.candidate.score;
+    };
+    return key(a) > key(b);
+  });
+  std::vector<ConstrainedCandidate> unique;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    const Candidate& c = pool[i].candidate;
+    const Candidate& before = pool[(i + pool.size() - 1) % pool.size()].candidate;  // fairseq compares cyclically
+    if (c.beam != before.beam || c.token != before.token || pool.size() == 1) unique.push_back(std::move(pool[i]));
+  }
+  std::vector<int64_t> stripe(unique.size());
+  int64_t rank = -1, bank = unique.empty() ? 0 : unique.front().bank;
+  for (size_t i = 0; i < unique.size(); ++i) {
+    rank = unique[i].bank == bank ? rank + 1 : 0;
+    bank = unique[i].bank;
+    stripe[i] = distinct_tokens - bank + rank * int64_t(unique.size() + 1);
+  }
+  std::vector<size_t> order(unique.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return stripe[a] < stripe[b]; });
+  std::vector<ConstrainedCandidate> dealt;
+  for (size_t i = 0; i < std::min(keep, order.size()); ++i) dealt.push_back(std::move(unique[order[i]]));
+  return dealt;
+}
+
+// The candidates of constrained search, and in `states` the constraint state of each.
+std::vector<std::vector<Candidate>> constrained_candidates(const Tensor& log_probs,
+                                                           const std::vector<SentenceSearch>& live, int64_t beam,
+                                                           int64_t step,
+                                                           std::vector<std::vector<ConstraintState>>& states) {
+  std::vector<std::vector<Candidate>> out = top_candidates(log_probs, live, beam, step);
+  const int64_t vocab = log_probs.size(1);
+  const Tensor scores = log_probs.to(Device::cpu()).contiguous();
+  const float* all = scores.data<float>();
+  states.assign(live.size(), {});
+  for (size_t i = 0; i < live.size(); ++i) {
+    const SentenceSearch& s = live[i];
+    std::vector<Candidate> pool = out[i], progress;
+    const int64_t rows = step == 0 ? 1 : beam;  // at step 0 only beam 0
+    for (int64_t b = 0; b < rows; ++b) {
+      const float* row = all + (int64_t(i) * beam + b) * vocab;
+      const float cumulative = step == 0 ? 0.0f : s.hypotheses[size_t(b)].cumulative.back();
+      if (step > 0) {
+        const int64_t best = std::max_element(row, row + vocab) - row;
+        pool.push_back({row[best] + cumulative, b, best});
+      }
+      for (int64_t token : s.constraint_states[size_t(b)].next_tokens())
+        progress.push_back({row[token] + cumulative, b, token});
+    }
+    pool.insert(pool.end(), progress.begin(), progress.end());  // in fairseq's order
+    std::vector<ConstrainedCandidate> ranked;
+    for (const Candidate& c : pool) {
+      ConstraintState next = s.constraint_states[size_t(c.beam)].advance(c.token);
+      const int64_t bank = next.bank();
+      ranked.push_back({c, std::move(next), bank});
+    }
+    const int64_t distinct = s.constraint_states.front().set().distinct_tokens();
+    const size_t keep = out[i].size();
+    out[i].clear();
+    for (ConstrainedCandidate& c : allocate_across_banks(std::move(ranked), keep, distinct)) {
+      out[i].push_back(c.candidate);
+      states[i].push_back(std::move(c.state));
+    }
+  }
+  return out;
+}
+
 // fairseq's prefix tokens (--prefix-size): each hypothesis of sentence s must take
 // prefixes[s][step] (a step past its prefix forces nothing). A prefix that ends in </s> (a
 // reference shorter than the prefix size) makes every hypothesis of its sentence a copy of the
@@ -220,13 +326,18 @@ void check_options(const SearchOptions& o, int64_t vocab) {
                  1,
              "beam_search: sampling, diverse beam search, match_source_len and diverse siblings exclude one another "
              "(as in fairseq)");
+  ATTN_CHECK(!o.constraint_order ||
+                 (!o.sampling && o.diverse_beam_groups == 0 && !o.match_source_len && o.diversity_rate <= -1),
+             "beam_search: lexical constraints work with plain beam search only, not with sampling, diverse beam "
+             "search, match_source_len or diverse siblings (as in fairseq)");
 }
 
 }  // namespace
 
 std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, const Tensor& src_tokens,
                                                  const SearchOptions& options,
-                                                 const std::vector<std::vector<int64_t>>& prefixes) {
+                                                 const std::vector<std::vector<int64_t>>& prefixes,
+                                                 const std::vector<Constraints>& constraints) {
   ATTN_CHECK(src_tokens.dim() == 2 && src_tokens.dtype() == DType::Int64,
              "beam_search: src_tokens must be int64 [B, S], got {} {}", dtype_name(src_tokens.dtype()),
              src_tokens.shape().str());
@@ -242,6 +353,11 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
   for (const std::vector<int64_t>& prefix : prefixes) prefix_width = std::max(prefix_width, prefix.size());
   const std::vector<int64_t> lengths =
       options.match_source_len ? source_lengths(src_tokens, config.padding_idx) : std::vector<int64_t>();
+  const bool constrained = options.constraint_order.has_value();
+  ATTN_CHECK(!constrained || int64_t(constraints.size()) == batch,
+             "beam_search: {} sentences' constraints for {} sentences", constraints.size(), batch);
+  ATTN_CHECK(!constrained || prefixes.empty(),
+             "beam_search: lexical constraints and prefix tokens exclude one another");
 
   ModelEnsemble::State state = models.start(src_tokens);
   const std::vector<int64_t> expand = repeated_rows(batch, beam);
@@ -249,8 +365,12 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
 
   std::vector<std::vector<Hypothesis>> finalized(batch);
   std::vector<SentenceSearch> live(batch);
-  for (int64_t i = 0; i < batch; ++i)
-    live[i] = {i, std::vector<PartialHypothesis>(beam), std::vector<bool>(beam, false), {}};
+  for (int64_t i = 0; i < batch; ++i) {
+    live[i] = {i, std::vector<PartialHypothesis>(beam), std::vector<bool>(beam, false), {}, {}};
+    if (constrained)
+      live[i].constraint_states.assign(size_t(beam), ConstraintState(std::make_shared<const ConstraintSet>(
+                                                         constraints[size_t(i)], *options.constraint_order)));
+  }
   Tensor last_tokens = full({batch * beam}, double(eos), DType::Int64, device);
 
   for (int64_t step = 0; step <= max_len && !live.empty(); ++step) {
@@ -267,8 +387,11 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
           h.block_repeated_ngrams(log_probs.select(0, row++), options.no_repeat_ngram_size, eos);
     }
     if (options.match_source_len) match_source_lengths(log_probs, live, lengths, step, beam, eos);
+    if (constrained) forbid_unfinished_ends(log_probs, live, step, max_len, beam, eos);
+    std::vector<std::vector<ConstraintState>> candidate_states;
     const std::vector<std::vector<Candidate>> candidates =
-        options.sampling                  ? sampled_candidates(log_probs, live, beam, *options.sampling)
+        constrained                       ? constrained_candidates(log_probs, live, beam, step, candidate_states)
+        : options.sampling                ? sampled_candidates(log_probs, live, beam, *options.sampling)
         : options.diverse_beam_groups > 0 ? diverse_candidates(log_probs, live, beam, step, options)
         : !options.match_source_len && options.diversity_rate > -1
             ? sibling_candidates(log_probs, live, beam, step, options.diversity_rate)
@@ -313,9 +436,10 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
             chosen.push_back(c);
             next_ignore.push_back(excluded);
           }
-      SentenceSearch next{s.sentence, {}, next_ignore, s.group_overlap};
+      SentenceSearch next{s.sentence, {}, next_ignore, s.group_overlap, {}};
       for (size_t c : chosen) {
         const Candidate& cand = cands[c];
+        if (constrained) next.constraint_states.push_back(candidate_states[i][c]);
         next.hypotheses.push_back(s.hypotheses[cand.beam].extended(
             cand.token, cand.score, search_detail::attention_row(attention, row_of(cand))));
         order.push_back(row_of(cand));

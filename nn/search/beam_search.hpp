@@ -19,7 +19,8 @@
 // in all, interleaved across groups) and options.match_source_len (search.LengthConstrained-
 // BeamSearch: </s> forbidden before the source's length, </s> of log-probability 0 from there,
 // max_len the padded source length, an end past its source's length scored −∞) and diverse
-// siblings (options.diversity_rate: search.DiverseSiblingsSearch).
+// siblings (options.diversity_rate: search.DiverseSiblingsSearch), and lexical constraints
+// (options.constraint_order: search.LexicallyConstrainedBeamSearch, docs/models.md §1.10.6).
 #pragma once
 #include <vector>
 
@@ -30,10 +31,13 @@ namespace attn::nn {
 
 // src_tokens int64 [B, S] (left-padded). Returns, per sentence, options.nbest hypotheses.
 // `prefixes`: none, or one per sentence (token ids, possibly empty) that its hypotheses must
-// begin with. Runs without gradients; the models should be in eval mode. A model converts to
-// an ensemble of one (nn/search/model_ensemble.hpp).
+// begin with. `constraints`: with options.constraint_order, one per sentence (possibly none),
+// the token sequences its hypotheses must contain; excludes prefixes. Runs without gradients;
+// the models should be in eval mode. A model converts to an ensemble of one
+// (nn/search/model_ensemble.hpp).
 std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, const Tensor& src_tokens,
                                                  const SearchOptions& options,
-                                                 const std::vector<std::vector<int64_t>>& prefixes = {});
+                                                 const std::vector<std::vector<int64_t>>& prefixes = {},
+                                                 const std::vector<Constraints>& constraints = {});
 
 }  // namespace attn::nn

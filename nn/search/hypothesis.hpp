@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "nn/search/lexical_constraints.hpp"
 #include "nn/search/sampling.hpp"
 
 namespace attn::nn {
@@ -63,6 +64,10 @@ struct SearchOptions {
   // Diverse siblings search (Li et al. 2016; fairseq's --diversity-rate r, on when r > −1): each
   // hypothesis's k-th best continuation is lowered by k·r before the hypotheses compete.
   double diversity_rate = -1.0;
+  // Lexically constrained beam search (Post & Vilar 2018; fairseq's --constraints): every
+  // hypothesis contains its sentence's constraints (nn/search/lexical_constraints.hpp), the beam
+  // shared out across hypotheses that met more or fewer of them. Unset: off.
+  std::optional<ConstraintOrder> constraint_order;
   std::shared_ptr<const KnnRetrieval> knn;  // kNN-MT: each step's distribution interpolated (null: off)
 };
 

@@ -1060,15 +1060,46 @@ std::string hypothesis_lines(const std::string& out) {
   return lines;
 }
 
-TEST_CASE("generate's --prefix-size, --diverse-beam-groups, --match-source-len and --diversity-rate find fairseq's "
-          "hypotheses") {
-  TempDir dir;
+// The H- lines of `text` by their id ("H-3"): score and hypothesis.
+std::map<std::string, std::pair<double, std::string>> best_hypotheses(const std::string& text) {
+  std::map<std::string, std::pair<double, std::string>> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("H-")) continue;
+    const size_t tab = line.find('\t'), second = line.find('\t', tab + 1);
+    lines[line.substr(0, tab)] = {std::stod(line.substr(tab + 1, second - tab - 1)), line.substr(second + 1)};
+  }
+  return lines;
+}
+
+// The same hypotheses (20 of them) with scores 1e-4 apart.
+void require_same_hypotheses(const std::string& ours_text, const std::string& fairseq_text) {
+  const auto ours = best_hypotheses(ours_text), fairseqs = best_hypotheses(fairseq_text);
+  REQUIRE(fairseqs.size() == 20);
+  REQUIRE(ours.size() == fairseqs.size());
+  for (const auto& [id, expected] : fairseqs) {
+    INFO(id);
+    CHECK(ours.at(id).second == expected.second);
+    CHECK(std::abs(ours.at(id).first - expected.first) < 1e-4);
+  }
+}
+
+// fairseq_prenorm.pt (a fairseq-built pre-norm Transformer) imported into `dir` as `imported`.
+void import_fairseq_prenorm(const TempDir& dir) {
   const std::string data = vector_path("own/fairseq/data-bin");
   fs::create_directories(dir.dir / "fq");
   fs::copy_file(vector_path("own/fairseq/pt/fairseq_prenorm.pt"), dir.dir / "fq" / "model.pt");
   for (const char* lang : {"en", "de"})
     fs::copy_file(data + "/dict." + lang + ".txt", dir.dir / "fq" / (std::string("dict.") + lang + ".txt"));
   require_success(run_attnlab(dir, {"import-fairseq", "fq/model.pt", "--output", "imported"}));
+}
+
+TEST_CASE(
+    "generate's --prefix-size, --diverse-beam-groups, --match-source-len and --diversity-rate find fairseq's "
+    "hypotheses") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");
+  import_fairseq_prenorm(dir);
   // fairseq's SequenceGenerator on the same model (check_export.py): its best hypothesis of each
   // sentence and its score (base 2).
   const std::map<std::string, std::vector<std::string>> strategies = {
@@ -1082,24 +1113,8 @@ TEST_CASE("generate's --prefix-size, --diverse-beam-groups, --match-source-len a
     args.insert(args.end(), flags.begin(), flags.end());
     const CommandResult generated = run_attnlab(dir, args);
     require_success(generated);
-    std::map<std::string, std::pair<double, std::string>> ours, fairseqs;
-    for (auto [text, lines] : {std::pair{generated.out, &ours},
-                               std::pair{read_file(vector_path("own/fairseq/pt/fairseq_prenorm." + name + ".hypotheses")),
-                                         &fairseqs}}) {
-      std::istringstream in(text);
-      for (std::string line; std::getline(in, line);) {
-        if (!line.starts_with("H-")) continue;
-        const size_t tab = line.find('\t'), second = line.find('\t', tab + 1);
-        (*lines)[line.substr(0, tab)] = {std::stod(line.substr(tab + 1, second - tab - 1)), line.substr(second + 1)};
-      }
-    }
-    REQUIRE(fairseqs.size() == 20);
-    REQUIRE(ours.size() == fairseqs.size());
-    for (const auto& [id, expected] : fairseqs) {
-      INFO(id);
-      CHECK(ours.at(id).second == expected.second);
-      CHECK(std::abs(ours.at(id).first - expected.first) < 1e-4);
-    }
+    require_same_hypotheses(generated.out,
+                            read_file(vector_path("own/fairseq/pt/fairseq_prenorm." + name + ".hypotheses")));
   }
   // fairseq's strategies one at a time; the beam a multiple of the groups.
   require_runtime_error(run_attnlab(dir, {"generate", data, "--path", "imported", "--subset", "valid",
@@ -1108,6 +1123,64 @@ TEST_CASE("generate's --prefix-size, --diverse-beam-groups, --match-source-len a
   require_runtime_error(run_attnlab(dir, {"generate", data, "--path", "imported", "--subset", "valid", "--beam", "5",
                                           "--diverse-beam-groups", "2"}),
                         {"multiple of the groups"});
+}
+
+TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fairseq-lines prints its lines") {
+  TempDir dir;
+  import_fairseq_prenorm(dir);
+  // Each valid source (BPE'd already) with its line of phrases, as fairseq-interactive reads them.
+  const std::vector<std::string> sources = lines_of(read_file(vector_path("own/fairseq/data-bin-text/valid.en")));
+  const std::vector<std::string> phrases =
+      lines_of(read_file(vector_path("own/fairseq/pt/fairseq_prenorm.constraints")));
+  REQUIRE(sources.size() == phrases.size());
+  std::string input;
+  for (size_t i = 0; i < sources.size(); ++i)
+    input += sources[i] + (phrases[i].empty() ? "" : "\t" + phrases[i]) + "\n";
+  write_file(dir.file("input.txt"), input);
+  // One sentence per batch, as fairseq-interactive's default buffer: this random model has
+  // near-ties that the rounding of a padded batch can turn.
+  const std::vector<std::string> translate = {"translate", "--path",    "imported", "--no-tokenize",
+                                              "--no-bpe",  "--beam",    "4",        "--batch-size",
+                                              "1",         "--threads", "1"};
+  for (const std::string order : {"ordered", "unordered"}) {
+    INFO(order);
+    std::vector<std::string> args = translate;
+    args.insert(args.end(), {"--fairseq-lines", "--constraints", order});
+    const CommandResult lines = run_attnlab(dir, args, dir.file("input.txt"));
+    require_success(lines);
+    CHECK(lines.err.empty());
+    require_same_hypotheses(lines.out,
+                            read_file(vector_path("own/fairseq/pt/fairseq_prenorm." + order + ".hypotheses")));
+    CHECK(lines.out.find("S-1\t" + sources[1] + "\nW-1\t") != std::string::npos);
+    CHECK(lines.out.find("\nC-1\tein N@@\nC-1\tres@@\nH-1\t") != std::string::npos);
+    // Without --fairseq-lines: the D- texts alone, one line each.
+    args.erase(args.end() - 3);
+    const CommandResult plain = run_attnlab(dir, args, dir.file("input.txt"));
+    require_success(plain);
+    std::string texts;
+    std::istringstream in(lines.out);
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with("D-")) texts += line.substr(line.find('\t', line.find('\t') + 1) + 1) + "\n";
+    CHECK(plain.out == texts);
+  }
+  // A bare --constraints is ordered; phrases that cannot fit in --max-len-b are named, not met.
+  std::vector<std::string> args = translate;
+  args.insert(args.end(), {"--constraints", "--max-len-b", "2"});
+  const CommandResult short_outputs = run_attnlab(dir, args, dir.file("input.txt"));
+  require_success(short_outputs);
+  CHECK(short_outputs.err.find("<stdin>:2: the translation reached the maximum length") != std::string::npos);
+  write_file(dir.file("unknown-phrase.txt"), "the\tein\tqqq\n");
+  const CommandResult unknown = run_attnlab(dir, args, dir.file("unknown-phrase.txt"));
+  require_success(unknown);
+  CHECK(unknown.err.find("<stdin>:1: constraint 2 ('qqq') holds symbols the target dictionary lacks") !=
+        std::string::npos);
+  write_file(dir.file("empty-phrase.txt"), "the\tein\n\nthe\t\tein\n");
+  require_runtime_error(run_attnlab(dir, args, dir.file("empty-phrase.txt")), {"<stdin>:3: constraint 1 is empty"});
+  require_runtime_error(run_attnlab(dir, {"translate", "--path", "imported", "--no-bpe", "--bpe-codes", "x"}),
+                        {"--no-bpe and --bpe-codes"});
+  args = translate;
+  args.insert(args.end(), {"--constraints", "--diversity-rate", "0.5"});
+  require_runtime_error(run_attnlab(dir, args, dir.file("input.txt")), {"plain beam search only"});
 }
 
 TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq reads back as the same model") {

@@ -4,8 +4,8 @@
 // invariance; length limits, pad never chosen, score normalisation, n-best order,
 // attention; ensembles against the same reference over the mean of their probabilities;
 // sampling (top-k 1 = greedy, greedy = beam 1, the model's scores, seeded) and temperature;
-// fairseq's other strategies (prefix tokens, match_source_len, diverse beam search; that they
-// find fairseq's own hypotheses is tests/apps/test_cli.cpp's); option errors.
+// fairseq's other strategies (prefix tokens, match_source_len, diverse beam search, lexical
+// constraints; that they find fairseq's own hypotheses is tests/apps/test_cli.cpp's); option errors.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -608,4 +608,56 @@ TEST_CASE("diverse siblings search: rate 0 is beam search; a rate reorders the h
       if (h.tokens.size() >= 2) CHECK(h.positional_scores[1] <= -5.0);
   o.match_source_len = true;
   CHECK_THROWS_WITH(nn::beam_search(*model, src, o), Catch::Contains("exclude one another"));
+}
+
+namespace {
+
+// Whether `phrase` occurs in `tokens` at or after `from`; returns the position after it, or -1.
+int64_t find_phrase(const std::vector<int64_t>& tokens, const std::vector<int64_t>& phrase, int64_t from) {
+  const auto at = std::search(tokens.begin() + from, tokens.end(), phrase.begin(), phrase.end());
+  return at == tokens.end() ? -1 : int64_t(at - tokens.begin() + std::ptrdiff_t(phrase.size()));
+}
+
+}  // namespace
+
+TEST_CASE("lexical constraints: every hypothesis holds its sentence's phrases; none given is beam search") {
+  auto model = peaky_model(45, 12);
+  const Tensor src = pad_batch(random_sentences({5, 3, 6}, 12, 45), true);
+  nn::SearchOptions o;
+  o.beam = 4;
+  o.nbest = 4;
+  o.max_len_b = 12;
+  const auto plain = nn::beam_search(*model, src, o);
+  const std::vector<nn::Constraints> constraints = {{{7, 8}, {5}}, {}, {{9}, {9, 6}, {4}}};
+  for (nn::ConstraintOrder order : {nn::ConstraintOrder::ordered, nn::ConstraintOrder::unordered}) {
+    o.constraint_order = order;
+    const auto constrained = nn::beam_search(*model, src, o, {}, constraints);
+    for (size_t i : {size_t(0), size_t(2)})
+      for (const nn::Hypothesis& h : constrained[i]) {
+        INFO("sentence " << i);
+        int64_t from = 0;
+        for (const std::vector<int64_t>& phrase : constraints[i]) {
+          const int64_t after = find_phrase(h.tokens, phrase, order == nn::ConstraintOrder::ordered ? from : 0);
+          CHECK(after >= 0);
+          from = std::max<int64_t>(after, 0);
+        }
+      }
+    // A sentence without constraints is searched as by plain beam search.
+    REQUIRE(constrained[1].size() == plain[1].size());
+    for (size_t h = 0; h < plain[1].size(); ++h) {
+      CHECK(constrained[1][h].tokens == plain[1][h].tokens);
+      CHECK(constrained[1][h].score == Approx(plain[1][h].score));
+    }
+  }
+  // Too short a max_len to hold the phrases: the hypotheses end there, phrases unmet.
+  o.max_len_b = 2;
+  for (const std::vector<nn::Hypothesis>& sentence : nn::beam_search(*model, src, o, {}, constraints)) {
+    REQUIRE_FALSE(sentence.empty());
+    for (const nn::Hypothesis& h : sentence) CHECK(std::isfinite(h.score));
+  }
+  // With plain beam search only, one set of constraints per sentence.
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o, {{5}, {}, {}}, constraints), Catch::Contains("prefix"));
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o, {}, {{{5}}}), Catch::Contains("1 sentences' constraints for 3"));
+  o.diversity_rate = 0.5;
+  CHECK_THROWS_WITH(nn::beam_search(*model, src, o, {}, constraints), Catch::Contains("plain beam search only"));
 }

@@ -6,10 +6,16 @@ SequenceGenerator with its score (H- lines, as `generate`), built as fairseq-gen
 from the same flags:
     python3 check_export.py DIR DATA_BIN SPLIT [--beam 5] [--lenpen 1] [--prefix-size N]
         [--diverse-beam-groups G --diverse-beam-strength S] [--match-source-len] [--diversity-rate R]
+        [--constraints ordered|unordered --constraints-file FILE]
 fairseq_prenorm.{prefix,dbs,match,siblings}.hypotheses are its H- lines for fairseq_prenorm.pt (imported,
 then exported: `attnlab import-fairseq` and `export-fairseq`) on ../data-bin's valid split with
 `--beam 4 --prefix-size 2`, `--beam 4 --diverse-beam-groups 2 --diverse-beam-strength 0.5` and
 `--beam 3 --match-source-len` and `--beam 4 --diversity-rate 0.5`.
+With --constraints, each sentence's hypotheses must contain the target phrases of its line of
+FILE (tab-separated, in the target dictionary's symbols), read as fairseq-interactive reads the
+phrases after a source (encode_line without </s>, pack_constraints);
+fairseq_prenorm.{ordered,unordered}.hypotheses are its H- lines with `--beam 4` and
+fairseq_prenorm.constraints.
 """
 import argparse
 import math
@@ -21,6 +27,7 @@ from fairseq.data.indexed_dataset import MMapIndexedDataset
 from fairseq.models.lightconv import LightConvModel
 from fairseq.models.transformer import TransformerModel
 from fairseq.sequence_generator import SequenceGenerator
+from fairseq.token_generation_constraints import pack_constraints
 
 parser = argparse.ArgumentParser()
 for positional in ("folder", "data", "split"):
@@ -32,6 +39,8 @@ parser.add_argument("--diverse-beam-groups", type=int, default=-1)
 parser.add_argument("--diverse-beam-strength", type=float, default=0.5)
 parser.add_argument("--match-source-len", action="store_true")
 parser.add_argument("--diversity-rate", type=float, default=-1.0)
+parser.add_argument("--constraints", choices=["ordered", "unordered"])
+parser.add_argument("--constraints-file")
 flags = parser.parse_args()
 
 state = torch.load(flags.folder + "/model.pt")
@@ -57,6 +66,9 @@ elif flags.match_source_len:
     strategy = search.LengthConstrainedBeamSearch(tgt, min_len_a=1, min_len_b=0, max_len_a=1, max_len_b=0)
 elif flags.diversity_rate > -1:
     strategy = search.DiverseSiblingsSearch(tgt, flags.diversity_rate)
+elif flags.constraints:
+    strategy = search.LexicallyConstrainedBeamSearch(tgt, flags.constraints)
+    phrases = [line.rstrip("\n").split("\t") for line in open(flags.constraints_file, encoding="utf-8")]
 generator = SequenceGenerator([model], tgt, beam_size=flags.beam, len_penalty=flags.lenpen,
                               match_source_len=flags.match_source_len, search_strategy=strategy)
 pair = f"{args.source_lang}-{args.target_lang}"
@@ -70,7 +82,12 @@ for i in range(len(sources)):
     prefix = t[:, : flags.prefix_size] if flags.prefix_size > 0 else None
     with torch.no_grad():
         lprobs = model.get_normalized_probs(model(s, torch.tensor([s.size(1)]), prev), log_probs=True)
-        hypo = generator.generate([model], {"net_input": net_input}, prefix_tokens=prefix)[0][0]
+        constraints = None
+        if flags.constraints:
+            constraints = pack_constraints(
+                [[tgt.encode_line(p, append_eos=False, add_if_not_exist=False) for p in phrases[i] if p]])
+        hypo = generator.generate([model], {"net_input": net_input}, prefix_tokens=prefix,
+                                  constraints=constraints)[0][0]
     scores = lprobs.gather(2, t.unsqueeze(2)).squeeze(2).squeeze(0) / math.log(2)
     print("P-%d\t%s" % (i, " ".join("%.4f" % x for x in scores.tolist())))
     print("H-%d\t%s\t%s" % (i, hypo["score"].item() / math.log(2), tgt.string(hypo["tokens"])))

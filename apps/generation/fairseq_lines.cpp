@@ -1,0 +1,26 @@
+#include "apps/generation/fairseq_lines.hpp"
+
+#include <numbers>
+
+#include <fmt/core.h>
+
+namespace attn::app {
+namespace {
+
+std::string positional_scores(const nn::Hypothesis& hypothesis) {
+  std::string line;
+  for (double score : hypothesis.positional_scores)
+    line += fmt::format("{}{:.4f}", line.empty() ? "" : " ", score / std::numbers::ln2);
+  return line;
+}
+
+}  // namespace
+
+std::string hypothesis_lines(size_t i, const nn::Hypothesis& h, const std::string& text,
+                             const std::string& detokenized) {
+  const double score = h.score / std::numbers::ln2;
+  return fmt::format("H-{}\t{}\t{}\nD-{}\t{}\t{}\nP-{}\t{}\n", i, score, text, i, score, detokenized, i,
+                     positional_scores(h));
+}
+
+}  // namespace attn::app
