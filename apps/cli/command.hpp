@@ -46,6 +46,13 @@ CLI::Validator finite_number_that(Condition condition, std::string requirement, 
       std::move(name));
 }
 
+// An option given alone or with one of `choices` (argparse's nargs="?" with a const): alone it
+// sets `target` to the first choice; not given, it leaves `target` as it is.
+inline CLI::Option* add_optional_choice(CLI::App& cmd, const std::string& name, std::string& target,
+                                        const std::string& help, const std::vector<std::string>& choices) {
+  return cmd.add_option(name, target, help)->expected(0, 1)->check(CLI::IsMember(choices))->default_str(choices.front());
+}
+
 inline CLI::Validator positive_number() {
   return finite_number_that([](double v) { return v > 0; }, " > 0", "POSITIVE");
 }

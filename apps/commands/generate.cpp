@@ -240,12 +240,10 @@ CommandAction setup_generate(CLI::App& cmd) {
       ->check(non_negative_number())
       ->capture_default_str();
   // A value of its own or none, as fairseq's flag: `--print-alignment`, `--print-alignment soft`.
-  CLI::Option* alignment =
-      cmd.add_option("--print-alignment", args->print_alignment,
-                     "Print A- lines: hard (the default), each output word aligned to the source word its "
-                     "cross-attention weighs most; soft, the weights of every source token for every output token")
-          ->expected(0, 1)
-          ->check(CLI::IsMember({"hard", "soft", ""}));
+  add_optional_choice(cmd, "--print-alignment", args->print_alignment,
+                      "Print A- lines: hard (given alone), each output word aligned to the source word its "
+                      "cross-attention weighs most; soft, the weights of every source token for every output token",
+                      {"hard", "soft"});
   cmd.add_option("--knn-datastore", args->knn_datastore,
                  "kNN-MT (Khandelwal et al. 2021): a split of the data dir (e.g. train) whose decoder states the "
                  "search consults");
@@ -295,14 +293,13 @@ CommandAction setup_generate(CLI::App& cmd) {
   for (const std::string flag : {"--fp16", "--bf16"})
     cmd.add_flag_callback(flag, [args, flag] { args->half_precision_flag = flag; }, "Refused: see --matmul-precision");
   add_compute_options(cmd, args->compute);
-  return [args, alignment] {
+  return [args] {
     ATTN_CHECK(args->half_precision_flag.empty(),
                "generate: {}: attnlab decodes with float32 weights; --matmul-precision bf16 gives bfloat16 matrix "
                "products with float32 sums (CPUs with AVX512-BF16 or AMX, and GPUs)",
                args->half_precision_flag);
     ATTN_CHECK(!args->cpu || args->compute.device == "cpu", "generate: --cpu and --device {} ask for two devices",
                args->compute.device);
-    if (alignment->count() > 0 && args->print_alignment.empty()) args->print_alignment = "hard";
     const nn::SearchOptions& requested = args->decoding.search;
     ATTN_CHECK(requested.nbest <= requested.beam, "generate: --nbest ({}) > --beam ({})", requested.nbest,
                requested.beam);

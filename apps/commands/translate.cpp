@@ -176,14 +176,11 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_option("--nbest", search.nbest, "Translations printed per input line, best first (at most --beam)")
       ->check(positive_number())
       ->capture_default_str();
-  CLI::Option* constraints =
-      cmd.add_option(
-             "--constraints", args->constraints,
-             "Lexically constrained decoding: each input line is SOURCE<tab>PHRASE<tab>PHRASE..., and every "
-             "translation contains each target PHRASE; ordered (the default): in the order given; unordered: in "
-             "any order")
-          ->expected(0, 1)
-          ->check(CLI::IsMember({"ordered", "unordered", ""}));
+  add_optional_choice(cmd, "--constraints", args->constraints,
+                      "Lexically constrained decoding: each input line is SOURCE<tab>PHRASE<tab>PHRASE..., and every "
+                      "translation contains each target PHRASE; ordered (given alone): in the order given; "
+                      "unordered: in any order",
+                      {"ordered", "unordered"});
   cmd.add_flag("--fairseq-lines", args->fairseq_lines,
                "Print fairseq-interactive's S-, W-, C-, H-, D- and P- lines (scores in base 2) instead of the "
                "translations alone");
@@ -192,12 +189,11 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
       ->check(positive_number());
   add_compute_options(cmd, args->compute);
-  return [args, constraints] {
+  return [args] {
     apply_sampling_flags(args->sampling, args->decoding.search);
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "translate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);
     ATTN_CHECK(!args->no_bpe || args->bpe_codes.empty(), "translate: --no-bpe and --bpe-codes exclude one another");
-    if (constraints->count() > 0 && args->constraints.empty()) args->constraints = "ordered";
     return run_translate(*args);
   };
 }

@@ -37,6 +37,23 @@ std::unique_ptr<nn::EncoderDecoderModel> peaky_model(uint64_t seed, int64_t voca
   return model;
 }
 
+// fairseq's other strategies are tested on a peaky 12-symbol model and random sources of
+// `lengths`, both drawn from `seed`, searched with `beam` hypotheses all returned and outputs of
+// at most `max_len_b` tokens.
+struct StrategyCase {
+  std::unique_ptr<nn::EncoderDecoderModel> model;
+  Tensor src;
+  nn::SearchOptions options;
+};
+
+StrategyCase strategy_case(uint64_t seed, const std::vector<int64_t>& lengths, int64_t beam, int64_t max_len_b) {
+  StrategyCase c{peaky_model(seed, 12), pad_batch(random_sentences(lengths, 12, seed), true), {}};
+  c.options.beam = beam;
+  c.options.nbest = beam;
+  c.options.max_len_b = max_len_b;
+  return c;
+}
+
 struct RefHyp {
   std::vector<int64_t> tokens;
   std::vector<float> cumulative;
@@ -564,12 +581,7 @@ TEST_CASE("match_source_len ends the best hypothesis after as many tokens as its
 }
 
 TEST_CASE("diverse beam search: a strong penalty gives each group its own first token") {
-  auto model = peaky_model(43, 12);
-  const Tensor src = pad_batch(random_sentences({5, 4}, 12, 43), true);
-  nn::SearchOptions o;
-  o.beam = 4;
-  o.nbest = 4;
-  o.max_len_b = 6;
+  auto [model, src, o] = strategy_case(43, {5, 4}, 4, 6);
   o.min_len = 2;
   o.diverse_beam_groups = 4;
   o.diverse_beam_strength = 1000;  // far beyond any log-probability gap
@@ -587,12 +599,7 @@ TEST_CASE("diverse beam search: a strong penalty gives each group its own first 
 }
 
 TEST_CASE("diverse siblings search: rate 0 is beam search; a rate reorders the hypotheses' continuations") {
-  auto model = peaky_model(44, 12);
-  const Tensor src = pad_batch(random_sentences({5, 3, 6}, 12, 44), true);
-  nn::SearchOptions o;
-  o.beam = 3;
-  o.nbest = 3;
-  o.max_len_b = 8;
+  auto [model, src, o] = strategy_case(44, {5, 3, 6}, 3, 8);
   const auto plain = nn::beam_search(*model, src, o);
   o.diversity_rate = 0.0;
   const auto siblings = nn::beam_search(*model, src, o);
@@ -621,12 +628,7 @@ int64_t find_phrase(const std::vector<int64_t>& tokens, const std::vector<int64_
 }  // namespace
 
 TEST_CASE("lexical constraints: every hypothesis holds its sentence's phrases; none given is beam search") {
-  auto model = peaky_model(45, 12);
-  const Tensor src = pad_batch(random_sentences({5, 3, 6}, 12, 45), true);
-  nn::SearchOptions o;
-  o.beam = 4;
-  o.nbest = 4;
-  o.max_len_b = 12;
+  auto [model, src, o] = strategy_case(45, {5, 3, 6}, 4, 12);
   const auto plain = nn::beam_search(*model, src, o);
   const std::vector<nn::Constraints> constraints = {{{7, 8}, {5}}, {}, {{9}, {9, 6}, {4}}};
   for (nn::ConstraintOrder order : {nn::ConstraintOrder::ordered, nn::ConstraintOrder::unordered}) {
