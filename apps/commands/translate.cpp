@@ -8,6 +8,7 @@
 // phrases after each source that every translation must contain (lexically constrained
 // decoding, docs/models.md §1.10.6); --fairseq-lines prints its S-, W-, C-, H-, D- and P- lines
 // (scores in base 2) in place of the translations alone, every line translated, empty or not.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -47,39 +48,44 @@ struct InputLine {
 };
 
 // fairseq-interactive's reading of a line with --constraints: whitespace stripped from both
-// ends, then split at tabs, the first field the source; each constraint tokenized and segmented
-// as target text, without </s>.
-InputLine read_line(const std::string& line, size_t number, const RawTextEncoder& source_encoder,
-                    const RawTextEncoder* target_encoder) {
-  const std::string where = fmt::format("<stdin>:{}", number);
-  if (!target_encoder) {
-    const std::vector<int32_t> ids = source_encoder.encode(line, "<stdin>", number);
-    return {{ids.begin(), ids.end()}, {}};
-  }
-  const size_t first = line.find_first_not_of(" \t\r\n\f\v"), last = line.find_last_not_of(" \t\r\n\f\v");
-  const std::string stripped = first == std::string::npos ? "" : line.substr(first, last - first + 1);
-  InputLine input;
-  size_t start = 0;
-  for (size_t field = 0;; ++field) {
+// ends, then the fields between tabs.
+std::vector<std::string> tab_separated_fields(const std::string& line) {
+  const char* whitespace = " \t\r\n\f\v";
+  const size_t first = line.find_first_not_of(whitespace);
+  const std::string stripped =
+      first == std::string::npos ? "" : line.substr(first, line.find_last_not_of(whitespace) - first + 1);
+  std::vector<std::string> fields;
+  for (size_t start = 0;;) {
     const size_t tab = stripped.find('\t', start);
-    const std::string text = stripped.substr(start, tab == std::string::npos ? std::string::npos : tab - start);
-    if (field == 0) {
-      const std::vector<int32_t> ids = source_encoder.encode(text, "<stdin>", number);
-      input.source.assign(ids.begin(), ids.end());
-    } else {
-      std::vector<int32_t> ids = target_encoder->encode(text, "<stdin>", number);
-      ids.pop_back();  // </s>
-      if (ids.empty()) throw Error(fmt::format("{}: constraint {} is empty", where, field));
-      if (std::find(ids.begin(), ids.end(), data::Dictionary::kUnk) != ids.end())
-        std::cerr << fmt::format(
-            "{}: constraint {} ('{}') holds symbols the target dictionary lacks: the translation "
-            "must then contain <unk>\n",
-            where, field, text);
-      input.constraints.emplace_back(ids.begin(), ids.end());
-    }
-    if (tab == std::string::npos) break;
+    fields.push_back(stripped.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) return fields;
     start = tab + 1;
   }
+}
+
+// Constraint k of line `number`: its text tokenized and segmented as target text, without </s>.
+std::vector<int64_t> encode_constraint(const std::string& text, size_t k, size_t number,
+                                       const RawTextEncoder& target_encoder) {
+  std::vector<int32_t> ids = target_encoder.encode(text, "<stdin>", number);
+  ids.pop_back();  // </s>
+  if (ids.empty()) throw Error(fmt::format("<stdin>:{}: constraint {} is empty", number, k));
+  if (std::find(ids.begin(), ids.end(), data::Dictionary::kUnk) != ids.end())
+    std::cerr << fmt::format("<stdin>:{}: constraint {} ('{}') holds symbols the target dictionary lacks: the "
+                             "translation must then contain <unk>\n",
+                             number, k, text);
+  return {ids.begin(), ids.end()};
+}
+
+// Line `number` of the input; with a target encoder (--constraints), its first field is the
+// source and the others are constraints.
+InputLine read_line(const std::string& line, size_t number, const RawTextEncoder& source_encoder,
+                    const RawTextEncoder* target_encoder) {
+  const std::vector<std::string> fields =
+      target_encoder ? tab_separated_fields(line) : std::vector<std::string>{line};
+  const std::vector<int32_t> source = source_encoder.encode(fields.front(), "<stdin>", number);
+  InputLine input{{source.begin(), source.end()}, {}};
+  for (size_t k = 1; k < fields.size(); ++k)
+    input.constraints.push_back(encode_constraint(fields[k], k, number, *target_encoder));
   return input;
 }
 
