@@ -3,7 +3,9 @@
 // checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint; none with --no-bpe)
 // -> dictionary ids -> beam search (docs/models.md §1.10) -> BPE removed -> Moses detokenizer.
 // Output order = input order; empty input lines give empty output lines. With --nbest N each
-// line gives N lines, its hypotheses best first (an empty line gives N empty ones).
+// line gives N lines, its hypotheses best first (an empty line gives N empty ones). A
+// terminal's lines are translated as they are typed, other input batched whole
+// (--buffer-size: lines per batch of reading, translating and printing).
 // fairseq-interactive's ways: --constraints [ordered|unordered] reads tab-separated target
 // phrases after each source that every translation must contain (lexically constrained
 // decoding, docs/models.md §1.10.6); --fairseq-lines prints its S-, W-, C-, H-, D- and P- lines
@@ -11,7 +13,10 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <cstdint>
 #include <memory>
+
+#include <unistd.h>
 
 #include <fmt/core.h>
 
@@ -37,6 +42,7 @@ struct TranslateArgs {
   bool no_tokenize = false, no_bpe = false;
   std::string constraints;  // "ordered" or "unordered" when asked for (fairseq's --constraints)
   bool fairseq_lines = false;
+  int64_t buffer_size = 0;  // fairseq-interactive's --buffer-size (0: see lines_per_buffer)
   ComputeOptions compute;
 };
 
@@ -102,6 +108,77 @@ void warn_unmet_constraints(const nn::Hypothesis& h, const nn::Constraints& cons
         number);
 }
 
+// What translating the lines of a buffer needs, set up once.
+struct LineTranslator {
+  const TranslateArgs& args;
+  const nn::ModelEnsemble& models;
+  const TranslationTask& task;
+  RawTextEncoder source_encoder, target_encoder;
+  data::MosesDetokenizer detokenizer;
+  DecodingOptions decoding;
+
+  // Translates `lines` (the first is line `first_number` of the input) and prints their
+  // translations. A line without any tokens or constraints is answered with an empty line (with
+  // --fairseq-lines it is translated, as fairseq-interactive does).
+  void translate(const std::vector<std::string>& lines, size_t first_number) const {
+    std::vector<InputLine> inputs;
+    std::vector<size_t> input_of(lines.size(), SIZE_MAX);  // each line's input, if translated
+    for (size_t k = 0; k < lines.size(); ++k) {
+      const size_t number = first_number + k;
+      InputLine input =
+          read_line(lines[k], number, source_encoder, decoding.search.constraint_order ? &target_encoder : nullptr);
+      check_source_length(models, input.source.size(), fmt::format("<stdin>:{}", number));
+      if (input.source.size() == 1 && input.constraints.empty() && !args.fairseq_lines) continue;  // only </s>
+      input_of[k] = inputs.size();
+      inputs.push_back(std::move(input));
+    }
+    std::vector<std::vector<int64_t>> sources;
+    std::vector<nn::Constraints> constraints;
+    for (const InputLine& input : inputs) {
+      sources.push_back(input.source);
+      if (decoding.search.constraint_order) constraints.push_back(input.constraints);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const auto hypotheses = translate_sentences(models, sources, decoding, {}, {}, constraints);
+    const double seconds_each = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                                double(std::max<size_t>(1, sources.size()));
+    for (size_t k = 0; k < lines.size(); ++k) {
+      if (input_of[k] == SIZE_MAX)
+        std::cout << std::string(size_t(decoding.search.nbest), '\n');
+      else
+        print(inputs[input_of[k]], hypotheses[input_of[k]], first_number + k, seconds_each);
+    }
+  }
+
+  // The translations of line `number`, or fairseq-interactive's lines for it (ids from 0).
+  void print(const InputLine& input, const std::vector<nn::Hypothesis>& hypotheses, size_t number,
+             double seconds) const {
+    const size_t id = number - 1;
+    if (args.fairseq_lines) {
+      std::cout << fmt::format("S-{}\t{}\nW-{}\t{:.3f}\tseconds\n", id, task.source_dict.decode(input.source), id,
+                               seconds);
+      for (const std::vector<int64_t>& constraint : input.constraints)
+        std::cout << fmt::format("C-{}\t{}\n", id, task.target_dict.decode(constraint));
+    }
+    for (const nn::Hypothesis& h : hypotheses) {
+      if (decoding.search.constraint_order)
+        warn_unmet_constraints(h, input.constraints, *decoding.search.constraint_order, number);
+      const std::string tokens = task.target_dict.decode(h.tokens, "@@ ");
+      const std::string text = args.no_tokenize ? tokens : detokenizer.detokenize(tokens);
+      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text)
+                                       : text + "\n");
+    }
+  }
+};
+
+// fairseq-interactive's --buffer-size: the lines read before they are translated; 0 is one
+// line at a time from a terminal (each translation printed as its line is typed) and the whole
+// input otherwise (batched by length, the fastest).
+size_t lines_per_buffer(int64_t buffer_size) {
+  if (buffer_size > 0) return size_t(buffer_size);
+  return ::isatty(STDIN_FILENO) == 1 ? 1 : SIZE_MAX;
+}
+
 int run_translate(const TranslateArgs& args) {
   const Device device = apply_compute_options(args.compute);
   const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
@@ -109,63 +186,27 @@ int run_translate(const TranslateArgs& args) {
   const TranslationTask& task = trained.front().task;
   const std::string bpe_codes =
       args.no_bpe ? "" : find_bpe_codes(task, first_checkpoint(args.path), args.bpe_codes, "translate");
-  const RawTextEncoder encoder(task.source_lang, bpe_codes, task.source_dict, !args.no_tokenize);
-  const RawTextEncoder target_encoder(task.target_lang, bpe_codes, task.target_dict, !args.no_tokenize);
-  const data::MosesDetokenizer detokenizer(data::parse_moses_language(task.target_lang));
-  DecodingOptions decoding = args.decoding;
+  LineTranslator translator{args,
+                            models,
+                            task,
+                            RawTextEncoder(task.source_lang, bpe_codes, task.source_dict, !args.no_tokenize),
+                            RawTextEncoder(task.target_lang, bpe_codes, task.target_dict, !args.no_tokenize),
+                            data::MosesDetokenizer(data::parse_moses_language(task.target_lang)),
+                            args.decoding};
   if (!args.constraints.empty())
-    decoding.search.constraint_order =
+    translator.decoding.search.constraint_order =
         args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
 
-  // The lines to translate; one without any tokens or constraints is answered with an empty
-  // line (with --fairseq-lines it is translated, as fairseq-interactive does).
-  std::vector<InputLine> inputs;
-  std::vector<size_t> translated_line;  // each input's line number
-  size_t lines = 0;
-  for (std::string line; std::getline(data::standard_input(), line);) {
-    InputLine input = read_line(line, ++lines, encoder, decoding.search.constraint_order ? &target_encoder : nullptr);
-    check_source_length(models, input.source.size(), fmt::format("<stdin>:{}", lines));
-    if (input.source.size() == 1 && input.constraints.empty() && !args.fairseq_lines) continue;  // only </s>
-    inputs.push_back(std::move(input));
-    translated_line.push_back(lines);
+  const size_t buffer = lines_per_buffer(args.buffer_size);
+  size_t lines_read = 0;
+  for (std::vector<std::string> lines;; lines.clear()) {
+    for (std::string line; lines.size() < buffer && std::getline(data::standard_input(), line);)
+      lines.push_back(line);
+    if (lines.empty()) return 0;
+    translator.translate(lines, lines_read + 1);
+    std::cout.flush();
+    lines_read += lines.size();
   }
-  std::vector<std::vector<int64_t>> sources;
-  std::vector<nn::Constraints> constraints;
-  for (const InputLine& input : inputs) {
-    sources.push_back(input.source);
-    if (decoding.search.constraint_order) constraints.push_back(input.constraints);
-  }
-  const auto start = std::chrono::steady_clock::now();
-  const auto hypotheses = translate_sentences(models, sources, decoding, {}, {}, constraints);
-  const double seconds_each = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-                              double(std::max<size_t>(1, sources.size()));
-
-  auto text_of = [&](const nn::Hypothesis& h) {
-    const std::string text = task.target_dict.decode(h.tokens, "@@ ");
-    return args.no_tokenize ? text : detokenizer.detokenize(text);
-  };
-  size_t next = 0;  // the next translated input
-  for (size_t number = 1; number <= lines; ++number) {
-    if (next == inputs.size() || translated_line[next] != number) {
-      std::cout << std::string(size_t(decoding.search.nbest), '\n');
-      continue;
-    }
-    const size_t id = number - 1;  // fairseq-interactive counts lines from 0
-    if (args.fairseq_lines) {
-      std::cout << fmt::format("S-{}\t{}\nW-{}\t{:.3f}\tseconds\n", id, task.source_dict.decode(inputs[next].source),
-                               id, seconds_each);
-      for (const std::vector<int64_t>& constraint : inputs[next].constraints)
-        std::cout << fmt::format("C-{}\t{}\n", id, task.target_dict.decode(constraint));
-    }
-    for (const nn::Hypothesis& h : hypotheses[next]) {
-      if (decoding.search.constraint_order)
-        warn_unmet_constraints(h, inputs[next].constraints, *decoding.search.constraint_order, number);
-      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text_of(h))
-                                       : text_of(h) + "\n");
-    }
-    ++next;
-  }
-  return 0;
 }
 
 CommandAction setup_translate(CLI::App& cmd) {
@@ -187,6 +228,11 @@ CommandAction setup_translate(CLI::App& cmd) {
                       "translation contains each target PHRASE; ordered (given alone): in the order given; "
                       "unordered: in any order",
                       {"ordered", "unordered"});
+  cmd.add_option("--buffer-size", args->buffer_size,
+                 "Lines read before they are translated and printed (fairseq-interactive's flag; 0: one at a time "
+                 "from a terminal, the whole input otherwise)")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd.add_flag("--fairseq-lines", args->fairseq_lines,
                "Print fairseq-interactive's S-, W-, C-, H-, D- and P- lines (scores in base 2) instead of the "
                "translations alone");

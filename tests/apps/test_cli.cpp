@@ -1163,6 +1163,24 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
       if (line.starts_with("D-")) texts += line.substr(line.find('\t', line.find('\t') + 1) + 1) + "\n";
     CHECK(plain.out == texts);
   }
+  // --buffer-size N: N lines read, translated and printed at a time; fairseq's ids run on.
+  std::vector<std::string> buffered = translate;
+  buffered.insert(buffered.end(), {"--fairseq-lines", "--constraints", "--buffer-size", "3"});
+  const CommandResult in_threes = run_attnlab(dir, buffered, dir.file("input.txt"));
+  require_success(in_threes);
+  require_same_hypotheses(in_threes.out, read_file(vector_path("own/fairseq/pt/fairseq_prenorm.ordered.hypotheses")));
+  // One line at a time, each translation printed before the next line is read: the second line
+  // is written only once the first one's translation has come out (or after 30 s, in vain).
+  const std::string fifo_writer = fmt::format(
+      "mkfifo in.fifo && ({{ printf '%s\\n' {}; for i in $(seq 300); do [ -s command.stdout ] && break; sleep 0.1; "
+      "done; [ -s command.stdout ] && touch streamed; printf '%s\\n' {}; }} > in.fifo &)",
+      shell_quoted(sources[0]), shell_quoted(sources[1]));
+  std::vector<std::string> one_by_one = translate;
+  one_by_one.insert(one_by_one.end(), {"--buffer-size", "1"});
+  const CommandResult streamed = run_attnlab_redirected(dir, one_by_one, "< in.fifo", "", fifo_writer);
+  require_success(streamed);
+  CHECK(fs::exists(dir.dir / "streamed"));
+  CHECK(lines_of(streamed.out).size() == 2);
   // A bare --constraints is ordered; phrases that cannot fit in --max-len-b are named, not met.
   std::vector<std::string> args = translate;
   args.insert(args.end(), {"--constraints", "--max-len-b", "2"});
