@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "core/checksum.hpp"
+#include "data/post_process.hpp"
 #include "data/text_io.hpp"
 
 namespace attn::data {
@@ -42,20 +43,6 @@ std::string_view strip_trailing_whitespace(std::string_view s) {
     if (!ws) end = i;
   }
   return s.substr(0, end);
-}
-
-// fairseq's data_utils.post_process for a BPE separator: (s + " ").replace(sep, "").rstrip().
-std::string remove_bpe_separator(const std::string& sentence, std::string_view separator) {
-  std::string padded = sentence + " ", out;
-  out.reserve(padded.size());
-  for (size_t i = 0; i < padded.size();) {
-    if (padded.compare(i, separator.size(), separator) == 0) {
-      i += separator.size();
-    } else {
-      out += padded[i++];
-    }
-  }
-  return std::string(strip_trailing_whitespace(out));
 }
 
 // The digits of a count as Python's int() reads them: after leading whitespace (the line's
@@ -200,7 +187,7 @@ EncodedLine Dictionary::encode_line(std::string_view line, bool append_eos) cons
   return encoded;
 }
 
-std::string Dictionary::decode(std::span<const int64_t> ids, std::string_view bpe_separator,
+std::string Dictionary::decode(std::span<const int64_t> ids, std::string_view scheme,
                                bool include_eos) const {
   std::string sentence;
   for (int64_t id : ids) {
@@ -208,7 +195,7 @@ std::string Dictionary::decode(std::span<const int64_t> ids, std::string_view bp
     if (!sentence.empty()) sentence += ' ';
     sentence += symbol(static_cast<int32_t>(id));
   }
-  return bpe_separator.empty() ? sentence : remove_bpe_separator(sentence, bpe_separator);
+  return post_process(sentence, scheme);
 }
 
 uint64_t Dictionary::fingerprint() const {

@@ -62,9 +62,9 @@ class Dictionary {
   // Token ids of a line (unknown words -> <unk>, counted), followed by </s> if append_eos.
   EncodedLine encode_line(std::string_view line, bool append_eos = true) const;
   // Symbols of ids joined by spaces, skipping <s>, <pad> and </s> (unless include_eos).
-  // A non-empty bpe_separator (e.g. "@@ ") is removed as fairseq's post_process does.
-  std::string decode(std::span<const int64_t> ids, std::string_view bpe_separator = "",
-                     bool include_eos = false) const;
+  // Then post-processed by `scheme` as fairseq's --post-process does (data/post_process.hpp:
+  // "@@ " or subword_nmt removes BPE's marker; "": the symbols as they are).
+  std::string decode(std::span<const int64_t> ids, std::string_view scheme = "", bool include_eos = false) const;
 
   // What the ids mean, as one number: FNV-1a 64 of every symbol in id order, each followed
   // by a newline. Counts are left out (they do not change what an id stands for). A

@@ -31,6 +31,7 @@
 #include "apps/generation/translator.hpp"
 #include "apps/task/translation_task.hpp"
 #include "data/bleu.hpp"
+#include "data/post_process.hpp"
 #include "data/moses_detokenizer.hpp"
 #include "data/text_io.hpp"
 #include "nn/search/knn_datastore.hpp"
@@ -227,7 +228,10 @@ CommandAction setup_generate(CLI::App& cmd) {
   cmd.add_option("--nbest", search.nbest, "Hypotheses printed per sentence")
       ->check(positive_number())
       ->capture_default_str();
-  cmd.add_flag("--remove-bpe{@@ }", args->remove_bpe, "Remove BPE (default separator '@@ ')");
+  add_optional_choice(cmd, "--post-process,--remove-bpe", args->remove_bpe,
+                      "Post-process the S-, T-, H- and D- text by the subword scheme (fairseq's flag; given alone: "
+                      "remove subword-nmt's '@@ ')",
+                      data::post_process_schemes());
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch")
       ->check(positive_number());
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")

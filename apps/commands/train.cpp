@@ -12,6 +12,7 @@
 #include "apps/training/gpu_ranks.hpp"
 #include "apps/training/trainer.hpp"
 #include "core/device_runtime.hpp"
+#include "data/post_process.hpp"
 #include "dist/world.hpp"
 #include "nn/transformer/transformer_config.hpp"
 
@@ -297,8 +298,10 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--eval-bleu-detok", o.eval_bleu.detok, "--eval-bleu: space (no detokenization) | moses")
       ->check(CLI::IsMember({"space", "moses"}))
       ->capture_default_str();
-  cmd.add_flag("--eval-bleu-remove-bpe{@@ }", o.eval_bleu.remove_bpe,
-               "--eval-bleu: remove BPE before scoring (default separator '@@ ')");
+  add_optional_choice(cmd, "--eval-bleu-remove-bpe", o.eval_bleu.remove_bpe,
+                      "--eval-bleu: post-process hypotheses and references before scoring as fairseq's --post-process "
+                      "(given alone: remove subword-nmt's '@@ ')",
+                      data::post_process_schemes());
   cmd.add_flag("--eval-tokenized-bleu", o.eval_bleu.tokenized_bleu,
                "--eval-bleu: score the text as it is (sacreBLEU tokenizer none) instead of 13a");
   cmd.add_flag("--eval-bleu-print-samples", o.eval_bleu.print_samples,

@@ -24,7 +24,7 @@ struct BleuValidationOptions {
   bool enabled = false;          // --eval-bleu
   nn::SearchOptions search;      // --eval-bleu-args
   std::string detok = "space";   // --eval-bleu-detok: space (text as it is) | moses
-  std::string remove_bpe;        // --eval-bleu-remove-bpe: the separator ("@@ "), empty: kept
+  std::string remove_bpe;        // --eval-bleu-remove-bpe: a scheme of data/post_process.hpp, empty: kept
   bool tokenized_bleu = false;   // --eval-tokenized-bleu
   bool print_samples = false;    // --eval-bleu-print-samples
 };

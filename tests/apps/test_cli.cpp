@@ -1327,6 +1327,11 @@ TEST_CASE("generate takes fairseq-generate's --results-path, --scoring sacrebleu
   CHECK(contains(detok.out, "Generate valid with beam=2: BLEU = " + bleu[1].str()));
   CHECK(contains(skipped.out, " .\n"));     // tokenized: the final period split off
   CHECK_FALSE(contains(references, " .\n"));  // detokenized: joined again
+  // fairseq's --post-process names its schemes: subword_nmt is the bare flag's; others refused.
+  CHECK(with({"--skip-invalid-size-inputs-valid-test", "--tokenizer", "moses", "--scoring", "sacrebleu",
+              "--post-process", "subword_nmt"})
+            .out == detok.out);
+  require_command_line_error(with({"--remove-bpe", "##"}), "--post-process: ## not in {subword_nmt");
   require_runtime_error(with({"--fp16"}), {"--fp16", "--matmul-precision bf16"});
 }
 
