@@ -1,7 +1,8 @@
 // `attnlab translate --path CKPT`: raw sentences on stdin -> translations on stdout, through
 // the whole text pipeline: Moses tokenizer (docs/mt-tools.md §2) -> BPE (§1; the codes the
 // checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint; none with --no-bpe)
-// -> dictionary ids -> beam search (docs/models.md §1.10) -> BPE removed -> Moses detokenizer.
+// -> dictionary ids -> beam search (docs/models.md §1.10) -> BPE removed (--post-process) ->
+// Moses detokenizer.
 // Output order = input order; empty input lines give empty output lines. With --nbest N each
 // line gives N lines, its hypotheses best first (an empty line gives N empty ones). A
 // terminal's lines are translated as they are typed, other input batched whole
@@ -29,6 +30,7 @@
 #include "apps/task/translation_task.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "data/moses_detokenizer.hpp"
+#include "data/post_process.hpp"
 #include "data/standard_streams.hpp"
 #include "data/text_io.hpp"
 
@@ -43,6 +45,7 @@ struct TranslateArgs {
   std::string constraints;  // "ordered" or "unordered" when asked for (fairseq's --constraints)
   bool fairseq_lines = false;
   int64_t buffer_size = 0;  // fairseq-interactive's --buffer-size (0: see lines_per_buffer)
+  std::string post_process = "subword_nmt";  // how the output symbols become text (data/post_process.hpp)
   ComputeOptions compute;
 };
 
@@ -163,7 +166,7 @@ struct LineTranslator {
     for (const nn::Hypothesis& h : hypotheses) {
       if (decoding.search.constraint_order)
         warn_unmet_constraints(h, input.constraints, *decoding.search.constraint_order, number);
-      const std::string tokens = task.target_dict.decode(h.tokens, "@@ ");
+      const std::string tokens = task.target_dict.decode(h.tokens, args.post_process);
       const std::string text = args.no_tokenize ? tokens : detokenizer.detokenize(tokens);
       std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text)
                                        : text + "\n");
@@ -219,6 +222,11 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_flag("--no-bpe", args->no_bpe,
                "Apply no BPE: the input is segmented already, or the model was trained without BPE");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
+  cmd.add_option("--post-process", args->post_process,
+                 "How the output's symbols become text, by fairseq's subword schemes (sentencepiece for a model "
+                 "whose data SentencePiece segmented; none: the symbols as they are)")
+      ->check(CLI::IsMember(data::post_process_schemes()))
+      ->capture_default_str();
   add_search_options(cmd, search, args->sampling);
   cmd.add_option("--nbest", search.nbest, "Translations printed per input line, best first (at most --beam)")
       ->check(positive_number())

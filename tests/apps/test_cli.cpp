@@ -1163,6 +1163,18 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
       if (line.starts_with("D-")) texts += line.substr(line.find('\t', line.find('\t') + 1) + 1) + "\n";
     CHECK(plain.out == texts);
   }
+  // --post-process none: the output symbols as they are, BPE's markers kept (the H- text).
+  std::vector<std::string> kept = translate;
+  kept.insert(kept.end(), {"--constraints", "--post-process", "none"});
+  const CommandResult symbols = run_attnlab(dir, kept, dir.file("input.txt"));
+  require_success(symbols);
+  std::string h_texts;
+  for (const auto& [id, hypothesis] : best_hypotheses(read_file(vector_path("own/fairseq/pt/fairseq_prenorm.ordered.hypotheses"))))
+    h_texts += hypothesis.second + "\n";
+  std::vector<std::string> got = lines_of(symbols.out), expected = lines_of(h_texts);
+  std::sort(got.begin(), got.end());
+  std::sort(expected.begin(), expected.end());
+  CHECK(got == expected);
   // --buffer-size N: N lines read, translated and printed at a time; fairseq's ids run on.
   std::vector<std::string> buffered = translate;
   buffered.insert(buffered.end(), {"--fairseq-lines", "--constraints", "--buffer-size", "3"});
