@@ -168,15 +168,17 @@ std::vector<std::vector<Candidate>> sibling_candidates(const Tensor& log_probs, 
 void forbid_unfinished_ends(Tensor& log_probs, const std::vector<SentenceSearch>& live, int64_t step, int64_t max_len,
                             int64_t beam, int64_t eos) {
   if (step == 0) return;
+  std::vector<float> ban(live.size() * size_t(beam), 0.0f);  // added to each hypothesis's </s>
   for (size_t i = 0; i < live.size(); ++i) {
     const std::vector<ConstraintState>& states = live[i].constraint_states;
     if (step >= max_len &&
         std::none_of(states.begin(), states.end(), [](const ConstraintState& c) { return c.finished(); }))
       continue;
-    for (int64_t b = 0; b < beam; ++b)
-      if (!states[size_t(b)].finished())
-        log_probs.select(0, int64_t(i) * beam + b).select(0, eos).fill_(-std::numeric_limits<double>::infinity());
+    for (size_t b = 0; b < size_t(beam); ++b)
+      if (!states[b].finished()) ban[i * size_t(beam) + b] = -std::numeric_limits<float>::infinity();
   }
+  Tensor ends = log_probs.select(1, eos);
+  ends.copy_(ops::add(ends, from_vector(ban, {int64_t(ban.size())}, log_probs.device())));
 }
 
 // A candidate of constrained search with the constraint state its token leads to.
