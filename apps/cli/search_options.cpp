@@ -69,11 +69,15 @@ void add_search_options(CLI::App& cmd, nn::SearchOptions& search, SamplingFlags&
       ->check(finite_number_that([](double r) { return r >= -1 && r <= nn::kMaxUnknownPenalty; }, " in [-1, 1000]",
                                  "R|-1"))
       ->capture_default_str();
+  cmd.add_flag("--unnormalized", sampling.unnormalized,
+               "Compare and print hypotheses by the sum of their log-probabilities, not divided by their length "
+               "(fairseq's flag; --lenpen is then ignored)");
   cmd.add_flag("--match-source-len", search.match_source_len,
                "Each output ends after as many tokens as its source has (</s> included), as fairseq's flag");
 }
 
 void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search) {
+  if (flags.unnormalized) search.lenpen = 0.0;  // S / L^0 = S
   const bool topk = flags.topk > 0, topp = flags.topp > 0.0;
   ATTN_CHECK(flags.sampling || (!topk && !topp), "--sampling-topk and --sampling-topp need --sampling");
   ATTN_CHECK(!(topk && topp), "give --sampling-topk or --sampling-topp, not both");

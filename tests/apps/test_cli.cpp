@@ -1116,6 +1116,23 @@ TEST_CASE(
     require_same_hypotheses(generated.out,
                             read_file(vector_path("own/fairseq/pt/fairseq_prenorm." + name + ".hypotheses")));
   }
+  // --unnormalized: hypotheses compared and printed by their sum of log-probabilities (--lenpen
+  // ignored), as fairseq's flag: the H- score is the sum of the P- scores.
+  const std::vector<std::string> base = {"generate", data, "--path", "imported", "--subset", "valid", "--threads", "1"};
+  std::vector<std::string> unnormalized = base, lenpen_zero = base;
+  unnormalized.insert(unnormalized.end(), {"--unnormalized", "--lenpen", "1.5"});
+  lenpen_zero.insert(lenpen_zero.end(), {"--lenpen", "0"});
+  const CommandResult summed = run_attnlab(dir, unnormalized);
+  require_success(summed);
+  CHECK(summed.out == run_attnlab(dir, lenpen_zero).out);
+  const std::vector<std::string> lines = lines_of(summed.out);
+  for (size_t k = 0; k + 2 < lines.size(); ++k) {
+    if (!lines[k].starts_with("H-")) continue;
+    double positional_sum = 0;
+    std::istringstream scores(lines[k + 2].substr(lines[k + 2].find('\t') + 1));
+    for (double score = 0; scores >> score;) positional_sum += score;
+    CHECK(std::stod(lines[k].substr(lines[k].find('\t') + 1)) == Approx(positional_sum).margin(1e-2));
+  }
   // fairseq's strategies one at a time; the beam a multiple of the groups.
   require_runtime_error(run_attnlab(dir, {"generate", data, "--path", "imported", "--subset", "valid",
                                           "--diverse-beam-groups", "2", "--match-source-len"}),
