@@ -1,12 +1,11 @@
-// `attnlab translate --path CKPT`: raw sentences on stdin -> translations on stdout, through
-// the whole text pipeline: Moses tokenizer (docs/mt-tools.md §2) -> BPE (§1; the codes the
-// checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint; none with --no-bpe)
-// -> dictionary ids -> beam search (docs/models.md §1.10) -> BPE removed (--post-process) ->
-// Moses detokenizer.
-// Output order = input order; empty input lines give empty output lines. With --nbest N each
-// line gives N lines, its hypotheses best first (an empty line gives N empty ones). A
-// terminal's lines are translated as they are typed, other input batched whole
-// (--buffer-size: lines per batch of reading, translating and printing).
+// `attnlab translate --path CKPT`: raw sentences on stdin (or --input FILE) -> translations
+// on stdout, through the whole text pipeline: Moses tokenizer (docs/mt-tools.md §2) -> BPE
+// (§1; the codes the checkpoint recorded, or --bpe-codes, or `codes` beside the checkpoint;
+// none with --no-bpe) -> dictionary ids -> beam search (docs/models.md §1.10) -> BPE removed
+// (--post-process) -> Moses detokenizer. Output order = input order; empty input lines give
+// empty output lines. With --nbest N each line gives N lines, its hypotheses best first (an
+// empty line gives N empty ones). A terminal's lines are translated as they are typed, other
+// input batched whole (--buffer-size: lines per batch of reading, translating and printing).
 // fairseq-interactive's ways: --constraints [ordered|unordered] reads tab-separated target
 // phrases after each source that every translation must contain (lexically constrained
 // decoding, docs/models.md §1.10.6); --fairseq-lines prints its S-, W-, C-, H-, D- and P- lines
@@ -15,6 +14,7 @@
 #include <chrono>
 #include <iostream>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 
 #include <unistd.h>
@@ -45,6 +45,7 @@ struct TranslateArgs {
   std::string constraints;  // "ordered" or "unordered" when asked for (fairseq's --constraints)
   bool fairseq_lines = false;
   int64_t buffer_size = 0;  // fairseq-interactive's --buffer-size (0: see lines_per_buffer)
+  std::string input = "-";  // fairseq-interactive's --input: a file, or - for standard input
   std::string post_process = "subword_nmt";  // how the output symbols become text (data/post_process.hpp)
   ComputeOptions compute;
 };
@@ -72,43 +73,44 @@ std::vector<std::string> tab_separated_fields(const std::string& line) {
   }
 }
 
-// Constraint k of line `number`: its text tokenized and segmented as target text, without </s>.
-std::vector<int64_t> encode_constraint(const std::string& text, size_t k, size_t number,
+// Constraint k of line `number` of `file`: its text tokenized and segmented as target text,
+// without </s>.
+std::vector<int64_t> encode_constraint(const std::string& text, size_t k, const std::string& file, size_t number,
                                        const RawTextEncoder& target_encoder) {
-  std::vector<int32_t> ids = target_encoder.encode(text, "<stdin>", number);
+  std::vector<int32_t> ids = target_encoder.encode(text, file, number);
   ids.pop_back();  // </s>
-  if (ids.empty()) throw Error(fmt::format("<stdin>:{}: constraint {} is empty", number, k));
+  if (ids.empty()) throw Error(fmt::format("{}:{}: constraint {} is empty", file, number, k));
   if (std::find(ids.begin(), ids.end(), data::Dictionary::kUnk) != ids.end())
-    std::cerr << fmt::format("<stdin>:{}: constraint {} ('{}') holds symbols the target dictionary lacks: the "
+    std::cerr << fmt::format("{}:{}: constraint {} ('{}') holds symbols the target dictionary lacks: the "
                              "translation must then contain <unk>\n",
-                             number, k, text);
+                             file, number, k, text);
   return {ids.begin(), ids.end()};
 }
 
-// Line `number` of the input; with a target encoder (--constraints), its first field is the
+// Line `number` of `file`; with a target encoder (--constraints), its first field is the
 // source and the others are constraints.
-InputLine read_line(const std::string& line, size_t number, const RawTextEncoder& source_encoder,
-                    const RawTextEncoder* target_encoder) {
+InputLine read_line(const std::string& line, const std::string& file, size_t number,
+                    const RawTextEncoder& source_encoder, const RawTextEncoder* target_encoder) {
   const std::vector<std::string> fields =
       target_encoder ? tab_separated_fields(line) : std::vector<std::string>{line};
-  const std::vector<int32_t> source = source_encoder.encode(fields.front(), "<stdin>", number);
+  const std::vector<int32_t> source = source_encoder.encode(fields.front(), file, number);
   InputLine input{{source.begin(), source.end()}, {}};
   for (size_t k = 1; k < fields.size(); ++k)
-    input.constraints.push_back(encode_constraint(fields[k], k, number, *target_encoder));
+    input.constraints.push_back(encode_constraint(fields[k], k, file, number, *target_encoder));
   return input;
 }
 
 // A translation that reached the maximum length before meeting all its constraints (the
 // search lets it end there, constraints unmet) is named on standard error.
 void warn_unmet_constraints(const nn::Hypothesis& h, const nn::Constraints& constraints, nn::ConstraintOrder order,
-                            size_t number) {
+                            const std::string& file, size_t number) {
   nn::ConstraintState state(std::make_shared<const nn::ConstraintSet>(constraints, order));
   for (size_t t = 0; t + 1 < h.tokens.size(); ++t) state = state.advance(h.tokens[t]);
   if (!state.finished())
     std::cerr << fmt::format(
-        "<stdin>:{}: the translation reached the maximum length (--max-len-a, --max-len-b) "
+        "{}:{}: the translation reached the maximum length (--max-len-a, --max-len-b) "
         "without every constraint\n",
-        number);
+        file, number);
 }
 
 // What translating the lines of a buffer needs, set up once.
@@ -119,6 +121,7 @@ struct LineTranslator {
   RawTextEncoder source_encoder, target_encoder;
   data::MosesDetokenizer detokenizer;
   DecodingOptions decoding;
+  std::string input_name;  // the input file, or <stdin>, as errors name it
 
   // Translates `lines` (the first is line `first_number` of the input) and prints their
   // translations. A line without any tokens or constraints is answered with an empty line (with
@@ -128,9 +131,9 @@ struct LineTranslator {
     std::vector<size_t> input_of(lines.size(), SIZE_MAX);  // each line's input, if translated
     for (size_t k = 0; k < lines.size(); ++k) {
       const size_t number = first_number + k;
-      InputLine input =
-          read_line(lines[k], number, source_encoder, decoding.search.constraint_order ? &target_encoder : nullptr);
-      check_source_length(models, input.source.size(), fmt::format("<stdin>:{}", number));
+      InputLine input = read_line(lines[k], input_name, number, source_encoder,
+                                  decoding.search.constraint_order ? &target_encoder : nullptr);
+      check_source_length(models, input.source.size(), fmt::format("{}:{}", input_name, number));
       if (input.source.size() == 1 && input.constraints.empty() && !args.fairseq_lines) continue;  // only </s>
       input_of[k] = inputs.size();
       inputs.push_back(std::move(input));
@@ -165,7 +168,7 @@ struct LineTranslator {
     }
     for (const nn::Hypothesis& h : hypotheses) {
       if (decoding.search.constraint_order)
-        warn_unmet_constraints(h, input.constraints, *decoding.search.constraint_order, number);
+        warn_unmet_constraints(h, input.constraints, *decoding.search.constraint_order, input_name, number);
       const std::string tokens = task.target_dict.decode(h.tokens, args.post_process);
       const std::string text = args.no_tokenize ? tokens : detokenizer.detokenize(tokens);
       std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text)
@@ -177,12 +180,16 @@ struct LineTranslator {
 // fairseq-interactive's --buffer-size: the lines read before they are translated; 0 is one
 // line at a time from a terminal (each translation printed as its line is typed) and the whole
 // input otherwise (batched by length, the fastest).
-size_t lines_per_buffer(int64_t buffer_size) {
+size_t lines_per_buffer(int64_t buffer_size, bool from_standard_input) {
   if (buffer_size > 0) return size_t(buffer_size);
-  return ::isatty(STDIN_FILENO) == 1 ? 1 : SIZE_MAX;
+  return from_standard_input && ::isatty(STDIN_FILENO) == 1 ? 1 : SIZE_MAX;
 }
 
 int run_translate(const TranslateArgs& args) {
+  const bool from_standard_input = args.input == "-";
+  std::ifstream file;
+  if (!from_standard_input) file = data::open_input_file(args.input);  // before the model loads
+  std::istream& in = from_standard_input ? data::standard_input() : file;
   const Device device = apply_compute_options(args.compute);
   const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
   const nn::ModelEnsemble models = ensemble_of(trained);
@@ -195,16 +202,17 @@ int run_translate(const TranslateArgs& args) {
                             RawTextEncoder(task.source_lang, bpe_codes, task.source_dict, !args.no_tokenize),
                             RawTextEncoder(task.target_lang, bpe_codes, task.target_dict, !args.no_tokenize),
                             data::MosesDetokenizer(data::parse_moses_language(task.target_lang)),
-                            args.decoding};
+                            args.decoding,
+                            from_standard_input ? "<stdin>" : args.input};
   if (!args.constraints.empty())
     translator.decoding.search.constraint_order =
         args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
 
-  const size_t buffer = lines_per_buffer(args.buffer_size);
+  const size_t buffer = lines_per_buffer(args.buffer_size, from_standard_input);
   size_t lines_read = 0;
   for (std::vector<std::string> lines;; lines.clear()) {
-    for (std::string line; lines.size() < buffer && std::getline(data::standard_input(), line);)
-      lines.push_back(line);
+    for (std::string line; lines.size() < buffer && std::getline(in, line);) lines.push_back(line);
+    if (!from_standard_input && lines.size() < buffer) data::check_read(file, args.input);
     if (lines.empty()) return 0;
     translator.translate(lines, lines_read + 1);
     std::cout.flush();
@@ -236,6 +244,8 @@ CommandAction setup_translate(CLI::App& cmd) {
                       "translation contains each target PHRASE; ordered (given alone): in the order given; "
                       "unordered: in any order",
                       {"ordered", "unordered"});
+  cmd.add_option("--input", args->input, "Read the sentences from this file instead of standard input (-)")
+      ->capture_default_str();
   cmd.add_option("--buffer-size", args->buffer_size,
                  "Lines read before they are translated and printed (fairseq-interactive's flag; 0: one at a time "
                  "from a terminal, the whole input otherwise)")
@@ -258,7 +268,8 @@ CommandAction setup_translate(CLI::App& cmd) {
   };
 }
 
-const CommandRegistration translate_command("translate", "Translate raw sentences from stdin (tokenize, BPE, decode)",
+const CommandRegistration translate_command("translate",
+                                            "Translate raw sentences from stdin or --input (tokenize, BPE, decode)",
                                             setup_translate);
 
 }  // namespace

@@ -1192,6 +1192,18 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
   std::sort(got.begin(), got.end());
   std::sort(expected.begin(), expected.end());
   CHECK(got == expected);
+  // --input FILE (fairseq-interactive's flag) in place of standard input; its name in errors.
+  std::vector<std::string> from_file = translate;
+  from_file.insert(from_file.end(), {"--constraints", "--input", "input.txt"});
+  const CommandResult read_from_file = run_attnlab(dir, from_file);
+  require_success(read_from_file);
+  from_file.erase(from_file.end() - 2, from_file.end());
+  CHECK(read_from_file.out == run_attnlab(dir, from_file, dir.file("input.txt")).out);
+  write_file(dir.file("unknown.txt"), "the\tein\nthe\t\tein\n");
+  from_file.insert(from_file.end(), {"--input", "unknown.txt"});
+  require_runtime_error(run_attnlab(dir, from_file), {"unknown.txt:2: constraint 1 is empty"});
+  from_file.back() = "missing.txt";
+  require_runtime_error(run_attnlab(dir, from_file), {"missing.txt: cannot open"});
   // --buffer-size N: N lines read, translated and printed at a time; fairseq's ids run on.
   std::vector<std::string> buffered = translate;
   buffered.insert(buffered.end(), {"--fairseq-lines", "--constraints", "--buffer-size", "3"});
