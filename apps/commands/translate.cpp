@@ -12,9 +12,9 @@
 // (scores in base 2) in place of the translations alone, every line translated, empty or not.
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 #include <cstdint>
 #include <fstream>
+#include <iostream>
 #include <memory>
 
 #include <unistd.h>
@@ -80,6 +80,10 @@ std::vector<int64_t> encode_constraint(const std::string& text, size_t k, const 
   std::vector<int32_t> ids = target_encoder.encode(text, file, number);
   ids.pop_back();  // </s>
   if (ids.empty()) throw Error(fmt::format("{}:{}: constraint {} is empty", file, number, k));
+  for (int32_t id : ids)
+    if (id == data::Dictionary::kBos || id == data::Dictionary::kPad || id == data::Dictionary::kEos)
+      throw Error(fmt::format("{}:{}: constraint {} holds {}, a symbol no translation contains", file, number, k,
+                              target_encoder.dictionary().symbol(id)));
   if (std::find(ids.begin(), ids.end(), data::Dictionary::kUnk) != ids.end())
     std::cerr << fmt::format("{}:{}: constraint {} ('{}') holds symbols the target dictionary lacks: the "
                              "translation must then contain <unk>\n",

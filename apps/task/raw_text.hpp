@@ -27,6 +27,7 @@ class RawTextEncoder {
                  bool tokenize = true);
   // Ids of a line, </s> last; `file` and `line_number` name the line in errors (bad UTF-8).
   std::vector<int32_t> encode(const std::string& line, const std::string& file, size_t line_number) const;
+  const data::Dictionary& dictionary() const { return dictionary_; }
 
  private:
   data::MosesTokenizer tokenizer_;

@@ -14,10 +14,13 @@ ConstraintSet::ConstraintSet(const Constraints& constraints, ConstraintOrder ord
     const std::vector<int64_t>& constraint = constraints[i];
     ATTN_CHECK(!constraint.empty(), "lexical constraints: constraint {} is empty", i + 1);
     tokens.insert(constraint.begin(), constraint.end());
+    if (order == ConstraintOrder::unordered) {
+      add_to_trie(constraint);
+      continue;
+    }
     sequence_.insert(sequence_.end(), constraint.begin(), constraint.end());
     ends_constraint_.insert(ends_constraint_.end(), constraint.size() - 1, false);
     ends_constraint_.push_back(true);
-    add_to_trie(constraint);
   }
   distinct_tokens_ = int64_t(tokens.size());
 }

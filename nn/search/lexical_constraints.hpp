@@ -29,7 +29,6 @@ class ConstraintSet {
   // Throws attn::Error on an empty constraint. No constraints at all is allowed (nothing to meet).
   ConstraintSet(const Constraints& constraints, ConstraintOrder order);
 
-  ConstraintOrder order() const { return order_; }
   // How many different tokens the constraints hold (fairseq's num_constraint_tokens).
   int64_t distinct_tokens() const { return distinct_tokens_; }
 
@@ -50,7 +49,7 @@ class ConstraintSet {
   // ordered: the constraints one after the other, and whether each token ends one
   std::vector<int64_t> sequence_;
   std::vector<bool> ends_constraint_;
-  // unordered: the trie, node 0 its root
+  // unordered: the trie, node 0 its root (alone when ordered)
   std::vector<Node> trie_;
 };
 

@@ -1235,6 +1235,9 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
         std::string::npos);
   write_file(dir.file("empty-phrase.txt"), "the\tein\n\nthe\t\tein\n");
   require_runtime_error(run_attnlab(dir, args, dir.file("empty-phrase.txt")), {"<stdin>:3: constraint 1 is empty"});
+  write_file(dir.file("special-phrase.txt"), "the\tein </s>\n");
+  require_runtime_error(run_attnlab(dir, args, dir.file("special-phrase.txt")),
+                        {"<stdin>:1: constraint 1 holds </s>, a symbol no translation contains"});
   require_runtime_error(run_attnlab(dir, {"translate", "--path", "imported", "--no-bpe", "--bpe-codes", "x"}),
                         {"--no-bpe and --bpe-codes"});
   args = translate;
