@@ -163,8 +163,10 @@ std::vector<std::vector<Candidate>> sibling_candidates(const Tensor& log_probs, 
 
 // Constrained search (fairseq's search.LexicallyConstrainedBeamSearch): from step 1 on, a
 // hypothesis that has not met all its constraints may not end. At max_len, where only </s> is
-// left, a sentence none of whose hypotheses met them all ends them all, constraints unmet
-// (fairseq stops there with an assertion).
+// left, a sentence none of whose hypotheses met them all ends them all, constraints unmet; and
+// the candidates there are the plain top ones, so that the ends that may happen come first
+// (fairseq deals them across banks there too, where an end can fall behind the first `beam`
+// candidates and its search stops with an assertion).
 void forbid_unfinished_ends(Tensor& log_probs, const std::vector<SentenceSearch>& live, int64_t step, int64_t max_len,
                             int64_t beam, int64_t eos) {
   if (step == 0) return;
@@ -392,7 +394,7 @@ std::vector<std::vector<Hypothesis>> beam_search(const ModelEnsemble& models, co
     if (constrained) forbid_unfinished_ends(log_probs, live, step, max_len, beam, eos);
     std::vector<std::vector<ConstraintState>> candidate_states;
     const std::vector<std::vector<Candidate>> candidates =
-        constrained                       ? constrained_candidates(log_probs, live, beam, step, candidate_states)
+        constrained && step < max_len     ? constrained_candidates(log_probs, live, beam, step, candidate_states)
         : options.sampling                ? sampled_candidates(log_probs, live, beam, *options.sampling)
         : options.diverse_beam_groups > 0 ? diverse_candidates(log_probs, live, beam, step, options)
         : !options.match_source_len && options.diversity_rate > -1
