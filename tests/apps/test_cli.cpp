@@ -1222,6 +1222,18 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
   require_success(streamed);
   CHECK(fs::exists(dir.dir / "streamed"));
   CHECK(lines_of(streamed.out).size() == 2);
+  // Training sentence 121 with these phrases: at max_len the hypotheses that met them rank
+  // behind the others in fairseq's dealing across banks, and fairseq stops with an assertion;
+  // here the plain top candidates end the search there, phrases met.
+  const std::string sentence_121 = lines_of(read_file(vector_path("own/fairseq/data-bin-text/train.en")))[121];
+  write_file(dir.file("sentence-121.txt"), sentence_121 + "\tn@@ d@@\tro@@ p@@\tdie\n");
+  const std::vector<std::string> at_max_len = {"translate", "--path",   "imported",  "--no-tokenize", "--no-bpe",
+                                                "--threads", "1",        "--beam",    "5",             "--constraints",
+                                                "unordered", "--post-process", "none"};
+  const CommandResult ended = run_attnlab(dir, at_max_len, dir.file("sentence-121.txt"));
+  require_success(ended);
+  CHECK(ended.err.empty());
+  for (const char* phrase : {" n@@ d@@ ", " ro@@ p@@ ", " die "}) CHECK(contains(" " + ended.out, phrase));
   // A bare --constraints is ordered; phrases that cannot fit in --max-len-b are named, not met.
   std::vector<std::string> args = translate;
   args.insert(args.end(), {"--constraints", "--max-len-b", "2"});
