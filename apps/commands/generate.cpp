@@ -24,6 +24,7 @@
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"
+#include "apps/cli/knn_options.hpp"
 #include "apps/cli/search_options.hpp"
 #include "apps/generation/attention_alignment.hpp"
 #include "apps/generation/fairseq_lines.hpp"
@@ -57,8 +58,7 @@ struct GenerateArgs {
   std::string knn_datastore;       // a split of the data dir whose pairs fill the kNN-MT datastore
   std::string knn_datastore_file;  // where the datastore is kept between runs (empty: not kept)
   nn::KnnBuildOptions knn_build;   // PCA reduction and k-means lists of the keys (0: none)
-  nn::KnnRetrieval knn;
-  std::optional<double> knn_relative_temperature;  // τ of T = τ·σ² (nn/search/knn_datastore.hpp), if given
+  KnnSearchFlags knn;
 };
 
 // fairseq's decode_fn: the text as printed in S-, T- and D- lines and scored, detokenized
@@ -98,22 +98,13 @@ std::string corpus_score(const GenerateArgs& args, const std::vector<std::string
 std::shared_ptr<const nn::KnnRetrieval> build_knn(TrainedModel& trained, const TranslationTask& task,
                                                   const GenerateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
-  auto retrieval = std::make_shared<nn::KnnRetrieval>(args.knn);
   const KnnDatastoreFromFile store =
       knn_datastore_for(*trained.model, open_split(task, args.knn_datastore), args.knn_datastore_file,
                         args.knn_build);
-  retrieval->datastore = store.datastore;
-  if (args.knn_relative_temperature)
-    retrieval->temperature = nn::knn_relative_temperature(*store.datastore, *args.knn_relative_temperature);
-  const std::string temperature =
-      args.knn_relative_temperature
-          ? describe_knn_relative_temperature(*store.datastore, *args.knn_relative_temperature)
-          : fmt::format("{}", retrieval->temperature);
-  std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin);
-  std::cerr << fmt::format("kNN-MT datastore: {} keys of {} from '{}' in {:.1f}s (k {}, T {}, lambda {})\n",
-                           retrieval->datastore->size(), describe_knn_keys(*retrieval->datastore), args.knn_datastore,
-                           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                           args.knn.k, temperature, args.knn.lambda);
+  std::shared_ptr<const nn::KnnRetrieval> retrieval = knn_retrieval(args.knn, store.datastore);
+  std::cerr << fmt::format("kNN-MT datastore: {}\n", store.origin)
+            << describe_knn_search(args.knn, *retrieval, args.knn_datastore,
+                                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return retrieval;
 }
 
@@ -263,26 +254,7 @@ CommandAction setup_generate(CLI::App& cmd) {
                  "(0: none; an exact search)")
       ->check(non_negative_number())
       ->capture_default_str();
-  cmd.add_option("--knn-probes", args->knn.probes,
-                 "kNN-MT: with --knn-lists, search only the keys of each query's P nearest lists (0 or at least "
-                 "the lists: all keys)")
-      ->check(non_negative_number())
-      ->capture_default_str();
-  cmd.add_option("--knn-k", args->knn.k, "kNN-MT: neighbours per step")
-      ->check(positive_number())
-      ->capture_default_str();
-  CLI::Option* absolute_temperature =
-      cmd.add_option("--knn-temperature", args->knn.temperature, "kNN-MT: T of exp(-distance / T)")
-          ->check(positive_number())
-          ->capture_default_str();
-  cmd.add_option("--knn-relative-temperature", args->knn_relative_temperature,
-                 "kNN-MT: T as a multiple of the keys' variance (their mean squared distance from their mean), the "
-                 "same sharpness for models whose states spread differently")
-      ->check(positive_number())
-      ->excludes(absolute_temperature);
-  cmd.add_option("--knn-lambda", args->knn.lambda, "kNN-MT: weight of the neighbours' distribution")
-      ->check(number_in_range(0.0, 1.0))
-      ->capture_default_str();
+  add_knn_search_options(cmd, args->knn);
   cmd.add_option("--results-path", args->results_path,
                  "Write the lines to DIR/generate-SUBSET.txt instead of standard output");
   cmd.add_option("--scoring", args->scoring, "The closing line's BLEU: bleu (fairseq-score's BLEU4) or sacrebleu (13a)")

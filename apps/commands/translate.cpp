@@ -6,6 +6,7 @@
 // empty output lines. With --nbest N each line gives N lines, its hypotheses best first (an
 // empty line gives N empty ones). A terminal's lines are translated as they are typed, other
 // input batched whole (--buffer-size: lines per batch of reading, translating and printing).
+// --knn-datastore-file: kNN-MT over a datastore generate or the demo kept, as the demo decodes.
 // fairseq-interactive's ways: --constraints [ordered|unordered] reads tab-separated target
 // phrases after each source that every translation must contain (lexically constrained
 // decoding, docs/models.md §1.10.6); --fairseq-lines prints its S-, W-, C-, H-, D- and P- lines
@@ -23,8 +24,10 @@
 
 #include "apps/cli/command.hpp"
 #include "apps/cli/compute_options.hpp"
+#include "apps/cli/knn_options.hpp"
 #include "apps/cli/search_options.hpp"
 #include "apps/generation/fairseq_lines.hpp"
+#include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
 #include "apps/task/raw_text.hpp"
 #include "apps/task/translation_task.hpp"
@@ -47,6 +50,8 @@ struct TranslateArgs {
   int64_t buffer_size = 0;  // fairseq-interactive's --buffer-size (0: see lines_per_buffer)
   std::string input = "-";  // fairseq-interactive's --input: a file, or - for standard input
   std::string post_process = "subword_nmt";  // how the output symbols become text (data/post_process.hpp)
+  std::string knn_datastore_file;  // kNN-MT over a datastore generate or the demo kept (empty: off)
+  KnnSearchFlags knn;
   ComputeOptions compute;
 };
 
@@ -208,6 +213,13 @@ int run_translate(const TranslateArgs& args) {
                             data::MosesDetokenizer(data::parse_moses_language(task.target_lang)),
                             args.decoding,
                             from_standard_input ? "<stdin>" : args.input};
+  if (!args.knn_datastore_file.empty()) {  // the first model's, as in an ensemble's generate
+    const auto start = std::chrono::steady_clock::now();
+    const KnnDatastoreFromFile store = read_knn_datastore(*trained.front().model, args.knn_datastore_file);
+    translator.decoding.search.knn = knn_retrieval(args.knn, store.datastore);
+    std::cerr << describe_knn_search(args.knn, *translator.decoding.search.knn, args.knn_datastore_file,
+                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   if (!args.constraints.empty())
     translator.decoding.search.constraint_order =
         args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
@@ -258,6 +270,11 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_flag("--fairseq-lines", args->fairseq_lines,
                "Print fairseq-interactive's S-, W-, C-, H-, D- and P- lines (scores in base 2) instead of the "
                "translations alone");
+  cmd.add_option("--knn-datastore-file", args->knn_datastore_file,
+                 "kNN-MT (Khandelwal et al. 2021) over the datastore in this file, which generate "
+                 "--knn-datastore-file or the demo wrote for this model")
+      ->check(CLI::ExistingFile);
+  add_knn_search_options(cmd, args->knn);
   cmd.add_option("--batch-size,--max-sentences", args->decoding.max_sentences, "Sentences per batch")
       ->check(positive_number());
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")

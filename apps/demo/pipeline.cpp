@@ -278,6 +278,34 @@ std::string describe_decoding(int64_t beam, double knn_lambda) {
       kDemoKnnBuild.lists, kDemoKnnProbes, kDemoKnnLengthPenalty);
 }
 
+// A path as one word of a shell command: as it is, or single-quoted when it holds other
+// characters than letters, digits and _ . / -.
+std::string shell_word(const std::string& path) {
+  if (std::all_of(path.begin(), path.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) ||
+                                                                c == '_' || c == '.' || c == '/' || c == '-'; }))
+    return path;
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The `attnlab translate` command that decodes typed sentences as the test set was decoded:
+// the same model, search, threads, products and device.
+std::string translate_command(const DemoPaths& paths, const DemoOptions& options) {
+  std::error_code error;
+  const fs::path binary = fs::read_symlink("/proc/self/exe", error);
+  std::string command = fmt::format(
+      "{} translate --path {} --beam {} --max-len-a 1.5 --max-len-b 10 --threads {} --matmul-precision {}{}",
+      shell_word(error ? "attnlab" : binary.string()), shell_word(paths.averaged.string()), options.beam,
+      get_num_threads(), to_string(matmul_precision()),
+      options.compute.device == "cpu" ? "" : " --device " + options.compute.device);
+  if (options.knn_lambda == 0.0) return command;
+  return command + fmt::format(" --lenpen {} --knn-datastore-file {} --knn-k {} --knn-relative-temperature {} "
+                               "--knn-lambda {} --knn-probes {}",
+                               kDemoKnnLengthPenalty, shell_word((paths.gen / kKnnDatastoreFile).string()),
+                               kDemoKnnNeighbours, kDemoKnnRelativeTemperature, options.knn_lambda, kDemoKnnProbes);
+}
+
 // The demo's kNN-MT search options: a datastore of the training pairs under `model`, kept in
 // gen_dir so that a decode with another lambda reads it back.
 void add_knn(nn::SearchOptions& search, nn::EncoderDecoderModel& model, const TranslationTask& task,
@@ -448,6 +476,7 @@ DemoSummary summarize(const DemoPaths& paths, const DemoOptions& options, const 
   summary.threads = get_num_threads();
   summary.matmul_precision = to_string(matmul_precision());
   summary.decoding = describe_decoding(options.beam, options.knn_lambda);
+  summary.translate_command = translate_command(paths, options);
   summary.peak_tensor_mib = training.memory.tensor_mib;
   summary.peak_resident_mib = training.memory.resident_mib;
   return summary;
@@ -468,6 +497,8 @@ void print_summary(const DemoPaths& paths, const DemoSummary& summary) {
   fmt::print("everything is in {}: raw/ tok/ bpe/ data-bin/ checkpoints/ (train_log.jsonl) gen/ summary.json "
              "report.html\n",
              fs::absolute(paths.root).string());
+  fmt::print("translate sentences of your own as the test set was (type them, one per line; Ctrl-D ends):\n  {}\n",
+             summary.translate_command);
 }
 
 void write_summary(const DemoPaths& paths, const DemoSummary& summary) {
@@ -484,6 +515,7 @@ void write_summary(const DemoPaths& paths, const DemoSummary& summary) {
         {"signature", summary.sacrebleu_signature}}},
       {"tokenized_bleu", summary.tokenized_bleu},
       {"decoding", summary.decoding},
+      {"translate_command", summary.translate_command},
       {"test_sentences", summary.test_sentences},
       {"examples", examples},
       {"training", {{"updates", summary.updates}, {"target_tokens_per_second", summary.training_tokens_per_second},

@@ -88,6 +88,7 @@ struct DemoSummary {
   int threads = 0;
   std::string matmul_precision;
   std::string decoding;  // how the test set was searched ("beam 5, kNN-MT ...")
+  std::string translate_command;  // `attnlab translate ...` decoding typed sentences the same way
   double peak_tensor_mib = 0.0, peak_resident_mib = 0.0;
   std::vector<DemoExample> examples;
 };

@@ -10,17 +10,48 @@
 #include "nn/transformer/encoder_decoder_model.hpp"
 
 namespace attn::app {
+namespace {
+
+std::string model_checksum(const nn::EncoderDecoderModel& model) {
+  return fmt::format("fnv1a64:{:016x}", values_checksum(model.parameters()));
+}
+
+// Refuses a datastore whose values are not all symbols of the model's target vocabulary.
+void check_values(const nn::KnnDatastore& stored, const nn::EncoderDecoderModel& model, const std::string& file) {
+  const int64_t vocabulary = model.config().tgt_vocab_size, largest = stored.largest_value();
+  ATTN_CHECK(largest < vocabulary,
+             "{}: the datastore holds token id {}, beyond the model's {} target symbols: a damaged datastore; "
+             "delete it to build it again",
+             file, largest, vocabulary);
+}
+
+}  // namespace
 
 std::map<std::string, std::string> knn_datastore_identity(const nn::EncoderDecoderModel& model,
                                                           const SplitCorpora& pairs,
                                                           const nn::KnnBuildOptions& options) {
   std::map<std::string, std::string> identity{
-      {"model", fmt::format("fnv1a64:{:016x}", values_checksum(model.parameters()))},
+      {"model", model_checksum(model)},
       {"source", file_checksum(pairs.source.path())},
       {"target", file_checksum(pairs.target.path())}};
   if (options.reduced_dims > 0) identity["reduced_dims"] = std::to_string(options.reduced_dims);
   if (options.lists > 0) identity["lists"] = std::to_string(options.lists);
   return identity;
+}
+
+KnnDatastoreFromFile read_knn_datastore(const nn::EncoderDecoderModel& model, const std::string& file) {
+  ATTN_CHECK(std::filesystem::exists(file),
+             "{}: no such kNN-MT datastore (generate --knn-datastore SPLIT --knn-datastore-file FILE, or the demo, "
+             "writes one)",
+             file);
+  std::map<std::string, std::string> recorded;
+  auto stored = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::load(file, &recorded));
+  ATTN_CHECK(recorded["model"] == model_checksum(model),
+             "{}: the datastore was built with other weights than the model's; build it again with this model "
+             "(generate --knn-datastore SPLIT --knn-datastore-file FILE)",
+             file);
+  check_values(*stored, model, file);
+  return {std::move(stored), "read from " + file};
 }
 
 KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
@@ -36,10 +67,7 @@ KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const Spl
     std::map<std::string, std::string> recorded;
     auto stored = std::make_shared<const nn::KnnDatastore>(nn::KnnDatastore::load(file, &recorded));
     if (recorded == identity) {
-      const int64_t vocabulary = model.config().tgt_vocab_size, largest = stored->largest_value();
-      ATTN_CHECK(largest < vocabulary,
-                 "{}: the datastore holds token id {}, beyond the model's {} target symbols: a damaged datastore; "
-                 "delete it to build it again", file, largest, vocabulary);
+      check_values(*stored, model, file);
       return {std::move(stored), "read from " + file};
     }
     origin = file + " was built from another model, corpus, key size or lists; built again and written there";

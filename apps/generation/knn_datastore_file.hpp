@@ -31,6 +31,11 @@ struct KnnDatastoreFromFile {
 KnnDatastoreFromFile knn_datastore_for(nn::EncoderDecoderModel& model, const SplitCorpora& pairs,
                                        const std::string& file, const nn::KnnBuildOptions& options = {});
 
+// The datastore kept in `file` (by generate --knn-datastore-file or the demo), for decoding
+// with `model` without the corpus it was built from (translate): refused, naming the file, when
+// it is missing, was built with other weights, or holds values beyond the model's symbols.
+KnnDatastoreFromFile read_knn_datastore(const nn::EncoderDecoderModel& model, const std::string& file);
+
 // A datastore's keys in words: "64 numbers (PCA of the 128-number states, 89.4% of their
 // variance) in 1024 lists", or "128 numbers" when they are the states themselves.
 std::string describe_knn_keys(const nn::KnnDatastore& store);

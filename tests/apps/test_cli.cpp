@@ -1591,6 +1591,25 @@ TEST_CASE("generate --knn-datastore-file: built and written once, read back, bui
   CHECK(contains(other.out, "Generate train with beam=1: BLEU4 = 100.00"));
 }
 
+TEST_CASE("translate --knn-datastore-file decodes with a datastore generate kept; one of other weights is refused") {
+  TempDir dir;
+  const TrainingWorkspace& workspace = TrainingWorkspace::get();
+  const std::string file = dir.file("train.knn.safetensors");
+  require_success(generate_from_own_keys(file, {}));
+  // The training pairs' own keys alone (k 1, λ 1): each sentence's reference, as generate finds.
+  const std::vector<std::string> translate = {"translate",  "--path", workspace.dir.file("checkpoints/checkpoint_last"),
+                                              "--no-tokenize", "--beam", "1", "--knn-datastore-file", file,
+                                              "--knn-k",       "1",      "--knn-lambda", "1", "--threads", "1"};
+  const CommandResult translated = run_attnlab(dir, translate, workspace.dir.file("tok/train.en"));
+  require_success(translated);
+  CHECK(translated.out == read_file(workspace.dir.file("tok/train.de")));
+  CHECK(contains(translated.err, "kNN-MT datastore: "));
+  std::vector<std::string> other = translate;
+  other[2] = workspace.dir.file("checkpoints/checkpoint1");
+  require_runtime_error(run_attnlab(dir, other, workspace.dir.file("tok/train.en")),
+                        {file, "built with other weights than the model's"});
+}
+
 TEST_CASE("generate --knn-datastore-file: a file of this model whose values are no target symbols is refused") {
   TempDir dir;
   const std::string file = dir.file("train.knn.safetensors");

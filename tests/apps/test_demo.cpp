@@ -108,6 +108,12 @@ TEST_CASE("demo: the whole pipeline, then a rerun with another kNN-MT lambda red
   CHECK(contains(summary(dir).at("decoding").get<std::string>(), "lambda 0.3"));
   CHECK(contains(read_file(dir.file("demo/report.html")), "<th>p used (λ 0.3)</th>"));
   const std::string translations = read_file(dir.file("demo/gen/test.de"));
+  // The summary's translate command decodes typed sentences as the test set was decoded.
+  const std::string command = summary(dir).at("translate_command").get<std::string>();
+  CHECK(contains(command, " --knn-lambda 0.3 "));
+  const std::string shell = "cd " + dir.dir.string() + " && " + command + " < demo/raw/test.en > typed.de 2> typed.err";
+  REQUIRE(std::system(shell.c_str()) == 0);
+  CHECK(read_file(dir.file("typed.de")) == translations);
 
   const attn::test::ProgramRun third = run_demo(dir, "0.3");
   INFO(third.output);
