@@ -194,46 +194,62 @@ size_t lines_per_buffer(int64_t buffer_size, bool from_standard_input) {
   return from_standard_input && ::isatty(STDIN_FILENO) == 1 ? 1 : SIZE_MAX;
 }
 
+// The search translate's flags ask for: --constraints, and kNN-MT over --knn-datastore-file
+// with the first model's states (as an ensemble's generate).
+DecodingOptions decoding_for(const TranslateArgs& args, const nn::EncoderDecoderModel& first_model) {
+  DecodingOptions decoding = args.decoding;
+  if (!args.constraints.empty())
+    decoding.search.constraint_order =
+        args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
+  if (!args.knn_datastore_file.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    const KnnDatastoreFromFile store = read_knn_datastore(first_model, args.knn_datastore_file);
+    decoding.search.knn = knn_retrieval(args.knn, store.datastore);
+    std::cerr << describe_knn_search(args.knn, *decoding.search.knn, args.knn_datastore_file,
+                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return decoding;
+}
+
+// Reads `in` in buffers of lines_per_buffer() lines, each translated and printed before the
+// next is read; `file` is the input file when not standard input (its read errors reported).
+void translate_input(std::istream& in, std::ifstream* file, const TranslateArgs& args,
+                     const LineTranslator& translator) {
+  const size_t buffer = lines_per_buffer(args.buffer_size, file == nullptr);
+  for (size_t lines_read = 0;;) {
+    std::vector<std::string> lines;
+    for (std::string line; lines.size() < buffer && std::getline(in, line);) lines.push_back(line);
+    if (file && lines.size() < buffer) data::check_read(*file, args.input);
+    if (lines.empty()) return;
+    translator.translate(lines, lines_read + 1);
+    std::cout.flush();
+    lines_read += lines.size();
+  }
+}
+
 int run_translate(const TranslateArgs& args) {
   const bool from_standard_input = args.input == "-";
   std::ifstream file;
   if (!from_standard_input) file = data::open_input_file(args.input);  // before the model loads
-  std::istream& in = from_standard_input ? data::standard_input() : file;
   const Device device = apply_compute_options(args.compute);
   const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
   const nn::ModelEnsemble models = ensemble_of(trained);
   const TranslationTask& task = trained.front().task;
   const std::string bpe_codes =
       args.no_bpe ? "" : find_bpe_codes(task, first_checkpoint(args.path), args.bpe_codes, "translate");
-  LineTranslator translator{args,
-                            models,
-                            task,
-                            RawTextEncoder(task.source_lang, bpe_codes, task.source_dict, !args.no_tokenize),
-                            RawTextEncoder(task.target_lang, bpe_codes, task.target_dict, !args.no_tokenize),
-                            data::MosesDetokenizer(data::parse_moses_language(task.target_lang)),
-                            args.decoding,
-                            from_standard_input ? "<stdin>" : args.input};
-  if (!args.knn_datastore_file.empty()) {  // the first model's, as in an ensemble's generate
-    const auto start = std::chrono::steady_clock::now();
-    const KnnDatastoreFromFile store = read_knn_datastore(*trained.front().model, args.knn_datastore_file);
-    translator.decoding.search.knn = knn_retrieval(args.knn, store.datastore);
-    std::cerr << describe_knn_search(args.knn, *translator.decoding.search.knn, args.knn_datastore_file,
-                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  if (!args.constraints.empty())
-    translator.decoding.search.constraint_order =
-        args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
-
-  const size_t buffer = lines_per_buffer(args.buffer_size, from_standard_input);
-  size_t lines_read = 0;
-  for (std::vector<std::string> lines;; lines.clear()) {
-    for (std::string line; lines.size() < buffer && std::getline(in, line);) lines.push_back(line);
-    if (!from_standard_input && lines.size() < buffer) data::check_read(file, args.input);
-    if (lines.empty()) return 0;
-    translator.translate(lines, lines_read + 1);
-    std::cout.flush();
-    lines_read += lines.size();
-  }
+  const LineTranslator translator{args,
+                                  models,
+                                  task,
+                                  RawTextEncoder(task.source_lang, bpe_codes, task.source_dict, !args.no_tokenize),
+                                  RawTextEncoder(task.target_lang, bpe_codes, task.target_dict, !args.no_tokenize),
+                                  data::MosesDetokenizer(data::parse_moses_language(task.target_lang)),
+                                  decoding_for(args, *trained.front().model),
+                                  from_standard_input ? "<stdin>" : args.input};
+  if (from_standard_input)
+    translate_input(data::standard_input(), nullptr, args, translator);
+  else
+    translate_input(file, &file, args, translator);
+  return 0;
 }
 
 CommandAction setup_translate(CLI::App& cmd) {
