@@ -46,8 +46,8 @@ std::string collapse_spaces(std::string_view text) {
 }  // namespace
 
 const std::vector<std::string>& post_process_schemes() {
-  static const std::vector<std::string> schemes = {"subword_nmt", "@@ ",    "@@",      "sentencepiece", "wordpiece",
-                                                   "letter",      "silence", "_EOW",   "none"};
+  static const std::vector<std::string> schemes = {"subword_nmt", "@@ ",     "@@",   "sentencepiece", "wordpiece",
+                                                   "letter",      "silence", "_EOW", "none"};
   return schemes;
 }
 
