@@ -26,7 +26,6 @@
 #include "apps/cli/compute_options.hpp"
 #include "apps/cli/knn_options.hpp"
 #include "apps/cli/search_options.hpp"
-#include "apps/generation/attention_alignment.hpp"
 #include "apps/generation/fairseq_lines.hpp"
 #include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
@@ -76,13 +75,7 @@ DecodeFn decode_fn(const GenerateArgs& args, const std::string& target_lang) {
 void print_hypothesis(std::string& out, size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source,
                       const data::Dictionary& target_dict, const GenerateArgs& args, const DecodeFn& decode) {
   const std::string text = target_dict.decode(h.tokens, args.remove_bpe);
-  out += hypothesis_lines(i, h, text, decode(text));
-  if (args.print_alignment == "hard")
-    out += fmt::format("A-{}\t{}\n", i,
-                       format_alignment(hard_alignment(h.attention, source, h.tokens, data::Dictionary::kPad,
-                                                       data::Dictionary::kEos)));
-  else if (args.print_alignment == "soft")
-    out += fmt::format("A-{}\t{}\n", i, format_soft_alignment(h.attention, source, h.tokens));
+  out += hypothesis_lines(i, h, text, decode(text)) + alignment_line(i, h, source, args.print_alignment);
 }
 
 // The closing line's score: fairseq-score's BLEU4 of the re-tokenized strings, or sacreBLEU.

@@ -10,7 +10,8 @@
 // fairseq-interactive's ways: --constraints [ordered|unordered] reads tab-separated target
 // phrases after each source that every translation must contain (lexically constrained
 // decoding, docs/models.md §1.10.6); --fairseq-lines prints its S-, W-, C-, H-, D- and P- lines
-// (scores in base 2) in place of the translations alone, every line translated, empty or not.
+// (scores in base 2; A- with --print-alignment) in place of the translations alone, every line
+// translated, empty or not.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -47,6 +48,7 @@ struct TranslateArgs {
   bool no_tokenize = false, no_bpe = false;
   std::string constraints;  // "ordered" or "unordered" when asked for (fairseq's --constraints)
   bool fairseq_lines = false;
+  std::string print_alignment;  // "hard" or "soft" when asked for (A- lines, with --fairseq-lines)
   int64_t buffer_size = 0;  // fairseq-interactive's --buffer-size (0: see lines_per_buffer)
   std::string input = "-";  // fairseq-interactive's --input: a file, or - for standard input
   std::string post_process = "subword_nmt";  // how the output symbols become text (data/post_process.hpp)
@@ -180,7 +182,8 @@ struct LineTranslator {
         warn_unmet_constraints(h, input.constraints, *decoding.search.constraint_order, input_name, number);
       const std::string tokens = task.target_dict.decode(h.tokens, args.post_process);
       const std::string text = args.no_tokenize ? tokens : detokenizer.detokenize(tokens);
-      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text)
+      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text) +
+                                             alignment_line(id, h, input.source, args.print_alignment)
                                        : text + "\n");
     }
   }
@@ -198,6 +201,7 @@ size_t lines_per_buffer(int64_t buffer_size, bool from_standard_input) {
 // with the first model's states (as an ensemble's generate).
 DecodingOptions decoding_for(const TranslateArgs& args, const nn::EncoderDecoderModel& first_model) {
   DecodingOptions decoding = args.decoding;
+  decoding.search.return_attention = !args.print_alignment.empty();
   if (!args.constraints.empty())
     decoding.search.constraint_order =
         args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
@@ -276,6 +280,10 @@ CommandAction setup_translate(CLI::App& cmd) {
                       "translation contains each target PHRASE; ordered (given alone): in the order given; "
                       "unordered: in any order",
                       {"ordered", "unordered"});
+  add_optional_choice(cmd, "--print-alignment", args->print_alignment,
+                      "With --fairseq-lines, print A- lines: hard (given alone), each output word aligned to the "
+                      "source word its cross-attention weighs most; soft, the weights",
+                      {"hard", "soft"});
   cmd.add_option("--input", args->input, "Read the sentences from this file instead of standard input (-)")
       ->capture_default_str();
   cmd.add_option("--buffer-size", args->buffer_size,
@@ -301,6 +309,8 @@ CommandAction setup_translate(CLI::App& cmd) {
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "translate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);
     ATTN_CHECK(!args->no_bpe || args->bpe_codes.empty(), "translate: --no-bpe and --bpe-codes exclude one another");
+    ATTN_CHECK(args->print_alignment.empty() || args->fairseq_lines,
+               "translate: --print-alignment prints A- lines, which come with --fairseq-lines");
     return run_translate(*args);
   };
 }

@@ -1204,6 +1204,31 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
   require_runtime_error(run_attnlab(dir, from_file), {"unknown.txt:2: constraint 1 is empty"});
   from_file.back() = "missing.txt";
   require_runtime_error(run_attnlab(dir, from_file), {"missing.txt: cannot open"});
+  // --print-alignment with --fairseq-lines: generate's A- lines for the same sentences (the valid
+  // split, its sources unconstrained), one per hypothesis.
+  std::string source_lines;
+  for (const std::string& source : sources) source_lines += source + "\n";
+  write_file(dir.file("sources.txt"), source_lines);
+  std::vector<std::string> aligned = translate;
+  aligned.insert(aligned.end(), {"--fairseq-lines", "--print-alignment"});
+  const CommandResult with_alignment = run_attnlab(dir, aligned, dir.file("sources.txt"));
+  require_success(with_alignment);
+  const CommandResult generated =
+      run_attnlab(dir, {"generate", vector_path("own/fairseq/data-bin"), "--path", "imported", "--subset", "valid",
+                        "--beam", "4", "--batch-size", "1", "--threads", "1", "--print-alignment"});
+  require_success(generated);
+  auto a_lines = [](const std::string& text) {
+    std::vector<std::string> lines;
+    for (const std::string& line : lines_of(text))
+      if (line.starts_with("A-")) lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  CHECK(a_lines(with_alignment.out).size() == 20);
+  CHECK(a_lines(with_alignment.out) == a_lines(generated.out));
+  std::vector<std::string> alignment_alone = translate;
+  alignment_alone.push_back("--print-alignment");
+  require_runtime_error(run_attnlab(dir, alignment_alone, dir.file("sources.txt")), {"--fairseq-lines"});
   // --buffer-size N: N lines read, translated and printed at a time; fairseq's ids run on.
   std::vector<std::string> buffered = translate;
   buffered.insert(buffered.end(), {"--fairseq-lines", "--constraints", "--buffer-size", "3"});
