@@ -248,6 +248,9 @@ struct Translations {
   int64_t tokens = 0;      // target tokens generated, </s> included
 };
 
+// Outputs of at most 1.5 × source + 10 tokens: an undertrained model's loops end early.
+constexpr double kDemoMaxLenA = 1.5;
+constexpr int64_t kDemoMaxLenB = 10;
 constexpr int64_t kDemoKnnNeighbours = 16;
 constexpr double kDemoKnnLengthPenalty = 1.5;
 // The temperature in the keys' unit (nn/search/knn_datastore.hpp): T = 0.07 σ² is the T 20
@@ -295,9 +298,9 @@ std::string translate_command(const DemoPaths& paths, const DemoOptions& options
   std::error_code error;
   const fs::path binary = fs::read_symlink("/proc/self/exe", error);
   std::string command = fmt::format(
-      "{} translate --path {} --beam {} --max-len-a 1.5 --max-len-b 10 --threads {} --matmul-precision {}{}",
+      "{} translate --path {} --beam {} --max-len-a {} --max-len-b {} --threads {} --matmul-precision {}{}",
       shell_word(error ? "attnlab" : binary.string()), shell_word(paths.averaged.string()), options.beam,
-      get_num_threads(), to_string(matmul_precision()),
+      kDemoMaxLenA, kDemoMaxLenB, get_num_threads(), to_string(matmul_precision()),
       options.compute.device == "cpu" ? "" : " --device " + options.compute.device);
   if (options.knn_lambda == 0.0) return command;
   return command + fmt::format(" --lenpen {} --knn-datastore-file {} --knn-k {} --knn-relative-temperature {} "
@@ -355,8 +358,8 @@ Translations decode_test_set(const std::string& checkpoint, const fs::path& gen_
   const std::vector<std::vector<int64_t>> sources = open_split(task, "test").source.sentences();
   DecodingOptions decoding;
   decoding.search.beam = options.beam;
-  decoding.search.max_len_a = 1.5;  // outputs of at most 1.5 × source + 10 tokens: an
-  decoding.search.max_len_b = 10;   // undertrained model's loops end early
+  decoding.search.max_len_a = kDemoMaxLenA;
+  decoding.search.max_len_b = kDemoMaxLenB;
   decoding.max_tokens = 4096;
   if (knn_lambda > 0.0) add_knn(decoding.search, *trained.model, task, gen_dir, knn_lambda);
   ProgressDisplay progress(stdout, ProgressDisplay::is_terminal(stdout));
