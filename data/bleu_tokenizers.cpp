@@ -162,15 +162,6 @@ std::string apply_13a_rules(std::string text) {
   return normalize_python_spaces(text);
 }
 
-// Python str.strip(): line without leading and trailing PyWS.
-std::string_view strip_python_whitespace(std::string_view line) {
-  std::vector<std::string_view> tokens = split_python_whitespace(line);
-  if (tokens.empty()) return line.substr(0, 0);
-  const char* begin = tokens.front().data();
-  const char* end = tokens.back().data() + tokens.back().size();
-  return line.substr(size_t(begin - line.data()), size_t(end - begin));
-}
-
 }  // namespace
 
 BleuTokenizer parse_bleu_tokenizer(std::string_view name) {
@@ -287,6 +278,14 @@ std::string_view rstrip_python_whitespace(std::string_view line) {
   if (tokens.empty()) return line.substr(0, 0);
   const char* end = tokens.back().data() + tokens.back().size();
   return line.substr(0, size_t(end - line.data()));
+}
+
+std::string_view strip_python_whitespace(std::string_view line) {
+  std::vector<std::string_view> tokens = split_python_whitespace(line);
+  if (tokens.empty()) return line.substr(0, 0);
+  const char* begin = tokens.front().data();
+  const char* end = tokens.back().data() + tokens.back().size();
+  return line.substr(size_t(begin - line.data()), size_t(end - begin));
 }
 
 std::string python_lower(std::string_view line) {

@@ -56,6 +56,8 @@ bool is_python_whitespace(char32_t c);
 std::vector<std::string_view> split_python_whitespace(std::string_view line);
 // Python str.rstrip(): line without trailing PyWS.
 std::string_view rstrip_python_whitespace(std::string_view line);
+// Python str.strip(): line without leading and trailing PyWS.
+std::string_view strip_python_whitespace(std::string_view line);
 // Python str.lower(): full Unicode lower-casing (ICU root locale, incl. final sigma).
 std::string python_lower(std::string_view line);
 

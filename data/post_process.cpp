@@ -24,12 +24,7 @@ std::string replace_all(std::string_view text, std::string_view from, std::strin
 }
 
 // Python's str.strip().
-std::string strip(std::string_view text) {
-  const std::vector<std::string_view> words = split_python_whitespace(text);
-  if (words.empty()) return {};
-  const char* end = words.back().data() + words.back().size();
-  return std::string(words.front().data(), size_t(end - words.front().data()));
-}
+std::string strip(std::string_view text) { return std::string(strip_python_whitespace(text)); }
 
 // Spaces removed, then `marker` read as the space between words (sentencepiece, wordpiece, …).
 std::string join_at(std::string_view sentence, std::string_view marker) {

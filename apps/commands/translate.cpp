@@ -33,6 +33,7 @@
 #include "apps/task/raw_text.hpp"
 #include "apps/task/translation_task.hpp"
 #include "apps/training/checkpoint.hpp"
+#include "data/bleu_tokenizers.hpp"
 #include "data/moses_detokenizer.hpp"
 #include "data/post_process.hpp"
 #include "data/standard_streams.hpp"
@@ -67,10 +68,7 @@ struct InputLine {
 // fairseq-interactive's reading of a line with --constraints: whitespace stripped from both
 // ends, then the fields between tabs.
 std::vector<std::string> tab_separated_fields(const std::string& line) {
-  const char* whitespace = " \t\r\n\f\v";
-  const size_t first = line.find_first_not_of(whitespace);
-  const std::string stripped =
-      first == std::string::npos ? "" : line.substr(first, line.find_last_not_of(whitespace) - first + 1);
+  const std::string stripped(data::strip_python_whitespace(line));  // Python's str.strip()
   std::vector<std::string> fields;
   for (size_t start = 0;;) {
     const size_t tab = stripped.find('\t', start);

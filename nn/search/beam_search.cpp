@@ -42,7 +42,7 @@ std::vector<std::vector<Candidate>> top_candidates(const Tensor& log_probs, cons
   } else {
     std::vector<float> previous;
     for (const SentenceSearch& s : live)
-      for (const PartialHypothesis& h : s.hypotheses) previous.push_back(h.cumulative.back());
+      for (const PartialHypothesis& h : s.hypotheses) previous.push_back(h.score());
     totals = ops::add(log_probs.view({n, beam, vocab}), from_vector(previous, {n, beam, 1}, log_probs.device())).view({n, beam * vocab});
   }
   const int64_t k = std::min(2 * beam, totals.size(1) - 1);
@@ -66,8 +66,7 @@ std::vector<std::vector<Candidate>> sampled_candidates(const Tensor& log_probs, 
   for (size_t i = 0; i < live.size(); ++i)
     for (int64_t b = 0; b < beam; ++b) {
       const Draw& d = draws[i * size_t(beam) + size_t(b)];
-      const std::vector<float>& cumulative = live[i].hypotheses[size_t(b)].cumulative;
-      out[i].push_back({(cumulative.empty() ? 0.0f : cumulative.back()) + d.log_prob, b, d.token});
+      out[i].push_back({live[i].hypotheses[size_t(b)].score() + d.log_prob, b, d.token});
     }
   return out;
 }
@@ -115,7 +114,7 @@ std::vector<std::vector<Candidate>> diverse_candidates(const Tensor& log_probs, 
       std::vector<Candidate> group;
       for (int64_t j = 0; j < (step == 0 ? 1 : per_group); ++j) {
         const int64_t b = g + j * groups;
-        const float cumulative = step == 0 ? 0.0f : s.hypotheses[size_t(b)].cumulative.back();
+        const float cumulative = s.hypotheses[size_t(b)].score();
         append_continuations(group, all + (int64_t(i) * beam + b) * vocab, vocab, b, cumulative, &penalty, strength);
       }
       keep_best(group, size_t(std::min<int64_t>(per_group, int64_t(group.size()) - 1)));
@@ -150,7 +149,7 @@ std::vector<std::vector<Candidate>> sibling_candidates(const Tensor& log_probs, 
     for (int64_t b = 0; b < beam; ++b) {
       std::vector<Candidate> own;
       append_continuations(own, all + (int64_t(i) * beam + b) * vocab, vocab, b,
-                           live[i].hypotheses[size_t(b)].cumulative.back());
+                           live[i].hypotheses[size_t(b)].score());
       keep_best(own, size_t(std::min(k, vocab)));
       for (size_t rank = 0; rank < own.size(); ++rank)
         siblings.push_back({own[rank].score - float(rank + 1) * float(rate), b, own[rank].token});
@@ -243,7 +242,7 @@ std::vector<std::vector<Candidate>> constrained_candidates(const Tensor& log_pro
     const int64_t rows = step == 0 ? 1 : beam;  // at step 0 only beam 0
     for (int64_t b = 0; b < rows; ++b) {
       const float* row = all + (int64_t(i) * beam + b) * vocab;
-      const float cumulative = step == 0 ? 0.0f : s.hypotheses[size_t(b)].cumulative.back();
+      const float cumulative = s.hypotheses[size_t(b)].score();
       if (step > 0) {
         const int64_t best = std::max_element(row, row + vocab) - row;
         pool.push_back({row[best] + cumulative, b, best});

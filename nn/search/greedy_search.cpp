@@ -35,9 +35,8 @@ std::vector<Hypothesis> greedy_search(const ModelEnsemble& models, const Tensor&
       for (size_t r = 0; r < rows.size(); ++r)
         rows[r].block_repeated_ngrams(log_probs.select(0, int64_t(r)), options.no_repeat_ngram_size, eos);
     // Cumulative scores in float32, as beam search forms them, so greedy == beam 1 exactly.
-    std::vector<float> previous(rows.size(), 0.0f);
-    for (size_t r = 0; r < rows.size(); ++r)
-      if (!rows[r].cumulative.empty()) previous[r] = rows[r].cumulative.back();
+    std::vector<float> previous;
+    for (const search_detail::PartialHypothesis& row : rows) previous.push_back(row.score());
     std::vector<double> best_scores, best_tokens;
     if (options.sampling) {  // the drawn token, scored as beam search with beam 1 scores it
       const std::vector<Draw> draws = sample_tokens(log_probs, *options.sampling);

@@ -34,6 +34,8 @@ struct PartialHypothesis {
   std::vector<Tensor> attention;
 
   PartialHypothesis extended(int64_t token, float cumulative_score, const Tensor& attention_row) const;
+  // The cumulative log-probability so far: 0 before the first token.
+  float score() const { return cumulative.empty() ? 0.0f : cumulative.back(); }
   // In place on this hypothesis's next-token log-probabilities [V]: every token that would
   // repeat one of its n-grams gets −∞ (fairseq's --no-repeat-ngram-size). n must be ≥ 2.
   void block_repeated_ngrams(Tensor log_probs_row, int64_t n, int64_t eos) const;
