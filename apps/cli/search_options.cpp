@@ -81,19 +81,18 @@ void apply_sampling_flags(const SamplingFlags& flags, nn::SearchOptions& search)
   const bool topk = flags.topk > 0, topp = flags.topp > 0.0;
   ATTN_CHECK(flags.sampling || (!topk && !topp), "--sampling-topk and --sampling-topp need --sampling");
   ATTN_CHECK(!(topk && topp), "give --sampling-topk or --sampling-topp, not both");
-  ATTN_CHECK(int(flags.sampling) + int(search.diverse_beam_groups > 0) + int(search.match_source_len) +
-                     int(search.diversity_rate > 0) <=
-                 1,
+  if (flags.sampling) {
+    nn::SamplingOptions& sampling = search.sampling.emplace();
+    sampling.topk = topk ? flags.topk : 0;
+    sampling.topp = topp ? flags.topp : 0.0;
+    sampling.generator = std::make_shared<Generator>(flags.seed);
+  }
+  ATTN_CHECK(search.exclusive_strategies() <= 1,
              "--sampling, --diverse-beam-groups, --match-source-len and --diversity-rate exclude one another (as in "
              "fairseq)");
   ATTN_CHECK(search.diverse_beam_groups == 0 || search.beam % search.diverse_beam_groups == 0,
              "--diverse-beam-groups {}: the beam ({}) must be a multiple of the groups", search.diverse_beam_groups,
              search.beam);
-  if (!flags.sampling) return;
-  nn::SamplingOptions& sampling = search.sampling.emplace();
-  sampling.topk = topk ? flags.topk : 0;
-  sampling.topp = topp ? flags.topp : 0.0;
-  sampling.generator = std::make_shared<Generator>(flags.seed);
 }
 
 }  // namespace attn::app

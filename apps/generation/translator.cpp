@@ -87,9 +87,10 @@ std::vector<std::vector<nn::Hypothesis>> translate_sentences(const nn::ModelEnse
   const nn::SearchOptions& search = options.search;
   ATTN_CHECK(!search.constraint_order || constraints.size() == sources.size(),
              "translate_sentences: {} sentences' constraints for {} sources", constraints.size(), sources.size());
-  // Greedy search is beam search with one hypothesis, without fairseq's other strategies.
-  const bool greedy = search.beam == 1 && prefixes.empty() && !search.match_source_len &&
-                      search.diverse_beam_groups == 0 && search.diversity_rate <= -1 && !search.constraint_order;
+  // Greedy search is beam search with one hypothesis, without fairseq's other strategies but
+  // sampling (which wins over any other, as in fairseq).
+  const bool greedy = search.beam == 1 && prefixes.empty() && (search.sampling || !search.alternative_strategy()) &&
+                      !search.constraint_order;
   NoGradGuard no_grad;
   std::vector<std::vector<nn::Hypothesis>> results(sources.size());
   const std::vector<data::Batch> batches = checked_batches(models, sources, options);

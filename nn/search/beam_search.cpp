@@ -324,13 +324,10 @@ void check_options(const SearchOptions& o, int64_t vocab) {
   ATTN_CHECK(o.diverse_beam_groups >= 0 && (o.diverse_beam_groups == 0 || o.beam % o.diverse_beam_groups == 0),
              "beam_search: diverse beam search needs the beam ({}) to be a multiple of the groups ({})", o.beam,
              o.diverse_beam_groups);
-  ATTN_CHECK(int(o.sampling.has_value()) + int(o.diverse_beam_groups > 0) + int(o.match_source_len) +
-                     int(o.diversity_rate > 0) <=
-                 1,
+  ATTN_CHECK(o.exclusive_strategies() <= 1,
              "beam_search: sampling, diverse beam search, match_source_len and diverse siblings exclude one another "
              "(as in fairseq)");
-  ATTN_CHECK(!o.constraint_order ||
-                 (!o.sampling && o.diverse_beam_groups == 0 && !o.match_source_len && o.diversity_rate <= -1),
+  ATTN_CHECK(!o.constraint_order || !o.alternative_strategy(),
              "beam_search: lexical constraints work with plain beam search only, not with sampling, diverse beam "
              "search, match_source_len or diverse siblings (as in fairseq)");
 }

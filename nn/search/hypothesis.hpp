@@ -69,6 +69,18 @@ struct SearchOptions {
   // shared out across hypotheses that met more or fewer of them. Unset: off.
   std::optional<ConstraintOrder> constraint_order;
   std::shared_ptr<const KnnRetrieval> knn;  // kNN-MT: each step's distribution interpolated (null: off)
+
+  // Whether one of fairseq's strategies chooses the tokens in place of plain beam search:
+  // sampling, diverse beam search, match_source_len or diverse siblings (lexical constraints
+  // need plain beam search, so they are not one of them).
+  bool alternative_strategy() const {
+    return sampling.has_value() || diverse_beam_groups > 0 || match_source_len || diversity_rate > -1;
+  }
+  // How many of them fairseq counts when it refuses two at once (build_generator): a diversity
+  // rate in (−1, 0] is not counted, and then the strategy beside it wins.
+  int exclusive_strategies() const {
+    return int(sampling.has_value()) + int(diverse_beam_groups > 0) + int(match_source_len) + int(diversity_rate > 0);
+  }
 };
 
 // The tokens a hypothesis may have before its </s>: max_len = min(a·src_len + b,
