@@ -11,13 +11,16 @@
 // phrases after each source that every translation must contain (lexically constrained
 // decoding, docs/models.md §1.10.6); --fairseq-lines prints its S-, W-, C-, H-, D- and P- lines
 // (scores in base 2; A- with --print-alignment) in place of the translations alone, every line
-// translated, empty or not.
+// translated, empty or not; --replace-unk [DICT] replaces each <unk> of a translation by the
+// source symbol aligned to it, or by that symbol's entry in DICT.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include <unistd.h>
 
@@ -30,6 +33,7 @@
 #include "apps/generation/fairseq_lines.hpp"
 #include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
+#include "apps/generation/unknown_word_replacement.hpp"
 #include "apps/task/raw_text.hpp"
 #include "apps/task/translation_task.hpp"
 #include "apps/training/checkpoint.hpp"
@@ -54,15 +58,18 @@ struct TranslateArgs {
   std::string input = "-";  // fairseq-interactive's --input: a file, or - for standard input
   std::string post_process = "subword_nmt";  // how the output symbols become text (data/post_process.hpp)
   std::string knn_datastore_file;  // kNN-MT over a datastore generate or the demo kept (empty: off)
+  bool replace_unk = false;        // fairseq's --replace-unk: each <unk> replaced by its aligned source symbol
+  std::string alignment_dictionary;  // ... or by that symbol's entry in this file (empty: the symbol itself)
   KnnSearchFlags knn;
   ComputeOptions compute;
 };
 
 // One line of the input: the source's ids (</s> last) and, with --constraints, the ids of the
-// target phrases that follow it, tab-separated.
+// target phrases that follow it, tab-separated; with --replace-unk, the source's symbols.
 struct InputLine {
   std::vector<int64_t> source;
   nn::Constraints constraints;
+  std::vector<std::string> source_symbols;  // one per id before the </s>
 };
 
 // fairseq-interactive's reading of a line with --constraints: whitespace stripped from both
@@ -99,11 +106,15 @@ std::vector<int64_t> encode_constraint(const std::string& text, size_t k, const 
 // Line `number` of `file`; with a target encoder (--constraints), its first field is the
 // source and the others are constraints.
 InputLine read_line(const std::string& line, const std::string& file, size_t number,
-                    const RawTextEncoder& source_encoder, const RawTextEncoder* target_encoder) {
+                    const RawTextEncoder& source_encoder, const RawTextEncoder* target_encoder,
+                    bool keep_source_symbols) {
   const std::vector<std::string> fields =
       target_encoder ? tab_separated_fields(line) : std::vector<std::string>{line};
-  const std::vector<int32_t> source = source_encoder.encode(fields.front(), file, number);
-  InputLine input{{source.begin(), source.end()}, {}};
+  const std::string symbols = source_encoder.segment(fields.front(), file, number);
+  const std::vector<int32_t> source = source_encoder.dictionary().encode_line(symbols).ids;
+  InputLine input{{source.begin(), source.end()}, {}, {}};
+  if (keep_source_symbols)
+    for (std::string_view symbol : data::split_on_whitespace(symbols)) input.source_symbols.emplace_back(symbol);
   for (size_t k = 1; k < fields.size(); ++k)
     input.constraints.push_back(encode_constraint(fields[k], k, file, number, *target_encoder));
   return input;
@@ -130,6 +141,7 @@ struct LineTranslator {
   RawTextEncoder source_encoder, target_encoder;
   data::MosesDetokenizer detokenizer;
   DecodingOptions decoding;
+  std::optional<UnknownWordReplacement> unknown_words;  // with --replace-unk
   std::string input_name;  // the input file, or <stdin>, as errors name it
 
   // Translates `lines` (the first is line `first_number` of the input) and prints their
@@ -141,7 +153,8 @@ struct LineTranslator {
     for (size_t k = 0; k < lines.size(); ++k) {
       const size_t number = first_number + k;
       InputLine input = read_line(lines[k], input_name, number, source_encoder,
-                                  decoding.search.constraint_order ? &target_encoder : nullptr);
+                                  decoding.search.constraint_order ? &target_encoder : nullptr,
+                                  unknown_words.has_value());
       check_source_length(models, input.source.size(), fmt::format("{}:{}", input_name, number));
       if (input.source.size() == 1 && input.constraints.empty() && !args.fairseq_lines) continue;  // only </s>
       input_of[k] = inputs.size();
@@ -178,9 +191,12 @@ struct LineTranslator {
     for (const nn::Hypothesis& h : hypotheses) {
       if (decoding.search.constraint_order)
         warn_unmet_constraints(h, input.constraints, *decoding.search.constraint_order, input_name, number);
-      const std::string tokens = task.target_dict.decode(h.tokens, args.post_process);
+      const std::string symbols = unknown_words
+                                      ? unknown_words->replace(h, input.source, input.source_symbols, task.target_dict)
+                                      : task.target_dict.decode(h.tokens);
+      const std::string tokens = data::post_process(symbols, args.post_process);
       const std::string text = args.no_tokenize ? tokens : detokenizer.detokenize(tokens);
-      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, task.target_dict.decode(h.tokens), text) +
+      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, symbols, text) +
                                              alignment_line(id, h, input.source, args.print_alignment)
                                        : text + "\n");
     }
@@ -199,7 +215,7 @@ size_t lines_per_buffer(int64_t buffer_size, bool from_standard_input) {
 // with the first model's states (as an ensemble's generate).
 DecodingOptions decoding_for(const TranslateArgs& args, const nn::EncoderDecoderModel& first_model) {
   DecodingOptions decoding = args.decoding;
-  decoding.search.return_attention = !args.print_alignment.empty();
+  decoding.search.return_attention = !args.print_alignment.empty() || args.replace_unk;
   if (!args.constraints.empty())
     decoding.search.constraint_order =
         args.constraints == "unordered" ? nn::ConstraintOrder::unordered : nn::ConstraintOrder::ordered;
@@ -233,6 +249,10 @@ int run_translate(const TranslateArgs& args) {
   const bool from_standard_input = args.input == "-";
   std::ifstream file;
   if (!from_standard_input) file = data::open_input_file(args.input);  // before the model loads
+  std::optional<UnknownWordReplacement> unknown_words;
+  if (args.replace_unk)
+    unknown_words = args.alignment_dictionary.empty() ? UnknownWordReplacement()
+                                                      : UnknownWordReplacement::read(args.alignment_dictionary);
   const Device device = apply_compute_options(args.compute);
   const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
   const nn::ModelEnsemble models = ensemble_of(trained);
@@ -246,6 +266,7 @@ int run_translate(const TranslateArgs& args) {
                                   RawTextEncoder(task.target_lang, bpe_codes, task.target_dict, !args.no_tokenize),
                                   data::MosesDetokenizer(data::parse_moses_language(task.target_lang)),
                                   decoding_for(args, *trained.front().model),
+                                  std::move(unknown_words),
                                   from_standard_input ? "<stdin>" : args.input};
   if (from_standard_input)
     translate_input(data::standard_input(), nullptr, args, translator);
@@ -282,6 +303,11 @@ CommandAction setup_translate(CLI::App& cmd) {
                       "With --fairseq-lines, print A- lines: hard (given alone), each output word aligned to the "
                       "source word its cross-attention weighs most; soft, the weights",
                       {"hard", "soft"});
+  CLI::Option* replace_unk =
+      cmd.add_option("--replace-unk", args->alignment_dictionary,
+                     "Replace each <unk> of a translation by the source symbol its cross-attention weighs most; "
+                     "with a file (lines 'SOURCE REPLACEMENT'), by that symbol's replacement there")
+          ->expected(0, 1);
   cmd.add_option("--input", args->input, "Read the sentences from this file instead of standard input (-)")
       ->capture_default_str();
   cmd.add_option("--buffer-size", args->buffer_size,
@@ -302,7 +328,8 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
       ->check(positive_number());
   add_compute_options(cmd, args->compute);
-  return [args] {
+  return [args, replace_unk] {
+    args->replace_unk = replace_unk->count() > 0;
     apply_sampling_flags(args->sampling, args->decoding.search);
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "translate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);

@@ -29,11 +29,15 @@ RawTextEncoder::RawTextEncoder(const std::string& language, const std::string& b
       dictionary_(dictionary),
       tokenize_(tokenize) {}
 
-std::vector<int32_t> RawTextEncoder::encode(const std::string& line, const std::string& file,
-                                            size_t line_number) const {
+std::string RawTextEncoder::segment(const std::string& line, const std::string& file, size_t line_number) const {
   data::check_utf8(line, file, line_number);
   const std::string tokens = tokenize_ ? tokenizer_.tokenize(line) : line;
-  return dictionary_.encode_line(bpe_ ? bpe_->process_line(tokens) : tokens).ids;
+  return bpe_ ? bpe_->process_line(tokens) : tokens;
+}
+
+std::vector<int32_t> RawTextEncoder::encode(const std::string& line, const std::string& file,
+                                            size_t line_number) const {
+  return dictionary_.encode_line(segment(line, file, line_number)).ids;
 }
 
 }  // namespace attn::app

@@ -25,7 +25,10 @@ class RawTextEncoder {
   // `bpe_codes`: no BPE (the input is segmented already, or the model has none).
   RawTextEncoder(const std::string& language, const std::string& bpe_codes, const data::Dictionary& dictionary,
                  bool tokenize = true);
-  // Ids of a line, </s> last; `file` and `line_number` name the line in errors (bad UTF-8).
+  // A line as the model's symbols, separated by spaces (tokenized, BPE applied); `file` and
+  // `line_number` name the line in errors (bad UTF-8).
+  std::string segment(const std::string& line, const std::string& file, size_t line_number) const;
+  // Ids of a line's symbols, </s> last.
   std::vector<int32_t> encode(const std::string& line, const std::string& file, size_t line_number) const;
   const data::Dictionary& dictionary() const { return dictionary_; }
 

@@ -1282,6 +1282,85 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
   require_runtime_error(run_attnlab(dir, args, dir.file("input.txt")), {"plain beam search only"});
 }
 
+TEST_CASE("translate --replace-unk puts the source symbol each <unk> is aligned to, or its dictionary entry, in its place") {
+  TempDir dir;
+  import_fairseq_prenorm(dir);
+  // The valid sources (BPE'd already) and one with symbols the dictionary lacks.
+  std::vector<std::string> sources = lines_of(read_file(vector_path("own/fairseq/data-bin-text/valid.en")));
+  sources.push_back("the Qx@@ zz@@ y house .");
+  write_file(dir.file("sources.txt"), joined_lines(sources, 0, sources.size()));
+  // --unkpen -1.5 makes this random model write <unk> now and then (10 times in 7 sentences).
+  const std::vector<std::string> translate = {
+      "translate", "--path",     "imported", "--no-tokenize", "--no-bpe",      "--beam", "4",      "--batch-size", "1",
+      "--threads", "1",          "--unkpen", "-1.5",          "--max-len-b",   "30",     "--post-process", "none"};
+  auto with = [&](std::vector<std::string> flags) {
+    flags.insert(flags.begin(), translate.begin(), translate.end());
+    const CommandResult result = run_attnlab(dir, flags, dir.file("sources.txt"));
+    require_success(result);
+    return result.out;
+  };
+  // field k (from 0) of each line starting with `prefix`, by sentence id
+  const auto fields = [](const std::string& out, const std::string& prefix, size_t k) {
+    std::map<size_t, std::vector<std::string>> by_id;
+    for (const std::string& line : lines_of(out)) {
+      if (!line.starts_with(prefix)) continue;
+      std::vector<std::string> parts;
+      std::istringstream in(line);
+      for (std::string part; std::getline(in, part, '\t');) parts.push_back(part);
+      std::vector<std::string> words;
+      std::istringstream field(parts.at(k));
+      for (std::string word; field >> word;) words.push_back(word);
+      by_id[std::stoul(parts[0].substr(prefix.size()))] = words;
+    }
+    return by_id;
+  };
+  const std::string plain = with({"--fairseq-lines", "--print-alignment"});
+  const auto plain_outputs = fields(plain, "H-", 2), alignments = fields(plain, "A-", 1);
+  // An entry for every source symbol: first a wrong one (a later line wins), with columns beyond two (ignored).
+  std::map<std::string, std::string> replacements;
+  for (const std::string& source : sources) {
+    std::istringstream in(source);
+    for (std::string symbol; in >> symbol;) replacements[symbol] = "[" + symbol + "]";
+  }
+  std::string entries;
+  for (const auto& [symbol, replacement] : replacements) entries += symbol + " wrong extra columns\n";
+  for (const auto& [symbol, replacement] : replacements) entries += symbol + "\t" + replacement + "\n";
+  write_file(dir.file("replacements.txt"), entries);
+  const std::string copied = with({"--fairseq-lines", "--replace-unk"});
+  const std::string looked_up = with({"--fairseq-lines", "--replace-unk", "replacements.txt"});
+  const auto copied_outputs = fields(copied, "H-", 2), looked_up_outputs = fields(looked_up, "H-", 2);
+  REQUIRE(plain_outputs.size() == sources.size());
+  size_t replaced = 0;
+  for (const auto& [id, output] : plain_outputs) {
+    INFO("sentence " << id);
+    std::vector<std::string> source_symbols;
+    std::istringstream in(sources[id]);
+    for (std::string symbol; in >> symbol;) source_symbols.push_back(symbol);
+    std::vector<std::string> copy = output, lookup = output;
+    for (const std::string& pair : alignments.at(id)) {
+      const size_t dash = pair.find('-'), s = std::stoul(pair.substr(0, dash)), t = std::stoul(pair.substr(dash + 1));
+      if (output.at(t) != "<unk>") continue;
+      ++replaced;
+      copy[t] = source_symbols.at(s);
+      lookup[t] = replacements.at(copy[t]);
+    }
+    CHECK(copied_outputs.at(id) == copy);
+    CHECK(looked_up_outputs.at(id) == lookup);
+  }
+  CHECK(replaced >= 10);
+  // The translations alone are the D- texts; the same search, the same scores.
+  std::string texts;
+  for (const std::string& line : lines_of(copied))
+    if (line.starts_with("D-")) texts += line.substr(line.find('\t', line.find('\t') + 1) + 1) + "\n";
+  CHECK(with({"--replace-unk"}) == texts);
+  CHECK(fields(copied, "P-", 1) == fields(plain, "P-", 1));
+  write_file(dir.file("one-column.txt"), "the der\nhaus\n");
+  require_runtime_error(run_attnlab(dir, {"translate", "--path", "imported", "--replace-unk", "one-column.txt"}),
+                        {"one-column.txt:2: expected a source symbol and its replacement"});
+  require_runtime_error(run_attnlab(dir, {"translate", "--path", "imported", "--replace-unk", "missing.txt"}),
+                        {"missing.txt: cannot open"});
+}
+
 TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq reads back as the same model") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");
