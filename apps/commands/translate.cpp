@@ -57,6 +57,7 @@ struct TranslateArgs {
   int64_t buffer_size = 0;  // fairseq-interactive's --buffer-size (0: see lines_per_buffer)
   std::string input = "-";  // fairseq-interactive's --input: a file, or - for standard input
   std::string post_process = "subword_nmt";  // how the output symbols become text (data/post_process.hpp)
+  bool post_process_given = false;  // --post-process typed: fairseq-interactive then applies it to S-, C- and H- too
   std::string knn_datastore_file;  // kNN-MT over a datastore generate or the demo kept (empty: off)
   bool replace_unk = false;        // fairseq's --replace-unk: each <unk> replaced by its aligned source symbol
   std::string alignment_dictionary;  // ... or by that symbol's entry in this file (empty: the symbol itself)
@@ -182,11 +183,13 @@ struct LineTranslator {
   void print(const InputLine& input, const std::vector<nn::Hypothesis>& hypotheses, size_t number,
              double seconds) const {
     const size_t id = number - 1;
+    // fairseq-interactive's S-, C- and H- text: post-processed only by a --post-process typed.
+    const std::string_view lines_scheme = args.post_process_given ? std::string_view(args.post_process) : "";
     if (args.fairseq_lines) {
-      std::cout << fmt::format("S-{}\t{}\nW-{}\t{:.3f}\tseconds\n", id, task.source_dict.decode(input.source), id,
-                               seconds);
+      std::cout << fmt::format("S-{}\t{}\nW-{}\t{:.3f}\tseconds\n", id,
+                               task.source_dict.decode(input.source, lines_scheme), id, seconds);
       for (const std::vector<int64_t>& constraint : input.constraints)
-        std::cout << fmt::format("C-{}\t{}\n", id, task.target_dict.decode(constraint));
+        std::cout << fmt::format("C-{}\t{}\n", id, task.target_dict.decode(constraint, lines_scheme));
     }
     for (const nn::Hypothesis& h : hypotheses) {
       if (decoding.search.constraint_order)
@@ -196,7 +199,7 @@ struct LineTranslator {
                                       : task.target_dict.decode(h.tokens);
       const std::string tokens = data::post_process(symbols, args.post_process);
       const std::string text = args.no_tokenize ? tokens : detokenizer.detokenize(tokens);
-      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, symbols, text) +
+      std::cout << (args.fairseq_lines ? hypothesis_lines(id, h, data::post_process(symbols, lines_scheme), text) +
                                              alignment_line(id, h, input.source, args.print_alignment)
                                        : text + "\n");
     }
@@ -285,9 +288,10 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_flag("--no-bpe", args->no_bpe,
                "Apply no BPE: the input is segmented already, or the model was trained without BPE");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
-  cmd.add_option("--post-process", args->post_process,
+  CLI::Option* post_process = cmd.add_option("--post-process", args->post_process,
                  "How the output's symbols become text, by fairseq's subword schemes (sentencepiece for a model "
-                 "whose data SentencePiece segmented; none: the symbols as they are)")
+                 "whose data SentencePiece segmented; none: the symbols as they are); typed, also the S-, C- and H- "
+                 "text of --fairseq-lines")
       ->check(CLI::IsMember(data::post_process_schemes()))
       ->capture_default_str();
   add_search_options(cmd, search, args->sampling);
@@ -328,8 +332,9 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
       ->check(positive_number());
   add_compute_options(cmd, args->compute);
-  return [args, replace_unk] {
+  return [args, replace_unk, post_process] {
     args->replace_unk = replace_unk->count() > 0;
+    args->post_process_given = post_process->count() > 0;
     apply_sampling_flags(args->sampling, args->decoding.search);
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "translate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);

@@ -35,6 +35,7 @@
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
+#include "data/post_process.hpp"
 #include "cli_runner.hpp"
 #include "test_support.hpp"
 
@@ -1192,6 +1193,29 @@ TEST_CASE("translate --constraints finds fairseq's constrained hypotheses; --fai
   std::sort(got.begin(), got.end());
   std::sort(expected.begin(), expected.end());
   CHECK(got == expected);
+  // --post-process typed: fairseq-interactive post-processes the S-, C- and H- lines too (the
+  // W- lines' seconds left out of the comparison).
+  auto fairseq_lines_with = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> args = translate;
+    args.insert(args.end(), {"--fairseq-lines", "--constraints"});
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CommandResult result = run_attnlab(dir, args, dir.file("input.txt"));
+    require_success(result);
+    std::vector<std::string> kept_lines;
+    for (const std::string& line : lines_of(result.out))
+      if (!line.starts_with("W-")) kept_lines.push_back(line);
+    return kept_lines;
+  };
+  std::vector<std::string> processed_lines = fairseq_lines_with({});
+  size_t with_markers = 0;
+  for (std::string& line : processed_lines) {
+    if (!(line.starts_with("S-") || line.starts_with("C-") || line.starts_with("H-"))) continue;
+    with_markers += contains(line, "@@ ");
+    const size_t text = line.rfind('\t') + 1;
+    line = line.substr(0, text) + attn::data::post_process(line.substr(text), "subword_nmt");
+  }
+  CHECK(with_markers > 40);
+  CHECK(fairseq_lines_with({"--post-process", "subword_nmt"}) == processed_lines);
   // --input FILE (fairseq-interactive's flag) in place of standard input; its name in errors.
   std::vector<std::string> from_file = translate;
   from_file.insert(from_file.end(), {"--constraints", "--input", "input.txt"});
