@@ -271,6 +271,9 @@ CommandAction setup_train(CLI::App& cmd) {
                "No checkpoint_last (a resume starts from the newest checkpoint there is)");
   cmd.add_flag("--no-save", o.no_save, "Write no checkpoint (the run cannot be resumed)");
   cmd.add_option("--log-file", o.log_file, "Also append the progress lines to this file");
+  cmd.add_option("--tensorboard-logdir", o.tensorboard_logdir,
+                 "Also write the training log's losses, learning rate, speed and scores as TensorBoard event files "
+                 "under this folder (runs train_inner, valid, ... as fairseq's)");
   cmd.add_option("--validate-interval-updates", o.validate_interval_updates, "Also validate every N updates");
   cmd.add_option("--validate-interval", o.validate_interval, "Validate at every Nth epoch end (and at the run's end)")
       ->check(positive_number())

@@ -255,6 +255,7 @@ void Trainer::open_log() {
                                cut, log_path_));
   json_log_.open(log_path_, std::ios::app);
   ATTN_CHECK(json_log_.good(), "train: cannot open the training log {}: {}", log_path_, std::strerror(errno));
+  if (!options_.tensorboard_logdir.empty()) tensorboard_ = std::make_unique<TensorBoardLog>(options_.tensorboard_logdir);
 }
 
 Trainer::~Trainer() = default;
@@ -750,6 +751,7 @@ void Trainer::log_json(const nlohmann::json& record) {
   json_log_.flush();
   // A full disk, or a log that is a link to /dev/full: the run's metrics would be lost unseen.
   ATTN_CHECK(json_log_.good(), "train: cannot write the training log {}: {}", log_path_, std::strerror(errno));
+  if (tensorboard_) tensorboard_->write(record);
 }
 
 std::optional<SaveRequest> Trainer::after_update(const StepResult& step, IntervalStats& interval,

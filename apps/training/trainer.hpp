@@ -88,6 +88,7 @@
 #include "apps/training/data_parallel.hpp"
 #include "apps/training/evaluation.hpp"
 #include "apps/training/save_dir_lock.hpp"
+#include "apps/training/tensorboard_log.hpp"
 #include "apps/cli/progress.hpp"
 #include "apps/task/translation_task.hpp"
 #include "data/batching.hpp"
@@ -168,6 +169,7 @@ struct TrainerOptions {
   std::string save_dir = "checkpoints";
   bool no_save = false;   // --no-save: no checkpoint at all (a run that cannot be resumed)
   std::string log_file;   // --log-file: the progress lines also appended there
+  std::string tensorboard_logdir;  // --tensorboard-logdir: the log's records as TensorBoard scalars too
   std::string restore_file;
   std::string finetune_from_model;  // weights to start from when the save dir has no checkpoint
   ResetOptions reset;
@@ -336,6 +338,7 @@ class Trainer {
   ProgressDisplay progress_;
   std::string log_path_;
   std::ofstream json_log_;
+  std::unique_ptr<TensorBoardLog> tensorboard_;  // with --tensorboard-logdir, on the writing rank
 
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;

@@ -31,10 +31,12 @@
 #include "apps/demo/demo_report.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/save_dir_lock.hpp"
+#include "apps/training/tensorboard_events.hpp"
 #include "apps/training/trainer.hpp"
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
+#include "data/little_endian.hpp"
 #include "data/post_process.hpp"
 #include "cli_runner.hpp"
 #include "test_support.hpp"
@@ -866,8 +868,8 @@ TEST_CASE("train --validate-interval, --save-interval and --validate-after-updat
 
 TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints resumes from the newest; --no-save saves none") {
   TempDir dir;
-  std::vector<std::string> args = {"--max-tokens", "2048", "--log-file", "run.log", "--no-last-checkpoints",
-                                   "--max-epoch", "1"};
+  std::vector<std::string> args = {"--max-tokens", "2048", "--log-file",  "run.log", "--no-last-checkpoints",
+                                   "--tensorboard-logdir", "tb", "--log-interval", "1", "--max-epoch", "1"};
   require_success(train_on_fairseq_bin(dir, args));
   CHECK(contains(read_file(dir.file("run.log")), "epoch 001 | valid on 'valid' subset"));
   CHECK(fs::exists(dir.file("checkpoints/checkpoint1.json")));
@@ -880,6 +882,26 @@ TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints res
   const std::string log = read_file(dir.file("run.log"));  // appended to, as fairseq's log file is
   CHECK(contains(log, "epoch 001 | valid on 'valid' subset"));
   CHECK(contains(log, "epoch 002 | valid on 'valid' subset"));
+  // --tensorboard-logdir: an event file per run and process (the resumed one beside the first),
+  // each a TFRecord whose first record is the file version and whose scalars have fairseq's names.
+  for (const auto& [run, tags] : std::map<std::string, std::vector<std::string>>{
+           {"train_inner", {"loss", "nll_loss", "ppl", "lr", "gnorm", "wps", "wall"}},
+           {"valid", {"loss", "nll_loss", "ppl", "best_loss", "wall"}}}) {
+    INFO(run);
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir.dir / "tb" / run)) files.push_back(entry.path());
+    REQUIRE(files.size() == 2);
+    for (const fs::path& file : files) {
+      CHECK(file.filename().string().starts_with("events.out.tfevents."));
+      const std::string bytes = read_file(file);
+      REQUIRE(bytes.size() > 12);
+      CHECK(attn::data::load_little_endian<uint32_t>(bytes.data() + 8) ==
+            attn::app::masked_crc32c(std::string_view(bytes).substr(0, 8)));
+      CHECK(contains(bytes, "brain.Event:2"));
+      CHECK(contains(bytes, "sys.argv/text_summary"));
+      for (const std::string& tag : tags) CHECK(contains(bytes, "\n" + std::string(1, char(tag.size())) + tag));
+    }
+  }
 
   args = {"--max-tokens", "2048", "--max-epoch", "1", "--no-save", "--save-dir", "unsaved"};
   require_success(train_on_fairseq_bin(dir, args));
