@@ -29,8 +29,10 @@ std::string tag_of(const std::string& field) {
 
 void TensorBoardLog::write(const nlohmann::json& record) {
   const std::string type = record.value("type", "");
-  if (type != "train" && type != "valid") return;
-  TensorBoardEventFile& events = run(type == "train" ? "train_inner" : record.at("subset").get<std::string>());
+  if (type != "train" && type != "train_epoch" && type != "valid") return;
+  TensorBoardEventFile& events = run(type == "train"         ? "train_inner"
+                                     : type == "train_epoch" ? "train"
+                                                             : record.at("subset").get<std::string>());
   const int64_t update = record.at("update").get<int64_t>();
   for (const auto& [field, value] : record.items())
     if (value.is_number() && field != "epoch" && field != "update") events.add_scalar(tag_of(field), value.get<double>(), update);

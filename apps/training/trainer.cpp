@@ -138,6 +138,14 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
     require("early_stopping.last_update", no_early_stopping, "a count >= -1", count_from(-1));
     require("early_stopping.metric", true, "a string", is_string);
     require("skipped_updates", true, "a count >= 0", count_from(0));
+    // Checkpoints written before the epoch statistics have none: the epoch's start afresh.
+    for (const char* sum : {"epoch_meters.loss_sum", "epoch_meters.nll_sum", "epoch_meters.gnorm_sum",
+                            "epoch_meters.seconds", "epoch_meters.lr"})
+      require(sum, true, "a finite number", [](const nlohmann::json& v) {
+        return v.is_number() && std::isfinite(v.get<double>());
+      });
+    require("epoch_meters.ntokens", true, "a count >= 0", count_from(0));
+    require("epoch_meters.updates", true, "a count >= 0", count_from(0));
     require("training_seconds", true, "a finite number >= 0", non_negative_number);
     require("validated", true, "true or false", is_bool);
   }
@@ -152,11 +160,14 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
 
 }  // namespace
 
-// Sums since the last progress line.
-struct Trainer::IntervalStats {
-  double loss_sum = 0.0, nll_sum = 0.0, gnorm_sum = 0.0, seconds = 0.0;
-  int64_t ntokens = 0, updates = 0;
-};
+void Trainer::IntervalStats::add(const StepResult& step) {
+  loss_sum += step.loss_sum;
+  nll_sum += step.nll_sum;
+  ntokens += step.ntokens;
+  gnorm_sum += step.gnorm;
+  lr = step.lr;
+  ++updates;
+}
 
 Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> world,
                  std::shared_ptr<dist::Communicator> gradients)
@@ -344,6 +355,14 @@ nlohmann::json Trainer::metadata() const {
                       {"best_bleu", nullptr},
                       {"validated", validated_},
                       {"early_stopping", early_stopping_.state()},
+                      {"epoch_meters",
+                       {{"loss_sum", epoch_meters_.loss_sum},
+                        {"nll_sum", epoch_meters_.nll_sum},
+                        {"gnorm_sum", epoch_meters_.gnorm_sum},
+                        {"seconds", epoch_meters_.seconds},
+                        {"lr", epoch_meters_.lr},
+                        {"ntokens", epoch_meters_.ntokens},
+                        {"updates", epoch_meters_.updates}}},
                       {"ema", nullptr}};
   if (best_loss_) j["best_loss"] = *best_loss_;
   if (best_bleu_) j["best_bleu"] = *best_bleu_;
@@ -432,6 +451,14 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
       if (!value_at(meta, "best_bleu").is_null()) best_bleu_ = meta.at("best_bleu").get<double>();
       validated_ = meta.value("validated", true);
       if (meta.contains("early_stopping")) early_stopping_.restore(meta.at("early_stopping"));
+      if (const nlohmann::json meters = value_at(meta, "epoch_meters"); meters.is_object())
+        epoch_meters_ = {.loss_sum = meters.value("loss_sum", 0.0),
+                         .nll_sum = meters.value("nll_sum", 0.0),
+                         .gnorm_sum = meters.value("gnorm_sum", 0.0),
+                         .seconds = meters.value("seconds", 0.0),
+                         .ntokens = meters.value("ntokens", int64_t(0)),
+                         .updates = meters.value("updates", int64_t(0)),
+                         .lr = meters.value("lr", 0.0)};
     }
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
@@ -758,11 +785,8 @@ std::optional<SaveRequest> Trainer::after_update(const StepResult& step, Interva
                                                 TrainingSummary& summary, std::optional<int64_t> ending_epoch) {
   summary.target_tokens += step.ntokens;
   if (!step.applied) return std::nullopt;
-  interval.loss_sum += step.loss_sum;
-  interval.nll_sum += step.nll_sum;
-  interval.ntokens += step.ntokens;
-  interval.gnorm_sum += step.gnorm;
-  ++interval.updates;
+  interval.add(step);
+  epoch_meters_.add(step);
   const double loss = bits(interval.loss_sum, interval.ntokens), nll = bits(interval.nll_sum, interval.ntokens);
   const double tokens_per_second = interval.seconds > 0 ? double(interval.ntokens) / interval.seconds : 0.0;
   const double fraction = progress_fraction();
@@ -820,8 +844,26 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSum
     if (end_of_epoch) scheduler_->step(finished_epoch, best_checkpoint_metric(valid));
   }
   if (end_of_epoch) optimizer_->set_lr(scheduler_->step_update(num_updates_));
+  const IntervalStats meters = epoch_meters_;
+  if (end_of_epoch) epoch_meters_ = IntervalStats{};  // the next epoch's, as the save below records them
   if (stopping || finished_epoch % options_.save_interval == 0)
     save({.epoch = finished_epoch, .num_updates = num_updates_, .end_of_epoch = end_of_epoch, .is_best = is_best});
+  log_epoch_meters(meters, finished_epoch);
+}
+
+void Trainer::log_epoch_meters(const IntervalStats& meters, int64_t finished_epoch) {
+  if (meters.updates == 0) return;
+  const double loss = bits(meters.loss_sum, meters.ntokens), nll = bits(meters.nll_sum, meters.ntokens);
+  const double gnorm = meters.gnorm_sum / double(meters.updates);
+  const double tokens_per_second = meters.seconds > 0 ? double(meters.ntokens) / meters.seconds : 0.0;
+  info(fmt::format("end of epoch {} (average epoch stats below)", finished_epoch));
+  info(fmt::format("epoch {:03d} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | lr {:.4g} | gnorm {:.3f} | tok/s {:.0f} | "
+                   "num_updates {} | elapsed {}",
+                   finished_epoch, loss, nll, std::exp2(nll), meters.lr, gnorm, tokens_per_second, num_updates_,
+                   format_duration(training_seconds())));
+  log_json({{"type", "train_epoch"}, {"epoch", finished_epoch}, {"update", num_updates_}, {"loss", loss},
+            {"nll_loss", nll}, {"ppl", std::exp2(nll)}, {"lr", meters.lr}, {"gnorm", gnorm},
+            {"tokens_per_second", tokens_per_second}, {"elapsed", training_seconds()}});
 }
 
 ValidationResult Trainer::validate_with_best(int64_t finished_epoch, bool& is_best) {
@@ -884,6 +926,7 @@ TrainingSummary Trainer::train() {
         const StepResult step = train_step(group, slots, slots_total);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         interval.seconds += seconds;
+        epoch_meters_.seconds += seconds;
         summary.seconds += seconds;
         // The epoch this update ends, if it is its last.
         std::optional<int64_t> ending_epoch;

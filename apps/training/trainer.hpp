@@ -255,7 +255,14 @@ class Trainer {
   std::optional<std::string> restored_from() const { return restored_from_; }
 
  private:
-  struct IntervalStats;
+  // Sums over the applied updates since the last progress line (after_update's `interval`) or
+  // since the epoch began (epoch_meters_: fairseq's "train" meters, kept in checkpoints).
+  struct IntervalStats {
+    double loss_sum = 0.0, nll_sum = 0.0, gnorm_sum = 0.0, seconds = 0.0;
+    int64_t ntokens = 0, updates = 0;
+    double lr = 0.0;  // the last update's
+    void add(const StepResult& step);
+  };
   void build_optimizer();
   void build_scheduler();
   void resume();
@@ -289,6 +296,9 @@ class Trainer {
   // At the end of an epoch (end_of_epoch) or of the run (stopping; both when the run ends with
   // its epoch): validates and saves as --validate-interval and --save-interval say.
   void end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSummary& summary);
+  // fairseq's end-of-epoch statistics (also at a stop within an epoch): the means over the
+  // epoch's updates so far, printed and logged as a train_epoch record; nothing without updates.
+  void log_epoch_meters(const IntervalStats& meters, int64_t finished_epoch);
   // Validates every --valid-subset where a checkpoint is saved (an epoch's end, the run's, a
   // --save-interval-updates save) and logs them with the best so far, unless this update's
   // validation was logged already; returns the first's result, is_best telling whether it is a
@@ -342,6 +352,7 @@ class Trainer {
 
   int64_t num_updates_ = 0;
   int64_t skipped_updates_ = 0;
+  IntervalStats epoch_meters_;
   std::optional<double> best_loss_, best_bleu_;
   // The last validation: measured once per update, logged once, ranked against the best once
   // (an interval validation, a save's and an epoch end's at one update are one validation).

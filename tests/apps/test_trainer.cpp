@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "synthetic_corpus.hpp"
 
@@ -68,6 +71,22 @@ Tensor parameter(nn::EncoderDecoderModel& model, const std::string& name) {
   return {};
 }
 
+// Each epoch's last train_epoch record in the training log of `save_dir`, without its timings:
+// a run stopped within an epoch logs that epoch's statistics so far, and its resumption the
+// whole epoch's.
+std::map<int64_t, nlohmann::json> epoch_statistics(const std::string& save_dir) {
+  std::map<int64_t, nlohmann::json> by_epoch;
+  std::ifstream log(save_dir + "/train_log.jsonl");
+  for (std::string line; std::getline(log, line);) {
+    nlohmann::json record = nlohmann::json::parse(line);
+    if (record["type"] != "train_epoch") continue;
+    record.erase("tokens_per_second");
+    record.erase("elapsed");
+    by_epoch[record["epoch"].get<int64_t>()] = record;
+  }
+  return by_epoch;
+}
+
 }  // namespace
 
 TEST_CASE("trainer: an interrupted and resumed run is bit-identical to an uninterrupted one", "[trainer]") {
@@ -100,6 +119,9 @@ TEST_CASE("trainer: an interrupted and resumed run is bit-identical to an uninte
     resumed.train();
     CHECK(resumed.num_updates() == 12);
     CHECK(bitwise_equal(resumed.model(), uninterrupted.model()));
+    // fairseq's epoch statistics: epoch 2's sums came through the checkpoint of update 7.
+    REQUIRE(epoch_statistics(root + "/straight").size() == 3);
+    CHECK(epoch_statistics(root + "/resumed") == epoch_statistics(root + "/straight"));
   }
   SECTION("torn checkpoints are rejected and the newest intact one used") {
     // checkpoint_last and checkpoint_best hold update 7; checkpoint_<E>_5 update 5.
@@ -111,6 +133,7 @@ TEST_CASE("trainer: an interrupted and resumed run is bit-identical to an uninte
     CHECK(resumed.num_updates() == 5);
     resumed.train();
     CHECK(bitwise_equal(resumed.model(), uninterrupted.model()));
+    CHECK(epoch_statistics(root + "/resumed") == epoch_statistics(root + "/straight"));
   }
   SECTION("an explicit --restore-file that is torn is an error") {
     fs::resize_file(root + "/resumed/checkpoint_last.optimizer.safetensors", 100);
