@@ -183,7 +183,8 @@ BatchLoader::~BatchLoader() { stop_worker(); }
 void BatchLoader::start_epoch_order() {
   epoch_order_.resize(batches_.size());
   std::iota(epoch_order_.begin(), epoch_order_.end(), size_t{0});
-  if (options_.shuffle) seeded_shuffle(epoch_order_, options_.seed + uint64_t(position_.epoch));
+  if (options_.shuffle && position_.epoch > options_.curriculum)
+    seeded_shuffle(epoch_order_, options_.seed + uint64_t(position_.epoch));
 }
 
 void BatchLoader::restore(LoaderPosition position) {

@@ -15,7 +15,8 @@
 // rows x max(max source length, max target length) <= max_tokens (padding counts) and
 // rows <= max_sentences; a cut keeps a multiple of required_batch_size_multiple rows (when
 // at least that many) and carries the rest into the next batch. The batches are fixed for the
-// loader's life; their order is shuffled every epoch from (seed, epoch).
+// loader's life; their order is shuffled every epoch from (seed, epoch), but in the first
+// `curriculum` epochs (fairseq's --curriculum), which take them in that length order.
 // Pairs longer than max_source_positions / max_target_positions (lengths including </s>),
 // or that alone exceed max_tokens, are filtered (and counted) or rejected with an error.
 //
@@ -49,6 +50,7 @@ struct BatchingOptions {
   int64_t max_target_positions = 1024;
   OversizePolicy oversize = OversizePolicy::kReject;
   bool shuffle = true;
+  int64_t curriculum = 0;  // fairseq's --curriculum: epochs 1..N keep the batches in length order
   uint64_t seed = 1;
   size_t prefetch = 2;  // batches prepared ahead by the background thread; 0 = none
 };

@@ -245,8 +245,22 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--update-freq", o.update_freq, "Accumulate gradients over N batches")->capture_default_str();
   cmd.add_option("--max-update", o.max_update, "Stop after N updates (0: no limit)");
   cmd.add_option("--max-epoch", o.max_epoch, "Stop after N epochs (0: no limit)");
-  cmd.add_option("--max-time-minutes", o.max_time_minutes, "Stop after this much training time (0: no limit)")
-      ->check(non_negative_number());
+  CLI::Option* minutes =
+      cmd.add_option("--max-time-minutes", o.max_time_minutes, "Stop after this much training time (0: no limit)")
+          ->check(non_negative_number());
+  cmd.add_option_function<double>(
+         "--stop-time-hours",
+         [&o](double hours) {
+           o.max_time_minutes = 60.0 * hours;
+           o.time_limit_in_hours = true;
+         },
+         "Stop after this many hours of training time, fairseq's flag (--max-time-minutes in hours)")
+      ->check(non_negative_number())
+      ->excludes(minutes);
+  cmd.add_option("--curriculum", o.curriculum,
+                 "Take the batches of the first N epochs in length order, shortest first, unshuffled (fairseq's flag)")
+      ->check(non_negative_number())
+      ->capture_default_str();
   cmd.add_option("--seed", o.seed, "Random seed")->capture_default_str();
   add_compute_options(cmd, o.compute);
   // checkpoints and logging

@@ -46,6 +46,7 @@ std::unique_ptr<data::BatchLoader> make_train_loader(const SplitCorpora& corpora
   batching.max_tokens = options.max_tokens;
   batching.max_sentences = options.max_sentences;
   batching.required_batch_size_multiple = options.required_batch_size_multiple;
+  batching.curriculum = options.curriculum;
   batching.max_source_positions = config.max_source_positions;
   batching.max_target_positions = config.max_target_positions;
   batching.oversize = data::OversizePolicy::kFilter;
@@ -733,7 +734,8 @@ std::optional<std::string> Trainer::stop_reason(bool end_of_epoch) const {
   if (options_.max_update > 0 && num_updates_ >= options_.max_update)
     return fmt::format("reached --max-update {}", options_.max_update);
   if (options_.max_time_minutes > 0 && training_seconds() >= 60.0 * options_.max_time_minutes)
-    return fmt::format("reached --max-time-minutes {}", options_.max_time_minutes);
+    return options_.time_limit_in_hours ? fmt::format("reached --stop-time-hours {}", options_.max_time_minutes / 60.0)
+                                        : fmt::format("reached --max-time-minutes {}", options_.max_time_minutes);
   if (end_of_epoch && options_.max_epoch > 0 && loader_->position().epoch > options_.max_epoch)
     return fmt::format("reached --max-epoch {}", options_.max_epoch);
   if (end_of_epoch)

@@ -154,6 +154,7 @@ struct TrainerOptions {
   // Batches and stopping.
   int64_t max_tokens = 0, max_sentences = 0, update_freq = 1;
   int64_t required_batch_size_multiple = 1;  // a batch cut keeps a multiple of this many rows
+  int64_t curriculum = 0;  // --curriculum N: the first N epochs' batches in length order, unshuffled
   int64_t valid_max_tokens = 0, valid_max_sentences = 0;  // validation batches; 0: as training's
   std::string train_subset = "train";
   // The training split combined with train1, train2, ... when there (fairseq's), its first
@@ -161,6 +162,7 @@ struct TrainerOptions {
   size_t upsample_primary = 1;
   int64_t max_update = 0, max_epoch = 0;
   double max_time_minutes = 0.0;
+  bool time_limit_in_hours = false;  // given as fairseq's --stop-time-hours: stop messages say so
   uint64_t seed = 1;
   ComputeOptions compute;  // --threads, --matmul-precision
   GradientSyncOptions gradient_sync;  // --ddp-backend, --bucket-cap-mb (data-parallel training)

@@ -909,6 +909,11 @@ TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints res
     CHECK(entry.path().filename().string().rfind("checkpoint", 0) != 0);
   args.insert(args.end(), {"--log-file", "no-such-dir/run.log"});
   require_runtime_error(train_on_fairseq_bin(dir, args), {"no-such-dir/run.log"});
+  // fairseq's --stop-time-hours and --curriculum.
+  const CommandResult timed = train_on_fairseq_bin(
+      dir, {"--max-tokens", "2048", "--stop-time-hours", "0.000001", "--curriculum", "1", "--save-dir", "timed"});
+  require_success(timed);
+  CHECK(contains(timed.out, "done training (reached --stop-time-hours 1e-06): 1 updates"));
 }
 
 TEST_CASE("train validates at every --save-interval-updates save, as fairseq does, and keeps its best there") {
@@ -2379,6 +2384,9 @@ TEST_CASE("an unknown command, flag or value is a command-line error naming it")
   require_command_line_error(run_attnlab(dir, {"generate", "data", "--path", "ckpt", "--temperature", "inf"}),
                              "--temperature");
   require_command_line_error(run_attnlab(dir, {"train", "data", "--max-time-minutes", "nan"}), "--max-time-minutes");
+  require_command_line_error(run_attnlab(dir, {"train", "data", "--stop-time-hours", "-1"}), "--stop-time-hours");
+  require_command_line_error(
+      run_attnlab(dir, {"train", "data", "--stop-time-hours", "1", "--max-time-minutes", "60"}), "excludes");
   // CLI11's own Range and PositiveNumber let NaN through: the demo then trained for ten minutes before refusing it.
   require_command_line_error(run_attnlab(dir, {"demo", "--knn-lambda", "nan"}),
                              "--knn-lambda: must be a finite number in [0, 1], got 'nan'");

@@ -210,6 +210,29 @@ TEST_CASE("batch order is shuffled per epoch and seeded", "[batching]") {
   CHECK(first.position() == LoaderPosition{3, 0});
 }
 
+TEST_CASE("--curriculum N: the first N epochs take the batches in length order, later ones shuffled as without it",
+          "[batching]") {
+  SyntheticPair data;
+  BatchingOptions options = options_with(150);
+  options.curriculum = 2;
+  BatchLoader curriculum(data.source, data.target, options);
+  BatchLoader plain(data.source, data.target, options_with(150));
+  const auto epoch1 = one_epoch(curriculum), epoch2 = one_epoch(curriculum), epoch3 = one_epoch(curriculum);
+  CHECK(same_batches(epoch1, epoch2));  // unshuffled, both
+  int64_t longest = 0;
+  for (const Batch& batch : epoch1) {  // shortest first: the length grows from batch to batch
+    CHECK(batch.source_len >= longest);
+    longest = batch.source_len;
+  }
+  one_epoch(plain);
+  one_epoch(plain);
+  CHECK(same_batches(epoch3, one_epoch(plain)));
+  CHECK(!same_batches(epoch3, epoch1));
+  BatchLoader resumed(data.source, data.target, options);  // a resume inside the curriculum
+  resumed.restore({2, 3});
+  CHECK(same_batches(one_epoch(resumed), std::vector<Batch>(epoch2.begin() + 3, epoch2.end())));
+}
+
 TEST_CASE("a restored position yields the identical remaining batches", "[batching]") {
   SyntheticPair data;
   BatchLoader reference(data.source, data.target, options_with(120));
