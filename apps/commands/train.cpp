@@ -275,6 +275,8 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_option("--save-interval-updates", o.checkpoints.save_interval_updates, "checkpoint_E_U every N updates");
   cmd.add_option("--keep-last-epochs", o.checkpoints.keep_last_epochs, "Keep the newest N epoch checkpoints");
   cmd.add_option("--keep-interval-updates", o.checkpoints.keep_interval_updates, "Keep the newest N update checkpoints");
+  cmd.add_option("--keep-interval-updates-pattern", o.checkpoints.keep_interval_updates_pattern,
+                 "With --keep-interval-updates, also keep every update checkpoint whose update is a multiple of N");
   cmd.add_option("--keep-best-checkpoints", o.checkpoints.keep_best_checkpoints,
                  "Also keep the N validated saves of the best --best-checkpoint-metric, as "
                  "checkpoint.best_METRIC_SCORE_UPDATES (0: none)")

@@ -160,9 +160,15 @@ NamedTensors load_tensors(const std::string& path) {
 }
 
 // Removes all but the `keep` highest-numbered checkpoints named by `numbering`.
-void keep_newest(const std::string& save_dir, nn::CheckpointNumbering numbering, int64_t keep) {
-  if (keep < 0) return;
-  const std::vector<nn::NumberedCheckpoint> found = nn::numbered_checkpoints(save_dir, numbering, ".json");
+// Removes all but the newest `keep` checkpoints of a numbering (keep <= 0: none, as fairseq
+// rotates only for N > 0), leaving aside those whose number is a multiple of `kept_multiple`
+// (> 0; fairseq's --keep-interval-updates-pattern: they are neither removed nor counted).
+void keep_newest(const std::string& save_dir, nn::CheckpointNumbering numbering, int64_t keep,
+                 int64_t kept_multiple = -1) {
+  if (keep <= 0) return;
+  std::vector<nn::NumberedCheckpoint> found = nn::numbered_checkpoints(save_dir, numbering, ".json");
+  if (kept_multiple > 0)
+    std::erase_if(found, [&](const nn::NumberedCheckpoint& c) { return c.number % kept_multiple == 0; });
   for (size_t i = size_t(keep); i < found.size(); ++i) remove_checkpoint(checkpoint_base(found[i].path));
 }
 
@@ -198,7 +204,8 @@ bool ranks_among_best(const std::string& save_dir, double score, const Checkpoin
 // Removes the epoch, update and best-score checkpoints the policy no longer keeps.
 void remove_rotated_out(const std::string& save_dir, const CheckpointPolicy& policy) {
   keep_newest(save_dir, nn::CheckpointNumbering::Epoch, policy.keep_last_epochs);
-  keep_newest(save_dir, nn::CheckpointNumbering::Update, policy.keep_interval_updates);
+  keep_newest(save_dir, nn::CheckpointNumbering::Update, policy.keep_interval_updates,
+              policy.keep_interval_updates_pattern);
   if (policy.keep_best_checkpoints <= 0) return;
   const std::vector<std::string> best = best_checkpoints_best_first(save_dir, policy);
   for (size_t i = size_t(policy.keep_best_checkpoints); i < best.size(); ++i) remove_checkpoint(best[i]);
@@ -261,15 +268,6 @@ void link_or_copy(const std::string& from, const std::string& to) {
   fs::copy_file(from, to, not_copied);
   if (not_copied)
     throw CheckpointError(fmt::format("cannot copy {} to {}: {}", from, to, not_copied.message()));
-}
-
-// False for a numbered name of a kind the policy keeps none of (--keep-*-updates/epochs 0):
-// rotation would remove it as soon as it is written.
-bool kept_by_policy(const std::string& base, const CheckpointPolicy& policy) {
-  const std::string name = fs::path(base).filename().string();
-  if (nn::checkpoint_number(name, nn::CheckpointNumbering::Epoch)) return policy.keep_last_epochs != 0;
-  if (nn::checkpoint_number(name, nn::CheckpointNumbering::Update)) return policy.keep_interval_updates != 0;
-  return true;
 }
 
 // ATTNLAB_TEST_SAVE_PAUSE_MS=N makes every step of a save wait N ms, so that the
@@ -609,7 +607,7 @@ std::vector<std::string> finish_interrupted_save(const std::string& save_dir, co
   std::vector<std::string> written;
   const nlohmann::json record = read_metadata_json(base);
   for (const std::string& name : checkpoint_names(save_dir, request, policy)) {
-    if (name == base || !kept_by_policy(name, policy) || holds_same_checkpoint(name, record)) continue;
+    if (name == base || holds_same_checkpoint(name, record)) continue;
     copy_checkpoint(base, name);
     written.push_back(name);
   }

@@ -98,8 +98,9 @@ std::string referenced_file(const nlohmann::json& reference, const std::string& 
 
 struct CheckpointPolicy {
   int64_t save_interval_updates = 0;  // > 0: checkpoint_<E>_<U> every that many updates
-  int64_t keep_last_epochs = -1;      // >= 0: keep only the newest N checkpoint<E>
-  int64_t keep_interval_updates = -1; // >= 0: keep only the newest N checkpoint_<E>_<U>
+  int64_t keep_last_epochs = -1;      // > 0: keep only the newest N checkpoint<E> (0, -1: all, as fairseq)
+  int64_t keep_interval_updates = -1; // > 0: keep only the newest N checkpoint_<E>_<U> (0, -1: all)
+  int64_t keep_interval_updates_pattern = -1;  // > 0: ... but for those with U a multiple of this, never removed
   bool save_epoch_checkpoints = true; // checkpoint<E> at the end of each epoch
   bool save_last = true;              // checkpoint_last at every save (--no-last-checkpoints: never)
   // > 0: also keep the N validated saves of the best scores as checkpoint.best_<metric>_<score>_<U>

@@ -72,6 +72,15 @@ double bits(double nats_sum, int64_t ntokens) {
   return ntokens > 0 ? nats_sum / double(ntokens) / std::numbers::ln2 : 0.0;
 }
 
+// "loss 3.912 | nll_loss 3.101 | ppl 8.58 | lr 0.0005 | gnorm 0.812 | tok/s 6640": a train or
+// train_epoch record (Trainer::meter_record) in the progress lines.
+std::string meter_text(const nlohmann::json& record) {
+  return fmt::format("loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | lr {:.4g} | gnorm {:.3f} | tok/s {:.0f}",
+                     record.at("loss").get<double>(), record.at("nll_loss").get<double>(),
+                     record.at("ppl").get<double>(), record.at("lr").get<double>(), record.at("gnorm").get<double>(),
+                     record.at("tokens_per_second").get<double>());
+}
+
 // The value at a dotted key ("loader.epoch") of a JSON object, or null when absent.
 nlohmann::json value_at(const nlohmann::json& object, const std::string& dotted_key) {
   const nlohmann::json* value = &object;
@@ -145,8 +154,9 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
       require(sum, true, "a finite number", [](const nlohmann::json& v) {
         return v.is_number() && std::isfinite(v.get<double>());
       });
-    require("epoch_meters.ntokens", true, "a count >= 0", count_from(0));
-    require("epoch_meters.updates", true, "a count >= 0", count_from(0));
+    for (const char* count : {"epoch_meters.ntokens", "epoch_meters.updates", "epoch_meters.nsentences",
+                              "epoch_meters.clipped"})
+      require(count, true, "a count >= 0", count_from(0));
     require("training_seconds", true, "a finite number >= 0", non_negative_number);
     require("validated", true, "true or false", is_bool);
   }
@@ -161,13 +171,36 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
 
 }  // namespace
 
-void Trainer::IntervalStats::add(const StepResult& step) {
+void Trainer::IntervalStats::add(const StepResult& step, double clip_norm) {
   loss_sum += step.loss_sum;
   nll_sum += step.nll_sum;
   ntokens += step.ntokens;
+  nsentences += step.nsentences;
   gnorm_sum += step.gnorm;
+  clipped += clip_norm > 0 && step.gnorm > clip_norm;
   lr = step.lr;
   ++updates;
+}
+
+nlohmann::json Trainer::meter_record(const char* type, int64_t epoch, const IntervalStats& stats) const {
+  const double loss = bits(stats.loss_sum, stats.ntokens), nll = bits(stats.nll_sum, stats.ntokens);
+  const double updates = double(std::max<int64_t>(stats.updates, 1));
+  nlohmann::json record = {{"type", type},
+                           {"epoch", epoch},
+                           {"update", num_updates_},
+                           {"loss", loss},
+                           {"nll_loss", nll},
+                           {"ppl", std::exp2(nll)},
+                           {"lr", stats.lr},
+                           {"gnorm", stats.gnorm_sum / updates},
+                           {"tokens_per_second", stats.seconds > 0 ? double(stats.ntokens) / stats.seconds : 0.0},
+                           {"wpb", double(stats.ntokens) / updates},
+                           {"bsz", double(stats.nsentences) / updates},
+                           {"ups", stats.seconds > 0 ? double(stats.updates) / stats.seconds : 0.0},
+                           {"train_wall", stats.seconds},
+                           {"elapsed", training_seconds()}};
+  if (options_.clip_norm > 0) record["clip"] = 100.0 * double(stats.clipped) / updates;
+  return record;
 }
 
 Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> world,
@@ -363,7 +396,9 @@ nlohmann::json Trainer::metadata() const {
                         {"seconds", epoch_meters_.seconds},
                         {"lr", epoch_meters_.lr},
                         {"ntokens", epoch_meters_.ntokens},
-                        {"updates", epoch_meters_.updates}}},
+                        {"updates", epoch_meters_.updates},
+                        {"nsentences", epoch_meters_.nsentences},
+                        {"clipped", epoch_meters_.clipped}}},
                       {"ema", nullptr}};
   if (best_loss_) j["best_loss"] = *best_loss_;
   if (best_bleu_) j["best_bleu"] = *best_bleu_;
@@ -459,7 +494,9 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
                          .seconds = meters.value("seconds", 0.0),
                          .ntokens = meters.value("ntokens", int64_t(0)),
                          .updates = meters.value("updates", int64_t(0)),
-                         .lr = meters.value("lr", 0.0)};
+                         .lr = meters.value("lr", 0.0),
+                         .nsentences = meters.value("nsentences", int64_t(0)),
+                         .clipped = meters.value("clipped", int64_t(0))};
     }
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));
@@ -787,22 +824,17 @@ std::optional<SaveRequest> Trainer::after_update(const StepResult& step, Interva
                                                 TrainingSummary& summary, std::optional<int64_t> ending_epoch) {
   summary.target_tokens += step.ntokens;
   if (!step.applied) return std::nullopt;
-  interval.add(step);
-  epoch_meters_.add(step);
-  const double loss = bits(interval.loss_sum, interval.ntokens), nll = bits(interval.nll_sum, interval.ntokens);
-  const double tokens_per_second = interval.seconds > 0 ? double(interval.ntokens) / interval.seconds : 0.0;
+  interval.add(step, options_.clip_norm);
+  epoch_meters_.add(step, options_.clip_norm);
+  const nlohmann::json record = meter_record("train", epoch(), interval);
   const double fraction = progress_fraction();
-  const std::string status =
-      fmt::format("epoch {:03d} | update {} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | lr {:.4g} | gnorm {:.3f} | "
-                  "tok/s {:.0f} | elapsed {} | ETA {}",
-                  epoch(), num_updates_, loss, nll, std::exp2(nll), step.lr, interval.gnorm_sum / double(interval.updates),
-                  tokens_per_second, format_duration(training_seconds()), format_eta(training_seconds(), fraction));
+  const std::string status = fmt::format("epoch {:03d} | update {} | {} | elapsed {} | ETA {}", epoch(), num_updates_,
+                                         meter_text(record), format_duration(training_seconds()),
+                                         format_eta(training_seconds(), fraction));
   progress_.update(fraction, status);
   if (options_.log_interval > 0 && num_updates_ % options_.log_interval == 0) {
     if (!progress_.live()) info(status);
-    log_json({{"type", "train"}, {"epoch", epoch()}, {"update", num_updates_}, {"loss", loss}, {"nll_loss", nll},
-              {"ppl", std::exp2(nll)}, {"lr", step.lr}, {"gnorm", interval.gnorm_sum / double(interval.updates)},
-              {"tokens_per_second", tokens_per_second}, {"elapsed", training_seconds()}});
+    log_json(record);
     interval = IntervalStats{};
   }
   const int64_t interval_updates = options_.checkpoints.save_interval_updates;
@@ -855,17 +887,11 @@ void Trainer::end_of_epoch_or_stop(bool end_of_epoch, bool stopping, TrainingSum
 
 void Trainer::log_epoch_meters(const IntervalStats& meters, int64_t finished_epoch) {
   if (meters.updates == 0) return;
-  const double loss = bits(meters.loss_sum, meters.ntokens), nll = bits(meters.nll_sum, meters.ntokens);
-  const double gnorm = meters.gnorm_sum / double(meters.updates);
-  const double tokens_per_second = meters.seconds > 0 ? double(meters.ntokens) / meters.seconds : 0.0;
+  const nlohmann::json record = meter_record("train_epoch", finished_epoch, meters);
   info(fmt::format("end of epoch {} (average epoch stats below)", finished_epoch));
-  info(fmt::format("epoch {:03d} | loss {:.3f} | nll_loss {:.3f} | ppl {:.2f} | lr {:.4g} | gnorm {:.3f} | tok/s {:.0f} | "
-                   "num_updates {} | elapsed {}",
-                   finished_epoch, loss, nll, std::exp2(nll), meters.lr, gnorm, tokens_per_second, num_updates_,
+  info(fmt::format("epoch {:03d} | {} | num_updates {} | elapsed {}", finished_epoch, meter_text(record), num_updates_,
                    format_duration(training_seconds())));
-  log_json({{"type", "train_epoch"}, {"epoch", finished_epoch}, {"update", num_updates_}, {"loss", loss},
-            {"nll_loss", nll}, {"ppl", std::exp2(nll)}, {"lr", meters.lr}, {"gnorm", gnorm},
-            {"tokens_per_second", tokens_per_second}, {"elapsed", training_seconds()}});
+  log_json(record);
 }
 
 ValidationResult Trainer::validate_with_best(int64_t finished_epoch, bool& is_best) {

@@ -263,8 +263,13 @@ class Trainer {
     double loss_sum = 0.0, nll_sum = 0.0, gnorm_sum = 0.0, seconds = 0.0;
     int64_t ntokens = 0, updates = 0;
     double lr = 0.0;  // the last update's
-    void add(const StepResult& step);
+    int64_t nsentences = 0, clipped = 0;  // clipped: updates whose gradient norm exceeded --clip-norm
+    void add(const StepResult& step, double clip_norm);
   };
+  // A train or train_epoch record of `stats`: the means fairseq logs (loss and nll_loss in bits,
+  // ppl, lr, gnorm, tokens_per_second — fairseq's wps —, wpb and bsz per update, ups, train_wall
+  // and, with --clip-norm, clip: the percentage of updates clipped) and the elapsed seconds.
+  nlohmann::json meter_record(const char* type, int64_t epoch, const IntervalStats& stats) const;
   void build_optimizer();
   void build_scheduler();
   void resume();

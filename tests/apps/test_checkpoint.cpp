@@ -231,6 +231,32 @@ TEST_CASE("checkpoint: rotation keeps the newest epoch and update checkpoints", 
   CHECK(fs::path(order[4]).filename() == "checkpoint_best");  // as old: checkpoint_best is tried last
 }
 
+TEST_CASE("checkpoint: --keep-interval-updates-pattern spares the multiples; a keep of 0 keeps all, as fairseq's",
+          "[checkpoint]") {
+  const auto saved_names = [](CheckpointPolicy policy, const std::string& name) {
+    const std::string dir = testing::fresh_temp_dir(name);
+    policy.save_interval_updates = 1;
+    for (int64_t updates = 1; updates <= 8; ++updates)
+      save_rotating(dir, {.epoch = 1, .num_updates = updates, .end_of_epoch = updates == 8, .is_best = false}, policy,
+                    sample_content(float(updates), updates));
+    std::vector<std::string> present;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".json" && e.path().stem().string().starts_with("checkpoint"))
+        present.push_back(e.path().stem().string());
+    std::sort(present.begin(), present.end());
+    return present;
+  };
+  CheckpointPolicy policy;
+  policy.keep_interval_updates = 2;
+  policy.keep_interval_updates_pattern = 3;  // updates 3 and 6 stay, and the newest two of the others
+  CHECK(saved_names(policy, "ckpt_pattern") == std::vector<std::string>{"checkpoint1", "checkpoint_1_3", "checkpoint_1_5",
+                                                                         "checkpoint_1_6", "checkpoint_1_7",
+                                                                         "checkpoint_last"});
+  policy.keep_interval_updates = 0;  // fairseq rotates only for N > 0
+  policy.keep_last_epochs = 0;
+  CHECK(saved_names(policy, "ckpt_keep_zero").size() == 1 + 7 + 1);  // checkpoint1, _1_1.._1_7, _last
+}
+
 TEST_CASE("checkpoint: --keep-best-checkpoints keeps the saves of the N best scores, by name", "[checkpoint]") {
   CHECK(nn::best_checkpoint_name("loss", 3.91249, 1500) == "checkpoint.best_loss_3.912_1500");
   const auto parsed = nn::parse_best_checkpoint_name("checkpoint.best_bleu_27.345_800");
@@ -295,13 +321,6 @@ TEST_CASE("checkpoint: a save cut off after its first name is finished from it",
   for (const char* name : {"checkpoint_best", "checkpoint_last"})
     CHECK(load_checkpoint(dir + "/" + name).model[0].second.to_vector()[0] == 2.0);
   CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint1").empty());  // nothing left to do
-
-  policy.keep_last_epochs = 0;  // a name rotation would remove at once is not written again
-  fs::remove_all(dir);
-  save_checkpoint(dir + "/checkpoint_last", sample_content(3.0f, 3));
-  CHECK(finish_interrupted_save(dir, cut, policy, dir + "/checkpoint_last") ==
-        std::vector<std::string>{dir + "/checkpoint_best"});
-  CHECK_FALSE(fs::exists(dir + "/checkpoint1.json"));
 }
 
 TEST_CASE("checkpoint: averaging writes a loadable checkpoint with the mean weights", "[checkpoint]") {

@@ -885,7 +885,7 @@ TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints res
   // --tensorboard-logdir: an event file per run and process (the resumed one beside the first),
   // each a TFRecord whose first record is the file version and whose scalars have fairseq's names.
   for (const auto& [run, tags] : std::map<std::string, std::vector<std::string>>{
-           {"train_inner", {"loss", "nll_loss", "ppl", "lr", "gnorm", "wps", "wall"}},
+           {"train_inner", {"loss", "nll_loss", "ppl", "lr", "gnorm", "wps", "wpb", "bsz", "ups", "train_wall", "wall"}},
            {"valid", {"loss", "nll_loss", "ppl", "best_loss", "wall"}}}) {
     INFO(run);
     std::vector<fs::path> files;
@@ -909,11 +909,19 @@ TEST_CASE("train --log-file copies the progress lines; --no-last-checkpoints res
     CHECK(entry.path().filename().string().rfind("checkpoint", 0) != 0);
   args.insert(args.end(), {"--log-file", "no-such-dir/run.log"});
   require_runtime_error(train_on_fairseq_bin(dir, args), {"no-such-dir/run.log"});
-  // fairseq's --stop-time-hours and --curriculum.
-  const CommandResult timed = train_on_fairseq_bin(
-      dir, {"--max-tokens", "2048", "--stop-time-hours", "0.000001", "--curriculum", "1", "--save-dir", "timed"});
+  // fairseq's --stop-time-hours and --curriculum; with --clip-norm the records hold fairseq's clip
+  // (the percentage of updates clipped: every one under a norm of 1e-6).
+  const CommandResult timed =
+      train_on_fairseq_bin(dir, {"--max-tokens", "2048", "--stop-time-hours", "0.000001", "--curriculum", "1",
+                                 "--clip-norm", "0.000001", "--log-interval", "1", "--save-dir", "timed"});
   require_success(timed);
   CHECK(contains(timed.out, "done training (reached --stop-time-hours 1e-06): 1 updates"));
+  const std::vector<std::string> timed_log = lines_of(read_file(dir.file("timed/train_log.jsonl")));
+  REQUIRE(timed_log.size() >= 2);
+  const nlohmann::json first_record = nlohmann::json::parse(timed_log.front());
+  CHECK(first_record.at("type") == "train");
+  CHECK(first_record.at("clip") == 100.0);
+  CHECK(first_record.at("wpb").get<double>() > first_record.at("bsz").get<double>());
 }
 
 TEST_CASE("train validates at every --save-interval-updates save, as fairseq does, and keeps its best there") {

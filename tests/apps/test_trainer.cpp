@@ -80,8 +80,7 @@ std::map<int64_t, nlohmann::json> epoch_statistics(const std::string& save_dir) 
   for (std::string line; std::getline(log, line);) {
     nlohmann::json record = nlohmann::json::parse(line);
     if (record["type"] != "train_epoch") continue;
-    record.erase("tokens_per_second");
-    record.erase("elapsed");
+    for (const char* timing : {"tokens_per_second", "ups", "train_wall", "elapsed"}) record.erase(timing);
     by_epoch[record["epoch"].get<int64_t>()] = record;
   }
   return by_epoch;
