@@ -286,6 +286,9 @@ CommandAction setup_train(CLI::App& cmd) {
   cmd.add_flag("--no-last-checkpoints", args->no_last_checkpoints,
                "No checkpoint_last (a resume starts from the newest checkpoint there is)");
   cmd.add_flag("--no-save", o.no_save, "Write no checkpoint (the run cannot be resumed)");
+  cmd.add_flag("--no-save-optimizer-state", o.no_save_optimizer_state,
+               "Save checkpoints without the optimizer state (smaller; a resume starts the optimizer's moments "
+               "afresh, as fairseq's flag)");
   cmd.add_option("--log-file", o.log_file, "Also append the progress lines to this file");
   cmd.add_option("--tensorboard-logdir", o.tensorboard_logdir,
                  "Also write the training log's losses, learning rate, speed and scores as TensorBoard event files "

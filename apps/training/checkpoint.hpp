@@ -26,8 +26,9 @@
 // Names as fairseq's save dir: checkpoint_last, checkpoint_best (lowest valid loss),
 // checkpoint<E> at the end of epoch E, checkpoint_<E>_<U> every --save-interval-updates,
 // checkpoint.best_<metric>_<score>_<U> with --keep-best-checkpoints.
-// `--keep-last-epochs N` / `--keep-interval-updates N` keep only the newest N of each kind,
-// `--keep-best-checkpoints N` the N of the best scores.
+// `--keep-last-epochs N` / `--keep-interval-updates N` keep only the newest N of each kind (N > 0;
+// `--keep-interval-updates-pattern P` spares the multiples of P), `--keep-best-checkpoints N` the
+// N of the best scores.
 #pragma once
 #include <compare>
 #include <cstdint>

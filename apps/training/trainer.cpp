@@ -124,6 +124,7 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
   if (!reset.optimizer) {
     require("optimizer", false, "a string", is_string);
     require("num_updates", false, "a count >= 0", count_from(0));
+    require("optimizer_state_saved", true, "true or false", is_bool);  // absent before --no-save-optimizer-state
     if (!reset.lr_scheduler) {
       require("scheduler", false, "an object", is_object);
       require("lr", false, "a finite number >= 0", non_negative_number);
@@ -238,6 +239,9 @@ Trainer::Trainer(TrainerOptions options, std::shared_ptr<dist::Communicator> wor
   build_scheduler();
   if (options_.ema_decay != 0.0)
     ema_ = std::make_unique<nn::ExponentialMovingAverage>(model_->named_parameters(), options_.ema_decay);
+  ATTN_CHECK(!(ema_ && options_.no_save_optimizer_state),
+             "train: --no-save-optimizer-state with --ema-decay would lose the trained weights (the weights file holds "
+             "the moving average, the optimizer file the weights being trained)");
   check_shard_dictionaries();
   use_train_shard(1);
   if (data_dirs_.size() == 1 && train_data_->source.parts().size() > 1)
@@ -413,7 +417,9 @@ void Trainer::save(SaveRequest request) {
   if (!parallel_.is_writer() || options_.no_save) return;
   if (last_validation_.update == request.num_updates && !last_validation_.results.empty())
     request.score = best_checkpoint_metric(last_validation_.results.front());
-  CheckpointContent content{model_->state_dict(), optimizer_->state_dict(), metadata()};
+  CheckpointContent content{model_->state_dict(),
+                            options_.no_save_optimizer_state ? NamedTensors{} : optimizer_->state_dict(), metadata()};
+  content.metadata["optimizer_state_saved"] = !options_.no_save_optimizer_state;
   if (ema_) {  // the averages in the weights file, the trained weights beside the optimizer's state
     content.model = ema_->averaged_state_dict(content.model);
     for (auto& entry : ema_->trained_state()) content.optimizer.push_back(std::move(entry));
@@ -507,6 +513,13 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
 
 void Trainer::restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler) {
   const nlohmann::json& meta = content.metadata;
+  if (!meta.value("optimizer_state_saved", true)) {  // --no-save-optimizer-state: all but the moments
+    progress_.line(fmt::format("warning: {} was saved with --no-save-optimizer-state: the optimizer's moments "
+                               "start afresh at update {} (a resumed run, not the uninterrupted one)",
+                               base, meta.at("num_updates").get<int64_t>()));
+    restore_schedule(meta, reset_lr_scheduler);
+    return;
+  }
   ATTN_CHECK(!content.optimizer.empty(),
              "train: checkpoint {} holds weights only (no optimizer state); start from it with --finetune-from-model "
              "or --reset-optimizer",
@@ -523,6 +536,10 @@ void Trainer::restore_optimizer(const CheckpointContent& content, const std::str
              averaged ? "with" : "without");
   optimizer_->load_state_dict(state);
   if (ema_) ema_->restore(state);  // θ̄ from the weights file just loaded, θ from the optimizer file
+  restore_schedule(meta, reset_lr_scheduler);
+}
+
+void Trainer::restore_schedule(const nlohmann::json& meta, bool reset_lr_scheduler) {
   num_updates_ = meta.at("num_updates").get<int64_t>();
   if (reset_lr_scheduler) return;  // begin_epoch() sets the fresh schedule's lr at num_updates_
   scheduler_->load_state_dict(meta.at("scheduler"));

@@ -170,6 +170,9 @@ struct TrainerOptions {
   // Checkpoints, validation, logging.
   std::string save_dir = "checkpoints";
   bool no_save = false;   // --no-save: no checkpoint at all (a run that cannot be resumed)
+  // --no-save-optimizer-state: checkpoints without the optimizer file (Adam's two moments per
+  // parameter); a resume goes on from them with fresh moments, not exactly.
+  bool no_save_optimizer_state = false;
   std::string log_file;   // --log-file: the progress lines also appended there
   std::string tensorboard_logdir;  // --tensorboard-logdir: the log's records as TensorBoard scalars too
   std::string restore_file;
@@ -277,6 +280,8 @@ class Trainer {
   // Restores what `reset` keeps from checkpoint `base`; returns its metadata.
   nlohmann::json restore(const std::string& base, const ResetOptions& reset);
   void restore_optimizer(const CheckpointContent& content, const std::string& base, bool reset_lr_scheduler);
+  // The update count, and the schedule and lr unless reset_lr_scheduler, from a checkpoint's metadata.
+  void restore_schedule(const nlohmann::json& meta, bool reset_lr_scheduler);
   void check_same_dictionaries(const nlohmann::json& task, const std::string& base) const;
   nlohmann::json metadata() const;
   static std::string saved_line(const SaveRequest& request, const std::vector<std::string>& names, double seconds);

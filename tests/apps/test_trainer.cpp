@@ -141,6 +141,34 @@ TEST_CASE("trainer: an interrupted and resumed run is bit-identical to an uninte
   }
 }
 
+TEST_CASE("trainer: --no-save-optimizer-state saves no moments; a resume goes on with fresh ones, on schedule",
+          "[trainer]") {
+  const std::string root = testing::fresh_temp_dir("trainer_no_optimizer_state");
+  testing::write_reversal_corpus(root);
+  TrainerOptions options = testing::tiny_trainer_options(root, root + "/resumed");
+  options.no_save_optimizer_state = true;
+  TrainerOptions straight = options;
+  straight.save_dir = root + "/straight";
+  straight.max_update = 6;
+  Trainer uninterrupted(straight);
+  uninterrupted.train();
+  options.max_update = 4;
+  Trainer(options).train();
+  CHECK(fs::exists(root + "/resumed/checkpoint_last.safetensors"));
+  CHECK_FALSE(fs::exists(root + "/resumed/checkpoint_last.optimizer.safetensors"));
+  options.max_update = 6;
+  Trainer resumed(options);
+  CHECK(resumed.restored_from() == root + "/resumed/checkpoint_last");
+  CHECK(resumed.num_updates() == 4);
+  resumed.train();
+  CHECK(resumed.num_updates() == 6);
+  CHECK_FALSE(bitwise_equal(resumed.model(), uninterrupted.model()));  // Adam's moments started afresh at 4
+  CHECK(load_checkpoint_metadata(root + "/resumed/checkpoint_last").at("lr") ==
+        load_checkpoint_metadata(root + "/straight/checkpoint_last").at("lr"));  // the schedule went on
+  options.ema_decay = 0.99;
+  CHECK_THROWS_WITH(Trainer(options), Catch::Contains("--no-save-optimizer-state with --ema-decay"));
+}
+
 TEST_CASE("trainer: --finetune-from-model starts from weights only; --reset-* drop parts of a checkpoint", "[trainer]") {
   const std::string root = testing::fresh_temp_dir("trainer_finetune");
   testing::write_reversal_corpus(root);
