@@ -38,7 +38,9 @@ void append_varint(std::string& out, uint64_t value) {
   out.push_back(char(value));
 }
 
-void append_key(std::string& out, uint32_t field, WireType type) { append_varint(out, (uint64_t(field) << 3) | type); }
+void append_key(std::string& out, uint32_t field, WireType type) {
+  append_varint(out, (uint64_t(field) << 3) | type);
+}
 
 void append_bytes(std::string& out, uint32_t field, std::string_view bytes) {
   append_key(out, field, kLengthDelimited);
@@ -135,8 +137,8 @@ TensorBoardEventFile::TensorBoardEventFile(const std::string& folder) {
   if (::gethostname(host.data(), host.size() - 1) != 0) std::strcpy(host.data(), "localhost");
   static std::atomic<int> files_opened{0};
   const double now = seconds_since_epoch();
-  path_ = (std::filesystem::path(folder) / fmt::format("events.out.tfevents.{:010d}.{}.{}.{}", int64_t(now),
-                                                       host.data(), ::getpid(), files_opened++))
+  path_ = (std::filesystem::path(folder) /
+           fmt::format("events.out.tfevents.{:010d}.{}.{}.{}", int64_t(now), host.data(), ::getpid(), files_opened++))
               .string();
   out_.open(path_, std::ios::binary | std::ios::app);
   ATTN_CHECK(out_.good(), "tensorboard: cannot create the event file {}: {}", path_, std::strerror(errno));

@@ -35,7 +35,8 @@ void TensorBoardLog::write(const nlohmann::json& record) {
                                                              : record.at("subset").get<std::string>());
   const int64_t update = record.at("update").get<int64_t>();
   for (const auto& [field, value] : record.items())
-    if (value.is_number() && field != "epoch" && field != "update") events.add_scalar(tag_of(field), value.get<double>(), update);
+    if (value.is_number() && field != "epoch" && field != "update")
+      events.add_scalar(tag_of(field), value.get<double>(), update);
 }
 
 TensorBoardEventFile& TensorBoardLog::run(const std::string& name) {

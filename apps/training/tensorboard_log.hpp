@@ -1,9 +1,9 @@
 // train --tensorboard-logdir DIR (fairseq's flag): the records of train_log.jsonl also as
 // TensorBoard scalars, in the runs fairseq writes — DIR/train_inner for the records of each log
 // interval, DIR/train for each epoch's statistics, DIR/<subset> (DIR/valid, ...) for each
-// validation —, each scalar at its update, under
-// fairseq's names (loss, nll_loss, ppl, lr, gnorm, wpb, bsz, ups, train_wall, clip, wps for the
-// target tokens per second, wall for the training seconds, bleu, best_loss, best_bleu). Each run's first event file also holds the
+// validation —, each scalar at its update, under fairseq's names (loss, nll_loss, ppl, lr,
+// gnorm, wpb, bsz, ups, train_wall, clip, wps for the target tokens per second, wall for the
+// training seconds, bleu, best_loss, best_bleu). Each run's first event file also holds the
 // command line as a text (fairseq's "sys.argv"). A resumed run adds new event files beside the
 // old ones; TensorBoard reads them together.
 #pragma once

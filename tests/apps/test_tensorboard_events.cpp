@@ -72,9 +72,8 @@ TEST_CASE("the file version event and a text event for TensorBoard's text plugin
   CHECK(file_version_event(1.5) == bytes({0x09, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F, 0x1A, 13}) + "brain.Event:2");
   // Value{tag 1 "t", tensor 8 {dtype 1: 7 (DT_STRING), tensor_shape 2 {dim 2 {size 1: 1}},
   // string_val 8 "ab"}, metadata 9 {plugin_data 1 {plugin_name 1 "text"}}}.
-  const std::string value = bytes({0x0A, 1}) + "t" +
-                            bytes({0x42, 12, 0x08, 7, 0x12, 4, 0x12, 2, 0x08, 1, 0x42, 2}) + "ab" +
-                            bytes({0x4A, 8, 0x0A, 6, 0x0A, 4}) + "text";
+  const std::string value = bytes({0x0A, 1}) + "t" + bytes({0x42, 12, 0x08, 7, 0x12, 4, 0x12, 2, 0x08, 1, 0x42, 2}) +
+                            "ab" + bytes({0x4A, 8, 0x0A, 6, 0x0A, 4}) + "text";
   CHECK(text_event(1.5, 2, "t", "ab") ==
         bytes({0x09, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F, 0x10, 2, 0x2A, char(value.size() + 2), 0x0A, char(value.size())}) +
             value);
@@ -106,7 +105,11 @@ TEST_CASE("an event file is named as TensorBoard looks for it and starts with th
 TEST_CASE("the training log's records become scalars in fairseq's runs, under fairseq's names") {
   test::TempDir dir;
   TensorBoardLog log(dir.file("tb"));
-  log.write({{"type", "train"}, {"epoch", 1}, {"update", 20}, {"loss", 9.5}, {"tokens_per_second", 1000.0},
+  log.write({{"type", "train"},
+             {"epoch", 1},
+             {"update", 20},
+             {"loss", 9.5},
+             {"tokens_per_second", 1000.0},
              {"elapsed", 2.0}});
   log.write({{"type", "valid"}, {"subset", "valid1"}, {"epoch", 1}, {"update", 20}, {"bleu", 3.5}});
   log.write({{"type", "done"}, {"reason", "reached --max-update 20"}, {"update", 20}});  // no scalars
@@ -114,7 +117,7 @@ TEST_CASE("the training log's records become scalars in fairseq's runs, under fa
   const std::vector<std::string> valid = event_files(dir.dir / "tb" / "valid1");
   REQUIRE(train.size() == 1);
   REQUIRE(valid.size() == 1);
-  CHECK(event_files(dir.dir / "tb").size() == 2);  // nothing for the done record
+  CHECK(event_files(dir.dir / "tb").size() == 2);                              // nothing for the done record
   const auto tail = [](const std::string& event) { return event.substr(9); };  // without the wall time
   const std::vector<std::string> train_records = records_of(train[0]), valid_records = records_of(valid[0]);
   REQUIRE(train_records.size() == 2 + 3);  // version, command line, three scalars (not epoch or update)

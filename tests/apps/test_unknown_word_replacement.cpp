@@ -27,11 +27,11 @@ Dictionary german() {
 nn::Hypothesis zurich_hypothesis() {
   nn::Hypothesis h;
   h.tokens = {4, Dictionary::kUnk, Dictionary::kUnk, Dictionary::kUnk, Dictionary::kEos};
-  h.attention = from_vector(std::vector<float>{0.0f, 0.7f, 0.1f, 0.1f, 0.05f, 0.05f,   // die
-                                               0.0f, 0.1f, 0.1f, 0.6f, 0.1f, 0.1f,    // <unk> -> Zür@@
-                                               0.0f, 0.1f, 0.1f, 0.1f, 0.6f, 0.1f,    // <unk> -> ich
-                                               0.5f, 0.0f, 0.2f, 0.0f, 0.0f, 0.3f,    // <unk> -> town
-                                               0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f},   // </s>
+  h.attention = from_vector(std::vector<float>{0.0f, 0.7f, 0.1f, 0.1f, 0.05f, 0.05f,  // die
+                                               0.0f, 0.1f, 0.1f, 0.6f, 0.1f,  0.1f,   // <unk> -> Zür@@
+                                               0.0f, 0.1f, 0.1f, 0.1f, 0.6f,  0.1f,   // <unk> -> ich
+                                               0.5f, 0.0f, 0.2f, 0.0f, 0.0f,  0.3f,   // <unk> -> town
+                                               0.0f, 0.0f, 0.0f, 0.0f, 0.0f,  1.0f},  // </s>
                             {5, 6});
   return h;
 }
