@@ -80,6 +80,11 @@ std::string binarized_path(const std::string& dir, const std::string& split, con
   return fmt::format("{}/{}.{}-{}.{}.bin", dir, split, source_lang, target_lang, lang);
 }
 
+std::string raw_text_path(const std::string& dir, const std::string& split, const std::string& source_lang,
+                          const std::string& target_lang, const std::string& lang) {
+  return fmt::format("{}/{}.{}-{}.{}", dir, split, source_lang, target_lang, lang);
+}
+
 TokenDtype token_dtype_for(size_t dictionary_size) {
   return dictionary_size <= 65535 ? TokenDtype::kUInt16 : TokenDtype::kInt32;
 }
@@ -174,6 +179,28 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
   if (!attnlab_magic && has_fairseq_mmap_magic(index_path)) corpus.open_fairseq(index_path);
   else corpus.open_attnlab();
   return corpus;
+}
+
+BinarizedCorpus BinarizedCorpus::from_text(const std::string& path, const Dictionary& dictionary) {
+  BinarizedCorpus corpus;
+  corpus.path_ = path;
+  corpus.lines_ = read_lines(path);
+  std::vector<std::vector<int32_t>> sentences;
+  sentences.reserve(corpus.lines_.size());
+  for (const std::string& line : corpus.lines_) sentences.push_back(dictionary.encode_line(line).ids);
+  const std::string bytes = binarized_corpus_bytes(path, sentences, dictionary);
+  corpus.in_memory_.assign(bytes.begin(), bytes.end());
+  corpus.mapping_ = corpus.in_memory_.data();
+  corpus.mapping_bytes_ = corpus.in_memory_.size();
+  corpus.open_attnlab();  // the same checks as a file's
+  corpus.format_ = BinarizedFormat::kRawText;
+  return corpus;
+}
+
+std::optional<std::string_view> BinarizedCorpus::original_text(size_t i) const {
+  if (format_ != BinarizedFormat::kRawText) return std::nullopt;
+  if (i >= lines_.size()) throw DataError(fmt::format("{}: no sentence {} (it has {})", path_, i, lines_.size()));
+  return lines_[i];
 }
 
 // Maps the whole file (nothing for an empty one, which mmap refuses).
@@ -344,7 +371,7 @@ std::vector<std::vector<int64_t>> BinarizedCorpus::sentences() const {
 }
 
 void BinarizedCorpus::release() {
-  if (mapping_) ::munmap(const_cast<unsigned char*>(mapping_), mapping_bytes_);
+  if (mapping_ && in_memory_.empty()) ::munmap(const_cast<unsigned char*>(mapping_), mapping_bytes_);
   mapping_ = nullptr;
 }
 
@@ -366,6 +393,8 @@ BinarizedCorpus& BinarizedCorpus::operator=(BinarizedCorpus&& other) noexcept {
     offsets_ = other.offsets_;
     tokens_ = other.tokens_;
     fairseq_offsets_ = std::move(other.fairseq_offsets_);  // its data moves with it: offsets_ stays valid
+    in_memory_ = std::move(other.in_memory_);              // so does this: mapping_ stays valid
+    lines_ = std::move(other.lines_);
   }
   return *this;
 }

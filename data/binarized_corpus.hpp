@@ -29,6 +29,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/dictionary.hpp"
@@ -42,7 +43,9 @@ enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2, kUInt8 = 101, kInt8,
 
 size_t token_dtype_bytes(TokenDtype dtype);
 
-enum class BinarizedFormat { kAttnlab, kFairseqMmap };
+// kRawText: fairseq's --dataset-impl raw, the text itself (DIR/SPLIT.SRC-TGT.LANG, no
+// extension), encoded with the dictionary when opened.
+enum class BinarizedFormat { kAttnlab, kFairseqMmap, kRawText };
 
 inline constexpr char kBinarizedMagic[8] = {'A', 'T', 'N', 'L', 'B', 'I', 'N', '\0'};
 inline constexpr uint32_t kBinarizedVersion = 3;
@@ -53,6 +56,9 @@ inline constexpr size_t kBinarizedChecksummedFrom = 48;  // the checksum covers 
 std::string binarized_path(const std::string& dir, const std::string& split, const std::string& source_lang,
                            const std::string& target_lang, const std::string& lang);
 
+// The text file of one split/language in fairseq's raw format: DIR/SPLIT.SRC-TGT.LANG
+std::string raw_text_path(const std::string& dir, const std::string& split, const std::string& source_lang,
+                          const std::string& target_lang, const std::string& lang);
 // The smallest dtype holding ids < dictionary_size.
 TokenDtype token_dtype_for(size_t dictionary_size);
 
@@ -87,6 +93,10 @@ class BinarizedCorpus {
   // Reads attnlab's format, or fairseq's when path has no attnlab magic and path's .idx has
   // fairseq's; errors name the file and what is wrong.
   static BinarizedCorpus open(const std::string& path);
+  // fairseq's raw dataset: every line of the text file at `path` (checked for UTF-8, errors
+  // naming the line) encoded with `dictionary` (whitespace-separated symbols, unknown ones
+  // <unk>, </s> appended, as fairseq's IndexedRawTextDataset), held in memory with the lines.
+  static BinarizedCorpus from_text(const std::string& path, const Dictionary& dictionary);
   BinarizedCorpus(BinarizedCorpus&& other) noexcept;
   BinarizedCorpus& operator=(BinarizedCorpus&& other) noexcept;
   BinarizedCorpus(const BinarizedCorpus&) = delete;
@@ -113,6 +123,9 @@ class BinarizedCorpus {
   std::vector<int64_t> sentence(size_t i) const;
   // Every sentence, in order.
   std::vector<std::vector<int64_t>> sentences() const;
+  // Sentence i's line of text, for a corpus read from_text (fairseq's get_original_text); none
+  // for a binarized file, which keeps only the ids.
+  std::optional<std::string_view> original_text(size_t i) const;
 
  private:
   BinarizedCorpus() = default;
@@ -136,6 +149,8 @@ class BinarizedCorpus {
   const unsigned char* offsets_ = nullptr;  // (N+1) little-endian uint64: in the mapping, or fairseq_offsets_
   std::vector<uint64_t> fairseq_offsets_;   // a fairseq file's, built from its index
   const unsigned char* tokens_ = nullptr;
+  std::vector<unsigned char> in_memory_;  // from_text: the bytes mapping_ points into (nothing mapped)
+  std::vector<std::string> lines_;        // from_text: the lines of the text
 };
 
 }  // namespace attn::data

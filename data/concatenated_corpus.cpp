@@ -47,6 +47,11 @@ std::vector<int64_t> ConcatenatedCorpus::sentence(size_t i) const {
   return part->sentence(within);
 }
 
+std::optional<std::string_view> ConcatenatedCorpus::original_text(size_t i) const {
+  const auto [part, within] = locate(i);
+  return part->original_text(within);
+}
+
 std::vector<std::vector<int64_t>> ConcatenatedCorpus::sentences() const {
   std::vector<std::vector<int64_t>> all(size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = sentence(i);

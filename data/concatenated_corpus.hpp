@@ -9,6 +9,7 @@
 // and no repeat is the file itself, numbered as it is.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ class ConcatenatedCorpus {
   void read_sentence(size_t i, std::span<int64_t> out) const;
   std::vector<int64_t> sentence(size_t i) const;
   std::vector<std::vector<int64_t>> sentences() const;
+  // Sentence i's line of text where its part was read from text (BinarizedCorpus::original_text).
+  std::optional<std::string_view> original_text(size_t i) const;
 
   const std::vector<BinarizedCorpus>& parts() const { return parts_; }
   size_t primary_repeats() const { return primary_repeats_; }

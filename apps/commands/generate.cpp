@@ -19,6 +19,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <fmt/core.h>
 
@@ -29,6 +30,7 @@
 #include "apps/generation/fairseq_lines.hpp"
 #include "apps/generation/knn_datastore_file.hpp"
 #include "apps/generation/translator.hpp"
+#include "apps/generation/unknown_word_replacement.hpp"
 #include "apps/task/translation_task.hpp"
 #include "data/bleu.hpp"
 #include "data/post_process.hpp"
@@ -42,6 +44,8 @@ namespace {
 struct GenerateArgs {
   std::string data_dir, path, subset = "test", remove_bpe;
   std::string print_alignment;  // "hard" or "soft" when asked for (fairseq's --print-alignment)
+  bool replace_unk = false;          // fairseq's --replace-unk: each <unk> replaced from the source text
+  std::string alignment_dictionary;  // ... by its source symbol's entry in this file (empty: the symbol)
   DecodingOptions decoding;
   SamplingFlags sampling;
   bool quiet = false;
@@ -70,13 +74,29 @@ DecodeFn decode_fn(const GenerateArgs& args, const std::string& target_lang) {
   return [detokenizer](const std::string& text) { return detokenizer->detokenize(text); };
 }
 
-// fairseq's H-, D- and P- lines of hypothesis h of sentence i (scores in base 2), and A- with
-// --print-alignment, appended to `out`.
-void print_hypothesis(std::string& out, size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source,
-                      const data::Dictionary& target_dict, const GenerateArgs& args, const DecodeFn& decode) {
-  const std::string text = target_dict.decode(h.tokens, args.remove_bpe);
-  out += hypothesis_lines(i, h, text, decode(text)) + alignment_line(i, h, source, args.print_alignment);
-}
+// What generate prints of sentence i: fairseq's S- and T- text (the split's lines themselves with
+// --replace-unk, as fairseq prints a raw dataset's original text) and each hypothesis's text
+// (--replace-unk's replacements made, post-processed).
+struct SentenceText {
+  const TranslationTask& task;
+  const SplitCorpora& corpora;
+  const std::optional<UnknownWordReplacement>& unknown_words;
+  const GenerateArgs& args;
+
+  std::string source(size_t i, const std::vector<int64_t>& ids) const {
+    return unknown_words ? std::string(*corpora.source.original_text(i)) : task.source_dict.decode(ids, args.remove_bpe);
+  }
+  std::string reference(size_t i, const std::vector<int64_t>& ids) const {
+    return unknown_words ? std::string(*corpora.target.original_text(i)) : task.target_dict.decode(ids, args.remove_bpe);
+  }
+  std::string hypothesis(size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source_ids) const {
+    if (!unknown_words) return task.target_dict.decode(h.tokens, args.remove_bpe);
+    std::vector<std::string> source_symbols;
+    for (std::string_view symbol : data::split_on_whitespace(*corpora.source.original_text(i)))
+      source_symbols.emplace_back(symbol);
+    return data::post_process(unknown_words->replace(h, source_ids, source_symbols, task.target_dict), args.remove_bpe);
+  }
+};
 
 // The closing line's score: fairseq-score's BLEU4 of the re-tokenized strings, or sacreBLEU.
 std::string corpus_score(const GenerateArgs& args, const std::vector<std::string>& best,
@@ -147,8 +167,16 @@ int run_generate(const GenerateArgs& args) {
   const std::vector<size_t> kept = sentences_to_translate(models, corpora.source, all_sources, args.skip_invalid_size);
   const std::vector<std::vector<int64_t>> sources = sentences_at(all_sources, kept);
   const std::vector<std::vector<int64_t>> targets = sentences_at(corpora.target.sentences(), kept);
+  const std::optional<UnknownWordReplacement> unknown_words =
+      UnknownWordReplacement::from_flag(args.replace_unk, args.alignment_dictionary);
+  ATTN_CHECK(!unknown_words || corpora.source.size() == 0 ||
+                 (corpora.source.original_text(0) && corpora.target.original_text(0)),
+             "generate: --replace-unk copies from the split's text, which {} does not keep (ids only): preprocess "
+             "with --dataset-impl raw, as fairseq asks",
+             corpora.source.description());
+  const SentenceText text{task, corpora, unknown_words, args};
   DecodingOptions decoding = args.decoding;
-  decoding.search.return_attention = !args.print_alignment.empty();
+  decoding.search.return_attention = !args.print_alignment.empty() || unknown_words.has_value();
   if (ensemble.size() > 1) std::cerr << fmt::format("decoding with an ensemble of {} models\n", ensemble.size());
   if (!args.knn_datastore.empty()) decoding.search.knn = build_knn(trained, task, args);
 
@@ -168,14 +196,17 @@ int run_generate(const GenerateArgs& args) {
   int64_t generated_tokens = 0;
   for (size_t k = 0; k < sources.size(); ++k) {
     const size_t i = kept[k];  // the sentence's number in the split
-    const std::string source = decode(task.source_dict.decode(sources[k], args.remove_bpe));
-    const std::string reference = decode(task.target_dict.decode(targets[k], args.remove_bpe));
+    const std::string source = decode(text.source(i, sources[k]));
+    const std::string reference = decode(text.reference(i, targets[k]));
     if (!args.quiet) {
       out += fmt::format("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
-      for (const nn::Hypothesis& h : hypotheses[k])
-        print_hypothesis(out, i, h, sources[k], task.target_dict, args, decode);
+      for (const nn::Hypothesis& h : hypotheses[k]) {  // fairseq's H-, D-, P- (base 2) and A- lines
+        const std::string hypothesis = text.hypothesis(i, h, sources[k]);
+        out += hypothesis_lines(i, h, hypothesis, decode(hypothesis)) +
+               alignment_line(i, h, sources[k], args.print_alignment);
+      }
     }
-    best.push_back(decode(task.target_dict.decode(hypotheses[k].front().tokens, args.remove_bpe)));
+    best.push_back(decode(text.hypothesis(i, hypotheses[k].front(), sources[k])));
     references.push_back(reference);
     generated_tokens += int64_t(hypotheses[k].front().tokens.size());
   }
@@ -227,6 +258,12 @@ CommandAction setup_generate(CLI::App& cmd) {
                  "Begin every hypothesis with the reference's first N tokens (fairseq's; 0: off)")
       ->check(non_negative_number())
       ->capture_default_str();
+  CLI::Option* replace_unk =
+      cmd.add_option("--replace-unk", args->alignment_dictionary,
+                     "Replace each <unk> of a hypothesis by the source word its cross-attention weighs most (the "
+                     "split must be raw text: preprocess --dataset-impl raw); with a file (lines 'SOURCE "
+                     "REPLACEMENT'), by that word's replacement there")
+          ->expected(0, 1);
   // A value of its own or none, as fairseq's flag: `--print-alignment`, `--print-alignment soft`.
   add_optional_choice(cmd, "--print-alignment", args->print_alignment,
                       "Print A- lines: hard (given alone), each output word aligned to the source word its "
@@ -262,7 +299,8 @@ CommandAction setup_generate(CLI::App& cmd) {
   for (const std::string flag : {"--fp16", "--bf16"})
     cmd.add_flag_callback(flag, [args, flag] { args->half_precision_flag = flag; }, "Refused: see --matmul-precision");
   add_compute_options(cmd, args->compute);
-  return [args] {
+  return [args, replace_unk] {
+    args->replace_unk = replace_unk->count() > 0;
     ATTN_CHECK(args->half_precision_flag.empty(),
                "generate: {}: attnlab decodes with float32 weights; --matmul-precision bf16 gives bfloat16 matrix "
                "products with float32 sums (CPUs with AVX512-BF16 or AMX, and GPUs)",

@@ -1,7 +1,8 @@
 // `attnlab preprocess`: fairseq-preprocess for translation (docs/mt-tools.md §4): builds or
 // loads the dictionaries, writes DESTDIR/dict.SRC.txt and dict.TGT.txt, and binarizes each
 // split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp; with --dataset-impl mmap
-// fairseq's .bin and .idx, data/fairseq_mmap_index.hpp), reporting sentences,
+// fairseq's .bin and .idx, data/fairseq_mmap_index.hpp; with --dataset-impl raw the text itself,
+// DESTDIR/SPLIT.SRC-TGT.LANG, encoded when read), reporting sentences,
 // tokens and the share of words replaced by <unk>. Every input is read and checked (UTF-8,
 // equal line counts, dictionary format) before anything is written, and the files are replaced
 // together once all are written (data/text_io.hpp OutputFiles): a bad input, a full disk or a
@@ -125,6 +126,12 @@ int run_preprocess(PreprocessOptions options) {
   for (const auto& [name, corpus] : splits) {
     for (const auto& [lang, lines, dictionary] : {std::tuple{options.source_lang, &corpus.source, &source_dict},
                                                   {options.target_lang, &corpus.target, &target_dict}}) {
+      if (options.dataset_impl == "raw") {  // fairseq copies the text beside the dictionaries
+        std::string text;
+        for (const std::string& line : *lines) text += line + "\n";
+        outputs.add(data::raw_text_path(options.dest_dir, name, options.source_lang, options.target_lang, lang), text);
+        continue;
+      }
       std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
       data::BinarizeStats stats = data::binarize_lines(
           *lines, *dictionary, out, outputs, options.workers,
@@ -167,8 +174,9 @@ CommandRegistration preprocess_command(
       cmd.add_option("--workers", options->workers, "Threads")->check(thread_count())->capture_default_str();
       cmd.add_option("--dataset-impl", options->dataset_impl,
                      "attnlab: its own checked format; mmap: fairseq's default format (.bin + .idx), which "
-                     "fairseq-train reads too")
-          ->check(CLI::IsMember({"attnlab", "mmap"}))
+                     "fairseq-train reads too; raw: the text itself (SPLIT.SRC-TGT.LANG), encoded when read, whose "
+                     "lines generate --replace-unk copies from")
+          ->check(CLI::IsMember({"attnlab", "mmap", "raw"}))
           ->capture_default_str();
       return [options] { return run_preprocess(*options); };
     });

@@ -252,10 +252,8 @@ int run_translate(const TranslateArgs& args) {
   const bool from_standard_input = args.input == "-";
   std::ifstream file;
   if (!from_standard_input) file = data::open_input_file(args.input);  // before the model loads
-  std::optional<UnknownWordReplacement> unknown_words;
-  if (args.replace_unk)
-    unknown_words = args.alignment_dictionary.empty() ? UnknownWordReplacement()
-                                                      : UnknownWordReplacement::read(args.alignment_dictionary);
+  std::optional<UnknownWordReplacement> unknown_words =
+      UnknownWordReplacement::from_flag(args.replace_unk, args.alignment_dictionary);
   const Device device = apply_compute_options(args.compute);
   const std::vector<TrainedModel> trained = load_trained_models(args.path, device);
   const nn::ModelEnsemble models = ensemble_of(trained);

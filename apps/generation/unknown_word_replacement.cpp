@@ -38,6 +38,11 @@ UnknownWordReplacement UnknownWordReplacement::read(const std::string& file) {
   return replacement;
 }
 
+std::optional<UnknownWordReplacement> UnknownWordReplacement::from_flag(bool given, const std::string& dictionary) {
+  if (!given) return std::nullopt;
+  return dictionary.empty() ? UnknownWordReplacement() : read(dictionary);
+}
+
 std::string UnknownWordReplacement::replace(const nn::Hypothesis& h, const std::vector<int64_t>& source,
                                             const std::vector<std::string>& source_symbols,
                                             const data::Dictionary& target) const {

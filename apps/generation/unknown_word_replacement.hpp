@@ -5,6 +5,7 @@
 // symbol's entry there (the symbol itself when it has none). The symbols are the model's, before
 // BPE is removed, so a copied piece joins its neighbours as any other (docs/models.md §1.10.7).
 #pragma once
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,9 @@ class UnknownWordReplacement {
   // whitespace (further columns ignored, a later line for the same symbol wins); throws naming
   // the file and line of one with fewer than two.
   static UnknownWordReplacement read(const std::string& file);
+  // fairseq's --replace-unk [DICT]: none when not given, copying when given alone (`dictionary`
+  // empty), else read(dictionary).
+  static std::optional<UnknownWordReplacement> from_flag(bool given, const std::string& dictionary);
 
   // The symbols of hypothesis h (its attention kept), joined by spaces as Dictionary::decode
   // joins them, each <unk> replaced. `source`: the source's ids as searched (</s> last);

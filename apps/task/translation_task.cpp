@@ -15,9 +15,9 @@ namespace attn::app {
 namespace fs = std::filesystem;
 namespace {
 
-// (source, target) pairs named by train.SRC-TGT.LANG.bin files in the folder.
+// (source, target) pairs named by train.SRC-TGT.LANG.bin files (or raw text, train.SRC-TGT.LANG) in the folder.
 std::set<std::pair<std::string, std::string>> binarized_pairs(const std::string& data_dir) {
-  static const std::regex pattern(R"(train\.([^.\-]+)-([^.\-]+)\.[^.]+\.bin)");
+  static const std::regex pattern(R"(train\.([^.\-]+)-([^.\-]+)\.[^.]+(\.bin)?)");  // binarized, or raw text
   std::set<std::pair<std::string, std::string>> pairs;
   for (const auto& entry : fs::directory_iterator(data_dir)) {
     std::smatch match;
@@ -42,7 +42,7 @@ TranslationTask open_translation_task(const std::string& data_dir, const std::st
   if (source_lang.empty() || target_lang.empty()) {
     const auto pairs = binarized_pairs(data_dir);
     if (pairs.size() != 1)
-      throw Error(fmt::format("{}: cannot infer the language pair ({} train.SRC-TGT.*.bin pairs found); pass "
+      throw Error(fmt::format("{}: cannot infer the language pair ({} train.SRC-TGT.* pairs found); pass "
                               "--source-lang and --target-lang",
                               data_dir, pairs.size()));
     if (task.source_lang.empty()) task.source_lang = pairs.begin()->first;
@@ -63,11 +63,14 @@ std::optional<std::pair<std::string, std::string>> split_direction(const Transla
                                                                    const std::string& split) {
   for (const auto& pair :
        {std::pair{task.source_lang, task.target_lang}, std::pair{task.target_lang, task.source_lang}})
-    if (fs::exists(data::binarized_path(task.data_dir, split, pair.first, pair.second, task.source_lang))) return pair;
+    if (fs::exists(data::binarized_path(task.data_dir, split, pair.first, pair.second, task.source_lang)) ||
+        fs::exists(data::raw_text_path(task.data_dir, split, pair.first, pair.second, task.source_lang)))
+      return pair;
   return std::nullopt;
 }
 
-// One split's binarized source and target (SPLIT.SRC-TGT.LANG.bin, or SPLIT.TGT-SRC.LANG.bin).
+// One split's binarized source and target (SPLIT.SRC-TGT.LANG.bin, or SPLIT.TGT-SRC.LANG.bin), or
+// their text (SPLIT.SRC-TGT.LANG: fairseq's --dataset-impl raw).
 std::pair<data::BinarizedCorpus, data::BinarizedCorpus> open_split_pair(const TranslationTask& task,
                                                                        const std::string& split) {
   // Neither there: the error of opening SRC-TGT's names the file looked for.
@@ -78,6 +81,9 @@ std::pair<data::BinarizedCorpus, data::BinarizedCorpus> open_split_pair(const Tr
   // another dictionary, and its ids would name other words. fairseq's files record neither:
   // all that can be checked is that every id names an entry of the dictionary.
   auto open = [&](const std::string& lang, const data::Dictionary& dictionary, const std::string& dictionary_path) {
+    // fairseq's raw dataset, the text beside the dictionaries, is read first where it is there.
+    const std::string text = data::raw_text_path(task.data_dir, split, direction.first, direction.second, lang);
+    if (fs::is_regular_file(text)) return data::BinarizedCorpus::from_text(text, dictionary);
     data::BinarizedCorpus corpus = data::BinarizedCorpus::open(
         data::binarized_path(task.data_dir, split, direction.first, direction.second, lang));
     if (!corpus.dictionary_size()) {

@@ -1420,6 +1420,63 @@ TEST_CASE("translate --replace-unk puts the source symbol each <unk> is aligned 
                         {"missing.txt: cannot open"});
 }
 
+TEST_CASE("preprocess --dataset-impl raw keeps the text, which train and generate read as its ids; generate "
+          "--replace-unk copies from it as translate does") {
+  TempDir dir;
+  import_fairseq_prenorm(dir);
+  const std::string data = vector_path("own/fairseq/data-bin"), text = vector_path("own/fairseq/data-bin-text");
+  require_success(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "/train",
+                                    "--validpref", text + "/valid", "--srcdict", data + "/dict.en.txt", "--tgtdict",
+                                    data + "/dict.de.txt", "--destdir", "raw", "--dataset-impl", "raw"}));
+  for (const char* file : {"train.en-de.en", "train.en-de.de", "valid.en-de.en", "valid.en-de.de"})
+    CHECK(read_file(dir.file(std::string("raw/") + file)) ==
+          read_file(text + "/" + std::string(file).substr(0, std::string(file).find('.')) +
+                    std::string(file).substr(std::string(file).rfind('.'))));
+  CHECK_FALSE(fs::exists(dir.file("raw/valid.en-de.en.bin")));
+  // The same ids as the binarized split: the same lines, byte for byte.
+  const std::vector<std::string> generate = {"--path", "imported", "--subset", "valid", "--beam",
+                                             "4",      "--batch-size", "1", "--threads", "1"};
+  auto generate_on = [&](const std::string& data_dir, std::vector<std::string> flags) {
+    std::vector<std::string> args = {"generate", data_dir};
+    args.insert(args.end(), generate.begin(), generate.end());
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CommandResult result = run_attnlab(dir, args);
+    require_success(result);
+    return result.out;
+  };
+  CHECK(generate_on("raw", {}) == generate_on(data, {}));
+  CHECK(contains(run_attnlab(dir, {"validate", "raw", "--path", "imported", "--threads", "1"}).out, "valid on 'valid'"));
+  // --replace-unk: the hypotheses translate --replace-unk finds for the same lines (H- lines), and
+  // the split's own lines in S- and T-.
+  const std::vector<std::string> forced_unknowns = {"--unkpen", "-1.5", "--max-len-b", "30", "--replace-unk"};
+  const std::string replaced = generate_on("raw", forced_unknowns);
+  std::vector<std::string> translate = {"translate", "--path",     "imported", "--no-tokenize",  "--no-bpe",
+                                        "--beam",    "4",          "--batch-size", "1",           "--threads",
+                                        "1",         "--fairseq-lines"};
+  translate.insert(translate.end(), forced_unknowns.begin(), forced_unknowns.end());
+  const CommandResult translated = run_attnlab(dir, translate, text + "/valid.en");
+  require_success(translated);
+  auto lines_starting = [](const std::string& out, const std::string& prefix) {
+    std::vector<std::string> found;
+    for (const std::string& line : lines_of(out))
+      if (line.starts_with(prefix)) found.push_back(line);
+    return found;
+  };
+  CHECK(lines_starting(replaced, "H-").size() == 20);
+  CHECK(lines_starting(replaced, "H-") == lines_starting(translated.out, "H-"));
+  CHECK(count_matches(generate_on("raw", {"--unkpen", "-1.5", "--max-len-b", "30"}), "<unk>") > 10);
+  const std::vector<std::string> valid_en = lines_of(read_file(text + "/valid.en"));
+  CHECK(contains(replaced, "S-5\t" + valid_en[5] + "\n"));  // as the text has it (a piece the dictionary lacks)
+  require_runtime_error(run_attnlab(dir, {"generate", data, "--path", "imported", "--subset", "valid", "--replace-unk"}),
+                        {"--replace-unk copies from the split's text", "--dataset-impl raw"});
+  // Training reads the text split as its ids.
+  require_success(run_attnlab(dir, {"train", "raw", "--arch", "transformer_tiny", "--encoder-layers", "1",
+                                    "--decoder-layers", "1", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
+                                    "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
+                                    "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
+                                    "--max-tokens", "512", "--max-update", "2", "--threads", "1", "--save-dir", "ck"}));
+}
+
 TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq reads back as the same model") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");

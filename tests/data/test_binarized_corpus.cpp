@@ -71,6 +71,29 @@ TEST_CASE("binarize_text_file encodes like fairseq and reports unknowns", "[bina
   CHECK(corpus.dictionary_size() == 6);
 }
 
+TEST_CASE("a raw text corpus (fairseq's --dataset-impl raw) holds the ids binarizing gives, and its lines",
+          "[binarized]") {
+  TempDir tmp;
+  const std::string text = tmp.file("valid.en-de.en");
+  attn::test::write_file(text, "the cat\nthe  dog barks\n\n");
+  const auto dictionary = attn::data::Dictionary::parse("the 5\ncat 3\n", "inline");
+  attn::data::binarize_text_file(text, dictionary, tmp.file("valid.bin"));
+  const BinarizedCorpus binarized = BinarizedCorpus::open(tmp.file("valid.bin"));
+  BinarizedCorpus raw = BinarizedCorpus::from_text(text, dictionary);
+  CHECK(raw.format() == attn::data::BinarizedFormat::kRawText);
+  CHECK(raw.sentences() == binarized.sentences());
+  CHECK(raw.dictionary_size() == dictionary.size());
+  const BinarizedCorpus moved = std::move(raw);  // the ids live in the corpus and move with it
+  CHECK(moved.sentence(1) == std::vector<int64_t>{4, 3, 3, 2});
+  CHECK(moved.original_text(1) == std::optional<std::string_view>("the  dog barks"));
+  CHECK(moved.original_text(2) == std::optional<std::string_view>(""));
+  CHECK_FALSE(binarized.original_text(1));  // a binarized file keeps only the ids
+  CHECK_THROWS_AS(moved.original_text(3), DataError);
+  CHECK(attn::data::raw_text_path("d", "valid", "en", "de", "en") == "d/valid.en-de.en");
+  attn::test::write_file(text, "the cat\nthe \xff dog\n");
+  CHECK_THROWS_WITH(BinarizedCorpus::from_text(text, dictionary), Catch::Contains("valid.en-de.en:2"));
+}
+
 TEST_CASE("report percentages are formatted as Python's {:.3}", "[binarized]") {
   auto report = [](size_t tokens, int64_t unknown) {
     return attn::data::binarize_report("de", "test", {1, tokens, unknown});
