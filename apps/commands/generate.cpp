@@ -84,10 +84,12 @@ struct SentenceText {
   const GenerateArgs& args;
 
   std::string source(size_t i, const std::vector<int64_t>& ids) const {
-    return unknown_words ? std::string(*corpora.source.original_text(i)) : task.source_dict.decode(ids, args.remove_bpe);
+    return unknown_words ? std::string(*corpora.source.original_text(i))
+                         : task.source_dict.decode(ids, args.remove_bpe);
   }
   std::string reference(size_t i, const std::vector<int64_t>& ids) const {
-    return unknown_words ? std::string(*corpora.target.original_text(i)) : task.target_dict.decode(ids, args.remove_bpe);
+    return unknown_words ? std::string(*corpora.target.original_text(i))
+                         : task.target_dict.decode(ids, args.remove_bpe);
   }
   std::string hypothesis(size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source_ids) const {
     if (!unknown_words) return task.target_dict.decode(h.tokens, args.remove_bpe);
