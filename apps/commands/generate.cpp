@@ -19,7 +19,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <string_view>
 
 #include <fmt/core.h>
 
@@ -93,10 +92,8 @@ struct SentenceText {
   }
   std::string hypothesis(size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source_ids) const {
     if (!unknown_words) return task.target_dict.decode(h.tokens, args.remove_bpe);
-    std::vector<std::string> source_symbols;
-    for (std::string_view symbol : data::split_on_whitespace(*corpora.source.original_text(i)))
-      source_symbols.emplace_back(symbol);
-    return data::post_process(unknown_words->replace(h, source_ids, source_symbols, task.target_dict), args.remove_bpe);
+    return data::post_process(
+        unknown_words->replace(h, source_ids, *corpora.source.original_text(i), task.target_dict), args.remove_bpe);
   }
 };
 
@@ -200,15 +197,17 @@ int run_generate(const GenerateArgs& args) {
     const size_t i = kept[k];  // the sentence's number in the split
     const std::string source = decode(text.source(i, sources[k]));
     const std::string reference = decode(text.reference(i, targets[k]));
-    if (!args.quiet) {
-      out += fmt::format("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
-      for (const nn::Hypothesis& h : hypotheses[k]) {  // fairseq's H-, D-, P- (base 2) and A- lines
-        const std::string hypothesis = text.hypothesis(i, h, sources[k]);
-        out += hypothesis_lines(i, h, hypothesis, decode(hypothesis)) +
-               alignment_line(i, h, sources[k], args.print_alignment);
-      }
+    if (!args.quiet) out += fmt::format("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
+    // fairseq's H-, D-, P- (base 2) and A- lines of each hypothesis (--quiet: none), the best one's
+    // D- text scored.
+    const size_t shown = args.quiet ? 1 : hypotheses[k].size();
+    for (size_t j = 0; j < shown; ++j) {
+      const nn::Hypothesis& h = hypotheses[k][j];
+      const std::string hypothesis = text.hypothesis(i, h, sources[k]), detokenized = decode(hypothesis);
+      if (j == 0) best.push_back(detokenized);
+      if (!args.quiet)
+        out += hypothesis_lines(i, h, hypothesis, detokenized) + alignment_line(i, h, sources[k], args.print_alignment);
     }
-    best.push_back(decode(text.hypothesis(i, hypotheses[k].front(), sources[k])));
     references.push_back(reference);
     generated_tokens += int64_t(hypotheses[k].front().tokens.size());
   }

@@ -70,7 +70,7 @@ struct TranslateArgs {
 struct InputLine {
   std::vector<int64_t> source;
   nn::Constraints constraints;
-  std::vector<std::string> source_symbols;  // one per id before the </s>
+  std::string source_symbols;  // the segmented source: a symbol per id before the </s>
 };
 
 // fairseq-interactive's reading of a line with --constraints: whitespace stripped from both
@@ -111,11 +111,9 @@ InputLine read_line(const std::string& line, const std::string& file, size_t num
                     bool keep_source_symbols) {
   const std::vector<std::string> fields =
       target_encoder ? tab_separated_fields(line) : std::vector<std::string>{line};
-  const std::string symbols = source_encoder.segment(fields.front(), file, number);
+  std::string symbols = source_encoder.segment(fields.front(), file, number);
   const std::vector<int32_t> source = source_encoder.dictionary().encode_line(symbols).ids;
-  InputLine input{{source.begin(), source.end()}, {}, {}};
-  if (keep_source_symbols)
-    for (std::string_view symbol : data::split_on_whitespace(symbols)) input.source_symbols.emplace_back(symbol);
+  InputLine input{{source.begin(), source.end()}, {}, keep_source_symbols ? std::move(symbols) : std::string()};
   for (size_t k = 1; k < fields.size(); ++k)
     input.constraints.push_back(encode_constraint(fields[k], k, file, number, *target_encoder));
   return input;

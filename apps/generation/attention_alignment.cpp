@@ -26,24 +26,30 @@ void check_alignment_shape(const Tensor& attention, size_t source, size_t target
 
 }  // namespace
 
+std::vector<int64_t> attended_source_positions(const Tensor& attention, const std::vector<int64_t>& source,
+                                               const std::vector<int64_t>& target, int64_t pad, int64_t eos) {
+  check_alignment_shape(attention, source.size(), target.size());
+  const std::vector<double> weights = attention.contiguous().to_vector();
+  const size_t columns = size_t(attention.size(1)), first = columns - source.size();  // left padding skipped
+  std::vector<int64_t> attended(target.size(), -1);
+  for (size_t t = 0; t < target.size(); ++t) {
+    if (target[t] == pad || target[t] == eos) continue;
+    for (size_t s = 0; s < source.size(); ++s)
+      if (source[s] != pad && source[s] != eos &&
+          (attended[t] < 0 || weights[t * columns + first + s] > weights[t * columns + first + size_t(attended[t])]))
+        attended[t] = int64_t(s);
+  }
+  return attended;
+}
+
 std::vector<AlignedPair> hard_alignment(const Tensor& attention, const std::vector<int64_t>& source,
                                         const std::vector<int64_t>& target, int64_t pad, int64_t eos) {
-  check_alignment_shape(attention, source.size(), target.size());
-  std::vector<int64_t> padded_source(size_t(attention.size(1)) - source.size(), pad);
-  padded_source.insert(padded_source.end(), source.begin(), source.end());
-  const std::vector<int64_t> source_index = word_indices(padded_source, pad, eos);
+  const std::vector<int64_t> attended = attended_source_positions(attention, source, target, pad, eos);
+  const std::vector<int64_t> source_index = word_indices(source, pad, eos);
   const std::vector<int64_t> target_index = word_indices(target, pad, eos);
-  const std::vector<double> weights = attention.contiguous().to_vector();
-  const size_t columns = padded_source.size();
   std::vector<AlignedPair> alignment;
-  for (size_t t = 0; t < target.size(); ++t) {
-    if (target_index[t] < 0) continue;
-    int64_t best = -1;
-    for (size_t s = 0; s < columns; ++s)
-      if (source_index[s] >= 0 && (best < 0 || weights[t * columns + s] > weights[t * columns + size_t(best)]))
-        best = int64_t(s);
-    if (best >= 0) alignment.push_back({source_index[size_t(best)], target_index[t]});
-  }
+  for (size_t t = 0; t < target.size(); ++t)
+    if (attended[t] >= 0) alignment.push_back({source_index[size_t(attended[t])], target_index[t]});
   return alignment;
 }
 

@@ -18,8 +18,15 @@ struct AlignedPair {
 };
 
 // attention float32 [T, S] with T = target.size() and S ≥ source.size(): the source row as
-// the search saw it, left-padded to S. The first of equal weights wins. Empty when the source
-// or the target has no token but </s>.
+// the search saw it, left-padded to S. For each target position whose token is neither <pad>
+// nor </s>, the position in `source` (not counting the padding) of the token, neither <pad>
+// nor </s>, that it attends to most, the first of equal weights; -1 for the others, and for
+// all when the source has no token but </s>.
+std::vector<int64_t> attended_source_positions(const Tensor& attention, const std::vector<int64_t>& source,
+                                               const std::vector<int64_t>& target, int64_t pad, int64_t eos);
+
+// The same as (source, target) index pairs in target order. Empty when the source or the
+// target has no token but </s>.
 std::vector<AlignedPair> hard_alignment(const Tensor& attention, const std::vector<int64_t>& source,
                                         const std::vector<int64_t>& target, int64_t pad, int64_t eos);
 

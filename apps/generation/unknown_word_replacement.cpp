@@ -10,17 +10,6 @@
 #include "data/text_io.hpp"
 
 namespace attn::app {
-namespace {
-
-// The positions of the tokens that are neither <pad> nor </s>: the alignment's indices count them.
-std::vector<size_t> word_positions(const std::vector<int64_t>& tokens) {
-  std::vector<size_t> positions;
-  for (size_t i = 0; i < tokens.size(); ++i)
-    if (tokens[i] != data::Dictionary::kPad && tokens[i] != data::Dictionary::kEos) positions.push_back(i);
-  return positions;
-}
-
-}  // namespace
 
 UnknownWordReplacement UnknownWordReplacement::read(const std::string& file) {
   std::ifstream in = data::open_input_file(file);
@@ -44,25 +33,24 @@ std::optional<UnknownWordReplacement> UnknownWordReplacement::from_flag(bool giv
 }
 
 std::string UnknownWordReplacement::replace(const nn::Hypothesis& h, const std::vector<int64_t>& source,
-                                            const std::vector<std::string>& source_symbols,
-                                            const data::Dictionary& target) const {
-  ATTN_CHECK(source_symbols.size() + 1 == source.size(), "replace-unk: {} source symbols for {} ids (</s> included)",
-             source_symbols.size(), source.size());
-  std::vector<std::string> symbols;
-  for (int64_t id : h.tokens)
-    if (id != data::Dictionary::kBos && id != data::Dictionary::kPad && id != data::Dictionary::kEos)
-      symbols.push_back(target.symbol(int32_t(id)));
-  const std::vector<size_t> source_position = word_positions(source), target_position = word_positions(h.tokens);
-  for (const AlignedPair& pair :
-       hard_alignment(h.attention, source, h.tokens, data::Dictionary::kPad, data::Dictionary::kEos)) {
-    const size_t t = size_t(pair.target);  // h.tokens holds no <s> or <pad>: symbol t is target word t
-    if (h.tokens[target_position[t]] != data::Dictionary::kUnk) continue;
-    const std::string& aligned = source_symbols[source_position[size_t(pair.source)]];
-    const auto entry = dictionary_.find(aligned);
-    symbols[t] = entry == dictionary_.end() ? aligned : entry->second;
-  }
+                                            std::string_view source_symbols, const data::Dictionary& target) const {
+  const std::vector<std::string_view> source_words = data::split_on_whitespace(source_symbols);
+  ATTN_CHECK(source_words.size() + 1 == source.size(), "replace-unk: {} source symbols for {} ids (</s> included)",
+             source_words.size(), source.size());
+  const std::vector<int64_t> attended =
+      attended_source_positions(h.attention, source, h.tokens, data::Dictionary::kPad, data::Dictionary::kEos);
   std::string text;
-  for (const std::string& symbol : symbols) text += (text.empty() ? "" : " ") + symbol;
+  for (size_t t = 0; t < h.tokens.size(); ++t) {
+    const int64_t id = h.tokens[t];
+    if (id == data::Dictionary::kBos || id == data::Dictionary::kPad || id == data::Dictionary::kEos) continue;
+    std::string symbol = target.symbol(int32_t(id));
+    if (id == data::Dictionary::kUnk && attended[t] >= 0) {
+      const std::string aligned(source_words[size_t(attended[t])]);
+      const auto entry = dictionary_.find(aligned);
+      symbol = entry == dictionary_.end() ? aligned : entry->second;
+    }
+    text += (text.empty() ? "" : " ") + symbol;
+  }
   return text;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -29,10 +30,10 @@ class UnknownWordReplacement {
 
   // The symbols of hypothesis h (its attention kept), joined by spaces as Dictionary::decode
   // joins them, each <unk> replaced. `source`: the source's ids as searched (</s> last);
-  // `source_symbols`: the symbols they were looked up from, one per id before the </s>. An
-  // <unk> aligned to nothing (a source of </s> alone) stays.
-  std::string replace(const nn::Hypothesis& h, const std::vector<int64_t>& source,
-                      const std::vector<std::string>& source_symbols, const data::Dictionary& target) const;
+  // `source_symbols`: the text they were looked up from, one whitespace-separated symbol per id
+  // before the </s>. An <unk> aligned to nothing (a source of </s> alone) stays.
+  std::string replace(const nn::Hypothesis& h, const std::vector<int64_t>& source, std::string_view source_symbols,
+                      const data::Dictionary& target) const;
 
  private:
   std::unordered_map<std::string, std::string> dictionary_;

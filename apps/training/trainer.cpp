@@ -183,6 +183,24 @@ void Trainer::IntervalStats::add(const StepResult& step, double clip_norm) {
   ++updates;
 }
 
+nlohmann::json Trainer::IntervalStats::state() const {
+  return {{"loss_sum", loss_sum}, {"nll_sum", nll_sum}, {"gnorm_sum", gnorm_sum}, {"seconds", seconds},
+          {"lr", lr},           {"ntokens", ntokens}, {"updates", updates},     {"nsentences", nsentences},
+          {"clipped", clipped}};
+}
+
+Trainer::IntervalStats Trainer::IntervalStats::from_state(const nlohmann::json& state) {
+  return {.loss_sum = state.value("loss_sum", 0.0),
+          .nll_sum = state.value("nll_sum", 0.0),
+          .gnorm_sum = state.value("gnorm_sum", 0.0),
+          .seconds = state.value("seconds", 0.0),
+          .ntokens = state.value("ntokens", int64_t(0)),
+          .updates = state.value("updates", int64_t(0)),
+          .lr = state.value("lr", 0.0),
+          .nsentences = state.value("nsentences", int64_t(0)),
+          .clipped = state.value("clipped", int64_t(0))};
+}
+
 nlohmann::json Trainer::meter_record(const char* type, int64_t epoch, const IntervalStats& stats) const {
   const double loss = bits(stats.loss_sum, stats.ntokens), nll = bits(stats.nll_sum, stats.ntokens);
   const double updates = double(std::max<int64_t>(stats.updates, 1));
@@ -393,16 +411,7 @@ nlohmann::json Trainer::metadata() const {
                       {"best_bleu", nullptr},
                       {"validated", validated_},
                       {"early_stopping", early_stopping_.state()},
-                      {"epoch_meters",
-                       {{"loss_sum", epoch_meters_.loss_sum},
-                        {"nll_sum", epoch_meters_.nll_sum},
-                        {"gnorm_sum", epoch_meters_.gnorm_sum},
-                        {"seconds", epoch_meters_.seconds},
-                        {"lr", epoch_meters_.lr},
-                        {"ntokens", epoch_meters_.ntokens},
-                        {"updates", epoch_meters_.updates},
-                        {"nsentences", epoch_meters_.nsentences},
-                        {"clipped", epoch_meters_.clipped}}},
+                      {"epoch_meters", epoch_meters_.state()},
                       {"ema", nullptr}};
   if (best_loss_) j["best_loss"] = *best_loss_;
   if (best_bleu_) j["best_bleu"] = *best_bleu_;
@@ -494,15 +503,7 @@ nlohmann::json Trainer::restore(const std::string& base, const ResetOptions& res
       validated_ = meta.value("validated", true);
       if (meta.contains("early_stopping")) early_stopping_.restore(meta.at("early_stopping"));
       if (const nlohmann::json meters = value_at(meta, "epoch_meters"); meters.is_object())
-        epoch_meters_ = {.loss_sum = meters.value("loss_sum", 0.0),
-                         .nll_sum = meters.value("nll_sum", 0.0),
-                         .gnorm_sum = meters.value("gnorm_sum", 0.0),
-                         .seconds = meters.value("seconds", 0.0),
-                         .ntokens = meters.value("ntokens", int64_t(0)),
-                         .updates = meters.value("updates", int64_t(0)),
-                         .lr = meters.value("lr", 0.0),
-                         .nsentences = meters.value("nsentences", int64_t(0)),
-                         .clipped = meters.value("clipped", int64_t(0))};
+        epoch_meters_ = IntervalStats::from_state(meters);
     }
   } catch (const nlohmann::json::exception& e) {
     throw CheckpointError(fmt::format("checkpoint {}: {}", metadata_path(base), e.what()));

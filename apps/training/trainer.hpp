@@ -268,6 +268,9 @@ class Trainer {
     double lr = 0.0;  // the last update's
     int64_t nsentences = 0, clipped = 0;  // clipped: updates whose gradient norm exceeded --clip-norm
     void add(const StepResult& step, double clip_norm);
+    // The sums as a checkpoint keeps them (metadata "epoch_meters"), and back; a missing field is 0.
+    nlohmann::json state() const;
+    static IntervalStats from_state(const nlohmann::json& state);
   };
   // A train or train_epoch record of `stats`: the means fairseq logs (loss and nll_loss in bits,
   // ppl, lr, gnorm, tokens_per_second — fairseq's wps —, wpb and bsz per update, ups, train_wall

@@ -37,7 +37,7 @@ nn::Hypothesis zurich_hypothesis() {
 }
 
 const std::vector<int64_t> kSource = {10, 11, Dictionary::kUnk, 12, Dictionary::kEos};
-const std::vector<std::string> kSourceSymbols = {"the", "town", "Zür@@", "ich"};
+const std::string kSourceSymbols = "the town Zür@@ ich";
 
 }  // namespace
 
@@ -58,8 +58,8 @@ TEST_CASE("replace-unk leaves an <unk> aligned to nothing and other symbols as t
   nn::Hypothesis h;
   h.tokens = {5, Dictionary::kUnk, Dictionary::kEos};
   h.attention = from_vector(std::vector<float>(3, 1.0f), {3, 1});
-  CHECK(UnknownWordReplacement().replace(h, {Dictionary::kEos}, {}, german()) == "Stadt <unk>");  // source: </s>
-  CHECK_THROWS_AS(UnknownWordReplacement().replace(h, {Dictionary::kEos}, {"extra"}, german()), Error);
+  CHECK(UnknownWordReplacement().replace(h, {Dictionary::kEos}, "", german()) == "Stadt <unk>");  // source: </s>
+  CHECK_THROWS_AS(UnknownWordReplacement().replace(h, {Dictionary::kEos}, "extra", german()), Error);
 }
 
 TEST_CASE("an alignment dictionary line without a replacement is refused, naming the file and line") {
