@@ -10,11 +10,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 #include <fmt/core.h>
 
 #include "core/checksum.hpp"
+#include "data/fairseq_lazy_index.hpp"
 #include "data/fairseq_mmap_index.hpp"
 #include "data/little_endian.hpp"
 #include "data/text_io.hpp"
@@ -57,6 +59,17 @@ std::string python_three_significant(double value) {
     return fmt::format("{}e{}{:02d}", strip_zeros(scientific.substr(0, e), false), exponent < 0 ? '-' : '+',
                        std::abs(exponent));
   return strip_zeros(fmt::format("{:.{}f}", value, std::max(0, 2 - exponent)), true);
+}
+
+// Which of fairseq's formats the index at path is, by its magic; none when there is no such
+// file or it has neither magic.
+std::optional<BinarizedFormat> fairseq_index_format(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof kFairseqMmapMagic] = {};
+  in.read(magic, sizeof magic);
+  if (std::memcmp(magic, kFairseqMmapMagic, sizeof kFairseqMmapMagic) == 0) return BinarizedFormat::kFairseqMmap;
+  if (std::memcmp(magic, kFairseqLazyMagic, sizeof kFairseqLazyMagic) == 0) return BinarizedFormat::kFairseqLazy;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -152,10 +165,12 @@ BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictio
     stats.tokens += sentences[i].size();
     stats.unknown_tokens += unknown[i];
   }
-  if (format == BinarizedFormat::kFairseqMmap) {
-    const FairseqMmapFiles files = fairseq_mmap_files(sentences, dictionary.size());
+  if (format == BinarizedFormat::kFairseqMmap || format == BinarizedFormat::kFairseqLazy) {
+    const FairseqFiles files = format == BinarizedFormat::kFairseqMmap
+                                   ? fairseq_mmap_files(sentences, dictionary.size())
+                                   : fairseq_lazy_files(sentences);
     outputs.add(out_path, files.data);
-    outputs.add(fairseq_mmap_index_path(out_path), files.index);
+    outputs.add(fairseq_index_path(out_path), files.index);
   } else {
     outputs.add(out_path, binarized_corpus_bytes(out_path, sentences, dictionary));
   }
@@ -175,9 +190,14 @@ BinarizedCorpus BinarizedCorpus::open(const std::string& path) {
   const bool attnlab_magic = corpus.mapping_bytes_ >= sizeof kBinarizedMagic &&
                              std::memcmp(corpus.mapping_, kBinarizedMagic, sizeof kBinarizedMagic) == 0;
   // attnlab's magic wins over an .idx beside the file (one left from an earlier fairseq run).
-  const std::string index_path = fairseq_mmap_index_path(path);
-  if (!attnlab_magic && has_fairseq_mmap_magic(index_path)) corpus.open_fairseq(index_path);
+  const std::string index_path = fairseq_index_path(path);
+  const std::optional<BinarizedFormat> fairseq_format = attnlab_magic ? std::nullopt : fairseq_index_format(index_path);
+  if (fairseq_format == BinarizedFormat::kFairseqMmap)
+    corpus.open_fairseq(read_fairseq_mmap_index(index_path));
+  else if (fairseq_format == BinarizedFormat::kFairseqLazy)
+    corpus.open_fairseq(read_fairseq_lazy_index(index_path));
   else corpus.open_attnlab();
+  if (fairseq_format) corpus.format_ = *fairseq_format;
   return corpus;
 }
 
@@ -231,8 +251,8 @@ void BinarizedCorpus::map_file() {
 void BinarizedCorpus::open_attnlab() {
   const std::string& path = path_;
   // A file that is neither format: say that fairseq's was looked for too.
-  const std::string not_fairseq =
-      fmt::format("; nor fairseq's mmap format: no index {} with its magic", fairseq_mmap_index_path(path));
+  const std::string not_fairseq = fmt::format(
+      "; nor one of fairseq's formats: no index {} with the magic of mmap or lazy/cached", fairseq_index_path(path));
   if (mapping_bytes_ < kFingerprintOffset)
     throw DataError(fmt::format("{}: not an attnlab binarized corpus ({} bytes, shorter than the {}-byte header){}",
                                 path, mapping_bytes_, kFingerprintOffset, not_fairseq));
@@ -276,10 +296,10 @@ void BinarizedCorpus::open_attnlab() {
                                 path, recorded, actual));
 }
 
-void BinarizedCorpus::open_fairseq(const std::string& index_path) {
-  format_ = BinarizedFormat::kFairseqMmap;
-  FairseqMmapIndex index = read_fairseq_mmap_index(index_path);
+void BinarizedCorpus::open_fairseq(FairseqIndex index) {
+  const std::string index_path = fairseq_index_path(path_);
   dtype_ = index.dtype;
+  stored_id_shift_ = index.stored_id_shift;
   num_sentences_ = index.offsets.size() - 1;
   num_tokens_ = index.offsets.back();
   uint64_t expected_bytes;
@@ -320,16 +340,22 @@ void BinarizedCorpus::check_token_ids(std::optional<size_t> limit) {
       const std::string value = dtype_ == TokenDtype::kUInt64
                                     ? fmt::format("{}", load_little_endian<uint64_t>(tokens_ + 8 * position))
                                     : fmt::format("{}", id);
-      throw DataError(limit ? fmt::format("{}: token {} has id {} outside the dictionary (size {})", path_, position,
-                                          value, *limit)
-                            : fmt::format("{}: token {} has id {}, not a valid token id (read as the type {} names)",
-                                          path_, position, value, fairseq_mmap_index_path(path_)));
+      throw DataError(
+          limit ? fmt::format("{}: token {} has id {} outside the dictionary (size {})", path_, position, value, *limit)
+                : fmt::format("{}: token {} has id {}, not a valid token id (read as the type {} names{})", path_,
+                              position, value, fairseq_index_path(path_), stored_id_shift_ ? ", stored plus one" : ""));
     }
     max_id_ = std::max(max_id_, id);
   }
 }
 
+// A negative stored value is an invalid id as it is (and shifting it could overflow).
 int64_t BinarizedCorpus::token(size_t position) const {
+  const int64_t stored = stored_value(position);
+  return stored < 0 ? stored : stored - stored_id_shift_;
+}
+
+int64_t BinarizedCorpus::stored_value(size_t position) const {
   switch (dtype_) {
     case TokenDtype::kUInt8: return load_little_endian<uint8_t>(tokens_ + position);
     case TokenDtype::kInt8: return load_little_endian<int8_t>(tokens_ + position);
@@ -385,6 +411,7 @@ BinarizedCorpus& BinarizedCorpus::operator=(BinarizedCorpus&& other) noexcept {
     mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
     format_ = other.format_;
     dtype_ = other.dtype_;
+    stored_id_shift_ = other.stored_id_shift_;
     num_sentences_ = other.num_sentences_;
     num_tokens_ = other.num_tokens_;
     dictionary_size_ = other.dictionary_size_;

@@ -37,15 +37,19 @@
 
 namespace attn::data {
 
+struct FairseqIndex;  // data/fairseq_mmap_index.hpp
+
 // The type of the ids in a file. kUInt16 and kInt32 are attnlab's (their values are the codes
 // in its header); fairseq's files may hold the others too.
 enum class TokenDtype : uint32_t { kUInt16 = 1, kInt32 = 2, kUInt8 = 101, kInt8, kInt16, kInt64, kUInt32, kUInt64 };
 
 size_t token_dtype_bytes(TokenDtype dtype);
 
-// kRawText: fairseq's --dataset-impl raw, the text itself (DIR/SPLIT.SRC-TGT.LANG, no
-// extension), encoded with the dictionary when opened.
-enum class BinarizedFormat { kAttnlab, kFairseqMmap, kRawText };
+// kFairseqMmap: fairseq's default --dataset-impl mmap (data/fairseq_mmap_index.hpp);
+// kFairseqLazy: its older lazy and cached, one format (data/fairseq_lazy_index.hpp);
+// kRawText: its raw, the text itself (DIR/SPLIT.SRC-TGT.LANG, no extension), encoded with the
+// dictionary when opened.
+enum class BinarizedFormat { kAttnlab, kFairseqMmap, kFairseqLazy, kRawText };
 
 inline constexpr char kBinarizedMagic[8] = {'A', 'T', 'N', 'L', 'B', 'I', 'N', '\0'};
 inline constexpr uint32_t kBinarizedVersion = 3;
@@ -79,7 +83,7 @@ struct BinarizeStats {
 BinarizeStats binarize_text_file(const std::string& text_path, const Dictionary& dictionary,
                                  const std::string& out_path, int workers = 1);
 // The same for lines already read, the file staged in `outputs` (written at its commit): in
-// attnlab's format, or in fairseq's (out_path and its .idx, data/fairseq_mmap_index.hpp).
+// attnlab's format, or in one of fairseq's (out_path and its .idx).
 BinarizeStats binarize_lines(const std::vector<std::string>& lines, const Dictionary& dictionary,
                              const std::string& out_path, OutputFiles& outputs, int workers = 1,
                              BinarizedFormat format = BinarizedFormat::kAttnlab);
@@ -90,8 +94,8 @@ std::string binarize_report(const std::string& lang, const std::string& split, c
 // Read-only view of a binarized corpus file (memory-mapped; movable, not copyable).
 class BinarizedCorpus {
  public:
-  // Reads attnlab's format, or fairseq's when path has no attnlab magic and path's .idx has
-  // fairseq's; errors name the file and what is wrong.
+  // Reads attnlab's format, or fairseq's mmap or lazy/cached when path has no attnlab magic and
+  // path's .idx has that format's; errors name the file and what is wrong.
   static BinarizedCorpus open(const std::string& path);
   // fairseq's raw dataset: every line of the text file at `path` (checked for UTF-8, errors
   // naming the line) encoded with `dictionary` (whitespace-separated symbols, unknown ones
@@ -131,16 +135,18 @@ class BinarizedCorpus {
   BinarizedCorpus() = default;
   void map_file();
   void open_attnlab();
-  void open_fairseq(const std::string& index_path);
+  void open_fairseq(FairseqIndex index);
   void validate_contents() const;
   void check_token_ids(std::optional<size_t> limit);
-  int64_t token(size_t position) const;
+  int64_t token(size_t position) const;         // the id
+  int64_t stored_value(size_t position) const;  // as the file holds it
   void release();
 
   std::string path_;
   const unsigned char* mapping_ = nullptr;
   size_t mapping_bytes_ = 0;
   TokenDtype dtype_ = TokenDtype::kInt32;
+  int64_t stored_id_shift_ = 0;  // the file holds each id plus this (FairseqIndex::stored_id_shift)
   BinarizedFormat format_ = BinarizedFormat::kAttnlab;
   size_t num_sentences_ = 0, num_tokens_ = 0;
   std::optional<size_t> dictionary_size_;

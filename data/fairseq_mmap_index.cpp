@@ -1,7 +1,6 @@
 #include "data/fairseq_mmap_index.hpp"
 
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <utility>
 
@@ -18,18 +17,6 @@ namespace {
 constexpr std::pair<uint8_t, TokenDtype> kDtypeCodes[] = {
     {1, TokenDtype::kUInt8},  {2, TokenDtype::kInt8},   {3, TokenDtype::kInt16},  {4, TokenDtype::kInt32},
     {5, TokenDtype::kInt64},  {8, TokenDtype::kUInt16}, {9, TokenDtype::kUInt32}, {10, TokenDtype::kUInt64}};
-
-std::optional<TokenDtype> dtype_of_code(uint8_t code) {
-  for (const auto& [known, dtype] : kDtypeCodes)
-    if (known == code) return dtype;
-  return std::nullopt;
-}
-
-uint8_t code_of_dtype(TokenDtype dtype) {
-  for (const auto& [code, known] : kDtypeCodes)
-    if (known == dtype) return code;
-  throw DataError("no fairseq dtype code for this token type");  // unreachable: every type is listed
-}
 
 // Turns the lengths and byte offsets into token offsets, checking that each sentence starts
 // where the one before ends (so sentences neither overlap nor leave gaps in the .bin).
@@ -55,18 +42,24 @@ std::vector<uint64_t> token_offsets(const std::string& path, const char* lengths
 
 }  // namespace
 
-std::string fairseq_mmap_index_path(const std::string& bin_path) {
+std::string fairseq_index_path(const std::string& bin_path) {
   const bool has_bin = bin_path.size() >= 4 && bin_path.compare(bin_path.size() - 4, 4, ".bin") == 0;
   return (has_bin ? bin_path.substr(0, bin_path.size() - 4) : bin_path) + ".idx";
 }
 
-bool has_fairseq_mmap_magic(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[sizeof kFairseqMmapMagic] = {};
-  return in.read(magic, sizeof magic) && std::memcmp(magic, kFairseqMmapMagic, sizeof magic) == 0;
+std::optional<TokenDtype> fairseq_dtype_of_code(uint64_t code) {
+  for (const auto& [known, dtype] : kDtypeCodes)
+    if (known == code) return dtype;
+  return std::nullopt;
 }
 
-FairseqMmapIndex read_fairseq_mmap_index(const std::string& path) {
+uint8_t fairseq_dtype_code(TokenDtype dtype) {
+  for (const auto& [code, known] : kDtypeCodes)
+    if (known == dtype) return code;
+  throw DataError("no fairseq dtype code for this token type");  // unreachable: every type is listed
+}
+
+FairseqIndex read_fairseq_mmap_index(const std::string& path) {
   const std::string bytes = read_file_bytes(path);
   if (bytes.size() < kFairseqMmapHeaderBytes)
     throw DataError(fmt::format("{}: truncated fairseq index ({} bytes, shorter than the {}-byte header)", path,
@@ -77,7 +70,7 @@ FairseqMmapIndex read_fairseq_mmap_index(const std::string& path) {
   if (version != 1)
     throw DataError(fmt::format("{}: unsupported fairseq index version {} (expected 1)", path, version));
   const auto code = load_little_endian<uint8_t>(bytes.data() + 17);
-  const std::optional<TokenDtype> dtype = dtype_of_code(code);
+  const std::optional<TokenDtype> dtype = fairseq_dtype_of_code(code);
   if (!dtype)
     throw DataError(fmt::format("{}: dtype code {} is not an integer type fairseq writes token ids in ({})", path,
                                 code, code == 6 || code == 7 ? "float64" : "unknown code"));
@@ -90,7 +83,7 @@ FairseqMmapIndex read_fairseq_mmap_index(const std::string& path) {
                                 path, count, count > available / 12 ? "more" : fmt::format("{}", 12 * count),
                                 available));
   const char* lengths = bytes.data() + kFairseqMmapHeaderBytes;
-  FairseqMmapIndex index;
+  FairseqIndex index;
   index.dtype = *dtype;
   index.offsets = token_offsets(path, lengths, lengths + 4 * count, count, token_dtype_bytes(*dtype));
   return index;
@@ -102,12 +95,12 @@ TokenDtype fairseq_token_dtype_for(size_t dictionary_size) {
   return TokenDtype::kInt64;
 }
 
-FairseqMmapFiles fairseq_mmap_files(const std::vector<std::vector<int32_t>>& sentences, size_t dictionary_size) {
+FairseqFiles fairseq_mmap_files(const std::vector<std::vector<int32_t>>& sentences, size_t dictionary_size) {
   const TokenDtype dtype = fairseq_token_dtype_for(dictionary_size);
-  FairseqMmapFiles files;
+  FairseqFiles files;
   files.index.assign(kFairseqMmapMagic, sizeof kFairseqMmapMagic);
   append_little_endian(files.index, uint64_t{1});
-  append_little_endian(files.index, code_of_dtype(dtype));
+  append_little_endian(files.index, fairseq_dtype_code(dtype));
   append_little_endian(files.index, uint64_t(sentences.size()));
   for (const auto& sentence : sentences) append_little_endian(files.index, int32_t(sentence.size()));
   int64_t pointer = 0;

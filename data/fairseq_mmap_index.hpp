@@ -19,6 +19,7 @@
 // fairseq_mmap_files writes the two files as fairseq-preprocess does.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,29 +30,36 @@ namespace attn::data {
 inline constexpr char kFairseqMmapMagic[9] = {'M', 'M', 'I', 'D', 'I', 'D', 'X', '\0', '\0'};
 inline constexpr size_t kFairseqMmapHeaderBytes = 26;
 
-// PREFIX.idx for PREFIX.bin (a path not ending in .bin gets .idx appended).
-std::string fairseq_mmap_index_path(const std::string& bin_path);
+// PREFIX.idx for PREFIX.bin (a path not ending in .bin gets .idx appended); fairseq's older
+// formats name their index the same way (data/fairseq_lazy_index.hpp).
+std::string fairseq_index_path(const std::string& bin_path);
 
-// Whether the file at path exists and starts with fairseq's mmap magic.
-bool has_fairseq_mmap_magic(const std::string& path);
+// fairseq's dtype codes (indexed_dataset.py's _code_to_dtype, shared by all its index formats)
+// of the integer types; none for its float codes 6 and 7 or an unknown one.
+std::optional<TokenDtype> fairseq_dtype_of_code(uint64_t code);
+uint8_t fairseq_dtype_code(TokenDtype dtype);
 
-struct FairseqMmapIndex {
+// What an index of either fairseq format says about its .bin.
+struct FairseqIndex {
   TokenDtype dtype = TokenDtype::kUInt16;
   // Sentence i is tokens [offsets[i], offsets[i+1]) of the .bin; offsets.back() is the total.
   std::vector<uint64_t> offsets{0};
+  // The .bin holds each id plus this: 1 in the lazy/cached format, 0 in this one.
+  int64_t stored_id_shift = 0;
 };
 
 // Reads and validates the index at path; every error names the file and what is wrong.
-FairseqMmapIndex read_fairseq_mmap_index(const std::string& path);
+FairseqIndex read_fairseq_mmap_index(const std::string& path);
 
 // The id type fairseq-preprocess writes for a dictionary of that many entries
 // (best_fitting_int_dtype): uint16 below 65,500, uint32 below 2^32 - 1, else int64.
 TokenDtype fairseq_token_dtype_for(size_t dictionary_size);
 
-// The .bin (data) and .idx (index) bytes of the sentences, whose ids are below dictionary_size.
-struct FairseqMmapFiles {
+// The .bin (data) and .idx (index) bytes of a split in one of fairseq's formats.
+struct FairseqFiles {
   std::string data, index;
 };
-FairseqMmapFiles fairseq_mmap_files(const std::vector<std::vector<int32_t>>& sentences, size_t dictionary_size);
+// The sentences, whose ids are below dictionary_size, in this format.
+FairseqFiles fairseq_mmap_files(const std::vector<std::vector<int32_t>>& sentences, size_t dictionary_size);
 
 }  // namespace attn::data

@@ -1,6 +1,7 @@
-// libFuzzer target: a fairseq mmap index (.idx, data/fairseq_mmap_index.hpp) beside a fixed
-// 256-byte .bin, opened as a binarized corpus and every sentence read. 256 bytes hold a whole
-// number of ids of every type, so an index of the right lengths reaches the id checks.
+// libFuzzer target: a fairseq index (.idx) of the mmap format (data/fairseq_mmap_index.hpp) or
+// the lazy/cached one (data/fairseq_lazy_index.hpp), as its magic says, beside a fixed 256-byte
+// .bin, opened as a binarized corpus and every sentence read. 256 bytes hold a whole number of
+// ids of every type, so an index of the right lengths reaches the id checks.
 #include "data/binarized_corpus.hpp"
 #include "fuzz/fuzz_input_file.hpp"
 

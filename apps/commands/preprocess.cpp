@@ -1,7 +1,8 @@
 // `attnlab preprocess`: fairseq-preprocess for translation (docs/mt-tools.md §4): builds or
 // loads the dictionaries, writes DESTDIR/dict.SRC.txt and dict.TGT.txt, and binarizes each
 // split into DESTDIR/SPLIT.SRC-TGT.LANG.bin (data/binarized_corpus.hpp; with --dataset-impl mmap
-// fairseq's .bin and .idx, data/fairseq_mmap_index.hpp; with --dataset-impl raw the text itself,
+// fairseq's .bin and .idx, data/fairseq_mmap_index.hpp, with lazy or cached those of its older
+// format, data/fairseq_lazy_index.hpp; with --dataset-impl raw the text itself,
 // DESTDIR/SPLIT.SRC-TGT.LANG, encoded when read), reporting sentences,
 // tokens and the share of words replaced by <unk>. Every input is read and checked (UTF-8,
 // equal line counts, dictionary format) before anything is written, and the files are replaced
@@ -37,8 +38,15 @@ struct PreprocessOptions {
   int64_t nwords_source = -1, nwords_target = -1;
   int64_t padding_factor = 8;
   int workers = 1;
-  std::string dataset_impl = "attnlab";  // or fairseq's "mmap"
+  std::string dataset_impl = "attnlab";  // or fairseq's "mmap", "lazy", "cached", "raw"
 };
+
+// The file format of a --dataset-impl other than raw: fairseq's lazy and cached are one.
+data::BinarizedFormat binarized_format(const std::string& dataset_impl) {
+  if (dataset_impl == "mmap") return data::BinarizedFormat::kFairseqMmap;
+  if (dataset_impl == "lazy" || dataset_impl == "cached") return data::BinarizedFormat::kFairseqLazy;
+  return data::BinarizedFormat::kAttnlab;
+}
 
 data::Dictionary load_or_build(const std::string& dict_path, const std::vector<std::string>& train_files,
                                int64_t threshold, int64_t nwords, const PreprocessOptions& options) {
@@ -135,7 +143,7 @@ int run_preprocess(PreprocessOptions options) {
       std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
       data::BinarizeStats stats = data::binarize_lines(
           *lines, *dictionary, out, outputs, options.workers,
-          options.dataset_impl == "mmap" ? data::BinarizedFormat::kFairseqMmap : data::BinarizedFormat::kAttnlab);
+          binarized_format(options.dataset_impl));
       std::cout << data::binarize_report(lang, name, stats) << "\n";
     }
   }
@@ -174,9 +182,10 @@ CommandRegistration preprocess_command(
       cmd.add_option("--workers", options->workers, "Threads")->check(thread_count())->capture_default_str();
       cmd.add_option("--dataset-impl", options->dataset_impl,
                      "attnlab: its own checked format; mmap: fairseq's default format (.bin + .idx), which "
-                     "fairseq-train reads too; raw: the text itself (SPLIT.SRC-TGT.LANG), encoded when read, whose "
-                     "lines generate --replace-unk copies from")
-          ->check(CLI::IsMember({"attnlab", "mmap", "raw"}))
+                     "fairseq-train reads too; lazy, cached: fairseq's older format (one format, two ways fairseq "
+                     "reads it); raw: the text itself (SPLIT.SRC-TGT.LANG), encoded when read, whose lines "
+                     "generate --replace-unk copies from")
+          ->check(CLI::IsMember({"attnlab", "mmap", "lazy", "cached", "raw"}))
           ->capture_default_str();
       return [options] { return run_preprocess(*options); };
     });

@@ -354,7 +354,7 @@ TEST_CASE("preprocess writes fairseq's dictionaries and a binarized file per spl
   }
 }
 
-TEST_CASE("train, validate and generate read fairseq-preprocess's data-bin; ids beyond its dictionary are refused") {
+TEST_CASE("train, validate and generate read fairseq-preprocess's data-bin (mmap, lazy); ids beyond its dictionary are refused") {
   TempDir dir;
   fs::copy(vector_path("own/fairseq/data-bin"), dir.dir / "fairseq-bin");
   // Its dictionaries are one per language: the tiny model without --share-all-embeddings.
@@ -374,6 +374,13 @@ TEST_CASE("train, validate and generate read fairseq-preprocess's data-bin; ids 
   CHECK(contains(generated.out, "S-0\t" + sources[0] + "\n"));
   CHECK(contains(generated.out, "S-19\t" + sources[19] + "\n"));
   CHECK(contains(generated.out, "H-19\t"));
+  // The same splits in fairseq's older lazy/cached format: the same ids, so the same output.
+  fs::copy(vector_path("own/fairseq/data-bin-lazy"), dir.dir / "fairseq-lazy-bin");
+  const CommandResult from_lazy = run_attnlab(dir, {"generate", "fairseq-lazy-bin", "--path",
+                                                    "checkpoints/checkpoint_last", "--gen-subset", "valid", "--beam",
+                                                    "2", "--threads", "1"});
+  require_success(from_lazy);
+  CHECK(from_lazy.out == generated.out);
 
   // fairseq's files do not name their dictionary: a smaller one is caught by the ids it lacks.
   write_file(dir.dir / "fairseq-bin" / "dict.de.txt", "a 1\n");

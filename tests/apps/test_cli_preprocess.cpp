@@ -28,22 +28,29 @@ TEST_CASE("preprocess --srcdict reads a dictionary with lone \\r line ends and P
   CHECK(read_file(dir.file("bin/dict.en.txt")) == "a 5\nb 10\nc 3\n");
 }
 
-TEST_CASE("preprocess --dataset-impl mmap writes fairseq-preprocess's files byte for byte") {
+// own/fairseq/data-bin and data-bin-lazy: fairseq-preprocess (3d262bb) of the same text with
+// --dataset-impl mmap and lazy (cached writes lazy's bytes), without its preprocess.log.
+TEST_CASE("preprocess --dataset-impl mmap, lazy and cached write fairseq-preprocess's files byte for byte") {
   TempDir dir;
   const std::string text = vector_path("own/fairseq/data-bin-text/");
-  require_success(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "train", "--validpref",
-                                    text + "valid", "--dataset-impl", "mmap", "--workers", "2", "--destdir", "bin"}));
-  // own/fairseq/data-bin: fairseq-preprocess (3d262bb) of the same text, without its preprocess.log.
-  size_t compared = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(vector_path("own/fairseq/data-bin"))) {
-    const std::string name = entry.path().filename().string();
-    INFO(name);
-    CHECK(read_file(dir.file("bin/" + name)) == read_file(entry.path().string()));
-    ++compared;
+  for (const auto& [impl, expected] :
+       {std::pair{"mmap", "data-bin"}, {"lazy", "data-bin-lazy"}, {"cached", "data-bin-lazy"}}) {
+    INFO(impl);
+    const std::string out = std::string("bin-") + impl;
+    require_success(
+        run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "train", "--validpref",
+                          text + "valid", "--dataset-impl", impl, "--workers", "2", "--destdir", out}));
+    size_t compared = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(vector_path(std::string("own/fairseq/") + expected))) {
+      const std::string name = entry.path().filename().string();
+      INFO(name);
+      CHECK(read_file(dir.file(out + "/" + name)) == read_file(entry.path().string()));
+      ++compared;
+    }
+    CHECK(compared == 10);  // two dictionaries, and a .bin and an .idx per split and language
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.dir / out), {}) == 10);
   }
-  CHECK(compared == 10);  // two dictionaries, and a .bin and an .idx per split and language
-  CHECK(std::distance(std::filesystem::directory_iterator(dir.dir / "bin"), {}) == 10);
   require_command_line_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "train",
-                                               "--dataset-impl", "lazy"}),
+                                               "--dataset-impl", "huffman"}),
                              "--dataset-impl");
 }

@@ -147,17 +147,20 @@ TEST_CASE("mutated BPE codes load or fail naming the file") {
                 5);
 }
 
-TEST_CASE("mutated fairseq indexes open or fail naming the index") {
-  TempDir dir;
-  const std::string bin = dir.file("valid.en-de.en.bin");
-  fs::copy_file(vector_path("own/fairseq/data-bin/valid.en-de.en.bin"), bin);
-  check_mutants("fairseq_index", dir.file("valid.en-de.en.idx"),
-                read_file(vector_path("own/fairseq/data-bin/valid.en-de.en.idx")),
-                [&](const std::string&) {
-                  const data::BinarizedCorpus corpus = data::BinarizedCorpus::open(bin);
-                  for (size_t i = 0; i < corpus.size(); ++i) corpus.sentence(i);
-                },
-                6);
+TEST_CASE("mutated fairseq indexes (mmap, lazy/cached) open or fail naming the index") {
+  for (const auto& [data_bin, seed] :
+       {std::pair<std::string, uint64_t>{"own/fairseq/data-bin/", 6}, {"own/fairseq/data-bin-lazy/", 10}}) {
+    TempDir dir;
+    const std::string bin = dir.file("valid.en-de.en.bin");
+    fs::copy_file(vector_path(data_bin + "valid.en-de.en.bin"), bin);
+    check_mutants(
+        "fairseq_index", dir.file("valid.en-de.en.idx"), read_file(vector_path(data_bin + "valid.en-de.en.idx")),
+        [&](const std::string&) {
+          const data::BinarizedCorpus corpus = data::BinarizedCorpus::open(bin);
+          for (size_t i = 0; i < corpus.size(); ++i) corpus.sentence(i);
+        },
+        seed);
+  }
 }
 
 TEST_CASE("mutated fairseq checkpoints (torch.save's zip and legacy files) read or fail naming the file") {

@@ -1,7 +1,8 @@
-// fairseq-preprocess's own binarized splits (its default `--dataset-impl mmap`,
-// data/fairseq_mmap_index.hpp): the ids read must be those fairseq's MMapIndexedDataset reads, in
-// every integer type fairseq writes, a damaged index must give an error naming it, and the files
-// attnlab writes in this format must read back.
+// fairseq-preprocess's own binarized splits, in its default `--dataset-impl mmap`
+// (data/fairseq_mmap_index.hpp) and its older `lazy`/`cached` (data/fairseq_lazy_index.hpp): the
+// ids read must be those fairseq's readers return, in every integer type fairseq writes, a
+// damaged index must give an error naming it, and the files attnlab writes in these formats must
+// read back.
 #include <catch.hpp>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
+#include "data/fairseq_lazy_index.hpp"
 #include "data/fairseq_mmap_index.hpp"
 #include "test_support.hpp"
 
@@ -110,7 +112,8 @@ TEST_CASE("a damaged fairseq index or data file gives an error naming it", "[bin
   std::filesystem::remove(idx);
   CHECK_THROWS_WITH(BinarizedCorpus::open(bin), Catch::Contains(bin) && Catch::Contains("not an attnlab") &&
                                                     Catch::Contains(idx));
-  CHECK_THROWS_WITH(open_with("MMIDIDY" + good_index.substr(7), good_data), Catch::Contains("nor fairseq's"));
+  CHECK_THROWS_WITH(open_with("MMIDIDY" + good_index.substr(7), good_data),
+                    Catch::Contains("nor one of fairseq's formats"));
 
   CHECK_THROWS_WITH(open_with(good_index.substr(0, 20), good_data),
                     Catch::Contains(idx) && Catch::Contains("truncated fairseq index"));
@@ -149,9 +152,9 @@ TEST_CASE("a damaged fairseq index or data file gives an error naming it", "[bin
   CHECK(BinarizedCorpus::open(bin).format() == BinarizedFormat::kAttnlab);
 }
 
-TEST_CASE("fairseq_mmap_index_path puts .idx in place of .bin", "[binarized][fairseq]") {
-  CHECK(attn::data::fairseq_mmap_index_path("bin/train.en-de.en.bin") == "bin/train.en-de.en.idx");
-  CHECK(attn::data::fairseq_mmap_index_path("bin/train.en-de.en") == "bin/train.en-de.en.idx");
+TEST_CASE("fairseq_index_path puts .idx in place of .bin", "[binarized][fairseq]") {
+  CHECK(attn::data::fairseq_index_path("bin/train.en-de.en.bin") == "bin/train.en-de.en.idx");
+  CHECK(attn::data::fairseq_index_path("bin/train.en-de.en") == "bin/train.en-de.en.idx");
 }
 
 TEST_CASE("fairseq_mmap_files writes the type fairseq picks for the dictionary's size, and reads back",
@@ -163,7 +166,7 @@ TEST_CASE("fairseq_mmap_files writes the type fairseq picks for the dictionary's
   TempDir tmp;
   const std::vector<std::vector<int32_t>> sentences{{70000, 6, 2}, {2}, {65535, 2}};
   const std::string bin = tmp.file("big.bin");
-  const attn::data::FairseqMmapFiles files = attn::data::fairseq_mmap_files(sentences, 70001);
+  const attn::data::FairseqFiles files = attn::data::fairseq_mmap_files(sentences, 70001);
   attn::test::write_file(bin, files.data);
   attn::test::write_file(tmp.file("big.idx"), files.index);
   const BinarizedCorpus corpus = BinarizedCorpus::open(bin);
@@ -171,4 +174,86 @@ TEST_CASE("fairseq_mmap_files writes the type fairseq picks for the dictionary's
   CHECK(corpus.sentences() == Sentences{{70000, 6, 2}, {2}, {65535, 2}});
   CHECK(files.data.size() == 6 * 4);
   CHECK(files.index.size() == attn::data::kFairseqMmapHeaderBytes + 3 * 12);
+}
+
+// own/fairseq/data-bin-lazy: fairseq-preprocess --dataset-impl lazy --workers 2 of the same text
+// (cached writes the same bytes); fairseq's IndexedDataset and IndexedCachedDataset, through its
+// translation task's loader, return the ids of data-bin-ids for it.
+TEST_CASE("fairseq's lazy/cached splits read as fairseq reads them", "[binarized][fairseq]") {
+  for (const std::string split : {"train", "valid"})
+    for (const std::string lang : {"en", "de"}) {
+      INFO(split << "." << lang);
+      const BinarizedCorpus corpus =
+          BinarizedCorpus::open(vector_path("own/fairseq/data-bin-lazy/" + split + ".en-de." + lang + ".bin"));
+      CHECK(corpus.format() == BinarizedFormat::kFairseqLazy);
+      CHECK(corpus.dtype() == TokenDtype::kInt32);
+      CHECK_FALSE(corpus.dictionary_size().has_value());
+      CHECK(corpus.sentences() == fairseq_ids(split, lang));
+    }
+}
+
+TEST_CASE("fairseq_lazy_files writes fairseq-preprocess's bytes, which read back", "[binarized][fairseq]") {
+  const auto dictionary = attn::data::Dictionary::load(vector_path("own/fairseq/data-bin/dict.en.txt"));
+  std::vector<std::vector<int32_t>> sentences;
+  for (const auto& ids : fairseq_ids("valid", "en")) sentences.emplace_back(ids.begin(), ids.end());
+  const attn::data::FairseqFiles files = attn::data::fairseq_lazy_files(sentences);
+  CHECK(files.data == attn::test::read_file(vector_path("own/fairseq/data-bin-lazy/valid.en-de.en.bin")));
+  CHECK(files.index == attn::test::read_file(vector_path("own/fairseq/data-bin-lazy/valid.en-de.en.idx")));
+}
+
+TEST_CASE("a damaged lazy/cached index gives an error naming it", "[binarized][fairseq]") {
+  TempDir tmp;
+  const std::string good_index = attn::test::read_file(vector_path("own/fairseq/data-bin-lazy/valid.en-de.en.idx"));
+  const std::string good_data = attn::test::read_file(vector_path("own/fairseq/data-bin-lazy/valid.en-de.en.bin"));
+  const std::string bin = tmp.file("valid.en-de.en.bin"), idx = tmp.file("valid.en-de.en.idx");
+  const uint64_t count = 20;
+  auto open_with = [&](const std::string& index, const std::string& data) {
+    attn::test::write_file(idx, index);
+    attn::test::write_file(bin, data);
+    return BinarizedCorpus::open(bin);
+  };
+  auto patched = [&](size_t offset, const auto& value) {
+    std::string copy = good_index;
+    copy.replace(offset, sizeof value, reinterpret_cast<const char*>(&value), sizeof value);
+    return copy;
+  };
+  REQUIRE(open_with(good_index, good_data).sentences() == fairseq_ids("valid", "en"));
+
+  CHECK_THROWS_WITH(open_with("TNTIDY" + good_index.substr(6), good_data),
+                    Catch::Contains("not an attnlab") && Catch::Contains("mmap or lazy/cached"));
+  CHECK_THROWS_WITH(open_with(good_index.substr(0, 40), good_data),
+                    Catch::Contains(idx) && Catch::Contains("truncated fairseq index"));
+  CHECK_THROWS_WITH(open_with(patched(8, uint64_t{2}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("version 2"));
+  CHECK_THROWS_WITH(open_with(patched(16, uint64_t{6}), good_data), Catch::Contains(idx) && Catch::Contains("float64"));
+  CHECK_THROWS_WITH(open_with(patched(24, uint64_t{8}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("element size 8"));
+  // Counts the file cannot hold (the huge ones must not overflow), a cut or a longer file.
+  for (const uint64_t wrong : {count + 1, ~uint64_t{0} / 2, ~uint64_t{0}}) {
+    CHECK_THROWS_WITH(open_with(patched(32, wrong), good_data),
+                      Catch::Contains(idx) && Catch::Contains("corrupt or truncated fairseq index"));
+    CHECK_THROWS_WITH(open_with(patched(40, wrong), good_data), Catch::Contains("corrupt or truncated"));
+  }
+  CHECK_THROWS_WITH(open_with(good_index.substr(0, good_index.size() - 8), good_data), Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(open_with(good_index + "x", good_data), Catch::Contains("truncated"));
+  // Dimension offsets (from byte 48), data offsets and sizes (int64 after them).
+  const size_t dimensions = attn::data::kFairseqLazyHeaderBytes, data = dimensions + 8 * (count + 1),
+               sizes = data + 8 * (count + 1);
+  CHECK_THROWS_WITH(open_with(patched(dimensions + 8 * 4, int64_t{5}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("item 3 is not a sentence: it has 2 dimensions"));
+  CHECK_THROWS_WITH(open_with(patched(sizes + 8 * 3, int64_t{0}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("sentence 3 has length 0"));
+  CHECK_THROWS_WITH(open_with(patched(data + 8 * 2, int64_t{3}), good_data),
+                    Catch::Contains(idx) && Catch::Contains("sentence 1 spans elements"));
+  CHECK_THROWS_WITH(open_with(patched(data, int64_t{-2}), good_data), Catch::Contains("corrupt index"));
+  // A .bin shorter or longer than the offsets say.
+  CHECK_THROWS_WITH(open_with(good_index, good_data.substr(0, good_data.size() - 4)),
+                    Catch::Contains(bin) && Catch::Contains("size mismatch"));
+  CHECK_THROWS_WITH(open_with(good_index, good_data + "xxxx"), Catch::Contains("size mismatch"));
+  // A stored 0 is the id -1: refused, saying the ids are stored plus one.
+  std::string zero_id = good_data;
+  zero_id.replace(0, 4, std::string(4, '\0'));
+  CHECK_THROWS_WITH(open_with(good_index, zero_id), Catch::Contains(bin) &&
+                                                        Catch::Contains("id -1, not a valid token id") &&
+                                                        Catch::Contains("stored plus one"));
 }
