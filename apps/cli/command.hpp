@@ -53,6 +53,19 @@ inline CLI::Option* add_optional_choice(CLI::App& cmd, const std::string& name, 
   return cmd.add_option(name, target, help)->expected(0, 1)->check(CLI::IsMember(choices))->default_str(choices.front());
 }
 
+// An option whose being typed matters beside its value (fairseq's --replace-unk, which may come
+// alone): `typed` says whether it was given, `value` holds its value when one was (and is left
+// as it is otherwise, shown as the default).
+inline CLI::Option* add_option_noting_typed(CLI::App& cmd, const std::string& name, std::string& value, bool& typed,
+                                            const std::string& help) {
+  CLI::callback_t note = [&value, &typed](const CLI::results_t& results) {
+    typed = true;
+    if (!results.empty()) value = results.front();
+    return true;
+  };
+  return cmd.add_option(name, note, help)->type_name("TEXT")->default_str(value);
+}
+
 inline CLI::Validator positive_number() {
   return finite_number_that([](double v) { return v > 0; }, " > 0", "POSITIVE");
 }

@@ -259,12 +259,11 @@ CommandAction setup_generate(CLI::App& cmd) {
                  "Begin every hypothesis with the reference's first N tokens (fairseq's; 0: off)")
       ->check(non_negative_number())
       ->capture_default_str();
-  CLI::Option* replace_unk =
-      cmd.add_option("--replace-unk", args->alignment_dictionary,
-                     "Replace each <unk> of a hypothesis by the source word its cross-attention weighs most (the "
-                     "split must be raw text: preprocess --dataset-impl raw); with a file (lines 'SOURCE "
-                     "REPLACEMENT'), by that word's replacement there")
-          ->expected(0, 1);
+  add_option_noting_typed(cmd, "--replace-unk", args->alignment_dictionary, args->replace_unk,
+                          "Replace each <unk> of a hypothesis by the source word its cross-attention weighs most "
+                          "(the split must be raw text: preprocess --dataset-impl raw); with a file (lines 'SOURCE "
+                          "REPLACEMENT'), by that word's replacement there")
+      ->expected(0, 1);
   // A value of its own or none, as fairseq's flag: `--print-alignment`, `--print-alignment soft`.
   add_optional_choice(cmd, "--print-alignment", args->print_alignment,
                       "Print A- lines: hard (given alone), each output word aligned to the source word its "
@@ -300,8 +299,7 @@ CommandAction setup_generate(CLI::App& cmd) {
   for (const std::string flag : {"--fp16", "--bf16"})
     cmd.add_flag_callback(flag, [args, flag] { args->half_precision_flag = flag; }, "Refused: see --matmul-precision");
   add_compute_options(cmd, args->compute);
-  return [args, replace_unk] {
-    args->replace_unk = replace_unk->count() > 0;
+  return [args] {
     ATTN_CHECK(args->half_precision_flag.empty(),
                "generate: {}: attnlab decodes with float32 weights; --matmul-precision bf16 gives bfloat16 matrix "
                "products with float32 sums (CPUs with AVX512-BF16 or AMX, and GPUs)",

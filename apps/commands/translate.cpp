@@ -284,12 +284,11 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_flag("--no-bpe", args->no_bpe,
                "Apply no BPE: the input is segmented already, or the model was trained without BPE");
   cmd.add_flag("--no-tokenize", args->no_tokenize, "Input is tokenized already; print tokenized output");
-  CLI::Option* post_process = cmd.add_option("--post-process", args->post_process,
-                 "How the output's symbols become text, by fairseq's subword schemes (sentencepiece for a model "
-                 "whose data SentencePiece segmented; none: the symbols as they are); typed, also the S-, C- and H- "
-                 "text of --fairseq-lines")
-      ->check(CLI::IsMember(data::post_process_schemes()))
-      ->capture_default_str();
+  add_option_noting_typed(cmd, "--post-process", args->post_process, args->post_process_given,
+                          "How the output's symbols become text, by fairseq's subword schemes (sentencepiece for a "
+                          "model whose data SentencePiece segmented; none: the symbols as they are); typed, also the "
+                          "S-, C- and H- text of --fairseq-lines")
+      ->check(CLI::IsMember(data::post_process_schemes()));
   add_search_options(cmd, search, args->sampling);
   cmd.add_option("--nbest", search.nbest, "Translations printed per input line, best first (at most --beam)")
       ->check(positive_number())
@@ -303,11 +302,10 @@ CommandAction setup_translate(CLI::App& cmd) {
                       "With --fairseq-lines, print A- lines: hard (given alone), each output word aligned to the "
                       "source word its cross-attention weighs most; soft, the weights",
                       {"hard", "soft"});
-  CLI::Option* replace_unk =
-      cmd.add_option("--replace-unk", args->alignment_dictionary,
-                     "Replace each <unk> of a translation by the source symbol its cross-attention weighs most; "
-                     "with a file (lines 'SOURCE REPLACEMENT'), by that symbol's replacement there")
-          ->expected(0, 1);
+  add_option_noting_typed(cmd, "--replace-unk", args->alignment_dictionary, args->replace_unk,
+                          "Replace each <unk> of a translation by the source symbol its cross-attention weighs most; "
+                          "with a file (lines 'SOURCE REPLACEMENT'), by that symbol's replacement there")
+      ->expected(0, 1);
   cmd.add_option("--input", args->input, "Read the sentences from this file instead of standard input (-)")
       ->capture_default_str();
   cmd.add_option("--buffer-size", args->buffer_size,
@@ -328,9 +326,7 @@ CommandAction setup_translate(CLI::App& cmd) {
   cmd.add_option("--max-tokens", args->decoding.max_tokens, "Source tokens per batch, padding included")
       ->check(positive_number());
   add_compute_options(cmd, args->compute);
-  return [args, replace_unk, post_process] {
-    args->replace_unk = replace_unk->count() > 0;
-    args->post_process_given = post_process->count() > 0;
+  return [args] {
     apply_sampling_flags(args->sampling, args->decoding.search);
     ATTN_CHECK(args->decoding.search.nbest <= args->decoding.search.beam, "translate: --nbest ({}) > --beam ({})",
                args->decoding.search.nbest, args->decoding.search.beam);
