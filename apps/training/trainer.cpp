@@ -150,14 +150,15 @@ void check_resume_metadata(const nlohmann::json& meta, const std::string& json_p
     require("early_stopping.metric", true, "a string", is_string);
     require("skipped_updates", true, "a count >= 0", count_from(0));
     // Checkpoints written before the epoch statistics have none: the epoch's start afresh.
-    for (const char* sum : {"epoch_meters.loss_sum", "epoch_meters.nll_sum", "epoch_meters.gnorm_sum",
-                            "epoch_meters.seconds", "epoch_meters.lr"})
-      require(sum, true, "a finite number", [](const nlohmann::json& v) {
-        return v.is_number() && std::isfinite(v.get<double>());
-      });
-    for (const char* count : {"epoch_meters.ntokens", "epoch_meters.updates", "epoch_meters.nsentences",
-                              "epoch_meters.clipped"})
-      require(count, true, "a count >= 0", count_from(0));
+    const Trainer::IntervalStats no_meters;
+    Trainer::IntervalStats::for_each_field(no_meters, [&](const char* name, const auto& field) {
+      const std::string key = std::string("epoch_meters.") + name;
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, double>)
+        require(key, true, "a finite number",
+                [](const nlohmann::json& v) { return v.is_number() && std::isfinite(v.get<double>()); });
+      else
+        require(key, true, "a count >= 0", count_from(0));
+    });
     require("training_seconds", true, "a finite number >= 0", non_negative_number);
     require("validated", true, "true or false", is_bool);
   }
@@ -184,21 +185,16 @@ void Trainer::IntervalStats::add(const StepResult& step, double clip_norm) {
 }
 
 nlohmann::json Trainer::IntervalStats::state() const {
-  return {{"loss_sum", loss_sum}, {"nll_sum", nll_sum}, {"gnorm_sum", gnorm_sum}, {"seconds", seconds},
-          {"lr", lr},           {"ntokens", ntokens}, {"updates", updates},     {"nsentences", nsentences},
-          {"clipped", clipped}};
+  nlohmann::json state = nlohmann::json::object();
+  for_each_field(*this, [&](const char* name, const auto& field) { state[name] = field; });
+  return state;
 }
 
 Trainer::IntervalStats Trainer::IntervalStats::from_state(const nlohmann::json& state) {
-  return {.loss_sum = state.value("loss_sum", 0.0),
-          .nll_sum = state.value("nll_sum", 0.0),
-          .gnorm_sum = state.value("gnorm_sum", 0.0),
-          .seconds = state.value("seconds", 0.0),
-          .ntokens = state.value("ntokens", int64_t(0)),
-          .updates = state.value("updates", int64_t(0)),
-          .lr = state.value("lr", 0.0),
-          .nsentences = state.value("nsentences", int64_t(0)),
-          .clipped = state.value("clipped", int64_t(0))};
+  IntervalStats stats;
+  for_each_field(stats,
+                 [&](const char* name, auto& field) { field = state.value(name, std::decay_t<decltype(field)>{}); });
+  return stats;
 }
 
 nlohmann::json Trainer::meter_record(const char* type, int64_t epoch, const IntervalStats& stats) const {

@@ -259,7 +259,6 @@ class Trainer {
   int64_t epoch() const { return loader_->position().epoch; }
   std::optional<std::string> restored_from() const { return restored_from_; }
 
- private:
   // Sums over the applied updates since the last progress line (after_update's `interval`) or
   // since the epoch began (epoch_meters_: fairseq's "train" meters, kept in checkpoints).
   struct IntervalStats {
@@ -271,7 +270,23 @@ class Trainer {
     // The sums as a checkpoint keeps them (metadata "epoch_meters"), and back; a missing field is 0.
     nlohmann::json state() const;
     static IntervalStats from_state(const nlohmann::json& state);
+    // visit(name, field) for every field of `stats` (an IntervalStats, const or not), by its name
+    // in a checkpoint: the one list of them.
+    template <typename Stats, typename Visit>
+    static void for_each_field(Stats& stats, Visit&& visit) {
+      visit("loss_sum", stats.loss_sum);
+      visit("nll_sum", stats.nll_sum);
+      visit("gnorm_sum", stats.gnorm_sum);
+      visit("seconds", stats.seconds);
+      visit("lr", stats.lr);
+      visit("ntokens", stats.ntokens);
+      visit("updates", stats.updates);
+      visit("nsentences", stats.nsentences);
+      visit("clipped", stats.clipped);
+    }
   };
+
+ private:
   // A train or train_epoch record of `stats`: the means fairseq logs (loss and nll_loss in bits,
   // ppl, lr, gnorm, tokens_per_second — fairseq's wps —, wpb and bsz per update, ups, train_wall
   // and, with --clip-norm, clip: the percentage of updates clipped) and the elapsed seconds.

@@ -136,6 +136,8 @@ TEST_CASE("trainer: impossible or mistyped checkpoint metadata is refused naming
                                    {"num_updates", "12"},
                                    {"loader", {{"epoch", 0}, {"batch_index", 1}}},
                                    {"best_loss", "low"},
+                                   {"epoch_meters", {{"ntokens", -3}}},
+                                   {"epoch_meters", {{"loss_sum", "x"}}},
                                    {"lr", nullptr}}) {
     const nlohmann::json saved = load_checkpoint_metadata(last).at(key);
     set_metadata(last, key, value);
