@@ -4,10 +4,6 @@
 #include "core/ops_update.hpp"
 
 namespace attn::nn {
-namespace {
-constexpr const char* kLrOldKey = "lr_old";
-}
-
 NAG::NAG(NamedTensors params, const NAGOptions& options)
     : Optimizer(std::move(params), {"momentum_buffer"}), options_(options) {
   ATTN_CHECK(options.momentum >= 0 && options.momentum < 1, "nag: momentum must lie in [0, 1), got {}",

@@ -26,6 +26,8 @@ class NAG : public Optimizer {
  public:
   NAG(NamedTensors params, const NAGOptions& options);
   std::string name() const override { return "nag"; }
+  // state_dict()'s entry of lr_old, a float64 scalar (absent before the first step).
+  static constexpr const char* kLrOldKey = "lr_old";
 
  private:
   void update(const std::vector<ParamData>& params, float grad_scale) override;

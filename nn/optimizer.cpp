@@ -44,8 +44,12 @@ void Optimizer::zero_grad() {
   for (const auto& [name, p] : params_) attn::zero_grad(p);
 }
 
+std::string optimizer_state_key(const std::string& param_name, const std::string& what) {
+  return "state." + param_name + "." + what;
+}
+
 std::string Optimizer::state_key(size_t param_index, const std::string& what) const {
-  return "state." + params_[param_index].first + "." + what;
+  return optimizer_state_key(params_[param_index].first, what);
 }
 
 const Tensor& Optimizer::find_state(const std::map<std::string, Tensor>& state, const std::string& key, DType dtype,

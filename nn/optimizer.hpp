@@ -27,6 +27,10 @@ namespace attn::nn {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+// The name of a parameter's state entry `what` (a slot, or Adam's "step") in state_dict():
+// "state.<param name>.<what>".
+std::string optimizer_state_key(const std::string& param_name, const std::string& what);
+
 class Optimizer {
  public:
   // params: name and handle of each trainable parameter (e.g. Module::named_parameters()).

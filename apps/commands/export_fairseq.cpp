@@ -13,6 +13,7 @@
 #include "apps/cli/command.hpp"
 #include "apps/interop/fairseq_export.hpp"
 #include "apps/task/translation_task.hpp"
+#include "apps/training/checkpoint.hpp"
 #include "data/text_io.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
 
@@ -23,7 +24,32 @@ namespace fs = std::filesystem;
 struct ExportArgs {
   std::string checkpoint;
   std::string output;
+  bool with_optimizer_state = false;
 };
+
+// The optimizer's state from the checkpoint's optimizer file and metadata; refused where that
+// file is missing or holds what fairseq's optimizer state cannot (the trained weights beside
+// an exponential moving average, whose weights the export writes).
+FairseqOptimizerSource optimizer_source(const std::string& checkpoint, const nlohmann::json& metadata) {
+  ATTN_CHECK(metadata.value("ema", nlohmann::json()).is_null(),
+             "export-fairseq --with-optimizer-state: {} holds the moving average of its weights (--ema-decay), not "
+             "the weights its optimizer state belongs to",
+             checkpoint);
+  ATTN_CHECK(metadata.contains("optimizer_options"),
+             "export-fairseq --with-optimizer-state: {} does not record its optimizer's settings (it was saved "
+             "before they were recorded): train on from it with this attnlab and export the new checkpoint",
+             checkpoint);
+  const CheckpointContent content = load_checkpoint(checkpoint, /*with_optimizer=*/true);
+  ATTN_CHECK(!content.optimizer.empty(),
+             "export-fairseq --with-optimizer-state: {} has no optimizer file (saved with --no-save-optimizer-state)",
+             checkpoint);
+  FairseqOptimizerSource source;
+  source.name = metadata.value("optimizer", std::string("adam"));
+  source.options = metadata.at("optimizer_options");
+  source.lr = metadata.value("lr", 0.0);
+  for (const auto& [name, tensor] : content.optimizer) source.state.emplace(name, tensor);
+  return source;
+}
 
 FairseqExportSource export_source(const TrainedModel& trained) {
   FairseqExportSource source;
@@ -36,12 +62,15 @@ FairseqExportSource export_source(const TrainedModel& trained) {
   source.epoch = trained.metadata.value("epoch", int64_t(1));
   if (const auto best = trained.metadata.find("best_loss"); best != trained.metadata.end() && best->is_number())
     source.best_loss = best->get<double>();
+  source.criterion = trained.metadata.value("criterion", source.criterion);
   return source;
 }
 
 int run_export(const ExportArgs& args) {
   const TrainedModel trained = load_trained_model(args.checkpoint, Device::cpu());
-  const FairseqExport exported = fairseq_checkpoint_of(export_source(trained));
+  FairseqExportSource source = export_source(trained);
+  if (args.with_optimizer_state) source.optimizer = optimizer_source(args.checkpoint, trained.metadata);
+  const FairseqExport exported = fairseq_checkpoint_of(source);
   data::create_folders(args.output, "--output");
   const fs::path folder(args.output);
   data::OutputFiles outputs;
@@ -71,6 +100,9 @@ CommandAction setup_export(CLI::App& cmd) {
   auto args = std::make_shared<ExportArgs>();
   cmd.add_option("checkpoint", args->checkpoint, "attnlab checkpoint (any of its names)")->required();
   cmd.add_option("--output", args->output, "Folder for model.pt, the dictionaries and the BPE codes")->required();
+  cmd.add_flag("--with-optimizer-state", args->with_optimizer_state,
+               "Also write the optimizer's state (Adam's moments and step counts, or NAG's momentum) as fairseq's "
+               "trainer saves its own, so fairseq-train --restore-file goes on without --reset-optimizer");
   return [args] { return run_export(*args); };
 }
 

@@ -34,7 +34,6 @@ struct TrainCommandArgs {
   std::string valid_subset = "valid";
   bool disable_validation = false;
   // fairseq flags whose meaning here is another flag's, or that are refused (apply_fairseq_flags).
-  std::string criterion = "label_smoothed_cross_entropy";
   std::string log_format;
   bool no_progress_bar = false, cpu = false;
   std::string half_precision_flag;  // --fp16, --bf16, ... when one was given
@@ -45,7 +44,7 @@ struct TrainCommandArgs {
 // --progress display; --cpu is --device cpu; half-precision training is not attnlab's.
 void apply_fairseq_flags(TrainCommandArgs& args) {
   TrainerOptions& options = args.options;
-  ATTN_CHECK(args.criterion != "cross_entropy" || options.label_smoothing == 0.0,
+  ATTN_CHECK(options.criterion != "cross_entropy" || options.label_smoothing == 0.0,
              "train: --label-smoothing {} belongs to --criterion label_smoothed_cross_entropy; --criterion "
              "cross_entropy has none",
              options.label_smoothing);
@@ -155,7 +154,7 @@ CommandAction setup_train(CLI::App& cmd) {
   }
   cmd.add_option("--model-override", args->model_overrides, "Any config field: key=value (repeatable)");
   cmd.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon")->capture_default_str();
-  cmd.add_option("--criterion", args->criterion,
+  cmd.add_option("--criterion", o.criterion,
                  "label_smoothed_cross_entropy, or cross_entropy (the same without --label-smoothing)")
       ->check(CLI::IsMember({"label_smoothed_cross_entropy", "cross_entropy"}))
       ->capture_default_str();

@@ -152,6 +152,13 @@ NamedTensors fairseq_buffers(const nn::TransformerConfig& c, Family family) {
   return buffers;
 }
 
+// fairseq's class of the criterion named on its command line.
+std::string criterion_class(const std::string& criterion) {
+  if (criterion == "label_smoothed_cross_entropy") return "LabelSmoothedCrossEntropyCriterion";
+  if (criterion == "cross_entropy") return "CrossEntropyCriterion";
+  throw Error(fmt::format("export-fairseq: no fairseq criterion for '{}'", criterion));
+}
+
 bool any_kernel_wider_than_one(const std::vector<int64_t>& widths) {
   for (int64_t width : widths)
     if (width > 1) return true;
@@ -175,19 +182,25 @@ FairseqExport fairseq_checkpoint_of(const FairseqExportSource& source) {
   if (c.source_word_dropout > 0 || c.target_word_dropout > 0)
     exported.notes.push_back("word dropout is attnlab's: training on in fairseq will not use it");
 
+  std::vector<ExportedTensor> tensors;
+  for (const auto& [name, weight] : source.weights) tensors.push_back({fairseq_name(name, family), name, weight});
+  for (const auto& [name, buffer] : fairseq_buffers(c, family)) tensors.push_back({name, "", buffer});
   Attributes model;
-  for (const auto& [name, weight] : source.weights)
-    model.emplace_back(data::pickle_string(fairseq_name(name, family)), exported.file.tensor(weight));
-  for (const auto& [name, buffer] : fairseq_buffers(c, family))
-    model.emplace_back(data::pickle_string(name), exported.file.tensor(buffer));
+  for (const ExportedTensor& tensor : tensors)
+    model.emplace_back(data::pickle_string(tensor.fairseq_name), exported.file.tensor(tensor.tensor));
   const PickleRef state_dict = data::pickle_ordered_dict(std::move(model));
 
   const PickleRef best = source.best_loss ? data::pickle_float(*source.best_loss) : data::pickle_none();
-  const PickleRef history = data::pickle_dict({
-      {data::pickle_string("criterion_name"), data::pickle_string("LabelSmoothedCrossEntropyCriterion")},
+  Attributes history = {
+      {data::pickle_string("criterion_name"), data::pickle_string(criterion_class(source.criterion))},
       {data::pickle_string("lr_scheduler_state"), data::pickle_dict({{data::pickle_string("best"), best}})},
       {data::pickle_string("num_updates"), data::pickle_int(source.num_updates)},
-  });
+  };
+  std::optional<FairseqOptimizerState> optimizer;
+  if (source.optimizer) {
+    optimizer = fairseq_optimizer_state(*source.optimizer, fairseq_parameters(tensors), exported.file);
+    history.emplace_back(data::pickle_string("optimizer_name"), data::pickle_string(optimizer->optimizer_name));
+  }
   const PickleRef extra_state = data::pickle_dict({
       {data::pickle_string("epoch"), data::pickle_int(source.epoch)},
       {data::pickle_string("train_iterator"),
@@ -195,12 +208,14 @@ FairseqExport fairseq_checkpoint_of(const FairseqExportSource& source) {
                           {data::pickle_string("iterations_in_epoch"), data::pickle_int(0)}})},
       {data::pickle_string("val_loss"), best},
   });
-  exported.root = data::pickle_dict({
+  Attributes root = {
       {data::pickle_string("args"), fairseq_args(source, family)},
       {data::pickle_string("model"), state_dict},
-      {data::pickle_string("optimizer_history"), data::pickle_list({history})},
+      {data::pickle_string("optimizer_history"), data::pickle_list({data::pickle_dict(std::move(history))})},
       {data::pickle_string("extra_state"), extra_state},
-  });
+  };
+  if (optimizer) root.emplace_back(data::pickle_string("last_optimizer_state"), optimizer->state);
+  exported.root = data::pickle_dict(std::move(root));
   return exported;
 }
 

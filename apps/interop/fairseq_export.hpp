@@ -12,8 +12,9 @@
 // would otherwise lose its final LayerNorm; 2 for LightConv), the sinusoidal positions'
 // `_float_tensor`, DynamicConv's unused `conv.conv_bias` (zeros), and a LightConv encoder
 // layer's LayerNorms under today's fairseq names `layer_norm1`/`layer_norm2`. The training
-// state fairseq reads ("optimizer_history", "extra_state") records the updates, epoch and
-// best loss; no optimizer state is written.
+// state fairseq reads ("optimizer_history", "extra_state") records the updates, epoch, best
+// loss and the criterion's and optimizer's names; the optimizer's state
+// ("last_optimizer_state", fairseq_optimizer_state.hpp) when the source holds it.
 //
 // What fairseq has no model for is refused naming it: ScaleNorm, FixNorm, the lexical model,
 // gated FFNs, Linformer and kernelized or decaying attention, a mixer per layer, a conv stack
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/interop/fairseq_optimizer_state.hpp"
 #include "apps/interop/torch_file_writer.hpp"
 #include "core/safetensors.hpp"
 #include "data/python_pickle.hpp"
@@ -39,6 +41,8 @@ struct FairseqExportSource {
   std::string source_lang, target_lang, data_dir;
   int64_t num_updates = 0, epoch = 1;
   std::optional<double> best_loss;
+  std::string criterion = "label_smoothed_cross_entropy";  // fairseq's name of the training loss
+  std::optional<FairseqOptimizerSource> optimizer;         // written when given
 };
 
 struct FairseqExport {

@@ -335,6 +335,13 @@ void Trainer::build_optimizer() {
   }
 }
 
+nlohmann::json Trainer::optimizer_options() const {
+  if (options_.optimizer == "nag") return {{"momentum", options_.momentum}, {"weight_decay", options_.weight_decay}};
+  return {{"adam_betas", {options_.adam_beta1, options_.adam_beta2}},
+          {"adam_eps", options_.adam_eps},
+          {"weight_decay", options_.weight_decay}};
+}
+
 void Trainer::build_scheduler() {
   ATTN_CHECK(!options_.lr.empty(), "train: --lr needs a value");
   const std::string& kind = options_.lr_scheduler;
@@ -392,8 +399,10 @@ nlohmann::json Trainer::metadata() const {
   nlohmann::json j = {{"model_config", nn::to_json(config_)},
                       {"task", task_record_},
                       {"optimizer", optimizer_->name()},
+                      {"optimizer_options", optimizer_options()},
                       {"arch", options_.arch},
                       {"label_smoothing", options_.label_smoothing},
+                      {"criterion", options_.criterion},
                       {"num_updates", num_updates_},
                       {"skipped_updates", skipped_updates_},
                       {"epoch", position.epoch},

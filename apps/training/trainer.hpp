@@ -120,6 +120,9 @@ struct TrainerOptions {
   std::string arch = "transformer_tiny";
   std::vector<std::string> model_overrides;
   double label_smoothing = 0.0;
+  // fairseq's name of the loss (label_smoothed_cross_entropy, or cross_entropy: the same without
+  // label smoothing), recorded for a fairseq trainer that goes on from the checkpoint.
+  std::string criterion = "label_smoothed_cross_entropy";
 
   // Optimizer (§1.7).
   std::string optimizer = "adam";  // adam | nag
@@ -292,6 +295,9 @@ class Trainer {
   // and, with --clip-norm, clip: the percentage of updates clipped) and the elapsed seconds.
   nlohmann::json meter_record(const char* type, int64_t epoch, const IntervalStats& stats) const;
   void build_optimizer();
+  // The optimizer's settings as checkpoints record them (metadata "optimizer_options": Adam's
+  // betas and eps or NAG's momentum, and the weight decay), for export-fairseq's optimizer state.
+  nlohmann::json optimizer_options() const;
   void build_scheduler();
   void resume();
   void resume_from_save_dir();

@@ -29,16 +29,17 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/demo/demo_report.hpp"
+#include "apps/interop/torch_file.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "apps/training/save_dir_lock.hpp"
 #include "apps/training/tensorboard_events.hpp"
 #include "apps/training/trainer.hpp"
+#include "cli_runner.hpp"
 #include "core/safetensors.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
 #include "data/little_endian.hpp"
 #include "data/post_process.hpp"
-#include "cli_runner.hpp"
 #include "test_support.hpp"
 
 using namespace attn::test;
@@ -1484,13 +1485,84 @@ TEST_CASE("preprocess --dataset-impl raw keeps the text, which train and generat
                                     "--max-tokens", "512", "--max-update", "2", "--threads", "1", "--save-dir", "ck"}));
 }
 
+// The optimizer state export-fairseq --with-optimizer-state wrote into `archive` for the
+// checkpoint `original`: numbered in the order of `fairseq_names` (fairseq's model.parameters()
+// of the same model, printed by fairseq), each entry attnlab's state of that parameter.
+void check_fairseq_optimizer_state(const std::string& archive, const std::string& original,
+                                   const std::string& fairseq_names) {
+  const attn::app::TorchFile file = attn::app::TorchFile::read(archive);
+  const attn::data::PickleValue& history = *file.root().find("optimizer_history")->items.back();
+  CHECK(history.find("optimizer_name")->text == "FairseqAdam");
+  CHECK(history.find("criterion_name")->text == "LabelSmoothedCrossEntropyCriterion");
+  const attn::data::PickleRef last = file.root().find("last_optimizer_state");
+  REQUIRE(last);
+  const attn::data::PickleValue& group = *last->find("param_groups")->items.at(0);
+  CHECK(group.find("betas")->items.at(1)->number == 0.98);
+  CHECK(group.find("weight_decay")->number == 0.01);
+  const std::vector<std::string> names = lines_of(read_file(fairseq_names));
+  CHECK(group.find("params")->items.size() == names.size());
+  std::map<std::string, attn::Tensor> attnlab;
+  for (auto& [name, tensor] : attn::load_safetensors(attn::app::optimizer_path(original)).tensors)
+    attnlab.emplace(name, tensor);
+  // attnlab's name of a fairseq parameter: a LightConv encoder layer's LayerNorms are
+  // layer_norms.0/1 here; the tied output matrix is the decoder's embedding.
+  auto attnlab_state = [&](std::string name, const std::string& slot) -> const attn::Tensor* {
+    for (const auto& [today, here] : {std::pair{"layer_norm1", "layer_norms.0"}, {"layer_norm2", "layer_norms.1"}})
+      if (const size_t at = name.find(today); name.starts_with("encoder.layers.") && at != std::string::npos)
+        name.replace(at, std::strlen(today), here);
+    std::vector<std::string> aliases = {name};
+    if (name == "decoder.embed_tokens.weight") aliases.push_back("decoder.output_projection.weight");
+    for (const std::string& alias : aliases)
+      if (const auto it = attnlab.find("state." + alias + "." + slot); it != attnlab.end()) return &it->second;
+    return nullptr;
+  };
+  size_t with_state = 0;
+  for (const auto& [number, entry] : last->find("state")->entries) {
+    const std::string& name = names.at(size_t(number->integer));
+    INFO(name);
+    const attn::Tensor* step = attnlab_state(name, "step");
+    REQUIRE(step);
+    CHECK(entry->find("step")->integer == *step->data<int64_t>());
+    for (const char* slot : {"exp_avg", "exp_avg_sq"}) {
+      const attn::Tensor* expected = attnlab_state(name, slot);
+      REQUIRE(expected);
+      CHECK(file.tensor(*entry->find(slot), name).to_vector() == expected->to_vector());
+    }
+    ++with_state;
+  }
+  // Every parameter attnlab trains has its state; DynamicConv's conv_bias, fairseq's alone, none.
+  size_t fairseq_only = 0;
+  for (const std::string& name : names) fairseq_only += name.ends_with("conv.conv_bias");
+  CHECK(with_state == names.size() - fairseq_only);
+}
+
 TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq reads back as the same model") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");
-  const std::vector<std::string> small = {"--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "16",
-                                          "--decoder-embed-dim", "16", "--encoder-ffn-embed-dim", "32",
-                                          "--decoder-ffn-embed-dim", "32", "--encoder-attention-heads", "2",
-                                          "--decoder-attention-heads", "2", "--max-tokens", "2048", "--max-update", "2"};
+  const std::vector<std::string> small = {"--encoder-layers",
+                                          "1",
+                                          "--decoder-layers",
+                                          "1",
+                                          "--encoder-embed-dim",
+                                          "16",
+                                          "--decoder-embed-dim",
+                                          "16",
+                                          "--encoder-ffn-embed-dim",
+                                          "32",
+                                          "--decoder-ffn-embed-dim",
+                                          "32",
+                                          "--encoder-attention-heads",
+                                          "2",
+                                          "--decoder-attention-heads",
+                                          "2",
+                                          "--max-tokens",
+                                          "2048",
+                                          "--max-update",
+                                          "2",
+                                          "--adam-betas",
+                                          "(0.9, 0.98)",
+                                          "--weight-decay",
+                                          "0.01"};
   auto train = [&](const std::string& arch, std::vector<std::string> flags) {
     std::vector<std::string> args = {"train", data, "--arch", arch, "--threads", "1", "--no-progress-bar", "--save-dir",
                                      arch == "transformer_tiny" ? "transformer" : "dynamicconv"};
@@ -1517,6 +1589,13 @@ TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq rea
     require_success(run_attnlab(dir, {"export-fairseq", original, "--output", "again"}));
     CHECK(read_file(dir.file("again/model.pt")) == read_file(dir.file(std::string("fq-") + model + "/model.pt")));
     fs::remove_all(dir.dir / "again");
+    CHECK_FALSE(attn::app::TorchFile::read(dir.file(std::string("fq-") + model + "/model.pt"))
+                    .root()
+                    .find("last_optimizer_state"));
+    require_success(run_attnlab(dir, {"export-fairseq", original, "--output", "with-state", "--with-optimizer-state"}));
+    check_fairseq_optimizer_state(dir.file("with-state/model.pt"), dir.file(original),
+                                  vector_path(std::string("own/fairseq/pt/export-parameters.") + model + ".txt"));
+    fs::remove_all(dir.dir / "with-state");
 
     require_success(run_attnlab(
         dir, {"import-fairseq", std::string("fq-") + model + "/model.pt", "--output", std::string("back-") + model}));
@@ -1559,6 +1638,25 @@ TEST_CASE("export-fairseq refuses a model fairseq has no place for, naming why")
       {"scale_norm = true"});
   require_runtime_error(run_attnlab(dir, {"export-fairseq", trained("linformer_tiny", ""), "--output", "x"}),
                         {"linformer", "fairseq's transformer has softmax in all three"});
+  // --with-optimizer-state without the optimizer's file, beside a moving average of the weights,
+  // or from a checkpoint that predates the recorded optimizer settings.
+  const std::vector<std::string> with_state = {"--output", "x", "--with-optimizer-state"};
+  auto export_with_state = [&](const std::string& checkpoint) {
+    std::vector<std::string> args = {"export-fairseq", checkpoint};
+    args.insert(args.end(), with_state.begin(), with_state.end());
+    return run_attnlab(dir, args);
+  };
+  require_runtime_error(export_with_state(trained("transformer_tiny", "--no-save-optimizer-state")),
+                        {"no optimizer file", "--no-save-optimizer-state"});
+  const std::string plain = trained("transformer_tiny", "");
+  nlohmann::json checkpoint = nlohmann::json::parse(read_file(dir.file(plain + ".json")));
+  checkpoint["metadata"]["ema"] = {{"decay", 0.99}};
+  write_file(dir.dir / (plain + ".json"), checkpoint.dump());
+  require_runtime_error(export_with_state(plain), {"moving average", "--ema-decay"});
+  checkpoint["metadata"]["ema"] = nullptr;
+  checkpoint["metadata"].erase("optimizer_options");
+  write_file(dir.dir / (plain + ".json"), checkpoint.dump());
+  require_runtime_error(export_with_state(plain), {"does not record its optimizer's settings"});
   CHECK_FALSE(fs::exists(dir.dir / "x" / "model.pt"));
 }
 
