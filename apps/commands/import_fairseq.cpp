@@ -1,8 +1,9 @@
 // `attnlab import-fairseq MODEL.pt --output OUT`: a fairseq Transformer or LightConv/DynamicConv
 // checkpoint (what fairseq-train saves, or a published model's model.pt) as an attnlab
 // checkpoint OUT, weights only, for `generate`, `translate`, `validate`, `inspect` and `average`
-// (apps/interop/fairseq_checkpoint.hpp). The dictionaries are fairseq's dict.SRC.txt and
-// dict.TGT.txt beside MODEL.pt (the layout of fairseq's model archives) unless given, the
+// (apps/interop/fairseq_checkpoint.hpp); with --with-optimizer-state also the optimizer state
+// fairseq-train saved, for `train --restore-file OUT` (apps/interop/fairseq_optimizer_state.hpp). The dictionaries are
+// fairseq's dict.SRC.txt and dict.TGT.txt beside MODEL.pt (the layout of fairseq's model archives) unless given, the
 // languages those the checkpoint records unless given, and a `bpecodes` file beside MODEL.pt
 // is recorded for `translate` (--bpe-codes names another). The dictionaries must have the rows
 // of the embeddings; they and the BPE codes are copied beside OUT, as training does.
@@ -14,6 +15,9 @@
 
 #include "apps/cli/command.hpp"
 #include "apps/interop/fairseq_checkpoint.hpp"
+#include "apps/interop/fairseq_export.hpp"
+#include "apps/interop/fairseq_optimizer_state.hpp"
+#include "apps/interop/torch_file.hpp"
 #include "apps/task/translation_task.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "nn/transformer/encoder_decoder_model.hpp"
@@ -28,6 +32,7 @@ struct ImportArgs {
   std::string source_lang, target_lang;
   std::string source_dict, target_dict;
   std::string bpe_codes;
+  bool with_optimizer_state = false;
 };
 
 // The task the imported model translates: its languages, dictionaries (checked against the
@@ -58,6 +63,22 @@ TranslationTask imported_task(const ImportArgs& args, const FairseqModel& import
   return task;
 }
 
+// The optimizer state fairseq's trainer saved in `path` as the checkpoint's optimizer file and
+// the metadata `train --restore-file` reads with it (the update count, the optimizer and its
+// settings, the criterion); the schedule, data position and meters are not fairseq's to give.
+void add_optimizer_state(const std::string& path, const nn::TransformerConfig& config,
+                         const nn::EncoderDecoderModel& model, CheckpointContent& content) {
+  const ImportedOptimizerState state =
+      imported_optimizer_state(TorchFile::read(path), path, fairseq_parameters(fairseq_tensors(config, content.model)),
+                               model.named_parameters());
+  content.optimizer = state.state;
+  content.metadata["optimizer"] = state.name;
+  content.metadata["optimizer_options"] = state.options;
+  content.metadata["num_updates"] = state.num_updates;
+  content.metadata["optimizer_state_saved"] = true;
+  if (!state.criterion.empty()) content.metadata["criterion"] = state.criterion;
+}
+
 int run_import(const ImportArgs& args) {
   check_weights_only_output(args.output, "import-fairseq", {args.model});
   const FairseqModel imported = read_fairseq_checkpoint(args.model);
@@ -72,14 +93,16 @@ int run_import(const ImportArgs& args) {
   const std::string base = checkpoint_base(args.output);
   const std::string folder = fs::path(base).parent_path().string();
   data::create_folders(folder, "--output's folder");
-  const nlohmann::json metadata = {{"model_config", nn::to_json(imported.config)},
-                                   {"task", keep_task_beside(task, folder.empty() ? "." : folder)},
-                                   {"arch", imported.arch},
-                                   {"imported_from",
-                                    {{"path", fs::absolute(args.model).lexically_normal().string()},
-                                     {"checksum", file_checksum(args.model)},
-                                     {"left_out", imported.left_out}}}};
-  save_checkpoint(base, CheckpointContent{model.state_dict(), {}, metadata});
+  CheckpointContent content{model.state_dict(), {}, {}};
+  content.metadata = {{"model_config", nn::to_json(imported.config)},
+                      {"task", keep_task_beside(task, folder.empty() ? "." : folder)},
+                      {"arch", imported.arch},
+                      {"imported_from",
+                       {{"path", fs::absolute(args.model).lexically_normal().string()},
+                        {"checksum", file_checksum(args.model)},
+                        {"left_out", imported.left_out}}}};
+  if (args.with_optimizer_state) add_optimizer_state(args.model, imported.config, model, content);
+  save_checkpoint(base, content);
   fmt::print("imported {} (fairseq --arch {}, {} parameters, {} -> {}) into {}\n", args.model, imported.arch,
              model.num_parameters(), task.source_lang, task.target_lang, weights_path(base));
   if (!imported.left_out.empty()) fmt::print("left out (no weights): {}\n", fmt::join(imported.left_out, ", "));
@@ -95,6 +118,9 @@ CommandAction setup_import(CLI::App& cmd) {
   cmd.add_option("--source-dict", args->source_dict, "Source dictionary (default: dict.SRC.txt beside the model)");
   cmd.add_option("--target-dict", args->target_dict, "Target dictionary (default: dict.TGT.txt beside the model)");
   cmd.add_option("--bpe-codes", args->bpe_codes, "BPE codes for `translate` (default: bpecodes beside the model)");
+  cmd.add_flag("--with-optimizer-state", args->with_optimizer_state,
+               "Also import the optimizer's state fairseq-train saved (Adam's moments and step counts, or NAG's "
+               "momentum), for train --restore-file OUT --reset-lr-scheduler --reset-dataloader --reset-meters");
   return [args] { return run_import(*args); };
 }
 

@@ -152,13 +152,6 @@ NamedTensors fairseq_buffers(const nn::TransformerConfig& c, Family family) {
   return buffers;
 }
 
-// fairseq's class of the criterion named on its command line.
-std::string criterion_class(const std::string& criterion) {
-  if (criterion == "label_smoothed_cross_entropy") return "LabelSmoothedCrossEntropyCriterion";
-  if (criterion == "cross_entropy") return "CrossEntropyCriterion";
-  throw Error(fmt::format("export-fairseq: no fairseq criterion for '{}'", criterion));
-}
-
 bool any_kernel_wider_than_one(const std::vector<int64_t>& widths) {
   for (int64_t width : widths)
     if (width > 1) return true;
@@ -166,6 +159,14 @@ bool any_kernel_wider_than_one(const std::vector<int64_t>& widths) {
 }
 
 }  // namespace
+
+std::vector<ExportedTensor> fairseq_tensors(const nn::TransformerConfig& config, const NamedTensors& weights) {
+  const Family family = family_of(config);
+  std::vector<ExportedTensor> tensors;
+  for (const auto& [name, weight] : weights) tensors.push_back({fairseq_name(name, family), name, weight});
+  for (const auto& [name, buffer] : fairseq_buffers(config, family)) tensors.push_back({name, "", buffer});
+  return tensors;
+}
 
 FairseqExport fairseq_checkpoint_of(const FairseqExportSource& source) {
   const nn::TransformerConfig& c = source.config;
@@ -182,9 +183,7 @@ FairseqExport fairseq_checkpoint_of(const FairseqExportSource& source) {
   if (c.source_word_dropout > 0 || c.target_word_dropout > 0)
     exported.notes.push_back("word dropout is attnlab's: training on in fairseq will not use it");
 
-  std::vector<ExportedTensor> tensors;
-  for (const auto& [name, weight] : source.weights) tensors.push_back({fairseq_name(name, family), name, weight});
-  for (const auto& [name, buffer] : fairseq_buffers(c, family)) tensors.push_back({name, "", buffer});
+  const std::vector<ExportedTensor> tensors = fairseq_tensors(c, source.weights);
   Attributes model;
   for (const ExportedTensor& tensor : tensors)
     model.emplace_back(data::pickle_string(tensor.fairseq_name), exported.file.tensor(tensor.tensor));
@@ -192,7 +191,7 @@ FairseqExport fairseq_checkpoint_of(const FairseqExportSource& source) {
 
   const PickleRef best = source.best_loss ? data::pickle_float(*source.best_loss) : data::pickle_none();
   Attributes history = {
-      {data::pickle_string("criterion_name"), data::pickle_string(criterion_class(source.criterion))},
+      {data::pickle_string("criterion_name"), data::pickle_string(fairseq_criterion_class(source.criterion))},
       {data::pickle_string("lr_scheduler_state"), data::pickle_dict({{data::pickle_string("best"), best}})},
       {data::pickle_string("num_updates"), data::pickle_int(source.num_updates)},
   };

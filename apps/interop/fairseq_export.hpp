@@ -56,4 +56,8 @@ struct FairseqExport {
 // Throws attn::Error naming what fairseq cannot hold.
 FairseqExport fairseq_checkpoint_of(const FairseqExportSource& source);
 
+// The tensors of fairseq's state dict for a model of `config` with these weights (its
+// state_dict()): the weights under fairseq's names, then the buffers fairseq's modules add.
+std::vector<ExportedTensor> fairseq_tensors(const nn::TransformerConfig& config, const NamedTensors& weights);
+
 }  // namespace attn::app

@@ -51,6 +51,12 @@ size_t rank_in_layer(const std::string& name, const std::string& prefix) {
   throw Error(fmt::format("export-fairseq: no place known for {} among the parameters of fairseq's layers", name));
 }
 
+// attnlab's (and fairseq's command line's) names and fairseq's classes.
+constexpr std::pair<std::string_view, std::string_view> kCriteria[] = {
+    {"label_smoothed_cross_entropy", "LabelSmoothedCrossEntropyCriterion"}, {"cross_entropy", "CrossEntropyCriterion"}};
+constexpr std::pair<std::string_view, std::string_view> kOptimizers[] = {{"adam", "FairseqAdam"},
+                                                                         {"nag", "FairseqNAG"}};
+
 bool is_buffer(const std::string& name) {
   return name.ends_with(".version") || name.ends_with("._float_tensor");
 }
@@ -98,8 +104,8 @@ PickleRef key(const char* name) {
 }
 
 // Adam's state (fairseq/optim/adam.py): per parameter it stepped, its step count and moments.
-FairseqOptimizerState adam_state(const FairseqOptimizerSource& source, const std::vector<FairseqParameter>& parameters,
-                                 TorchFileWriter& file) {
+PickleRef adam_state(const FairseqOptimizerSource& source, const std::vector<FairseqParameter>& parameters,
+                     TorchFileWriter& file) {
   std::vector<std::pair<PickleRef, PickleRef>> state;
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (parameters[i].attnlab_names.empty()) continue;
@@ -126,13 +132,13 @@ FairseqOptimizerState adam_state(const FairseqOptimizerSource& source, const std
                          {key("weight_decay"), data::pickle_float(option(source, "weight_decay"))},
                          {key("amsgrad"), data::pickle_bool(false)},
                          {key("params"), parameter_numbers(parameters.size())}});
-  return {"FairseqAdam", data::pickle_dict({{key("state"), data::pickle_dict(std::move(state))},
-                                            {key("param_groups"), data::pickle_list({group})}})};
+  return data::pickle_dict(
+      {{key("state"), data::pickle_dict(std::move(state))}, {key("param_groups"), data::pickle_list({group})}});
 }
 
 // NAG's state (fairseq/optim/nag.py): the momentum buffers once it stepped, lr_old in the group.
-FairseqOptimizerState nag_state(const FairseqOptimizerSource& source, const std::vector<FairseqParameter>& parameters,
-                                TorchFileWriter& file) {
+PickleRef nag_state(const FairseqOptimizerSource& source, const std::vector<FairseqParameter>& parameters,
+                    TorchFileWriter& file) {
   const auto lr_old = source.state.find(nn::NAG::kLrOldKey);
   std::vector<std::pair<PickleRef, PickleRef>> state;
   if (lr_old != source.state.end())  // absent before the first step, as fairseq's buffers
@@ -147,11 +153,131 @@ FairseqOptimizerState nag_state(const FairseqOptimizerSource& source, const std:
                                              {key("momentum"), data::pickle_float(option(source, "momentum"))},
                                              {key("weight_decay"), data::pickle_float(option(source, "weight_decay"))},
                                              {key("params"), parameter_numbers(parameters.size())}});
-  return {"FairseqNAG", data::pickle_dict({{key("state"), data::pickle_dict(std::move(state))},
-                                           {key("param_groups"), data::pickle_list({group})}})};
+  return data::pickle_dict(
+      {{key("state"), data::pickle_dict(std::move(state))}, {key("param_groups"), data::pickle_list({group})}});
+}
+
+// ---- import: fairseq's state as attnlab's ----
+
+// A number of the pickle (fairseq writes 0 for a float setting as an int at times).
+double pickled_number(const data::PickleRef& value, const std::string& what) {
+  ATTN_CHECK(value && (value->is(data::PickleValue::Kind::Float) || value->is(data::PickleValue::Kind::Int)),
+             "import-fairseq: {} is not a number", what);
+  return value->is(data::PickleValue::Kind::Float) ? value->number : double(value->integer);
+}
+
+data::PickleRef required(const data::PickleValue& parent, const char* key, const std::string& what) {
+  data::PickleRef value = parent.find(key);
+  ATTN_CHECK(value, "import-fairseq: {} has no '{}'", what, key);
+  return value;
+}
+
+// Adam's settings from its parameter group (betas, eps, weight decay; AMSGrad refused).
+nlohmann::json adam_options(const data::PickleValue& group, const std::string& what) {
+  const data::PickleRef betas = required(group, "betas", what);
+  ATTN_CHECK(betas->items.size() == 2, "import-fairseq: {}'s betas are not a pair", what);
+  const data::PickleRef amsgrad = group.find("amsgrad");
+  ATTN_CHECK(!amsgrad || !amsgrad->boolean,
+             "import-fairseq: {} is AMSGrad's state (--amsgrad), which attnlab's Adam does not keep", what);
+  return {{"adam_betas", {pickled_number(betas->items[0], what + " betas"), pickled_number(betas->items[1], what)}},
+          {"adam_eps", pickled_number(required(group, "eps", what), what + " eps")},
+          {"weight_decay", pickled_number(required(group, "weight_decay", what), what + " weight_decay")}};
+}
+
+nlohmann::json nag_options(const data::PickleValue& group, const std::string& what) {
+  return {{"momentum", pickled_number(required(group, "momentum", what), what + " momentum")},
+          {"weight_decay", pickled_number(required(group, "weight_decay", what), what + " weight_decay")}};
+}
+
+// The step count fairseq's Adam keeps as an int (torch's own Adam as a 0-d tensor).
+int64_t step_count(const TorchFile& file, const data::PickleRef& step, const std::string& what) {
+  ATTN_CHECK(step, "import-fairseq: {} has no step", what);
+  if (step->is(data::PickleValue::Kind::Int)) return step->integer;
+  ATTN_CHECK(TorchFile::is_tensor(*step) && file.tensor(*step, what).numel() == 1,
+             "import-fairseq: {}'s step is not a count", what);
+  return int64_t(file.tensor(*step, what).to_vector().front());
 }
 
 }  // namespace
+
+std::string fairseq_criterion_class(const std::string& criterion) {
+  for (const auto& [name, fairseq] : kCriteria)
+    if (name == criterion) return std::string(fairseq);
+  throw Error(fmt::format("export-fairseq: no fairseq criterion for '{}'", criterion));
+}
+
+ImportedOptimizerState imported_optimizer_state(const TorchFile& file, const std::string& path,
+                                                const std::vector<FairseqParameter>& parameters,
+                                                const NamedTensors& trainable) {
+  const data::PickleValue& root = file.root();
+  const data::PickleRef last = root.find("last_optimizer_state");
+  ATTN_CHECK(last && last->is(data::PickleValue::Kind::Dict),
+             "import-fairseq --with-optimizer-state: {} holds no optimizer state (a model archive, or saved with "
+             "--no-save-optimizer-state)",
+             path);
+  const data::PickleRef histories = root.find("optimizer_history");
+  ATTN_CHECK(histories && !histories->items.empty(), "import-fairseq: {} has no optimizer_history", path);
+  const data::PickleValue& history = *histories->items.back();
+  ImportedOptimizerState imported;
+  const std::string optimizer = required(history, "optimizer_name", path + "'s optimizer_history")->text;
+  for (const auto& [name, fairseq] : kOptimizers)
+    if (fairseq == optimizer) imported.name = name;
+  ATTN_CHECK(!imported.name.empty(),
+             "import-fairseq --with-optimizer-state: {} holds the state of {}, which attnlab has no counterpart of "
+             "(FairseqAdam, FairseqNAG; fp16 training keeps its own flattened state)",
+             path, optimizer);
+  const std::string criterion = required(history, "criterion_name", path + "'s optimizer_history")->text;
+  for (const auto& [name, fairseq] : kCriteria)
+    if (fairseq == criterion) imported.criterion = name;
+  imported.num_updates = int64_t(pickled_number(required(history, "num_updates", path), path + " num_updates"));
+
+  const std::string what = path + "'s optimizer parameter group";
+  const data::PickleRef groups = required(*last, "param_groups", path + "'s last_optimizer_state");
+  ATTN_CHECK(groups->items.size() == 1, "import-fairseq: {} has {} parameter groups; fairseq's trainer makes one", path,
+             groups->items.size());
+  const data::PickleValue& group = *groups->items.front();
+  ATTN_CHECK(required(group, "params", what)->items.size() == parameters.size(),
+             "import-fairseq: {} numbers {} parameters, the model has {} (fairseq's model.parameters())", path,
+             required(group, "params", what)->items.size(), parameters.size());
+  imported.lr = pickled_number(required(group, "lr", what), what + " lr");
+  imported.options = imported.name == "adam" ? adam_options(group, what) : nag_options(group, what);
+
+  std::map<std::string, const data::PickleValue*> by_name;  // fairseq's state per attnlab parameter name
+  for (const auto& [number, entry] : required(*last, "state", path + "'s last_optimizer_state")->entries) {
+    ATTN_CHECK(
+        number->is(data::PickleValue::Kind::Int) && number->integer >= 0 && size_t(number->integer) < parameters.size(),
+        "import-fairseq: {}'s optimizer state has an entry for no parameter", path);
+    for (const std::string& name : parameters[size_t(number->integer)].attnlab_names) by_name[name] = entry.get();
+  }
+  NamedTensors steps;  // after the slots, as nn::Optimizer::state_dict() orders them
+  for (const auto& [name, parameter] : trainable) {
+    const auto found = by_name.find(name);
+    const data::PickleValue* entry = found == by_name.end() ? nullptr : found->second;
+    const std::string entry_name = fmt::format("{}'s optimizer state of {}", path, name);
+    auto slot = [&](const char* slot_name) {
+      if (!entry) return zeros(parameter.shape());
+      Tensor value = file.tensor(*required(*entry, slot_name, entry_name), entry_name + " " + slot_name);
+      ATTN_CHECK(value.shape() == parameter.shape(), "import-fairseq: {} {} is {}, the weight {}", entry_name,
+                 slot_name, value.shape().str(), parameter.shape().str());
+      return value;
+    };
+    if (imported.name == "adam") {
+      imported.state.emplace_back(nn::optimizer_state_key(name, "exp_avg"), slot("exp_avg"));
+      imported.state.emplace_back(nn::optimizer_state_key(name, "exp_avg_sq"), slot("exp_avg_sq"));
+      steps.emplace_back(
+          nn::optimizer_state_key(name, "step"),
+          from_vector<int64_t>({entry ? step_count(file, entry->find("step"), entry_name) : 0}, Shape{}));
+    } else {
+      imported.state.emplace_back(nn::optimizer_state_key(name, "momentum_buffer"), slot("momentum_buffer"));
+    }
+  }
+  imported.state.insert(imported.state.end(), steps.begin(), steps.end());
+  if (imported.name == "nag")
+    if (const data::PickleRef lr_old = group.find("lr_old"))
+      imported.state.emplace_back(nn::NAG::kLrOldKey,
+                                  from_vector<double>({pickled_number(lr_old, what + " lr_old")}, Shape{}));
+  return imported;
+}
 
 std::vector<FairseqParameter> fairseq_parameters(const std::vector<ExportedTensor>& tensors) {
   // Sort key: a layer's weights stay where its first one is and take fairseq's order inside it;
@@ -192,8 +318,10 @@ std::vector<FairseqParameter> fairseq_parameters(const std::vector<ExportedTenso
 
 FairseqOptimizerState fairseq_optimizer_state(const FairseqOptimizerSource& source,
                                               const std::vector<FairseqParameter>& parameters, TorchFileWriter& file) {
-  if (source.name == "adam") return adam_state(source, parameters, file);
-  if (source.name == "nag") return nag_state(source, parameters, file);
+  for (const auto& [name, fairseq] : kOptimizers)
+    if (name == source.name)
+      return {std::string(fairseq),
+              name == "adam" ? adam_state(source, parameters, file) : nag_state(source, parameters, file)};
   throw Error(fmt::format("export-fairseq: no fairseq optimizer for attnlab's '{}'", source.name));
 }
 

@@ -1485,10 +1485,11 @@ TEST_CASE("preprocess --dataset-impl raw keeps the text, which train and generat
                                     "--max-tokens", "512", "--max-update", "2", "--threads", "1", "--save-dir", "ck"}));
 }
 
-// The optimizer state export-fairseq --with-optimizer-state wrote into `archive` for the
-// checkpoint `original`: numbered in the order of `fairseq_names` (fairseq's model.parameters()
-// of the same model, printed by fairseq), each entry attnlab's state of that parameter.
-void check_fairseq_optimizer_state(const std::string& archive, const std::string& original,
+// The optimizer state of the fairseq checkpoint `archive` (export-fairseq --with-optimizer-state
+// wrote it, or fairseq) against the attnlab checkpoint `attnlab_checkpoint`'s: numbered in the
+// order of `fairseq_names` (fairseq's model.parameters() of the same model, printed by fairseq),
+// each entry attnlab's state of that parameter.
+void check_fairseq_optimizer_state(const std::string& archive, const std::string& attnlab_checkpoint,
                                    const std::string& fairseq_names) {
   const attn::app::TorchFile file = attn::app::TorchFile::read(archive);
   const attn::data::PickleValue& history = *file.root().find("optimizer_history")->items.back();
@@ -1502,7 +1503,7 @@ void check_fairseq_optimizer_state(const std::string& archive, const std::string
   const std::vector<std::string> names = lines_of(read_file(fairseq_names));
   CHECK(group.find("params")->items.size() == names.size());
   std::map<std::string, attn::Tensor> attnlab;
-  for (auto& [name, tensor] : attn::load_safetensors(attn::app::optimizer_path(original)).tensors)
+  for (auto& [name, tensor] : attn::load_safetensors(attn::app::optimizer_path(attnlab_checkpoint)).tensors)
     attnlab.emplace(name, tensor);
   // attnlab's name of a fairseq parameter: a LightConv encoder layer's LayerNorms are
   // layer_norms.0/1 here; the tied output matrix is the decoder's embedding.
@@ -1595,7 +1596,13 @@ TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq rea
     require_success(run_attnlab(dir, {"export-fairseq", original, "--output", "with-state", "--with-optimizer-state"}));
     check_fairseq_optimizer_state(dir.file("with-state/model.pt"), dir.file(original),
                                   vector_path(std::string("own/fairseq/pt/export-parameters.") + model + ".txt"));
+    // And back: import-fairseq --with-optimizer-state gives the same optimizer file.
+    require_success(run_attnlab(
+        dir, {"import-fairseq", "with-state/model.pt", "--output", "round-trip/ck", "--with-optimizer-state"}));
+    CHECK(read_file(dir.file("round-trip/ck.optimizer.safetensors")) ==
+          read_file(attn::app::optimizer_path(dir.file(original))));
     fs::remove_all(dir.dir / "with-state");
+    fs::remove_all(dir.dir / "round-trip");
 
     require_success(run_attnlab(
         dir, {"import-fairseq", std::string("fq-") + model + "/model.pt", "--output", std::string("back-") + model}));
@@ -1619,6 +1626,71 @@ TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq rea
     }
     CHECK(lines[0] == lines[1]);
   }
+}
+
+// own/fairseq/pt/trainer_adam.pt: a checkpoint as fairseq's trainer saves it, with FairseqAdam's
+// state after three steps (make_trainer_checkpoint.py), of the Transformer of the test above.
+TEST_CASE("import-fairseq --with-optimizer-state reads fairseq's Adam state, and train resumes with it") {
+  TempDir dir;
+  const std::string data = vector_path("own/fairseq/data-bin");
+  const std::string trainer_checkpoint = vector_path("own/fairseq/pt/trainer_adam.pt");
+  require_success(
+      run_attnlab(dir, {"import-fairseq", trainer_checkpoint, "--source-dict", data + "/dict.en.txt", "--target-dict",
+                        data + "/dict.de.txt", "--output", "imported/ck", "--with-optimizer-state"}));
+  check_fairseq_optimizer_state(trainer_checkpoint, dir.file("imported/ck"),
+                                vector_path("own/fairseq/pt/export-parameters.transformer.txt"));
+  const nlohmann::json metadata = nlohmann::json::parse(read_file(dir.file("imported/ck.json"))).at("metadata");
+  CHECK(metadata.at("num_updates") == 3);
+  CHECK(metadata.at("optimizer_options").at("adam_betas") == nlohmann::json::array({0.9, 0.98}));
+  // Training goes on from update 3 with fairseq's moments.
+  const CommandResult resumed = run_attnlab(dir, {"train",
+                                                  data,
+                                                  "--arch",
+                                                  "transformer_tiny",
+                                                  "--encoder-layers",
+                                                  "1",
+                                                  "--decoder-layers",
+                                                  "1",
+                                                  "--encoder-embed-dim",
+                                                  "16",
+                                                  "--decoder-embed-dim",
+                                                  "16",
+                                                  "--encoder-ffn-embed-dim",
+                                                  "32",
+                                                  "--decoder-ffn-embed-dim",
+                                                  "32",
+                                                  "--encoder-attention-heads",
+                                                  "2",
+                                                  "--decoder-attention-heads",
+                                                  "2",
+                                                  "--encoder-normalize-before",
+                                                  "--decoder-normalize-before",
+                                                  "--share-decoder-input-output-embed",
+                                                  "--adam-betas",
+                                                  "(0.9, 0.98)",
+                                                  "--weight-decay",
+                                                  "0.01",
+                                                  "--max-tokens",
+                                                  "2048",
+                                                  "--max-update",
+                                                  "4",
+                                                  "--threads",
+                                                  "1",
+                                                  "--save-dir",
+                                                  "ck",
+                                                  "--restore-file",
+                                                  dir.file("imported/ck"),
+                                                  "--reset-lr-scheduler",
+                                                  "--reset-dataloader",
+                                                  "--reset-meters"});
+  require_success(resumed);
+  CHECK(contains(resumed.out, "(epoch 1, update 3)"));
+  CHECK(contains(resumed.out, "done training (reached --max-update 4)"));
+  // A model archive without the trainer's state, asked for it.
+  require_runtime_error(run_attnlab(dir, {"import-fairseq", vector_path("own/fairseq/pt/fairseq_prenorm.pt"),
+                                          "--source-dict", data + "/dict.en.txt", "--target-dict",
+                                          data + "/dict.de.txt", "--output", "x", "--with-optimizer-state"}),
+                        {"holds no optimizer state"});
 }
 
 TEST_CASE("export-fairseq refuses a model fairseq has no place for, naming why") {
