@@ -2,13 +2,15 @@
 // checkpoint (what fairseq-train saves, or a published model's model.pt) as an attnlab
 // checkpoint OUT, weights only, for `generate`, `translate`, `validate`, `inspect` and `average`
 // (apps/interop/fairseq_checkpoint.hpp); with --with-optimizer-state also the optimizer state
-// fairseq-train saved, for `train --restore-file OUT` (apps/interop/fairseq_optimizer_state.hpp). The dictionaries are
-// fairseq's dict.SRC.txt and dict.TGT.txt beside MODEL.pt (the layout of fairseq's model archives) unless given, the
-// languages those the checkpoint records unless given, and a `bpecodes` file beside MODEL.pt
+// fairseq-train saved, for `train --restore-file OUT` (apps/interop/fairseq_optimizer_state.hpp).
+// The dictionaries are fairseq's dict.SRC.txt and dict.TGT.txt beside MODEL.pt (the layout of
+// fairseq's model archives) unless given, the languages those the checkpoint records unless
+// given, and a `bpecodes` file beside MODEL.pt
 // is recorded for `translate` (--bpe-codes names another). The dictionaries must have the rows
 // of the embeddings; they and the BPE codes are copied beside OUT, as training does.
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -63,14 +65,17 @@ TranslationTask imported_task(const ImportArgs& args, const FairseqModel& import
   return task;
 }
 
-// The optimizer state fairseq's trainer saved in `path` as the checkpoint's optimizer file and
-// the metadata `train --restore-file` reads with it (the update count, the optimizer and its
-// settings, the criterion); the schedule, data position and meters are not fairseq's to give.
-void add_optimizer_state(const std::string& path, const nn::TransformerConfig& config,
-                         const nn::EncoderDecoderModel& model, CheckpointContent& content) {
-  const ImportedOptimizerState state =
-      imported_optimizer_state(TorchFile::read(path), path, fairseq_parameters(fairseq_tensors(config, content.model)),
-                               model.named_parameters());
+// The optimizer state fairseq's trainer saved in `path`, for `model`.
+ImportedOptimizerState optimizer_state(const std::string& path, const nn::EncoderDecoderModel& model) {
+  return imported_optimizer_state(TorchFile::read(path), path,
+                                  fairseq_parameters(fairseq_tensors(model.config(), model.state_dict())),
+                                  model.named_parameters());
+}
+
+// The state as the checkpoint's optimizer file, with the metadata `train --restore-file` reads
+// with it (the update count, the optimizer and its settings, the criterion); the schedule, data
+// position and meters are not fairseq's to give.
+void add_optimizer_state(const ImportedOptimizerState& state, CheckpointContent& content) {
   content.optimizer = state.state;
   content.metadata["optimizer"] = state.name;
   content.metadata["optimizer_options"] = state.options;
@@ -90,6 +95,8 @@ int run_import(const ImportArgs& args) {
     throw Error(fmt::format("import-fairseq: the weights of {} do not fit fairseq's --arch {} as attnlab builds it: {}",
                             args.model, imported.arch, e.what()));
   }
+  std::optional<ImportedOptimizerState> optimizer;  // read before anything is written
+  if (args.with_optimizer_state) optimizer = optimizer_state(args.model, model);
   const std::string base = checkpoint_base(args.output);
   const std::string folder = fs::path(base).parent_path().string();
   data::create_folders(folder, "--output's folder");
@@ -101,7 +108,7 @@ int run_import(const ImportArgs& args) {
                        {{"path", fs::absolute(args.model).lexically_normal().string()},
                         {"checksum", file_checksum(args.model)},
                         {"left_out", imported.left_out}}}};
-  if (args.with_optimizer_state) add_optimizer_state(args.model, imported.config, model, content);
+  if (optimizer) add_optimizer_state(*optimizer, content);
   save_checkpoint(base, content);
   fmt::print("imported {} (fairseq --arch {}, {} parameters, {} -> {}) into {}\n", args.model, imported.arch,
              model.num_parameters(), task.source_lang, task.target_lang, weights_path(base));
