@@ -11,7 +11,8 @@
 // Moses detokenizer of the target language, as fairseq's decode_fn) and the text scored;
 // --results-path DIR writes the lines to DIR/generate-SUBSET.txt instead of standard output;
 // --skip-invalid-size-inputs-valid-test leaves out the sentences longer than the model's
-// positions (said on standard error) instead of refusing the split; --cpu is --device cpu.
+// positions (said on standard error) instead of refusing the split; --cpu is --device cpu. A
+// split with its source side alone (preprocess --only-source) gets no T- and no closing line.
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -78,7 +79,7 @@ DecodeFn decode_fn(const GenerateArgs& args, const std::string& target_lang) {
 // (--replace-unk's replacements made, post-processed).
 struct SentenceText {
   const TranslationTask& task;
-  const SplitCorpora& corpora;
+  const SourceSplit& corpora;
   const std::optional<UnknownWordReplacement>& unknown_words;
   const GenerateArgs& args;
 
@@ -87,7 +88,7 @@ struct SentenceText {
                          : task.source_dict.decode(ids, args.remove_bpe);
   }
   std::string reference(size_t i, const std::vector<int64_t>& ids) const {
-    return unknown_words ? std::string(*corpora.target.original_text(i))
+    return unknown_words ? std::string(*corpora.target->original_text(i))
                          : task.target_dict.decode(ids, args.remove_bpe);
   }
   std::string hypothesis(size_t i, const nn::Hypothesis& h, const std::vector<int64_t>& source_ids) const {
@@ -161,15 +162,21 @@ int run_generate(const GenerateArgs& args) {
   TrainedModel& trained = ensemble.front();  // its datastore serves kNN-MT (nn/search/model_ensemble.hpp)
   const nn::ModelEnsemble models = ensemble_of(ensemble);
   const TranslationTask task = open_task_for(trained, args.data_dir);
-  const SplitCorpora corpora = open_split(task, args.subset);
+  const SourceSplit corpora = open_source_split(task, args.subset);
+  const bool has_target = corpora.target.has_value();  // none: a source side alone (preprocess --only-source)
+  ATTN_CHECK(has_target || (!args.score_reference && args.prefix_size == 0),
+             "generate: {} has no target side (preprocess --only-source): --score-reference and --prefix-size read "
+             "the references it lacks",
+             corpora.source.description());
   const std::vector<std::vector<int64_t>> all_sources = corpora.source.sentences();
   const std::vector<size_t> kept = sentences_to_translate(models, corpora.source, all_sources, args.skip_invalid_size);
   const std::vector<std::vector<int64_t>> sources = sentences_at(all_sources, kept);
-  const std::vector<std::vector<int64_t>> targets = sentences_at(corpora.target.sentences(), kept);
+  const std::vector<std::vector<int64_t>> targets =
+      has_target ? sentences_at(corpora.target->sentences(), kept) : std::vector<std::vector<int64_t>>{};
   const std::optional<UnknownWordReplacement> unknown_words =
       UnknownWordReplacement::from_flag(args.replace_unk, args.alignment_dictionary);
   ATTN_CHECK(!unknown_words || corpora.source.size() == 0 ||
-                 (corpora.source.original_text(0) && corpora.target.original_text(0)),
+                 (corpora.source.original_text(0) && (!has_target || corpora.target->original_text(0))),
              "generate: --replace-unk copies from the split's text, which {} does not keep (ids only): preprocess "
              "with --dataset-impl raw, as fairseq asks",
              corpora.source.description());
@@ -195,9 +202,9 @@ int run_generate(const GenerateArgs& args) {
   int64_t generated_tokens = 0;
   for (size_t k = 0; k < sources.size(); ++k) {
     const size_t i = kept[k];  // the sentence's number in the split
-    const std::string source = decode(text.source(i, sources[k]));
-    const std::string reference = decode(text.reference(i, targets[k]));
-    if (!args.quiet) out += fmt::format("S-{}\t{}\nT-{}\t{}\n", i, source, i, reference);
+    if (!args.quiet) out += fmt::format("S-{}\t{}\n", i, decode(text.source(i, sources[k])));
+    if (has_target) references.push_back(decode(text.reference(i, targets[k])));
+    if (has_target && !args.quiet) out += fmt::format("T-{}\t{}\n", i, references.back());
     // fairseq's H-, D-, P- (base 2) and A- lines of each hypothesis (--quiet: none), the best one's
     // D- text scored.
     const size_t shown = args.quiet ? 1 : hypotheses[k].size();
@@ -208,11 +215,11 @@ int run_generate(const GenerateArgs& args) {
       if (!args.quiet)
         out += hypothesis_lines(i, h, hypothesis, detokenized) + alignment_line(i, h, sources[k], args.print_alignment);
     }
-    references.push_back(reference);
     generated_tokens += int64_t(hypotheses[k].front().tokens.size());
   }
-  out += fmt::format("Generate {} with beam={}: {}\n", args.subset, args.decoding.search.beam,
-                     corpus_score(args, best, references));
+  if (has_target)  // fairseq scores only what has references
+    out += fmt::format("Generate {} with beam={}: {}\n", args.subset, args.decoding.search.beam,
+                       corpus_score(args, best, references));
   if (args.results_path.empty()) {
     fmt::print("{}", out);
   } else {

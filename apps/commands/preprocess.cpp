@@ -33,6 +33,8 @@ struct PreprocessOptions {
   std::string train_prefix, valid_prefix, test_prefix, dest_dir = "data-bin";
   bool joined_dictionary = false;
   bool target_first = false;  // the joined dictionary begins with the target dictionary
+  bool only_source = false;   // the source side alone: its dictionary and splits (fairseq's --only-source)
+  bool dict_only = false;     // the dictionaries alone, no split
   std::string source_dict, target_dict;
   int64_t threshold_source = 0, threshold_target = 0;
   int64_t nwords_source = -1, nwords_target = -1;
@@ -72,10 +74,11 @@ std::pair<data::Dictionary, data::Dictionary> make_dictionaries(const Preprocess
                       options.threshold_source, options.nwords_source, options);
     return {joined, joined};
   }
-  return {load_or_build(options.source_dict, {train_file(options.source_lang)}, options.threshold_source,
-                        options.nwords_source, options),
-          load_or_build(options.target_dict, {train_file(options.target_lang)}, options.threshold_target,
-                        options.nwords_target, options)};
+  data::Dictionary source = load_or_build(options.source_dict, {train_file(options.source_lang)},
+                                          options.threshold_source, options.nwords_source, options);
+  if (options.only_source) return {std::move(source), data::Dictionary{}};  // no target side: not written
+  return {std::move(source), load_or_build(options.target_dict, {train_file(options.target_lang)},
+                                           options.threshold_target, options.nwords_target, options)};
 }
 
 // "train" -> [(train, P)]; "valid" with "P1,P2" -> [(valid, P1), (valid1, P2)] as fairseq names them.
@@ -96,13 +99,23 @@ struct NamedSplit {
   data::ParallelCorpus corpus;
 };
 
-// Every split the options name, read and checked (UTF-8, equal line counts).
+// Every split the options name, read and checked (UTF-8, equal line counts); the source side
+// alone with --only-source, none with --dict-only.
 std::vector<NamedSplit> read_splits(const PreprocessOptions& options) {
   std::vector<NamedSplit> splits;
+  if (options.dict_only) return splits;
   for (const auto& [split, prefixes] : {std::pair{"train", options.train_prefix}, {"valid", options.valid_prefix},
                                         {"test", options.test_prefix}})
-    for (const auto& [name, prefix] : split_prefixes(split, prefixes))
-      splits.push_back({name, data::read_parallel_corpus(prefix, options.source_lang, options.target_lang)});
+    for (const auto& [name, prefix] : split_prefixes(split, prefixes)) {
+      data::ParallelCorpus corpus;
+      if (options.only_source) {
+        corpus.source_path = prefix + "." + options.source_lang;
+        corpus.source = data::read_lines(corpus.source_path);
+      } else {
+        corpus = data::read_parallel_corpus(prefix, options.source_lang, options.target_lang);
+      }
+      splits.push_back({name, std::move(corpus)});
+    }
   return splits;
 }
 
@@ -122,33 +135,41 @@ int run_preprocess(PreprocessOptions options) {
                                !options.source_dict.empty() || !options.target_dict.empty()))
     throw data::DataError("--target-first builds a --joined-dictionary from the training text: pass --joined-dictionary "
                           "and --trainpref, and no --srcdict or --tgtdict");
+  if (options.target_first && options.only_source)
+    throw data::DataError("--target-first orders the target side's symbols first, which --only-source leaves out");
   const std::vector<NamedSplit> splits = read_splits(options);
   auto [source_dict, target_dict] = make_dictionaries(options);
 
   data::create_folders(options.dest_dir, "--destdir");
   data::OutputFiles outputs;  // the dictionaries and every split, replaced together
-  for (const auto& [lang, dictionary] : {std::pair{options.source_lang, &source_dict}, {options.target_lang, &target_dict}}) {
+  struct Side {
+    std::string lang;
+    const data::Dictionary* dictionary;
+    bool is_source;
+  };
+  std::vector<Side> sides = {{options.source_lang, &source_dict, true}};
+  if (!options.only_source) sides.push_back({options.target_lang, &target_dict, false});
+  for (const auto& [lang, dictionary, is_source] : sides) {
     std::cout << fmt::format("[{}] Dictionary: {} types\n", lang, dictionary->size());
     outputs.add(fmt::format("{}/{}", options.dest_dir, data::dictionary_file_name(lang)), dictionary->to_text());
   }
   for (const auto& [name, corpus] : splits) {
-    for (const auto& [lang, lines, dictionary] : {std::tuple{options.source_lang, &corpus.source, &source_dict},
-                                                  {options.target_lang, &corpus.target, &target_dict}}) {
+    for (const auto& [lang, dictionary, is_source] : sides) {
+      const std::vector<std::string>& lines = is_source ? corpus.source : corpus.target;
       if (options.dataset_impl == "raw") {  // fairseq copies the text beside the dictionaries
         std::string text;
-        for (const std::string& line : *lines) text += line + "\n";
+        for (const std::string& line : lines) text += line + "\n";
         outputs.add(data::raw_text_path(options.dest_dir, name, options.source_lang, options.target_lang, lang), text);
         continue;
       }
       std::string out = data::binarized_path(options.dest_dir, name, options.source_lang, options.target_lang, lang);
-      data::BinarizeStats stats = data::binarize_lines(
-          *lines, *dictionary, out, outputs, options.workers,
-          binarized_format(options.dataset_impl));
+      data::BinarizeStats stats = data::binarize_lines(lines, *dictionary, out, outputs, options.workers,
+                                                       binarized_format(options.dataset_impl));
       std::cout << data::binarize_report(lang, name, stats) << "\n";
     }
   }
   outputs.commit();
-  std::cout << fmt::format("Wrote preprocessed data to {}\n", options.dest_dir);
+  if (!options.dict_only) std::cout << fmt::format("Wrote preprocessed data to {}\n", options.dest_dir);
   return 0;
 }
 
@@ -166,6 +187,10 @@ CommandRegistration preprocess_command(
       cmd.add_flag("--target-first", options->target_first,
                    "With --joined-dictionary: the target side's symbols first, and the target dictionary only "
                    "those, so a model sharing all embeddings predicts only them");
+      cmd.add_flag("--only-source", options->only_source,
+                   "The source side alone: its dictionary (joined: of both training sides) and its splits, no "
+                   "target files (monolingual text for generate, as fairseq's back-translation recipe)");
+      cmd.add_flag("--dict-only", options->dict_only, "Write the dictionaries only, no split");
       cmd.add_option("--srcdict", options->source_dict, "Reuse this source dict.txt");
       cmd.add_option("--tgtdict", options->target_dict, "Reuse this target dict.txt");
       add_integer_option(cmd, "--thresholdsrc", options->threshold_source, "Drop source words seen fewer times")

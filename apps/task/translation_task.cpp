@@ -70,9 +70,11 @@ std::optional<std::pair<std::string, std::string>> split_direction(const Transla
 }
 
 // One split's binarized source and target (SPLIT.SRC-TGT.LANG.bin, or SPLIT.TGT-SRC.LANG.bin), or
-// their text (SPLIT.SRC-TGT.LANG: fairseq's --dataset-impl raw).
-std::pair<data::BinarizedCorpus, data::BinarizedCorpus> open_split_pair(const TranslationTask& task,
-                                                                       const std::string& split) {
+// their text (SPLIT.SRC-TGT.LANG: fairseq's --dataset-impl raw); no target where the split has
+// none (preprocess --only-source) and `sides` allows it.
+std::pair<data::BinarizedCorpus, std::optional<data::BinarizedCorpus>> open_split_pair(const TranslationTask& task,
+                                                                                       const std::string& split,
+                                                                                       SplitSides sides) {
   // Neither there: the error of opening SRC-TGT's names the file looked for.
   const std::pair<std::string, std::string> direction =
       split_direction(task, split).value_or(std::pair{task.source_lang, task.target_lang});
@@ -103,13 +105,22 @@ std::pair<data::BinarizedCorpus, data::BinarizedCorpus> open_split_pair(const Tr
                               corpus.path(), dictionary_path));
     return corpus;
   };
-  std::pair<data::BinarizedCorpus, data::BinarizedCorpus> pair{
-      open(task.source_lang, task.source_dict, task.source_dict_path),
-      open(task.target_lang, task.target_dict, task.target_dict_path)};
-  if (pair.first.size() != pair.second.size())
-    throw Error(fmt::format("{} has {} sentences but {} has {}", pair.first.path(), pair.first.size(),
-                            pair.second.path(), pair.second.size()));
-  return pair;
+  data::BinarizedCorpus source = open(task.source_lang, task.source_dict, task.source_dict_path);
+  const std::string target_file =
+      data::binarized_path(task.data_dir, split, direction.first, direction.second, task.target_lang);
+  if (!fs::exists(target_file) &&
+      !fs::exists(data::raw_text_path(task.data_dir, split, direction.first, direction.second, task.target_lang))) {
+    ATTN_CHECK(sides == SplitSides::kSourceAlone,
+               "{}: there is no {} (nor its text): the split has only its source side (preprocess --only-source), "
+               "which generate translates but nothing can be trained or scored on",
+               source.path(), target_file);
+    return {std::move(source), std::nullopt};
+  }
+  data::BinarizedCorpus target = open(task.target_lang, task.target_dict, task.target_dict_path);
+  if (source.size() != target.size())
+    throw Error(
+        fmt::format("{} has {} sentences but {} has {}", source.path(), source.size(), target.path(), target.size()));
+  return {std::move(source), std::move(target)};
 }
 
 }  // namespace
@@ -121,13 +132,19 @@ SplitCorpora open_split(const TranslationTask& task, const std::string& split, c
   for (size_t k = 0;; ++k) {
     const std::string part = k == 0 ? split : split + std::to_string(k);
     if (k > 0 && !split_direction(task, part)) break;  // fairseq stops at the first SPLITk not there
-    auto [source, target] = open_split_pair(task, part);
+    auto [source, target] = open_split_pair(task, part, SplitSides::kBoth);
     sources.push_back(std::move(source));
-    targets.push_back(std::move(target));
+    targets.push_back(std::move(*target));
     if (!combination.combine) break;
   }
   const size_t repeats = sources.size() > 1 ? combination.upsample_primary : 1;  // fairseq's: only when combined
   return {data::ConcatenatedCorpus(std::move(sources), repeats), data::ConcatenatedCorpus(std::move(targets), repeats)};
+}
+
+SourceSplit open_source_split(const TranslationTask& task, const std::string& split) {
+  auto [source, target] = open_split_pair(task, split, SplitSides::kSourceAlone);
+  if (!target) return {data::ConcatenatedCorpus(std::move(source)), std::nullopt};
+  return {data::ConcatenatedCorpus(std::move(source)), data::ConcatenatedCorpus(std::move(*target))};
 }
 
 std::vector<std::string> parse_split_list(const std::string& text, const std::string& flag) {

@@ -49,6 +49,17 @@ struct SplitCombination {
 SplitCorpora open_split(const TranslationTask& task, const std::string& split,
                         const SplitCombination& combination = {});
 
+// Whether a split must have both sides (training, scoring) or may have its source alone.
+enum class SplitSides { kBoth, kSourceAlone };
+// A split to translate: its source, and its target when it has one (fairseq-preprocess
+// --only-source binarizes the source alone, as fairseq's back-translation recipe does for
+// monolingual text; fairseq-generate then prints no references and no BLEU).
+struct SourceSplit {
+  data::ConcatenatedCorpus source;
+  std::optional<data::ConcatenatedCorpus> target;
+};
+SourceSplit open_source_split(const TranslationTask& task, const std::string& split);
+
 // The model configuration for the task's dictionaries: vocabulary sizes, pad and eos.
 void set_vocabulary(nn::TransformerConfig& config, const TranslationTask& task);
 

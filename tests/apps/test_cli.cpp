@@ -382,6 +382,25 @@ TEST_CASE("train, validate and generate read fairseq-preprocess's data-bin (mmap
                                                     "2", "--threads", "1"});
   require_success(from_lazy);
   CHECK(from_lazy.out == generated.out);
+  // The same sources binarized alone (fairseq's back-translation recipe: preprocess --only-source,
+  // the target dictionary copied beside): the same lines, without T- and the BLEU line.
+  require_success(
+      run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--only-source", "--srcdict", "fairseq-bin/dict.en.txt",
+                        "--testpref", vector_path("own/fairseq/data-bin-text/valid"), "--destdir", "mono"}));
+  fs::copy_file(dir.dir / "fairseq-bin" / "dict.de.txt", dir.dir / "mono" / "dict.de.txt");
+  const CommandResult monolingual = run_attnlab(dir, {"generate", "mono", "--path", "checkpoints/checkpoint_last",
+                                                      "--gen-subset", "test", "--beam", "2", "--threads", "1"});
+  require_success(monolingual);
+  std::string without_references;
+  for (const std::string& line : lines_of(generated.out))
+    if (!line.starts_with("T-") && !line.starts_with("Generate ")) without_references += line + "\n";
+  CHECK(monolingual.out == without_references);
+  require_runtime_error(run_attnlab(dir, {"validate", "mono", "--path", "checkpoints/checkpoint_last", "--valid-subset",
+                                          "test", "--threads", "1"}),
+                        {"test.en-de.de.bin", "only its source side (preprocess --only-source)"});
+  require_runtime_error(run_attnlab(dir, {"generate", "mono", "--path", "checkpoints/checkpoint_last", "--gen-subset",
+                                          "test", "--score-reference", "--threads", "1"}),
+                        {"has no target side", "--score-reference"});
 
   // fairseq's files do not name their dictionary: a smaller one is caught by the ids it lacks.
   write_file(dir.dir / "fairseq-bin" / "dict.de.txt", "a 1\n");

@@ -54,3 +54,31 @@ TEST_CASE("preprocess --dataset-impl mmap, lazy and cached write fairseq-preproc
                                                "--dataset-impl", "huffman"}),
                              "--dataset-impl");
 }
+
+// fairseq-preprocess (3d262bb) --only-source writes data-bin's source files (dict.en.txt and the
+// en splits: the dictionary is the source side's either way) and no target file; --dict-only
+// its two dictionaries alone (both checked against fairseq's own runs of the same flags).
+TEST_CASE("preprocess --only-source and --dict-only write what fairseq-preprocess writes") {
+  TempDir dir;
+  const std::string text = vector_path("own/fairseq/data-bin-text/");
+  const std::string expected = vector_path("own/fairseq/data-bin/");
+  for (const auto& [flag, files] :
+       {std::pair<std::string, std::vector<std::string>>{
+            "--only-source",
+            {"dict.en.txt", "train.en-de.en.bin", "train.en-de.en.idx", "valid.en-de.en.bin", "valid.en-de.en.idx"}},
+        {"--dict-only", {"dict.en.txt", "dict.de.txt"}}}) {
+    INFO(flag);
+    const std::string out = "bin" + flag;
+    require_success(
+        run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "train", "--validpref",
+                          text + "valid", flag, "--dataset-impl", "mmap", "--workers", "2", "--destdir", out}));
+    for (const std::string& name : files) {
+      INFO(name);
+      CHECK(read_file(dir.file(out + "/" + name)) == read_file(expected + name));
+    }
+    CHECK(size_t(std::distance(std::filesystem::directory_iterator(dir.dir / out), {})) == files.size());
+  }
+  require_runtime_error(run_attnlab(dir, {"preprocess", "-s", "en", "-t", "de", "--trainpref", text + "train",
+                                          "--joined-dictionary", "--target-first", "--only-source"}),
+                        {"--target-first", "--only-source"});
+}
