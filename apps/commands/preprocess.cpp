@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "apps/cli/command.hpp"
+#include "data/alignment_dictionary.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/dictionary.hpp"
 #include "data/parallel_corpus.hpp"
@@ -35,6 +36,7 @@ struct PreprocessOptions {
   bool target_first = false;  // the joined dictionary begins with the target dictionary
   bool only_source = false;   // the source side alone: its dictionary and splits (fairseq's --only-source)
   bool dict_only = false;     // the dictionaries alone, no split
+  std::string alignment_file;  // --alignfile: the training pairs' word alignments, for alignment.SRC-TGT.txt
   std::string source_dict, target_dict;
   int64_t threshold_source = 0, threshold_target = 0;
   int64_t nwords_source = -1, nwords_target = -1;
@@ -137,6 +139,10 @@ int run_preprocess(PreprocessOptions options) {
                           "and --trainpref, and no --srcdict or --tgtdict");
   if (options.target_first && options.only_source)
     throw data::DataError("--target-first orders the target side's symbols first, which --only-source leaves out");
+  if (!options.alignment_file.empty() && (options.train_prefix.empty() || options.only_source || options.dict_only))
+    throw data::DataError(
+        "--alignfile aligns the words of the training pairs: it needs --trainpref, and both sides "
+        "(no --only-source or --dict-only)");
   const std::vector<NamedSplit> splits = read_splits(options);
   auto [source_dict, target_dict] = make_dictionaries(options);
 
@@ -168,6 +174,12 @@ int run_preprocess(PreprocessOptions options) {
       std::cout << data::binarize_report(lang, name, stats) << "\n";
     }
   }
+  if (!options.alignment_file.empty()) {  // fairseq's alignment dictionary, for --replace-unk
+    const data::ParallelCorpus& train = splits.front().corpus;
+    outputs.add(fmt::format("{}/alignment.{}-{}.txt", options.dest_dir, options.source_lang, options.target_lang),
+                data::alignment_dictionary_text(options.alignment_file, train.source, train.source_path, train.target,
+                                                train.target_path, source_dict, target_dict));
+  }
   outputs.commit();
   if (!options.dict_only) std::cout << fmt::format("Wrote preprocessed data to {}\n", options.dest_dir);
   return 0;
@@ -191,6 +203,10 @@ CommandRegistration preprocess_command(
                    "The source side alone: its dictionary (joined: of both training sides) and its splits, no "
                    "target files (monolingual text for generate, as fairseq's back-translation recipe)");
       cmd.add_flag("--dict-only", options->dict_only, "Write the dictionaries only, no split");
+      cmd.add_option("--alignfile", options->alignment_file,
+                     "Word alignments of the training pairs (lines of 'i-j', as fast_align prints them): also write "
+                     "alignment.SRC-TGT.txt, each source word's most frequent aligned target word, for "
+                     "generate/translate --replace-unk");
       cmd.add_option("--srcdict", options->source_dict, "Reuse this source dict.txt");
       cmd.add_option("--tgtdict", options->target_dict, "Reuse this target dict.txt");
       add_integer_option(cmd, "--thresholdsrc", options->threshold_source, "Drop source words seen fewer times")

@@ -82,3 +82,34 @@ TEST_CASE("preprocess --only-source and --dict-only write what fairseq-preproces
                                           "--joined-dictionary", "--target-first", "--only-source"}),
                         {"--target-first", "--only-source"});
 }
+
+// own/fairseq/alignment: made-up alignments of the training pairs, and the alignment dictionary
+// fairseq's _align_files makes of them once its word ids are ints (make_alignment_files.py).
+TEST_CASE("preprocess --alignfile writes the alignment dictionary; a bad alignment names file and line") {
+  TempDir dir;
+  const std::string text = vector_path("own/fairseq/data-bin-text/");
+  const std::string alignments = vector_path("own/fairseq/alignment/train.align");
+  auto preprocess = [&](const std::string& alignment_file, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"preprocess",   "-s",          "en",           "-t",        "de", "--trainpref",
+                                     text + "train", "--alignfile", alignment_file, "--destdir", "bin"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_attnlab(dir, args);
+  };
+  require_success(preprocess(alignments));
+  CHECK(read_file(dir.file("bin/alignment.en-de.txt")) ==
+        read_file(vector_path("own/fairseq/alignment/alignment.en-de.txt")));
+
+  const std::vector<std::string> lines = lines_of(read_file(alignments));
+  auto with_line = [&](size_t index, const std::string& replacement) {
+    std::string edited;
+    for (size_t i = 0; i < lines.size(); ++i) edited += (i == index ? replacement : lines[i]) + "\n";
+    write_file(dir.dir / "edited.align", edited);
+    return dir.file("edited.align");
+  };
+  require_runtime_error(preprocess(with_line(4, lines[4] + " 3:4")), {"edited.align:5", "'3:4'", "'i-j'"});
+  require_runtime_error(preprocess(with_line(0, "0-0 900-1")), {"edited.align:1", "source position 900", "train.en"});
+  require_runtime_error(preprocess(with_line(0, "0-900")), {"edited.align:1", "target position 900", "train.de"});
+  write_file(dir.dir / "short.align", lines[0] + "\n");
+  require_runtime_error(preprocess(dir.file("short.align")), {"short.align has 1 lines", "one alignment line per"});
+  require_runtime_error(preprocess(alignments, {"--dict-only"}), {"--alignfile", "--dict-only"});
+}
