@@ -1,8 +1,5 @@
 #include "data/fairseq_lazy_index.hpp"
 
-#include <cstring>
-#include <optional>
-
 #include <fmt/core.h>
 
 #include "data/little_endian.hpp"
@@ -48,23 +45,14 @@ std::vector<uint64_t> token_offsets(const std::string& path, const char* dimensi
 
 FairseqIndex read_fairseq_lazy_index(const std::string& path) {
   const std::string bytes = read_file_bytes(path);
-  if (bytes.size() < kFairseqLazyHeaderBytes)
-    throw DataError(fmt::format("{}: truncated fairseq index ({} bytes, shorter than the {}-byte header)", path,
-                                bytes.size(), kFairseqLazyHeaderBytes));
-  if (std::memcmp(bytes.data(), kFairseqLazyMagic, sizeof kFairseqLazyMagic) != 0)
-    throw DataError(fmt::format("{}: not a fairseq lazy/cached index (bad magic)", path));
-  const auto version = load_little_endian<uint64_t>(bytes.data() + 8);
-  if (version != 1)
-    throw DataError(fmt::format("{}: unsupported fairseq index version {} (expected 1)", path, version));
+  check_fairseq_index_start(path, bytes, std::string_view(kFairseqLazyMagic, sizeof kFairseqLazyMagic),
+                            kFairseqLazyHeaderBytes, "lazy/cached");
   const auto code = load_little_endian<uint64_t>(bytes.data() + 16);
-  const std::optional<TokenDtype> dtype = fairseq_dtype_of_code(code);
-  if (!dtype)
-    throw DataError(fmt::format("{}: dtype code {} is not an integer type fairseq writes token ids in ({})", path, code,
-                                code == 6 || code == 7 ? "float64" : "unknown code"));
+  const TokenDtype dtype = fairseq_index_dtype(path, code);
   const auto element_size = load_little_endian<uint64_t>(bytes.data() + 24);
-  if (element_size != token_dtype_bytes(*dtype))
+  if (element_size != token_dtype_bytes(dtype))
     throw DataError(fmt::format("{}: element size {} does not match dtype code {} ({} bytes)", path, element_size, code,
-                                token_dtype_bytes(*dtype)));
+                                token_dtype_bytes(dtype)));
   const auto count = load_little_endian<uint64_t>(bytes.data() + kCountsOffset);
   const auto sizes = load_little_endian<uint64_t>(bytes.data() + kCountsOffset + 8);
   // Two offset arrays of count + 1 and the sizes, 8 bytes each; counts this large cannot match
@@ -81,7 +69,7 @@ FairseqIndex read_fairseq_lazy_index(const std::string& path) {
   const char* dimensions = bytes.data() + kFairseqLazyHeaderBytes;
   const char* data = dimensions + 8 * (count + 1);
   FairseqIndex index;
-  index.dtype = *dtype;
+  index.dtype = dtype;
   index.offsets = token_offsets(path, dimensions, data, data + 8 * (count + 1), count);
   index.stored_id_shift = 1;
   return index;

@@ -59,21 +59,31 @@ uint8_t fairseq_dtype_code(TokenDtype dtype) {
   throw DataError("no fairseq dtype code for this token type");  // unreachable: every type is listed
 }
 
-FairseqIndex read_fairseq_mmap_index(const std::string& path) {
-  const std::string bytes = read_file_bytes(path);
-  if (bytes.size() < kFairseqMmapHeaderBytes)
+void check_fairseq_index_start(const std::string& path, const std::string& bytes, std::string_view magic,
+                               size_t header_bytes, const char* format) {
+  if (bytes.size() < header_bytes)
     throw DataError(fmt::format("{}: truncated fairseq index ({} bytes, shorter than the {}-byte header)", path,
-                                bytes.size(), kFairseqMmapHeaderBytes));
-  if (std::memcmp(bytes.data(), kFairseqMmapMagic, sizeof kFairseqMmapMagic) != 0)
-    throw DataError(fmt::format("{}: not a fairseq mmap index (bad magic)", path));
-  const auto version = load_little_endian<uint64_t>(bytes.data() + 9);
+                                bytes.size(), header_bytes));
+  if (std::memcmp(bytes.data(), magic.data(), magic.size()) != 0)
+    throw DataError(fmt::format("{}: not a fairseq {} index (bad magic)", path, format));
+  const auto version = load_little_endian<uint64_t>(bytes.data() + magic.size());
   if (version != 1)
     throw DataError(fmt::format("{}: unsupported fairseq index version {} (expected 1)", path, version));
-  const auto code = load_little_endian<uint8_t>(bytes.data() + 17);
+}
+
+TokenDtype fairseq_index_dtype(const std::string& path, uint64_t code) {
   const std::optional<TokenDtype> dtype = fairseq_dtype_of_code(code);
   if (!dtype)
     throw DataError(fmt::format("{}: dtype code {} is not an integer type fairseq writes token ids in ({})", path,
                                 code, code == 6 || code == 7 ? "float64" : "unknown code"));
+  return *dtype;
+}
+
+FairseqIndex read_fairseq_mmap_index(const std::string& path) {
+  const std::string bytes = read_file_bytes(path);
+  check_fairseq_index_start(path, bytes, std::string_view(kFairseqMmapMagic, sizeof kFairseqMmapMagic),
+                            kFairseqMmapHeaderBytes, "mmap");
+  const TokenDtype dtype = fairseq_index_dtype(path, load_little_endian<uint8_t>(bytes.data() + 17));
   const auto count = load_little_endian<uint64_t>(bytes.data() + 18);
   // 12 bytes per sentence; a count this large cannot match any file and would overflow.
   const uint64_t available = bytes.size() - kFairseqMmapHeaderBytes;
@@ -84,8 +94,8 @@ FairseqIndex read_fairseq_mmap_index(const std::string& path) {
                                 available));
   const char* lengths = bytes.data() + kFairseqMmapHeaderBytes;
   FairseqIndex index;
-  index.dtype = *dtype;
-  index.offsets = token_offsets(path, lengths, lengths + 4 * count, count, token_dtype_bytes(*dtype));
+  index.dtype = dtype;
+  index.offsets = token_offsets(path, lengths, lengths + 4 * count, count, token_dtype_bytes(dtype));
   return index;
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/binarized_corpus.hpp"
@@ -50,6 +51,13 @@ struct FairseqIndex {
 
 // Reads and validates the index at path; every error names the file and what is wrong.
 FairseqIndex read_fairseq_mmap_index(const std::string& path);
+
+// The start both index formats share, checked in `bytes` (the index at path): at least
+// `header_bytes`, the format's magic, then version 1 as a uint64.
+void check_fairseq_index_start(const std::string& path, const std::string& bytes, std::string_view magic,
+                               size_t header_bytes, const char* format);
+// The token type of dtype `code`; an error naming the index at path for a float or unknown code.
+TokenDtype fairseq_index_dtype(const std::string& path, uint64_t code);
 
 // The id type fairseq-preprocess writes for a dictionary of that many entries
 // (best_fitting_int_dtype): uint16 below 65,500, uint32 below 2^32 - 1, else int64.

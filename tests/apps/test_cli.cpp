@@ -1556,37 +1556,29 @@ void check_fairseq_optimizer_state(const std::string& archive, const std::string
   CHECK(with_state == names.size() - fairseq_only);
 }
 
+// The export tests' one-layer, width-16 models and their training (the Transformer of
+// own/fairseq/pt/export-parameters.transformer.txt and trainer_adam.pt, with the pre-norm and
+// tied-output flags the first test adds).
+std::vector<std::string> export_test_training_flags() {
+  std::vector<std::string> flags;
+  std::istringstream words(
+      "--encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 16 --decoder-embed-dim 16 --encoder-ffn-embed-dim 32 "
+      "--decoder-ffn-embed-dim 32 --encoder-attention-heads 2 --decoder-attention-heads 2 --max-tokens 2048 "
+      "--weight-decay 0.01 --adam-betas");
+  for (std::string word; words >> word;) flags.push_back(word);
+  flags.push_back("(0.9, 0.98)");
+  return flags;
+}
+
 TEST_CASE("export-fairseq writes a fairseq model archive that import-fairseq reads back as the same model") {
   TempDir dir;
   const std::string data = vector_path("own/fairseq/data-bin");
-  const std::vector<std::string> small = {"--encoder-layers",
-                                          "1",
-                                          "--decoder-layers",
-                                          "1",
-                                          "--encoder-embed-dim",
-                                          "16",
-                                          "--decoder-embed-dim",
-                                          "16",
-                                          "--encoder-ffn-embed-dim",
-                                          "32",
-                                          "--decoder-ffn-embed-dim",
-                                          "32",
-                                          "--encoder-attention-heads",
-                                          "2",
-                                          "--decoder-attention-heads",
-                                          "2",
-                                          "--max-tokens",
-                                          "2048",
-                                          "--max-update",
-                                          "2",
-                                          "--adam-betas",
-                                          "(0.9, 0.98)",
-                                          "--weight-decay",
-                                          "0.01"};
+  const std::vector<std::string> small = export_test_training_flags();
   auto train = [&](const std::string& arch, std::vector<std::string> flags) {
     std::vector<std::string> args = {"train", data, "--arch", arch, "--threads", "1", "--no-progress-bar", "--save-dir",
                                      arch == "transformer_tiny" ? "transformer" : "dynamicconv"};
     args.insert(args.end(), small.begin(), small.end());
+    args.insert(args.end(), {"--max-update", "2"});
     args.insert(args.end(), flags.begin(), flags.end());
     require_success(run_attnlab(dir, args));
   };
@@ -1662,46 +1654,26 @@ TEST_CASE("import-fairseq --with-optimizer-state reads fairseq's Adam state, and
   CHECK(metadata.at("num_updates") == 3);
   CHECK(metadata.at("optimizer_options").at("adam_betas") == nlohmann::json::array({0.9, 0.98}));
   // Training goes on from update 3 with fairseq's moments.
-  const CommandResult resumed = run_attnlab(dir, {"train",
-                                                  data,
-                                                  "--arch",
-                                                  "transformer_tiny",
-                                                  "--encoder-layers",
-                                                  "1",
-                                                  "--decoder-layers",
-                                                  "1",
-                                                  "--encoder-embed-dim",
-                                                  "16",
-                                                  "--decoder-embed-dim",
-                                                  "16",
-                                                  "--encoder-ffn-embed-dim",
-                                                  "32",
-                                                  "--decoder-ffn-embed-dim",
-                                                  "32",
-                                                  "--encoder-attention-heads",
-                                                  "2",
-                                                  "--decoder-attention-heads",
-                                                  "2",
-                                                  "--encoder-normalize-before",
-                                                  "--decoder-normalize-before",
-                                                  "--share-decoder-input-output-embed",
-                                                  "--adam-betas",
-                                                  "(0.9, 0.98)",
-                                                  "--weight-decay",
-                                                  "0.01",
-                                                  "--max-tokens",
-                                                  "2048",
-                                                  "--max-update",
-                                                  "4",
-                                                  "--threads",
-                                                  "1",
-                                                  "--save-dir",
-                                                  "ck",
-                                                  "--restore-file",
-                                                  dir.file("imported/ck"),
-                                                  "--reset-lr-scheduler",
-                                                  "--reset-dataloader",
-                                                  "--reset-meters"});
+  std::vector<std::string> resume = {"train",
+                                     data,
+                                     "--arch",
+                                     "transformer_tiny",
+                                     "--threads",
+                                     "1",
+                                     "--save-dir",
+                                     "ck",
+                                     "--restore-file",
+                                     dir.file("imported/ck"),
+                                     "--reset-lr-scheduler",
+                                     "--reset-dataloader",
+                                     "--reset-meters",
+                                     "--encoder-normalize-before",
+                                     "--decoder-normalize-before",
+                                     "--share-decoder-input-output-embed"};
+  const std::vector<std::string> model = export_test_training_flags();
+  resume.insert(resume.end(), model.begin(), model.end());
+  resume.insert(resume.end(), {"--max-update", "4"});
+  const CommandResult resumed = run_attnlab(dir, resume);
   require_success(resumed);
   CHECK(contains(resumed.out, "(epoch 1, update 3)"));
   CHECK(contains(resumed.out, "done training (reached --max-update 4)"));

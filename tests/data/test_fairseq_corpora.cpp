@@ -43,6 +43,36 @@ std::string fairseq_split(const std::string& split, const std::string& lang) {
   return vector_path("own/fairseq/data-bin/" + split + ".en-de." + lang + ".bin");
 }
 
+// The valid English split of a data-bin copied to a temporary folder, to open it with its index
+// or data replaced (damaged).
+struct DamagedSplit {
+  TempDir tmp;
+  const std::string good_index, good_data;
+  const std::string bin = tmp.file("valid.en-de.en.bin"), idx = tmp.file("valid.en-de.en.idx");
+
+  explicit DamagedSplit(const std::string& data_bin)
+      : good_index(attn::test::read_file(data_bin + "valid.en-de.en.idx")),
+        good_data(attn::test::read_file(data_bin + "valid.en-de.en.bin")) {}
+  BinarizedCorpus open_with(const std::string& index, const std::string& data) const {
+    attn::test::write_file(idx, index);
+    attn::test::write_file(bin, data);
+    return BinarizedCorpus::open(bin);
+  }
+  // A .bin one id shorter or longer than the index says is refused, naming it.
+  void check_data_size_refused(size_t id_bytes) const {
+    CHECK_THROWS_WITH(open_with(good_index, good_data.substr(0, good_data.size() - id_bytes)),
+                      Catch::Contains(bin) && Catch::Contains("size mismatch"));
+    CHECK_THROWS_WITH(open_with(good_index, good_data + std::string(id_bytes, 'x')), Catch::Contains("size mismatch"));
+  }
+  // The good index with `value`'s bytes at `offset`.
+  template <typename T>
+  std::string patched(size_t offset, const T& value) const {
+    std::string copy = good_index;
+    copy.replace(offset, sizeof value, reinterpret_cast<const char*>(&value), sizeof value);
+    return copy;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("fairseq-preprocess's splits read as fairseq reads them, and as attnlab's preprocess encodes the text",
@@ -91,65 +121,53 @@ TEST_CASE("fairseq's other id types (int32 of older versions, uint32, int64) rea
 }
 
 TEST_CASE("a damaged fairseq index or data file gives an error naming it", "[binarized][fairseq]") {
-  TempDir tmp;
-  const std::string good_index = attn::test::read_file(vector_path("own/fairseq/data-bin/valid.en-de.en.idx"));
-  const std::string good_data = attn::test::read_file(fairseq_split("valid", "en"));
-  const std::string bin = tmp.file("valid.en-de.en.bin"), idx = tmp.file("valid.en-de.en.idx");
-  const uint64_t count = 20;
-  auto open_with = [&](const std::string& index, const std::string& data) {
-    attn::test::write_file(idx, index);
-    attn::test::write_file(bin, data);
-    return BinarizedCorpus::open(bin);
-  };
-  auto patched = [&](size_t offset, const auto& value) {
-    std::string copy = good_index;
-    copy.replace(offset, sizeof value, reinterpret_cast<const char*>(&value), sizeof value);
-    return copy;
-  };
-  REQUIRE(open_with(good_index, good_data).sentences() == fairseq_ids("valid", "en"));
+  const DamagedSplit split(vector_path("own/fairseq/data-bin/"));
+  const uint64_t count = 20;  // sentences
+  REQUIRE(split.open_with(split.good_index, split.good_data).sentences() == fairseq_ids("valid", "en"));
 
   // No .idx, or one without fairseq's magic: the .bin is not attnlab's either, and both are said.
-  std::filesystem::remove(idx);
-  CHECK_THROWS_WITH(BinarizedCorpus::open(bin), Catch::Contains(bin) && Catch::Contains("not an attnlab") &&
-                                                    Catch::Contains(idx));
-  CHECK_THROWS_WITH(open_with("MMIDIDY" + good_index.substr(7), good_data),
+  std::filesystem::remove(split.idx);
+  CHECK_THROWS_WITH(BinarizedCorpus::open(split.bin),
+                    Catch::Contains(split.bin) && Catch::Contains("not an attnlab") && Catch::Contains(split.idx));
+  CHECK_THROWS_WITH(split.open_with("MMIDIDY" + split.good_index.substr(7), split.good_data),
                     Catch::Contains("nor one of fairseq's formats"));
 
-  CHECK_THROWS_WITH(open_with(good_index.substr(0, 20), good_data),
-                    Catch::Contains(idx) && Catch::Contains("truncated fairseq index"));
-  CHECK_THROWS_WITH(open_with(patched(9, uint64_t{2}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("version 2"));
-  CHECK_THROWS_WITH(open_with(patched(17, uint8_t{6}), good_data), Catch::Contains(idx) && Catch::Contains("float64"));
-  CHECK_THROWS_WITH(open_with(patched(17, uint8_t{77}), good_data), Catch::Contains("dtype code 77"));
+  CHECK_THROWS_WITH(split.open_with(split.good_index.substr(0, 20), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("truncated fairseq index"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(9, uint64_t{2}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("version 2"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(17, uint8_t{6}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("float64"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(17, uint8_t{77}), split.good_data), Catch::Contains("dtype code 77"));
   // A sentence count the file cannot hold (the huge one must not overflow), a cut or a longer file.
   for (const uint64_t wrong_count : {count + 1, ~uint64_t{0} / 4})
-    CHECK_THROWS_WITH(open_with(patched(18, wrong_count), good_data),
-                      Catch::Contains(idx) && Catch::Contains("corrupt or truncated fairseq index"));
-  CHECK_THROWS_WITH(open_with(good_index.substr(0, good_index.size() - 1), good_data), Catch::Contains("truncated"));
-  CHECK_THROWS_WITH(open_with(good_index + "x", good_data), Catch::Contains("truncated"));
+    CHECK_THROWS_WITH(split.open_with(split.patched(18, wrong_count), split.good_data),
+                      Catch::Contains(split.idx) && Catch::Contains("corrupt or truncated fairseq index"));
+  CHECK_THROWS_WITH(split.open_with(split.good_index.substr(0, split.good_index.size() - 1), split.good_data),
+                    Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(split.open_with(split.good_index + "x", split.good_data), Catch::Contains("truncated"));
   // Lengths (int32 from byte 26) and byte offsets (int64 after them).
   const size_t lengths = attn::data::kFairseqMmapHeaderBytes, pointers = lengths + 4 * count;
-  CHECK_THROWS_WITH(open_with(patched(lengths + 4 * 3, int32_t{0}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("sentence 3 has length 0"));
-  CHECK_THROWS_WITH(open_with(patched(lengths, int32_t{-5}), good_data), Catch::Contains("length -5"));
-  CHECK_THROWS_WITH(open_with(patched(pointers + 8 * 2, int64_t{3}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("sentence 2 starts at byte 3"));
-  CHECK_THROWS_WITH(open_with(patched(pointers, int64_t{-2}), good_data), Catch::Contains("corrupt index"));
-  // A .bin shorter or longer than the lengths say.
-  CHECK_THROWS_WITH(open_with(good_index, good_data.substr(0, good_data.size() - 2)),
-                    Catch::Contains(bin) && Catch::Contains("size mismatch"));
-  CHECK_THROWS_WITH(open_with(good_index, good_data + "xx"), Catch::Contains("size mismatch"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(lengths + 4 * 3, int32_t{0}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("sentence 3 has length 0"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(lengths, int32_t{-5}), split.good_data),
+                    Catch::Contains("length -5"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(pointers + 8 * 2, int64_t{3}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("sentence 2 starts at byte 3"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(pointers, int64_t{-2}), split.good_data),
+                    Catch::Contains("corrupt index"));
+  split.check_data_size_refused(2);  // uint16 ids
   // Ids no dictionary has: 65,535 as uint16 is valid for the file but every caller's
   // dictionary check sees it (max_id); as int16 it reads negative and is refused here.
-  std::string big_id = good_data;
+  std::string big_id = split.good_data;
   big_id[0] = big_id[1] = char(0xff);
-  CHECK(open_with(good_index, big_id).max_id() == 65535);
-  CHECK_THROWS_WITH(open_with(patched(17, uint8_t{3}), big_id),
-                    Catch::Contains(bin) && Catch::Contains("id -1, not a valid token id"));
+  CHECK(split.open_with(split.good_index, big_id).max_id() == 65535);
+  CHECK_THROWS_WITH(split.open_with(split.patched(17, uint8_t{3}), big_id),
+                    Catch::Contains(split.bin) && Catch::Contains("id -1, not a valid token id"));
   // attnlab's own magic wins over a fairseq .idx left beside the file.
   attn::data::Dictionary dictionary;
-  attn::data::write_binarized_corpus(bin, {{3, 2}}, dictionary);
-  CHECK(BinarizedCorpus::open(bin).format() == BinarizedFormat::kAttnlab);
+  attn::data::write_binarized_corpus(split.bin, {{3, 2}}, dictionary);
+  CHECK(BinarizedCorpus::open(split.bin).format() == BinarizedFormat::kAttnlab);
 }
 
 TEST_CASE("fairseq_index_path puts .idx in place of .bin", "[binarized][fairseq]") {
@@ -192,8 +210,7 @@ TEST_CASE("fairseq's lazy/cached splits read as fairseq reads them", "[binarized
     }
 }
 
-TEST_CASE("fairseq_lazy_files writes fairseq-preprocess's bytes, which read back", "[binarized][fairseq]") {
-  const auto dictionary = attn::data::Dictionary::load(vector_path("own/fairseq/data-bin/dict.en.txt"));
+TEST_CASE("fairseq_lazy_files writes fairseq-preprocess's bytes", "[binarized][fairseq]") {
   std::vector<std::vector<int32_t>> sentences;
   for (const auto& ids : fairseq_ids("valid", "en")) sentences.emplace_back(ids.begin(), ids.end());
   const attn::data::FairseqFiles files = attn::data::fairseq_lazy_files(sentences);
@@ -202,58 +219,46 @@ TEST_CASE("fairseq_lazy_files writes fairseq-preprocess's bytes, which read back
 }
 
 TEST_CASE("a damaged lazy/cached index gives an error naming it", "[binarized][fairseq]") {
-  TempDir tmp;
-  const std::string good_index = attn::test::read_file(vector_path("own/fairseq/data-bin-lazy/valid.en-de.en.idx"));
-  const std::string good_data = attn::test::read_file(vector_path("own/fairseq/data-bin-lazy/valid.en-de.en.bin"));
-  const std::string bin = tmp.file("valid.en-de.en.bin"), idx = tmp.file("valid.en-de.en.idx");
-  const uint64_t count = 20;
-  auto open_with = [&](const std::string& index, const std::string& data) {
-    attn::test::write_file(idx, index);
-    attn::test::write_file(bin, data);
-    return BinarizedCorpus::open(bin);
-  };
-  auto patched = [&](size_t offset, const auto& value) {
-    std::string copy = good_index;
-    copy.replace(offset, sizeof value, reinterpret_cast<const char*>(&value), sizeof value);
-    return copy;
-  };
-  REQUIRE(open_with(good_index, good_data).sentences() == fairseq_ids("valid", "en"));
+  const DamagedSplit split(vector_path("own/fairseq/data-bin-lazy/"));
+  const uint64_t count = 20;  // sentences
+  REQUIRE(split.open_with(split.good_index, split.good_data).sentences() == fairseq_ids("valid", "en"));
 
-  CHECK_THROWS_WITH(open_with("TNTIDY" + good_index.substr(6), good_data),
+  CHECK_THROWS_WITH(split.open_with("TNTIDY" + split.good_index.substr(6), split.good_data),
                     Catch::Contains("not an attnlab") && Catch::Contains("mmap or lazy/cached"));
-  CHECK_THROWS_WITH(open_with(good_index.substr(0, 40), good_data),
-                    Catch::Contains(idx) && Catch::Contains("truncated fairseq index"));
-  CHECK_THROWS_WITH(open_with(patched(8, uint64_t{2}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("version 2"));
-  CHECK_THROWS_WITH(open_with(patched(16, uint64_t{6}), good_data), Catch::Contains(idx) && Catch::Contains("float64"));
-  CHECK_THROWS_WITH(open_with(patched(24, uint64_t{8}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("element size 8"));
+  CHECK_THROWS_WITH(split.open_with(split.good_index.substr(0, 40), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("truncated fairseq index"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(8, uint64_t{2}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("version 2"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(16, uint64_t{6}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("float64"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(24, uint64_t{8}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("element size 8"));
   // Counts the file cannot hold (the huge ones must not overflow), a cut or a longer file.
   for (const uint64_t wrong : {count + 1, ~uint64_t{0} / 2, ~uint64_t{0}}) {
-    CHECK_THROWS_WITH(open_with(patched(32, wrong), good_data),
-                      Catch::Contains(idx) && Catch::Contains("corrupt or truncated fairseq index"));
-    CHECK_THROWS_WITH(open_with(patched(40, wrong), good_data), Catch::Contains("corrupt or truncated"));
+    CHECK_THROWS_WITH(split.open_with(split.patched(32, wrong), split.good_data),
+                      Catch::Contains(split.idx) && Catch::Contains("corrupt or truncated fairseq index"));
+    CHECK_THROWS_WITH(split.open_with(split.patched(40, wrong), split.good_data),
+                      Catch::Contains("corrupt or truncated"));
   }
-  CHECK_THROWS_WITH(open_with(good_index.substr(0, good_index.size() - 8), good_data), Catch::Contains("truncated"));
-  CHECK_THROWS_WITH(open_with(good_index + "x", good_data), Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(split.open_with(split.good_index.substr(0, split.good_index.size() - 8), split.good_data),
+                    Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(split.open_with(split.good_index + "x", split.good_data), Catch::Contains("truncated"));
   // Dimension offsets (from byte 48), data offsets and sizes (int64 after them).
   const size_t dimensions = attn::data::kFairseqLazyHeaderBytes, data = dimensions + 8 * (count + 1),
                sizes = data + 8 * (count + 1);
-  CHECK_THROWS_WITH(open_with(patched(dimensions + 8 * 4, int64_t{5}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("item 3 is not a sentence: it has 2 dimensions"));
-  CHECK_THROWS_WITH(open_with(patched(sizes + 8 * 3, int64_t{0}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("sentence 3 has length 0"));
-  CHECK_THROWS_WITH(open_with(patched(data + 8 * 2, int64_t{3}), good_data),
-                    Catch::Contains(idx) && Catch::Contains("sentence 1 spans elements"));
-  CHECK_THROWS_WITH(open_with(patched(data, int64_t{-2}), good_data), Catch::Contains("corrupt index"));
-  // A .bin shorter or longer than the offsets say.
-  CHECK_THROWS_WITH(open_with(good_index, good_data.substr(0, good_data.size() - 4)),
-                    Catch::Contains(bin) && Catch::Contains("size mismatch"));
-  CHECK_THROWS_WITH(open_with(good_index, good_data + "xxxx"), Catch::Contains("size mismatch"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(dimensions + 8 * 4, int64_t{5}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("item 3 is not a sentence: it has 2 dimensions"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(sizes + 8 * 3, int64_t{0}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("sentence 3 has length 0"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(data + 8 * 2, int64_t{3}), split.good_data),
+                    Catch::Contains(split.idx) && Catch::Contains("sentence 1 spans elements"));
+  CHECK_THROWS_WITH(split.open_with(split.patched(data, int64_t{-2}), split.good_data),
+                    Catch::Contains("corrupt index"));
+  split.check_data_size_refused(4);  // int32 ids
   // A stored 0 is the id -1: refused, saying the ids are stored plus one.
-  std::string zero_id = good_data;
+  std::string zero_id = split.good_data;
   zero_id.replace(0, 4, std::string(4, '\0'));
-  CHECK_THROWS_WITH(open_with(good_index, zero_id), Catch::Contains(bin) &&
-                                                        Catch::Contains("id -1, not a valid token id") &&
-                                                        Catch::Contains("stored plus one"));
+  CHECK_THROWS_WITH(split.open_with(split.good_index, zero_id), Catch::Contains(split.bin) &&
+                                                                    Catch::Contains("id -1, not a valid token id") &&
+                                                                    Catch::Contains("stored plus one"));
 }
