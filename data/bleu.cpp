@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "data/reference_streams.hpp"
 #include "data/sacrebleu_output.hpp"
@@ -383,39 +384,59 @@ std::string format_multibleu_score(const BleuScore& score) {
 
 // ------------------------------------------------------------------------ fairseq-score
 
-BleuStats fairseq_stats(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
-                        bool ignore_case) {
+std::vector<BleuStats> fairseq_sentence_stats(const std::vector<std::string>& hypotheses,
+                                              const std::vector<std::string>& references, bool ignore_case) {
   if (references.size() != hypotheses.size())
     throw DataError(fmt::format("fairseq-score: {} reference lines but {} hypotheses", references.size(),
                                 hypotheses.size()));
   auto prepare = [ignore_case](const std::string& line) { return ignore_case ? python_lower(line) : line; };
+  std::vector<BleuStats> sentences;
+  for (size_t i = 0; i < hypotheses.size(); ++i)
+    sentences.push_back(
+        segment_stats(fairseq_tokens(prepare(hypotheses[i]), false), {fairseq_tokens(prepare(references[i]), true)}));
+  return sentences;
+}
+
+BleuStats fairseq_stats(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
+                        bool ignore_case) {
   BleuStats corpus;
-  for (size_t i = 0; i < hypotheses.size(); ++i) {
-    std::string hypothesis = prepare(hypotheses[i]), reference = prepare(references[i]);
-    corpus += segment_stats(fairseq_tokens(hypothesis, false), {fairseq_tokens(reference, true)});
-  }
+  for (const BleuStats& sentence : fairseq_sentence_stats(hypotheses, references, ignore_case)) corpus += sentence;
   return corpus;
 }
 
-// fairseq scoring/bleu.py: BP = min(1, exp(1 − reflen/predlen)), BLEU = BP·exp(Σ log p_n / 4)·100
-// with log 0 = −inf.
-BleuScore fairseq_compute(const BleuStats& stats) {
+BleuStats fairseq_one_initialized(BleuStats stats) {
+  for (size_t n = 1; n < stats.correct.size(); ++n) {  // libbleu's bleu_one_init: unigrams and lengths from 0
+    ++stats.correct[n];
+    ++stats.total[n];
+  }
+  return stats;
+}
+
+// fairseq scoring/bleu.py: BP = min(1, exp(1 − reflen/predlen)), BLEU = BP·exp(Σ log p_n / N)·100
+// over the first N = order precisions, with log 0 = −inf.
+BleuScore fairseq_compute(const BleuStats& stats, int order) {
   if (stats.correct.size() != 4) throw DataError("fairseq-score: statistics must be of max order 4");
+  if (order < 1 || order > 4) throw DataError(fmt::format("fairseq-score: BLEU order {} is not 1 to 4", order));
   if (stats.sys_len == 0 || stats.ref_len == 0)
     throw DataError(fmt::format("fairseq-score: nothing to score (syslen={}, reflen={})", stats.sys_len,
                                 stats.ref_len));
   BleuScore score = score_skeleton(stats);
   std::vector<double> p = fractions(stats);
+  p.resize(size_t(order));
   score.bp = std::min(1.0, std::exp(1.0 - double(stats.ref_len) / double(stats.sys_len)));
   double log_sum = 0.0;
   for (double fraction : p) log_sum += fraction > 0 ? std::log(fraction) : -HUGE_VAL;
-  score.score = score.bp * std::exp(log_sum / 4.0) * 100.0;
+  score.score = score.bp * std::exp(log_sum / double(order)) * 100.0;
   for (double fraction : p) score.precisions.push_back(fraction * 100.0);
   return score;
 }
 
 std::string format_fairseq_score(const BleuScore& score) {
-  return format_bleu4_line(score, "BLEU4", "syslen", "reflen");
+  std::vector<std::string> precisions;
+  for (double precision : score.precisions) precisions.push_back(fixed_decimals(precision, 1));
+  return fmt::format("BLEU{} = {}, {} (BP={}, ratio={}, syslen={}, reflen={})", score.precisions.size(),
+                     fixed_decimals(score.score, 2), fmt::join(precisions, "/"), fixed_decimals(score.bp, 3),
+                     fixed_decimals(score.ratio, 3), score.sys_len, score.ref_len);
 }
 
 }  // namespace attn::data

@@ -153,9 +153,17 @@ std::string format_multibleu_score(const BleuScore& score);
 // Statistics of fairseq-score (libbleu) with one reference: `ignore_case` = Python lower().
 BleuStats fairseq_stats(const std::vector<std::string>& hypotheses, const std::vector<std::string>& references,
                         bool ignore_case);
-// libbleu/score.py arithmetic. No hypothesis or no reference tokens throw DataError.
-BleuScore fairseq_compute(const BleuStats& stats);
-// `BLEU4 = 58.41, 84.3/68.2/58.1/52.5 (BP=0.902, ratio=0.907, syslen=2947, reflen=3250)`
+// The same per line.
+std::vector<BleuStats> fairseq_sentence_stats(const std::vector<std::string>& hypotheses,
+                                              const std::vector<std::string>& references, bool ignore_case);
+// A line's statistics as fairseq-score --sentence-bleu counts them: the 2- to 4-gram matches and
+// counts from 1, not 0 (libbleu's bleu_one_init; unigrams and lengths from 0).
+BleuStats fairseq_one_initialized(BleuStats stats);
+// libbleu/score.py arithmetic over the first `order` (1 to 4, fairseq-score -o) precisions. No
+// hypothesis or no reference tokens throw DataError.
+BleuScore fairseq_compute(const BleuStats& stats, int order = 4);
+// `BLEU4 = 58.41, 84.3/68.2/58.1/52.5 (BP=0.902, ratio=0.907, syslen=2947, reflen=3250)`; the
+// order is the number of precisions.
 std::string format_fairseq_score(const BleuScore& score);
 
 }  // namespace attn::data

@@ -4,7 +4,7 @@
 //   --format sacrebleu   (default) sacreBLEU 2.x text line with its signature, corpus or
 //                        --sentence level; --tokenize, --smooth, --smooth-value, --width;
 //   --format multi-bleu  multi-bleu.perl's line, for tokenized text;
-//   --format fairseq     fairseq-score's line (one reference).
+//   --format fairseq     fairseq-score's line (one reference); -o N, --sentence-bleu.
 //
 // -i FILE… reads the hypotheses from files instead of stdin; with --paired-bs or --paired-ar the
 // first is the baseline and each other system is compared with it by sacreBLEU's paired bootstrap
@@ -53,6 +53,9 @@ struct ScoreOptions {
   int width = 1, paired_bs_samples = 1000, paired_ar_trials = 10000, confidence_samples = 1000;
   // Options that only sacreBLEU has (to reject them for the other formats).
   std::vector<CLI::Option*> sacrebleu_only;
+  int fairseq_order = 4;       // fairseq-score -o: BLEU over n-grams up to this order
+  bool sentence_bleu = false;  // fairseq-score --sentence-bleu
+  std::vector<CLI::Option*> fairseq_only;
   CLI::Option* smooth_value_option = nullptr;  // unset: the smoothing method's default
   std::vector<std::string> metrics = {"bleu"};  // as given: sacreBLEU's -m
   data::ChrfOptions chrf;
@@ -100,6 +103,11 @@ void apply_compound_split(std::vector<std::string>& lines) {
 }
 
 void check_option_combination(const ScoreOptions& options) {
+  if (options.format != "fairseq")
+    for (const CLI::Option* option : options.fairseq_only)
+      if (option->count() > 0)
+        throw data::DataError(
+            fmt::format("{} applies to --format fairseq only (not {})", option->get_name(), options.format));
   if (options.format == "sacrebleu") return;
   for (const CLI::Option* option : options.sacrebleu_only)
     if (option->count() > 0)
@@ -394,6 +402,24 @@ void print_sentence_scores(const ScoreOptions& options, const std::vector<std::s
   }
 }
 
+// fairseq-score's line, or with --sentence-bleu one "N BLEU4 = ..." line per hypothesis (N from
+// 0), its 2- to 4-gram counts started at 1 as fairseq means it: its own --sentence-bleu stops with
+// a TypeError today (it builds the Scorer with the arguments of an older version).
+void print_fairseq_scores(const ScoreOptions& options, const std::vector<std::string>& hypotheses,
+                          const std::vector<std::string>& references) {
+  if (!options.sentence_bleu) {
+    fmt::print("{}\n", data::format_fairseq_score(data::fairseq_compute(
+                           data::fairseq_stats(hypotheses, references, options.lowercase), options.fairseq_order)));
+    return;
+  }
+  const std::vector<data::BleuStats> sentences =
+      data::fairseq_sentence_stats(hypotheses, references, options.lowercase);
+  for (size_t i = 0; i < sentences.size(); ++i)
+    fmt::print("{} {}\n", i,
+               data::format_fairseq_score(
+                   data::fairseq_compute(data::fairseq_one_initialized(sentences[i]), options.fairseq_order)));
+}
+
 int run_score(ScoreOptions options) {
   check_option_combination(options);
   check_metrics(options);
@@ -423,8 +449,7 @@ int run_score(ScoreOptions options) {
     fmt::print("{}\n", data::format_multibleu_score(
                            data::multibleu_compute(data::multibleu_stats(hypotheses, references, options.lowercase))));
   } else if (options.format == "fairseq") {
-    fmt::print("{}\n", data::format_fairseq_score(data::fairseq_compute(
-                           data::fairseq_stats(hypotheses, references.front(), options.lowercase))));
+    print_fairseq_scores(options, hypotheses, references.front());
   } else if (options.sentence) {
     print_sentence_scores(options, hypotheses, references);
   } else {
@@ -448,6 +473,12 @@ CommandRegistration score_command(
       cmd.add_flag("--lowercase", options->lowercase, "Case-insensitive (each tool's own lower-casing)");
       cmd.add_flag("--compound-split", options->compound_split,
                    "Rewrite X-Y as X ##AT##-##AT## Y in hypotheses and references first (WMT14 EN-DE)");
+      options->fairseq_only = {
+          cmd.add_option("-o,--order", options->fairseq_order, "fairseq-score: BLEU over n-grams up to this order")
+              ->check(number_in_range(1, 4))
+              ->capture_default_str(),
+          cmd.add_flag("--sentence-bleu", options->sentence_bleu,
+                       "fairseq-score: one BLEU line per hypothesis, its 2- to 4-gram counts started at 1")};
       options->smooth_value_option =
           cmd.add_option("--smooth-value", options->smooth_value, "Value for floor (default 0.1) or add-k (default 1)")
               ->check(number_in_range(0, kMaxSmoothValue));

@@ -425,6 +425,15 @@ TEST_CASE("score prints sacreBLEU's line, and BLEU 100 for a file against itself
   const CommandResult fairseq = run_attnlab(dir, {"score", "--format", "fairseq", "-r", references}, references);
   require_success(fairseq);
   CHECK(fairseq.out.starts_with("BLEU4 = 100.00, 100.0/100.0/100.0/100.0 "));
+  // fairseq-score's -o and --sentence-bleu: N lines numbered from 0; sacreBLEU has neither.
+  const CommandResult sentences =
+      run_attnlab(dir, {"score", "--format", "fairseq", "-r", references, "--sentence-bleu", "-o", "2"}, references);
+  require_success(sentences);
+  const std::vector<std::string> lines = lines_of(sentences.out);
+  CHECK(lines.size() == lines_of(read_file(references)).size());
+  CHECK(lines.back().starts_with(std::to_string(lines.size() - 1) + " BLEU2 = 100.00, 100.0/100.0 "));
+  require_runtime_error(run_attnlab(dir, {"score", "-r", references, "-o", "2"}, references),
+                        {"-o", "--format fairseq only"});
 }
 
 // Expected: sacreBLEU 2.6.0's command line on the same files (its default -f json; -f text -b, -sh).

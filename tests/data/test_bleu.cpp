@@ -341,18 +341,31 @@ TEST_CASE("multi-bleu.perl: references more than 9999 tokens away count 9999", "
         "BLEU = 0.18, 0.2/0.2/0.2/0.2 (BP=1.000, ratio=500.500, hyp_len=10010, ref_len=20)");
 }
 
-TEST_CASE("fairseq-score: 6 runs, printed lines (empty lines count one token)", "[bleu][fairseq]") {
+TEST_CASE("fairseq-score: 9 runs, printed lines (empty lines count one token; -o N)", "[bleu][fairseq]") {
   std::vector<std::string> rows = read_lines(kBleuVectors + "fairseq_score_expected.tsv");
-  REQUIRE(rows.size() == 7);
+  REQUIRE(rows.size() == 10);
   for (size_t i = 1; i < rows.size(); ++i) {
     size_t tab1 = rows[i].find('\t'), tab2 = rows[i].find('\t', tab1 + 1);
     std::vector<std::string> args = words(rows[i].substr(tab1 + 1, tab2 - tab1 - 1));
     REQUIRE(args.size() >= 5);
     bool ignore_case = args.size() == 6 && args[5] == "--ignore-case";
+    const int order = args.size() == 7 && args[5] == "-o" ? std::stoi(args[6]) : 4;
     INFO(rows[i]);
     BleuStats stats = fairseq_stats(read_lines(kBleuVectors + args[2]), read_lines(kBleuVectors + args[4]), ignore_case);
-    CHECK(format_fairseq_score(fairseq_compute(stats)) == rows[i].substr(tab2 + 1));
+    CHECK(format_fairseq_score(fairseq_compute(stats, order)) == rows[i].substr(tab2 + 1));
   }
+}
+
+// fairseq_sentence_bleu_expected.txt: fairseq's --sentence-bleu code with its Scorer built as it
+// means to (fairseq_sentence_bleu.py): each line's 2- to 4-gram counts started at 1.
+TEST_CASE("fairseq-score --sentence-bleu: 318 lines as fairseq computes them", "[bleu][fairseq]") {
+  const std::vector<std::string> expected = read_lines(kBleuVectors + "fairseq_sentence_bleu_expected.txt");
+  const std::vector<BleuStats> sentences =
+      fairseq_sentence_stats(read_lines(kBleuVectors + "hyp.tok"), read_lines(kBleuVectors + "ref.tok"), false);
+  REQUIRE(sentences.size() == expected.size());
+  for (size_t i = 0; i < sentences.size(); ++i)
+    CHECK(std::to_string(i) + " " + format_fairseq_score(fairseq_compute(fairseq_one_initialized(sentences[i]))) ==
+          expected[i]);
 }
 
 TEST_CASE("fairseq-score special symbols: </s> padding, <pad> trimming, reference <unk>", "[bleu][fairseq]") {
