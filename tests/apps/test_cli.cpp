@@ -1659,6 +1659,12 @@ TEST_CASE("import-fairseq --with-optimizer-state reads fairseq's Adam state, and
                         data + "/dict.de.txt", "--output", "imported/ck", "--with-optimizer-state"}));
   check_fairseq_optimizer_state(trainer_checkpoint, dir.file("imported/ck"),
                                 vector_path("own/fairseq/pt/export-parameters.transformer.txt"));
+  // The same checkpoint in torch.save's legacy layout: the same optimizer file.
+  require_success(run_attnlab(dir, {"import-fairseq", vector_path("own/fairseq/pt/trainer_adam_legacy.pt"),
+                                    "--source-dict", data + "/dict.en.txt", "--target-dict", data + "/dict.de.txt",
+                                    "--output", "legacy/ck", "--with-optimizer-state"}));
+  CHECK(read_file(dir.file("legacy/ck.optimizer.safetensors")) ==
+        read_file(dir.file("imported/ck.optimizer.safetensors")));
   const nlohmann::json metadata = nlohmann::json::parse(read_file(dir.file("imported/ck.json"))).at("metadata");
   CHECK(metadata.at("num_updates") == 3);
   CHECK(metadata.at("optimizer_options").at("adam_betas") == nlohmann::json::array({0.9, 0.98}));

@@ -1,7 +1,8 @@
 // Deterministic mutation tests of every file parser (issue 14, "fuzzing"): a few hundred
 // mutants (fixed seeds) each of a safetensors file, a checkpoint's JSON, a binarized corpus,
-// fairseq's index of one, a dictionary, BPE codes and fairseq checkpoints as torch.save writes
-// them (its zip and legacy layouts). Each mutant must give a valid result or an exception whose
+// fairseq's index of one (both formats), a dictionary, BPE codes, fairseq checkpoints as
+// torch.save writes them (its zip and legacy layouts; a trainer's with its optimizer state) and
+// a word alignment file. Each mutant must give a valid result or an exception whose
 // message names the file; a crash or an abort fails the whole program. Inputs kept under
 // tests/vectors/fuzz/<parser>/ (from the libFuzzer targets of fuzz/, or found by hand) are
 // checked the same way.
@@ -14,11 +15,17 @@
 #include <vector>
 
 #include "apps/interop/fairseq_checkpoint.hpp"
+#include "apps/interop/fairseq_export.hpp"
+#include "apps/interop/fairseq_optimizer_state.hpp"
+#include "apps/interop/torch_file.hpp"
 #include "apps/training/checkpoint.hpp"
 #include "core/safetensors.hpp"
+#include "data/alignment_dictionary.hpp"
 #include "data/binarized_corpus.hpp"
 #include "data/bpe_apply.hpp"
 #include "data/dictionary.hpp"
+#include "data/text_io.hpp"
+#include "nn/transformer/encoder_decoder_model.hpp"
 #include "test_support.hpp"
 
 using namespace attn;
@@ -169,4 +176,40 @@ TEST_CASE("mutated fairseq checkpoints (torch.save's zip and legacy files) read 
   for (const char* layout : {"zip_args.pt", "legacy.pt"})
     check_mutants("torch_file", dir.file("model.pt"), read_file(vector_path(std::string("own/fairseq/pt/") + layout)),
                   [](const std::string& path) { app::read_fairseq_checkpoint(path); }, seed++);
+}
+
+TEST_CASE("mutated fairseq trainer checkpoints give their optimizer state or fail naming the file") {
+  TempDir dir;
+  uint64_t seed = 11;
+  for (const char* layout : {"trainer_adam.pt", "trainer_adam_legacy.pt"})
+    check_mutants(
+        "trainer_checkpoint", dir.file("model.pt"), read_file(vector_path(std::string("own/fairseq/pt/") + layout)),
+        [](const std::string& path) {
+          const app::FairseqModel imported = app::read_fairseq_checkpoint(path);
+          nn::EncoderDecoderModel model(imported.config);
+          try {
+            model.load_state_dict(imported.weights);
+          } catch (const Error& e) {  // as import-fairseq names it
+            throw Error(fmt::format("{}: {}", path, e.what()));
+          }
+          app::imported_optimizer_state(
+              app::TorchFile::read(path), path,
+              app::fairseq_parameters(app::fairseq_tensors(model.config(), model.state_dict())),
+              model.named_parameters());
+        },
+        seed++);
+}
+
+TEST_CASE("mutated alignment files give an alignment dictionary or fail naming the file") {
+  TempDir dir;
+  const std::string text = vector_path("own/fairseq/data-bin-text/train.");
+  const std::vector<std::string> source = data::read_lines(text + "en"), target = data::read_lines(text + "de");
+  const data::Dictionary source_dict = data::Dictionary::load(vector_path("own/fairseq/data-bin/dict.en.txt"));
+  const data::Dictionary target_dict = data::Dictionary::load(vector_path("own/fairseq/data-bin/dict.de.txt"));
+  check_mutants(
+      "alignment", dir.file("train.align"), read_file(vector_path("own/fairseq/alignment/train.align")),
+      [&](const std::string& path) {
+        data::alignment_dictionary_text(path, source, text + "en", target, text + "de", source_dict, target_dict);
+      },
+      13);
 }

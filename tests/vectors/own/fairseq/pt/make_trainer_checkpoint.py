@@ -3,6 +3,8 @@ state of its own optimizer (FairseqAdam, betas (0.9, 0.98), weight decay 0.01) a
 with fixed gradients, for the model of MODEL_DIR/model.pt (the one-layer, width-16 pre-norm
 Transformer with a tied output matrix that tests/apps/test_cli.cpp exports, on ../data-bin):
     python3 make_trainer_checkpoint.py MODEL_DIR trainer_adam.pt
+and trainer_adam_legacy.pt, the same in torch.save's legacy layout (one pickle stream, which
+tests/apps/test_mutations.cpp mutates: the zip layout's checksums stop most mutants early).
 """
 import sys
 import torch
@@ -30,9 +32,11 @@ for step in range(3):
     for i, p in enumerate(params):
         p.grad = (1e-3 * (i + 1 + step) * torch.sin(torch.arange(p.numel(), dtype=torch.float64))).float().view_as(p)
     optimizer.step()
-torch.save({"args": args, "model": model.state_dict(),
-            "optimizer_history": [{"criterion_name": "LabelSmoothedCrossEntropyCriterion",
-                                   "optimizer_name": "FairseqAdam", "lr_scheduler_state": {"best": None},
-                                   "num_updates": 3}],
-            "extra_state": {"train_iterator": {"epoch": 1, "iterations_in_epoch": 3}},
-            "last_optimizer_state": optimizer.state_dict()}, out)
+checkpoint = {"args": args, "model": model.state_dict(),
+              "optimizer_history": [{"criterion_name": "LabelSmoothedCrossEntropyCriterion",
+                                     "optimizer_name": "FairseqAdam", "lr_scheduler_state": {"best": None},
+                                     "num_updates": 3}],
+              "extra_state": {"train_iterator": {"epoch": 1, "iterations_in_epoch": 3}},
+              "last_optimizer_state": optimizer.state_dict()}
+torch.save(checkpoint, out)
+torch.save(checkpoint, out.replace(".pt", "_legacy.pt"), _use_new_zipfile_serialization=False)
