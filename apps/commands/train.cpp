@@ -29,7 +29,7 @@ struct TrainCommandArgs {
   std::string lr = "0.25";
   std::string progress = "auto";
   bool no_epoch_checkpoints = false, no_last_checkpoints = false;
-  std::string eval_bleu_args = "{}";
+  std::string eval_bleu_args = "{}", eval_bleu_detok_args = "{}";
   bool maximize_best_checkpoint_metric = false;
   std::string valid_subset = "valid";
   bool disable_validation = false;
@@ -102,6 +102,7 @@ int run_train(TrainCommandArgs& args) {
   options.checkpoints.save_epoch_checkpoints = !args.no_epoch_checkpoints;
   options.checkpoints.save_last = !args.no_last_checkpoints;
   options.eval_bleu.search = parse_eval_bleu_args(args.eval_bleu_args);
+  options.eval_bleu.detok_language = parse_eval_bleu_detok_args(args.eval_bleu_detok_args);
   if (args.disable_validation) options.valid_subsets.clear();
   else options.valid_subsets = parse_split_list(args.valid_subset, "--valid-subset");
   // fairseq minimises any metric unless told otherwise; here the flag must agree with the metric.
@@ -318,6 +319,10 @@ CommandAction setup_train(CLI::App& cmd) {
                  "\"max_len_b\": 10}' (keys: beam, lenpen, max_len_a, max_len_b, min_len, no_repeat_ngram_size, unkpen)");
   cmd.add_option("--eval-bleu-detok", o.eval_bleu.detok, "--eval-bleu: space (no detokenization) | moses")
       ->check(CLI::IsMember({"space", "moses"}))
+      ->capture_default_str();
+  cmd.add_option("--eval-bleu-detok-args", args->eval_bleu_detok_args,
+                 "--eval-bleu-detok moses settings as JSON, e.g. '{\"target_lang\": \"de\"}' (default: the task's "
+                 "target language; fairseq's is en)")
       ->capture_default_str();
   add_optional_choice(cmd, "--eval-bleu-remove-bpe", o.eval_bleu.remove_bpe,
                       "--eval-bleu: post-process hypotheses and references before scoring as fairseq's --post-process "

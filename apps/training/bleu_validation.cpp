@@ -63,6 +63,28 @@ nn::SearchOptions parse_eval_bleu_args(const std::string& json, nn::SearchOption
   return search;
 }
 
+std::string parse_eval_bleu_detok_args(const std::string& json) {
+  const nlohmann::json args = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  ATTN_CHECK(args.is_object(),
+             "--eval-bleu-detok-args must be a JSON object such as '{{\"target_lang\": \"de\"}}', got: {}", json);
+  std::string language;
+  for (const auto& [key, value] : args.items()) {
+    if (key == "target_lang" || key == "source_lang") {
+      ATTN_CHECK(value.is_string(), "--eval-bleu-detok-args: \"{}\" must be a language code, got {}", key,
+                 value.dump());
+      if (key == "target_lang") language = value.get<std::string>();
+    } else if (key == "moses_no_dash_splits" || key == "moses_no_escape") {
+      ATTN_CHECK(value.is_boolean(), "--eval-bleu-detok-args: \"{}\" must be true or false, got {}", key, value.dump());
+    } else {
+      throw Error(
+          fmt::format("--eval-bleu-detok-args: unknown key \"{}\" (known: target_lang, source_lang, "
+                      "moses_no_dash_splits, moses_no_escape)",
+                      key));
+    }
+  }
+  return language;
+}
+
 BleuValidation evaluate_bleu(nn::EncoderDecoderModel& model, const SplitCorpora& corpora,
                              const data::Dictionary& target_dict, const BleuValidationOptions& options,
                              const std::string& target_lang, int64_t max_tokens, int64_t max_sentences,
@@ -83,7 +105,8 @@ BleuValidation evaluate_bleu(nn::EncoderDecoderModel& model, const SplitCorpora&
   const std::vector<std::vector<nn::Hypothesis>> hypotheses =
       translate_sentences(model, sources, {.search = options.search, .max_tokens = max_tokens,
                                            .max_sentences = max_sentences});
-  const data::MosesDetokenizer detokenizer(data::parse_moses_language(target_lang));
+  const data::MosesDetokenizer detokenizer(
+      data::parse_moses_language(options.detok_language.empty() ? target_lang : options.detok_language));
   const auto text = [&](std::span<const int64_t> ids, const std::string& unknown_marker) {
     std::string line = escape_unknown(target_dict.decode(ids, options.remove_bpe), unknown_marker);
     return options.detok == "moses" ? detokenizer.detokenize(line) : line;

@@ -24,6 +24,7 @@ struct BleuValidationOptions {
   bool enabled = false;          // --eval-bleu
   nn::SearchOptions search;      // --eval-bleu-args
   std::string detok = "space";   // --eval-bleu-detok: space (text as it is) | moses
+  std::string detok_language;    // --eval-bleu-detok-args' target_lang; empty: the task's target language
   std::string remove_bpe;        // --eval-bleu-remove-bpe: a scheme of data/post_process.hpp, empty: kept
   bool tokenized_bleu = false;   // --eval-tokenized-bleu
   bool print_samples = false;    // --eval-bleu-print-samples
@@ -34,6 +35,13 @@ struct BleuValidationOptions {
 // Another key, a wrong type or a value out of range (for lenpen, max_len_a and unkpen: the
 // ranges of nn/search/hypothesis.hpp) is an error naming it.
 nn::SearchOptions parse_eval_bleu_args(const std::string& json, nn::SearchOptions search = {});
+
+// --eval-bleu-detok-args: fairseq's Moses tokenizer settings as JSON, of which detokenization
+// reads target_lang (returned; empty when not given); source_lang, moses_no_dash_splits and
+// moses_no_escape, which only tokenizing reads, are accepted. Another key or a wrong type is an
+// error naming it. fairseq's own default target_lang is "en" whatever the task's; attnlab's is
+// the task's target language.
+std::string parse_eval_bleu_detok_args(const std::string& json);
 
 struct BleuValidation {
   data::BleuScore score;

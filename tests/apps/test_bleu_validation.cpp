@@ -52,6 +52,15 @@ TEST_CASE("--eval-bleu-args: fairseq's generation keys over the defaults; anythi
   CHECK_THROWS_WITH(parse_eval_bleu_args("beam=4"), Catch::Contains("must be a JSON object"));
 }
 
+TEST_CASE("--eval-bleu-detok-args: fairseq's Moses keys, of which target_lang picks the rules", "[eval_bleu]") {
+  CHECK(parse_eval_bleu_detok_args("{}").empty());
+  CHECK(parse_eval_bleu_detok_args(R"({"target_lang": "de", "source_lang": "en", "moses_no_escape": true})") == "de");
+  CHECK_THROWS_WITH(parse_eval_bleu_detok_args(R"({"target_lang": 5})"), Catch::Contains("\"target_lang\" must be"));
+  CHECK_THROWS_WITH(parse_eval_bleu_detok_args(R"({"moses_no_dash_splits": "yes"})"), Catch::Contains("true or false"));
+  CHECK_THROWS_WITH(parse_eval_bleu_detok_args(R"({"lang": "de"})"), Catch::Contains("unknown key \"lang\""));
+  CHECK_THROWS_WITH(parse_eval_bleu_detok_args("[1]"), Catch::Contains("must be a JSON object"));
+}
+
 TEST_CASE("evaluate_bleu: sacreBLEU of the split's translations; 2 ranks give the whole split's score",
           "[bleu_validation]") {
   const std::string root = testing::fresh_temp_dir("bleu_validation");
