@@ -18,6 +18,7 @@ state = torch.load(folder + "/model.pt")
 checkpoint_utils.convert_namespace_to_omegaconf = lambda args: None  # hydra is not installed here
 state = checkpoint_utils._upgrade_state_dict(state)
 args = state["args"]
+args.data = "../data-bin"  # the export records its own training's data dir; this one names no machine's path
 class Task:
     source_dictionary = Dictionary.load(f"{folder}/dict.{args.source_lang}.txt")
     target_dictionary = Dictionary.load(f"{folder}/dict.{args.target_lang}.txt")
