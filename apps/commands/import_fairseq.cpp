@@ -65,10 +65,10 @@ TranslationTask imported_task(const ImportArgs& args, const FairseqModel& import
   return task;
 }
 
-// The optimizer state fairseq's trainer saved in `path`, for `model`.
-ImportedOptimizerState optimizer_state(const std::string& path, const nn::EncoderDecoderModel& model) {
-  return imported_optimizer_state(TorchFile::read(path), path,
-                                  fairseq_parameters(fairseq_tensors(model.config(), model.state_dict())),
+// The optimizer state fairseq's trainer saved in `file` (read from `path`), for `model`.
+ImportedOptimizerState optimizer_state(const TorchFile& file, const std::string& path,
+                                       const nn::EncoderDecoderModel& model) {
+  return imported_optimizer_state(file, path, fairseq_parameters(fairseq_tensors(model.config(), model.state_dict())),
                                   model.named_parameters());
 }
 
@@ -86,7 +86,8 @@ void add_optimizer_state(const ImportedOptimizerState& state, CheckpointContent&
 
 int run_import(const ImportArgs& args) {
   check_weights_only_output(args.output, "import-fairseq", {args.model});
-  const FairseqModel imported = read_fairseq_checkpoint(args.model);
+  const TorchFile file = TorchFile::read(args.model);  // read once: the weights and the optimizer state
+  const FairseqModel imported = read_fairseq_checkpoint(file, args.model);
   const TranslationTask task = imported_task(args, imported);
   nn::EncoderDecoderModel model(imported.config);
   try {
@@ -96,7 +97,7 @@ int run_import(const ImportArgs& args) {
                             args.model, imported.arch, e.what()));
   }
   std::optional<ImportedOptimizerState> optimizer;  // read before anything is written
-  if (args.with_optimizer_state) optimizer = optimizer_state(args.model, model);
+  if (args.with_optimizer_state) optimizer = optimizer_state(file, args.model, model);
   const std::string base = checkpoint_base(args.output);
   const std::string folder = fs::path(base).parent_path().string();
   data::create_folders(folder, "--output's folder");

@@ -226,7 +226,10 @@ std::string lightconv_layer_norm_name(const std::string& name, bool to_today) {
 }
 
 FairseqModel read_fairseq_checkpoint(const std::string& path) {
-  const TorchFile file = TorchFile::read(path);
+  return read_fairseq_checkpoint(TorchFile::read(path), path);
+}
+
+FairseqModel read_fairseq_checkpoint(const TorchFile& file, const std::string& path) {
   const PickleValue& root = file.root();
   const PickleRef state = root.is(Kind::Dict) ? root.find("model") : nullptr;
   if (!state || !state->is(Kind::Dict))

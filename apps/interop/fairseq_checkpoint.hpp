@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/interop/torch_file.hpp"
 #include "core/tensor.hpp"
 #include "nn/transformer/transformer_config.hpp"
 
@@ -44,6 +45,9 @@ struct FairseqModel {
 };
 
 FairseqModel read_fairseq_checkpoint(const std::string& path);
+// The same from the file already read (its optimizer state is read from it too: import-fairseq
+// --with-optimizer-state); errors name `path`.
+FairseqModel read_fairseq_checkpoint(const TorchFile& file, const std::string& path);
 
 // A LightConv encoder layer's LayerNorm names, either way: fairseq's since 2021 (`layer_norm1`,
 // `layer_norm2`; to_today) or its published models' (`layer_norms.0`, `layer_norms.1`), which

@@ -185,7 +185,8 @@ TEST_CASE("mutated fairseq trainer checkpoints give their optimizer state or fai
     check_mutants(
         "trainer_checkpoint", dir.file("model.pt"), read_file(vector_path(std::string("own/fairseq/pt/") + layout)),
         [](const std::string& path) {
-          const app::FairseqModel imported = app::read_fairseq_checkpoint(path);
+          const app::TorchFile file = app::TorchFile::read(path);
+          const app::FairseqModel imported = app::read_fairseq_checkpoint(file, path);
           nn::EncoderDecoderModel model(imported.config);
           try {
             model.load_state_dict(imported.weights);
@@ -193,8 +194,7 @@ TEST_CASE("mutated fairseq trainer checkpoints give their optimizer state or fai
             throw Error(fmt::format("{}: {}", path, e.what()));
           }
           app::imported_optimizer_state(
-              app::TorchFile::read(path), path,
-              app::fairseq_parameters(app::fairseq_tensors(model.config(), model.state_dict())),
+              file, path, app::fairseq_parameters(app::fairseq_tensors(model.config(), model.state_dict())),
               model.named_parameters());
         },
         seed++);
